@@ -1,0 +1,1 @@
+"""CompoWorld composition: random walks, task authoring, rubric checks and gates."""

@@ -1,0 +1,1 @@
+"""Pure pydantic data models (no I/O)."""

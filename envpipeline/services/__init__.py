@@ -1,0 +1,1 @@
+"""CompoWorld services: typed state, namespaced tools, one registry."""

@@ -1,0 +1,204 @@
+"""Service base: typed pydantic state, namespaced tools, structured observations, never a crash.
+
+A service is a subclass of `Service` with:
+
+- `name` (the namespace, e.g. ``calendar``), `title`, `domain`;
+- `state_model`: a pydantic model holding the whole service state (collections of records);
+- `generate_state(rng)`: a seeded, deterministic initial-state generator;
+- tools: methods decorated with `@tool(writes=...)` that take one pydantic arguments model
+  (``extra="forbid"``) and return JSON-able data, or raise `ToolError` (400/404/409);
+- `links()`: the hops and actions the composer may use (see `envpipeline.services.links`).
+
+`Service.call(tool, arguments)` validates the arguments and always returns an observation:
+``{"success": True, "data": ...}`` or ``{"success": False, "error": {"code": 400, "message": ...}}``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from envpipeline.errors import ServiceError
+
+BAD_REQUEST = 400
+NOT_FOUND = 404
+CONFLICT = 409
+
+
+class ToolError(Exception):
+    """Raised inside a tool; becomes an error observation, never escapes `Service.call`."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def bad_request(message: str) -> ToolError:
+    """A 400 error: a missing or invalid argument."""
+    return ToolError(BAD_REQUEST, message)
+
+
+def not_found(kind: str, identifier: str) -> ToolError:
+    """A 404 error: an unknown id."""
+    return ToolError(NOT_FOUND, f"{kind} '{identifier}' not found")
+
+
+def conflict(message: str) -> ToolError:
+    """A 409 error: the request conflicts with the current state."""
+    return ToolError(CONFLICT, message)
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool-arguments model: unknown arguments are rejected."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Record(BaseModel):
+    """Base of every state record."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    """One tool of a service: its local name, schema model and implementation."""
+
+    name: str
+    description: str
+    args_model: type[ToolArgs]
+    func: Callable[[Any, Any], Any]
+    writes: bool
+    simulated: bool = False
+
+    def json_schema(self, namespace: str) -> dict[str, Any]:
+        """The OpenAI-style function schema of this tool, with its namespaced name."""
+        params = self.args_model.model_json_schema()
+        params.pop("title", None)
+        for prop in params.get("properties", {}).values():
+            prop.pop("title", None)
+        params.setdefault("properties", {})
+        params["additionalProperties"] = False
+        return {
+            "type": "function",
+            "function": {
+                "name": f"{namespace}.{self.name}",
+                "description": self.description,
+                "parameters": params,
+            },
+        }
+
+
+def tool(*, writes: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark a service method as a tool; its docstring's first paragraph is the description."""
+
+    def mark(func: Callable[..., Any]) -> Callable[..., Any]:
+        func.__tool_writes__ = writes  # type: ignore[attr-defined]
+        return func
+
+    return mark
+
+
+def format_validation_error(error: ValidationError) -> str:
+    """A short, agent-readable summary of a pydantic validation error."""
+    parts = []
+    for item in error.errors()[:3]:
+        where = ".".join(str(p) for p in item["loc"]) or "arguments"
+        if item["type"] == "missing":
+            parts.append(f"missing required argument '{where}'")
+        elif item["type"] == "extra_forbidden":
+            parts.append(f"unknown argument '{where}'")
+        else:
+            parts.append(f"invalid argument '{where}': {item['msg']}")
+    return "; ".join(parts)
+
+
+class Service:
+    """Base class of every executable service; see the module docstring for the contract."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    domain: ClassVar[str]
+    state_model: ClassVar[type[BaseModel]]
+    tools: ClassVar[dict[str, ToolDef]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.tools = {}
+        for attr, func in inspect.getmembers(cls, inspect.isfunction):
+            if not hasattr(func, "__tool_writes__"):
+                continue
+            hints = get_type_hints(func)
+            args_model = hints.get("args")
+            if args_model is None or not issubclass(args_model, ToolArgs):
+                raise ServiceError(f"{cls.__name__}.{attr}: a tool takes one `args: ToolArgs` model")
+            description = inspect.cleandoc(func.__doc__ or "").split("\n\n")[0].replace("\n", " ")
+            if not description:
+                raise ServiceError(f"{cls.__name__}.{attr}: a tool needs a docstring")
+            cls.tools[attr] = ToolDef(attr, description, args_model, func, func.__tool_writes__)
+
+    def __init__(self, state: BaseModel) -> None:
+        self.state = state
+
+    @classmethod
+    def generate_state(cls, rng: random.Random) -> BaseModel:
+        """Build a deterministic initial state from `rng`."""
+        raise ServiceError(f"service {cls.name} has no initial-state generator")
+
+    @classmethod
+    def example_arguments(cls, state: BaseModel) -> dict[str, dict[str, Any]]:
+        """Valid arguments for every tool against `state` (drives the generated service tests)."""
+        raise ServiceError(f"service {cls.name} gives no example arguments")
+
+    @classmethod
+    def links(cls) -> list[Any]:
+        """The hops and actions this service offers to the composer (none by default)."""
+        return []
+
+    @classmethod
+    def tool_schemas(cls) -> list[dict[str, Any]]:
+        """OpenAI-style schemas of every tool, namespaced (``calendar.update_event``)."""
+        return [t.json_schema(cls.name) for t in cls.tools.values()]
+
+    def call(self, tool_name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """Run one tool and return its observation; never raises for bad calls."""
+        tool_def = self.tools.get(tool_name)
+        if tool_def is None:
+            return error_observation(NOT_FOUND, f"unknown tool '{self.name}.{tool_name}'")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            return error_observation(BAD_REQUEST, "arguments must be a JSON object")
+        try:
+            args = tool_def.args_model.model_validate(arguments)
+        except ValidationError as e:
+            return error_observation(BAD_REQUEST, format_validation_error(e))
+        try:
+            data = tool_def.func(self, args)
+        except ToolError as e:
+            return error_observation(e.code, e.message)
+        return {"success": True, "data": data}
+
+
+def error_observation(code: int, message: str) -> dict[str, Any]:
+    """The observation of a failed tool call."""
+    return {"success": False, "error": {"code": code, "message": message}}
+
+
+def next_id(prefix: str, existing: dict[str, Any]) -> str:
+    """The next free id ``<prefix>_<n>`` for a collection keyed by id (deterministic)."""
+    n = len(existing) + 1
+    while f"{prefix}_{n}" in existing:
+        n += 1
+    return f"{prefix}_{n}"
+
+
+def dump(record: BaseModel) -> dict[str, Any]:
+    """A record as plain JSON-able data."""
+    return record.model_dump(mode="json")

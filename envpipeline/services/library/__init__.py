@@ -1,0 +1,1 @@
+"""The built-in service library: one module per service."""

@@ -1,0 +1,148 @@
+"""Hops and actions: how a service takes part in a composed task.
+
+A *hop* consumes a value the agent already knows (a person, a city, ...), plants a record in the
+service's state keyed by that value, and reveals a new value of another type: the information
+needed at the next step is discoverable only here. An *action* consumes a known value and asks
+the agent to change the state; it yields the criteria that check the change.
+
+Value types are a small shared vocabulary, so any two services can be linked by a typed flow.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from envpipeline.models.task import Condition, Criterion
+
+ValueType = Literal["person", "email", "city", "date", "code", "title"]
+VALUE_TYPES: tuple[ValueType, ...] = ("person", "email", "city", "date", "code", "title")
+
+#: How an instruction refers to a value of each type once it is known.
+VALUE_PHRASES: dict[str, str] = {
+    "person": "that person",
+    "email": "that email address",
+    "city": "that city",
+    "date": "that date",
+    "code": "that reference code",
+    "title": "that title",
+}
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    """One tool call of a hop or action (tool is the service-local name)."""
+
+    tool: str
+    arguments: dict[str, Any]
+    #: arguments filled from the carried value: arg -> format template ("{value}" by default)
+    inputs: dict[str, str] = field(default_factory=dict)
+    reveals: tuple[str | int, ...] | None = None
+    #: arguments read from an earlier call of the same plan: arg -> (call index, path in data)
+    bind: dict[str, tuple[int, tuple[str | int, ...]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HopPlan:
+    """What a planted hop asks of the agent and what it reveals."""
+
+    calls: list[PlannedCall]
+    output: str
+    phrase: str
+
+
+@dataclass(frozen=True)
+class ActionPlan:
+    """What a planted action asks of the agent and how it is checked."""
+
+    calls: list[PlannedCall]
+    criteria: list[Criterion]
+    phrase: str
+
+
+@dataclass(frozen=True)
+class Hop:
+    """A read link: knows `consumes`, reveals `produces`."""
+
+    name: str
+    consumes: ValueType
+    produces: ValueType
+    plant: Callable[[BaseModel, random.Random, str], HopPlan]
+    kind: str = field(default="hop", init=False)
+
+
+@dataclass(frozen=True)
+class Action:
+    """A write link: uses a known `consumes` value to change the state."""
+
+    name: str
+    consumes: ValueType
+    plant: Callable[[BaseModel, random.Random, str], ActionPlan]
+    kind: str = field(default="action", init=False)
+
+
+def expect_record(
+    collection: str, description: str, *, absent: bool = False, **match: Any
+) -> Criterion:
+    """A state criterion: a record in `collection` matching every condition (does not) exist.
+
+    Each keyword is a field; its value is either a plain value (equality) or a tuple
+    ``(op, value)`` with op in eq/ne/contains/icontains. Service and id are filled by the composer.
+    """
+    conditions = {}
+    for name, expected in match.items():
+        if isinstance(expected, tuple):
+            conditions[name] = Condition(op=expected[0], value=expected[1])
+        else:
+            conditions[name] = Condition(op="eq", value=expected)
+    return Criterion(
+        id="",
+        description=description,
+        kind="record_absent" if absent else "record_exists",
+        collection=collection,
+        match=conditions,
+    )
+
+
+def read_path(data: Any, path: tuple[str | int, ...] | list[str | int]) -> Any:
+    """Follow `path` (keys and list indexes) inside observation data; KeyError if absent."""
+    for key in path:
+        if isinstance(key, int):
+            if not isinstance(data, list) or key >= len(data):
+                raise KeyError(key)
+            data = data[key]
+        else:
+            if not isinstance(data, dict) or key not in data:
+                raise KeyError(key)
+            data = data[key]
+    return data
+
+
+def resolve_arguments(
+    call: PlannedCall, value: str | None, earlier: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The concrete arguments of a planned call, given the carried value and earlier observations."""
+    arguments = dict(call.arguments)
+    for name, template in call.inputs.items():
+        arguments[name] = template.format(value=value)
+    for name, (index, path) in call.bind.items():
+        observation = earlier[index]
+        arguments[name] = read_path(observation.get("data"), path)
+    return arguments
+
+
+def execute_planned(service: Any, calls: list[PlannedCall], value: str | None) -> list[dict[str, Any]]:
+    """Run a hop's or action's planned calls against a live service; returns the observations."""
+    observations: list[dict[str, Any]] = []
+    for call in calls:
+        try:
+            arguments = resolve_arguments(call, value, observations)
+        except KeyError:
+            observations.append({"success": False, "error": {"code": 400, "message": "unbound"}})
+            continue
+        observations.append(service.call(call.tool, arguments))
+    return observations
