@@ -91,5 +91,8 @@ class TaskRecord(Strict):
     metadata: Annotated[dict[str, Any], Field(description="difficulty, skills, interfaces")] = {}
     provenance: Annotated[Provenance, Field(description="generator, version, seed, parent")]
     gates: Annotated[list[GateResult], Field(description="verification gates")] = []
-    status: Annotated[Literal["accepted", "rejected"], Field(description="verdict")] = "rejected"
+    status: Annotated[
+        Literal["candidate", "accepted", "rejected"],
+        Field(description="candidate (not yet verified), accepted or rejected"),
+    ] = "candidate"
     reasons: Annotated[list[str], Field(description="why it was rejected")] = []

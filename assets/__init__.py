@@ -1,0 +1,1 @@
+"""The Dagster shell: assets, checks, jobs, sensors, schedules and the one Definitions."""

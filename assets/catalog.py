@@ -1,0 +1,31 @@
+"""The DuckDB catalog asset: one serialized writer (pool of size 1) over the whole lake."""
+
+
+from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+
+from assets.compose import composed_task_specs, service_library, verified_composed_tasks
+from envpipeline.compose.recording import CODE_VERSION
+from resources.store import LakeResource
+
+CATALOG_POOL = "duckdb_catalog"
+
+
+@asset(
+    group_name="store",
+    deps=[service_library, composed_task_specs, verified_composed_tasks],
+    pool=CATALOG_POOL,
+    code_version=CODE_VERSION,
+    kinds={"duckdb"},
+)
+def catalog(context: AssetExecutionContext, store: LakeResource) -> MaterializeResult:
+    """Create or replace one DuckDB view per asset over its Parquet partitions."""
+    views = store.refresh_catalog()
+    lake = store.lake()
+    counts = {view: lake.query(f"SELECT count(*) AS n FROM {view}")[0]["n"] for view in views}
+    context.log.info(f"catalog views: {counts}")
+    return MaterializeResult(
+        metadata={
+            "views": MetadataValue.json(counts),
+            "path": MetadataValue.path(f"{store.home}/catalog.duckdb"),
+        }
+    )

@@ -1,0 +1,154 @@
+"""CompoWorld assets: service_library -> composed_task_specs -> verified_composed_tasks."""
+
+
+import json
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetExecutionContext,
+    DynamicPartitionsDefinition,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    asset_check,
+)
+
+from envpipeline.compose.pipeline import draft_record, verify_record
+from envpipeline.compose.recording import (
+    CODE_VERSION,
+    record_candidates,
+    record_library,
+    record_verified,
+    summarize,
+)
+from envpipeline.models.task import TaskRecord
+from envpipeline.services import contract
+from envpipeline.services.registry import all_services
+from envpipeline.store.records import fingerprint_rows, row_to_task
+from resources.composer import ComposerResource
+from resources.store import LakeResource
+
+composition_batches = DynamicPartitionsDefinition(name="composition_batches")
+
+
+@asset(group_name="compoworld", code_version=CODE_VERSION, kinds={"python", "parquet"})
+def service_library(context: AssetExecutionContext, store: LakeResource) -> MaterializeResult:
+    """Every registered service with its tools, schemas, links and simulated-tool flags."""
+    fingerprint = record_library(store.lake(), context.run_id)
+    services = all_services()
+    n_tools = sum(len(c.tools) for c in services.values())
+    n_simulated = sum(t.simulated for c in services.values() for t in c.tools.values())
+    return MaterializeResult(
+        metadata={
+            "services": len(services),
+            "tools": n_tools,
+            "simulated_tools": n_simulated,
+            "simulated_tool_share": round(n_simulated / n_tools, 4) if n_tools else 0.0,
+            "library_fingerprint": fingerprint,
+            "service_names": MetadataValue.text(", ".join(services)),
+        }
+    )
+
+
+@asset_check(asset=service_library, blocking=True, description="Generated tests of every tool and link pass.")
+def service_contract_passes() -> AssetCheckResult:
+    """Run the service contract (normal invocation, error handling, links) over the library."""
+    failures = {name: contract.check_service(cls) for name, cls in all_services().items()}
+    failed = {name: f for name, f in failures.items() if f}
+    return AssetCheckResult(
+        passed=not failed,
+        severity=AssetCheckSeverity.ERROR,
+        metadata={
+            "services_checked": len(failures),
+            "services_failing": len(failed),
+            "failures": MetadataValue.json({n: f[:5] for n, f in failed.items()}),
+        },
+    )
+
+
+@asset(
+    group_name="compoworld",
+    partitions_def=composition_batches,
+    deps=[service_library],
+    code_version=CODE_VERSION,
+    kinds={"python", "parquet"},
+)
+def composed_task_specs(
+    context: AssetExecutionContext, store: LakeResource, composer: ComposerResource
+) -> MaterializeResult:
+    """Candidate cross-service tasks of one batch: walk, planted state, instruction, rubric."""
+    config = composer.config()
+    key = context.partition_key
+    seeds = composer.seeds(key)
+    candidates = []
+    for i, seed in enumerate(seeds):
+        candidates.append(draft_record(seed, config, seed_key=key))
+        if (i + 1) % 25 == 0:
+            context.log.info(f"drafted {i + 1}/{len(seeds)} candidates")
+    fingerprint = record_candidates(store.lake(), key, candidates, context.run_id)
+    composable = sum(c.status == "candidate" for c in candidates)
+    return MaterializeResult(
+        metadata={
+            "candidates": len(candidates),
+            "composable": composable,
+            "uncomposable": len(candidates) - composable,
+            "seeds": f"{seeds.start}..{seeds.stop - 1}",
+            "specs_fingerprint": fingerprint,
+        }
+    )
+
+
+@asset(
+    group_name="compoworld",
+    partitions_def=composition_batches,
+    deps=[composed_task_specs],
+    code_version=CODE_VERSION,
+    kinds={"python", "parquet"},
+)
+def verified_composed_tasks(
+    context: AssetExecutionContext, store: LakeResource, composer: ComposerResource
+) -> MaterializeResult:
+    """Every candidate of the batch judged by the gates; rejected ones keep their reasons."""
+    lake = store.lake()
+    key = context.partition_key
+    rows = lake.read("composed_task_specs", key)
+    judged = [verify_record(row_to_task(row), composer.config()) for row in rows]
+    specs = fingerprint_rows([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
+    record_verified(lake, key, judged, specs, context.run_id)
+    summary = summarize(judged)
+    accepted = [r for r in judged if r.status == "accepted"]
+    return MaterializeResult(
+        metadata={
+            "accepted": summary["accepted"],
+            "rejected": summary["rejected"],
+            "acceptance_rate": summary["acceptance_rate"],
+            "gate_pass_rates": MetadataValue.json(summary["gate_pass_rates"]),
+            "top_rejection_reasons": MetadataValue.json(summary["top_rejection_reasons"]),
+            "tasks_touching_simulated_share": summary["tasks_touching_simulated_share"],
+            "preview": MetadataValue.md(task_preview(accepted[0]) if accepted else "_no accepted task_"),
+        }
+    )
+
+
+@asset_check(asset=verified_composed_tasks, description="Accepted tasks have >= 4 criteria over >= 3 services.")
+def accepted_tasks_meet_rubric_floor(store: LakeResource) -> AssetCheckResult:
+    """Every accepted task checks enough of the joint state, and passed every gate."""
+    rows = store.lake().read("verified_composed_tasks")
+    bad = []
+    for row in rows:
+        if row["status"] != "accepted":
+            continue
+        gates_ok = all(g["passed"] for g in json.loads(row["gates"]))
+        if row["n_criteria"] < 4 or row["n_services"] < 3 or not gates_ok:
+            bad.append(row["task_id"])
+    return AssetCheckResult(passed=not bad, metadata={"checked": len(rows), "violations": MetadataValue.json(bad[:20])})
+
+
+def task_preview(record: TaskRecord) -> str:
+    """A markdown preview of one task for the Dagster UI."""
+    lines = [f"### {record.task_id}", "", "**Instruction**", "", *[f"> {x}" for x in record.instruction.splitlines()]]
+    lines += ["", "**Criteria**", ""] + [f"- `{c.id}` ({c.service or 'output'}): {c.description}" for c in record.criteria]
+    lines += ["", "**Reference solution**", ""] + [f"{i + 1}. `{s.tool}`" for i, s in enumerate(record.reference_solution)]
+    lines += ["", "**Gates**: " + ", ".join(f"{g.name} {'✅' if g.passed else '❌'}" for g in record.gates)]
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Agent-facing environments, meta-tools, trajectories and offline policies."""

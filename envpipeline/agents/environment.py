@@ -1,0 +1,55 @@
+"""A composed environment: the product of several services, addressed by namespaced tools."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from envpipeline.errors import ConfigError
+from envpipeline.services.base import NOT_FOUND, Service, error_observation
+from envpipeline.services.registry import get_service
+
+
+class ComposedEnvironment:
+    """Joint state of several services; a call updates only the addressed service."""
+
+    def __init__(self, services: dict[str, Service]) -> None:
+        self.services = services
+
+    @classmethod
+    def from_initial_state(cls, initial_state: dict[str, dict[str, Any]]) -> ComposedEnvironment:
+        """Rebuild live services from a stored joint initial state (service -> state JSON)."""
+        services = {}
+        for name, state in initial_state.items():
+            service_cls = get_service(name)
+            services[name] = service_cls(service_cls.state_model.model_validate(state))
+        return cls(services)
+
+    @classmethod
+    def from_json(cls, initial_state_json: str) -> ComposedEnvironment:
+        """Rebuild from the JSON string stored in a task record."""
+        try:
+            return cls.from_initial_state(json.loads(initial_state_json))
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"initial state is not valid JSON: {e}") from e
+
+    def call(self, tool: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """Call a namespaced tool (``calendar.update_event``); always returns an observation."""
+        namespace, _, local = tool.partition(".")
+        service = self.services.get(namespace)
+        if service is None or not local:
+            return error_observation(NOT_FOUND, f"unknown tool '{tool}'; use list_services/list_tools")
+        return service.call(local, arguments)
+
+    @property
+    def states(self) -> dict[str, Any]:
+        """Live state models by service name (for rubric checks)."""
+        return {name: s.state for name, s in self.services.items()}
+
+    def snapshot(self) -> dict[str, dict[str, Any]]:
+        """The joint state as plain JSON data."""
+        return {name: s.state.model_dump(mode="json") for name, s in self.services.items()}
+
+    def tool_names(self) -> set[str]:
+        """Every namespaced tool exposed by this environment."""
+        return {f"{n}.{t}" for n, s in self.services.items() for t in s.tools}

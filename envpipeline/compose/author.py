@@ -1,0 +1,224 @@
+"""Task authoring: plant a joint initial state along a typed walk; write instruction, solution, rubric."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envpipeline.compose.walk import assign_actions, assign_hops, random_walk
+from envpipeline.errors import CompositionError
+from envpipeline.models.task import Binding, Condition, Criterion, ToolCallStep
+from envpipeline.services import vocab
+from envpipeline.services.base import Service
+from envpipeline.services.links import Action, Hop, PlannedCall
+from envpipeline.services.registry import all_services
+
+GENERATOR = "compoworld.random_walk"
+GENERATOR_VERSION = "1"
+
+TYPE_NOUNS = {
+    "person": "person",
+    "email": "email address",
+    "city": "city",
+    "date": "date",
+    "code": "reference code",
+    "title": "title",
+}
+
+
+class ComposeConfig(BaseModel):
+    """Knobs of the composer (defaults follow the paper: 5 services + 5 distractors)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    services: int = Field(5, ge=2, description="K: services each task composes")
+    distractors: int = Field(5, ge=0, description="extra services exposed but not needed")
+    walk_length: int | None = Field(None, description="visits in the walk (>= K+1; default K+1)")
+    min_actions: int = Field(4, ge=1, description="state-changing steps each task needs")
+    min_action_services: int = Field(3, ge=1, description="distinct services those steps touch")
+    library: list[str] | None = Field(None, description="restrict to these services")
+    walk_attempts: int = Field(20, ge=1, description="walks tried per candidate before rejecting it")
+
+    def length(self) -> int:
+        """The effective walk length."""
+        return self.walk_length or self.services + 1
+
+
+@dataclass
+class Draft:
+    """A composed candidate before verification; `services` hold the live planted state."""
+
+    seed: int
+    walk: list[str]
+    distractors: list[str]
+    services: dict[str, Service]
+    instruction: str
+    steps: list[ToolCallStep]
+    criteria: list[Criterion]
+    values: list[str]
+    reference_output: str
+    initial_state: dict[str, Any]
+    metadata: dict[str, Any] = field(default_factory=dict)
+    failure: str | None = None
+
+    def task_hash(self) -> str:
+        """Content hash over everything that defines the task."""
+        payload = {
+            "instruction": self.instruction,
+            "initial_state": self.initial_state,
+            "criteria": [c.model_dump() for c in self.criteria],
+            "steps": [s.model_dump() for s in self.steps],
+            "exposed": sorted(self.services),
+        }
+        blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _links(names: list[str]) -> tuple[dict[str, list[Hop]], dict[str, list[Action]]]:
+    library = all_services()
+    hops = {n: [x for x in library[n].links() if isinstance(x, Hop)] for n in names}
+    actions = {n: [x for x in library[n].links() if isinstance(x, Action)] for n in names}
+    return hops, actions
+
+
+def _steps_for(
+    calls: list[PlannedCall], namespace: str, value: str, value_source: Binding | None, base: int
+) -> list[ToolCallStep]:
+    steps = []
+    for call in calls:
+        arguments = dict(call.arguments)
+        bindings: dict[str, Binding] = {}
+        for arg, template in call.inputs.items():
+            arguments[arg] = template.format(value=value)
+            if value_source is not None:
+                bindings[arg] = Binding(step=value_source.step, path=value_source.path, template=template)
+        for arg, (index, path) in call.bind.items():
+            arguments[arg] = None
+            bindings[arg] = Binding(step=base + index, path=list(path))
+        steps.append(ToolCallStep(tool=f"{namespace}.{call.tool}", arguments=arguments, bindings=bindings))
+    return steps
+
+
+def draft_task(seed: int, config: ComposeConfig) -> Draft:
+    """Compose one candidate deterministically from `seed` (all randomness derives from it)."""
+    rng = random.Random(f"compose:{seed}")
+    pool = sorted(config.library or all_services())
+    need = config.services + config.distractors
+    if need > len(pool):
+        raise CompositionError(f"{need} services requested but the library has {len(pool)}")
+    picked = rng.sample(pool, need)
+    chosen, distractors = sorted(picked[: config.services]), sorted(picked[config.services :])
+    hops_by, actions_by = _links(chosen)
+    walk, hops, actions = [], None, None
+    for _ in range(config.walk_attempts):
+        walk = random_walk(chosen, config.length(), rng)
+        hops = assign_hops(walk, hops_by, rng)
+        if hops is None:
+            continue
+        actions = assign_actions(walk, hops, actions_by, rng, config.min_actions, config.min_action_services)
+        if actions is not None:
+            break
+    library = all_services()
+    services = {
+        name: library[name](library[name].generate_state(random.Random(f"{seed}:{name}"))) for name in sorted(picked)
+    }
+    if hops is None or actions is None:
+        failure = (
+            "no typed data flow links every consecutive visit of the walk"
+            if hops is None
+            else f"fewer than {config.min_actions} actions over {config.min_action_services} services fit the walk"
+        )
+        return Draft(seed, walk, distractors, services, "", [], [], [], "", {}, failure=failure)
+    return _plant_and_write(seed, walk, distractors, services, hops, actions, rng)
+
+
+def _plant_and_write(
+    seed: int,
+    walk: list[str],
+    distractors: list[str],
+    services: dict[str, Service],
+    hops: list[Hop],
+    actions: list[tuple[int, Action, int]],
+    rng: random.Random,
+) -> Draft:
+    types = [hops[0].consumes] + [h.produces for h in hops]
+    values = [vocab.sample_value(types[0], rng)]
+    hop_plans = []
+    for service_name, hop in zip(walk, hops):
+        plan = hop.plant(services[service_name].state, rng, values[-1])
+        hop_plans.append(plan)
+        values.append(plan.output)
+    action_plans = {i: (action, j, action.plant(services[walk[i]].state, rng, values[j])) for i, action, j in actions}
+    initial_state = {name: s.state.model_dump(mode="json") for name, s in sorted(services.items())}
+
+    steps: list[ToolCallStep] = []
+    criteria: list[Criterion] = []
+    reveal_at: dict[int, Binding] = {}
+    lines = [f"Start from the {TYPE_NOUNS[types[0]]} '{values[0]}'."]
+    for i, (service_name, plan) in enumerate(zip(walk, hop_plans)):
+        base = len(steps)
+        steps += _steps_for(plan.calls, service_name, values[i], reveal_at.get(i), base)
+        last = max(k for k, c in enumerate(plan.calls) if c.reveals)
+        reveal_at[i + 1] = Binding(step=base + last, path=list(plan.calls[last].reveals or ()))
+        line = f"Step {i + 1}: {plan.phrase}."
+        if i in action_plans:
+            action, j, aplan = action_plans[i]
+            base = len(steps)
+            steps += _steps_for(aplan.calls, service_name, values[j], reveal_at.get(j), base)
+            writer = [c.tool for c in aplan.calls if services[service_name].tools[c.tool].writes]
+            noun = TYPE_NOUNS[types[j]]
+            source = f"the starting {noun}:" if j == 0 else f"the {noun} from step {j}:"
+            line += f" Then, with {source} {aplan.phrase}."
+            for crit in aplan.criteria:
+                criteria.append(
+                    crit.model_copy(
+                        update={
+                            "id": f"c{len(criteria) + 1}",
+                            "service": service_name,
+                            "achieved_by": f"{service_name}.{writer[-1]}" if writer else None,
+                        }
+                    )
+                )
+        lines.append(line)
+    final_noun = TYPE_NOUNS[types[-1]]
+    lines.append(f"Finally, reply with a short summary that states the {final_noun} you found in step {len(walk)}.")
+    criteria.append(
+        Criterion(
+            id=f"c{len(criteria) + 1}",
+            description=f"the final reply states the {final_noun} found in the last step",
+            kind="output_contains",
+            match={"text": Condition(op="icontains", value=values[-1])},
+        )
+    )
+    edges = [
+        {"from": walk[i], "to": walk[i + 1], "type": types[i + 1], "visit": i + 1} for i in range(len(walk) - 1)
+    ]
+    metadata = {
+        "services": sorted(set(walk)),
+        "distractors": distractors,
+        "walk": walk,
+        "value_types": types,
+        "dependency_edges": edges,
+        "hops": [h.name for h in hops],
+        "actions": [{"visit": i, "action": a.name, "value": j} for i, a, j in actions],
+        "final_reveal": reveal_at[len(walk)].model_dump(),
+        "difficulty": "hard" if len(steps) >= 14 else "medium" if len(steps) >= 10 else "easy",
+    }
+    return Draft(
+        seed=seed,
+        walk=walk,
+        distractors=distractors,
+        services=services,
+        instruction="\n".join(lines),
+        steps=steps,
+        criteria=criteria,
+        values=values,
+        reference_output=f"Done: all steps completed. The {final_noun} from step {len(walk)} is {values[-1]}.",
+        initial_state=initial_state,
+        metadata=metadata,
+    )

@@ -1,0 +1,136 @@
+"""Compose and verify cross-service tasks: draft a candidate, run the reference, gate, record."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from envpipeline.agents.environment import ComposedEnvironment
+from envpipeline.compose import gates
+from envpipeline.compose.author import GENERATOR, GENERATOR_VERSION, ComposeConfig, draft_task
+from envpipeline.models.task import GateResult, Provenance, TaskRecord
+
+
+def draft_record(seed: int, config: ComposeConfig, seed_key: str = "adhoc") -> TaskRecord:
+    """Compose one candidate from `seed`; an uncomposable walk is rejected with its reason."""
+    draft = draft_task(seed, config)
+    task_hash = draft.task_hash()
+    record = TaskRecord(
+        task_id=f"cw-{task_hash[:16]}",
+        family="compose",
+        seed_key=seed_key,
+        instruction=draft.instruction,
+        environment={
+            "services": sorted(set(draft.walk)),
+            "distractors": draft.distractors,
+            "initial_state": draft.initial_state,
+        },
+        criteria=draft.criteria,
+        reference_solution=draft.steps,
+        reference_output=draft.reference_output,
+        metadata={**draft.metadata, "hidden_values": draft.values[1:]},
+        provenance=Provenance(generator=GENERATOR, generator_version=GENERATOR_VERSION, seed=seed),
+    )
+    if draft.failure is not None:
+        record.gates = [GateResult(name="composable", passed=False, evidence={"walk": draft.walk})]
+        record.status = "rejected"
+        record.reasons = [f"composable: {draft.failure}"]
+    return record
+
+
+def verify_record(record: TaskRecord, config: ComposeConfig) -> TaskRecord:
+    """Run every gate on a candidate in a fresh environment; returns the judged record."""
+    if record.status == "rejected":
+        return record
+    judged = record.model_copy(deep=True)
+    env = ComposedEnvironment.from_initial_state(judged.environment["initial_state"])
+    observations, first_pass = gates.run_reference(
+        env, judged.reference_solution, judged.criteria, judged.reference_output
+    )
+    replay = draft_task(judged.provenance.seed, config)
+    judged.gates = [
+        gates.reference_passes(judged.criteria, env, judged.reference_output, observations),
+        gates.initial_unsatisfied(judged.criteria, judged.environment["initial_state"]),
+        gates.criteria_reachable(judged.criteria, judged.reference_solution, first_pass, env.tool_names()),
+        gates.replay_deterministic(judged.task_id, f"cw-{replay.task_hash()[:16]}"),
+        gates.chain_hidden(judged.instruction, judged.metadata.get("hidden_values", [])),
+    ]
+    judged.reasons = [f"{g.name}: {_explain(g)}" for g in judged.gates if not g.passed]
+    judged.status = "rejected" if judged.reasons else "accepted"
+    return judged
+
+
+def compose_task(seed: int, config: ComposeConfig, seed_key: str = "adhoc") -> TaskRecord:
+    """Draft and verify one candidate."""
+    return verify_record(draft_record(seed, config, seed_key), config)
+
+
+def _explain(gate: GateResult) -> str:
+    ev = gate.evidence
+    if gate.name == "reference_pass":
+        failed = [i for i, ok in enumerate(ev.get("pass_vector", [])) if not ok]
+        return f"criteria {failed} fail after the reference; failed calls {ev.get('failed_calls')}"
+    if gate.name == "initial_unsatisfied":
+        return "the initial state already satisfies every criterion"
+    if gate.name == "criteria_reachable":
+        return f"unreached {ev.get('unreached')}, tools not exposed {ev.get('tools_not_exposed')}"
+    if gate.name == "chain_hidden":
+        return f"instruction leaks {ev.get('leaked')}"
+    return "replay produced a different task"
+
+
+@dataclass
+class BatchResult:
+    """The outcome of composing until a target is met or the budget runs out."""
+
+    accepted: list[TaskRecord] = field(default_factory=list)
+    rejected: list[TaskRecord] = field(default_factory=list)
+    attempts: int = 0
+    budget_exhausted: bool = False
+
+    def gate_pass_rates(self) -> dict[str, float]:
+        """Share of candidates passing each gate (over candidates that reached it)."""
+        return gate_pass_rates(self.accepted + self.rejected)
+
+    def top_reasons(self, n: int = 5) -> list[tuple[str, int]]:
+        """The most common rejection reasons (gate names)."""
+        return top_reasons(self.rejected, n)
+
+
+def gate_pass_rates(records: Iterable[TaskRecord]) -> dict[str, float]:
+    """Share of records passing each gate, over the records that reached it."""
+    seen: Counter[str] = Counter()
+    passed: Counter[str] = Counter()
+    for record in records:
+        for g in record.gates:
+            seen[g.name] += 1
+            passed[g.name] += int(g.passed)
+    return {name: round(passed[name] / seen[name], 4) for name in sorted(seen)}
+
+
+def top_reasons(records: Iterable[TaskRecord], n: int = 5) -> list[tuple[str, int]]:
+    """The most common rejection reasons, by gate name."""
+    counts = Counter(r.split(":", 1)[0] for rec in records for r in rec.reasons)
+    return counts.most_common(n)
+
+
+def compose_until(
+    target: int,
+    config: ComposeConfig,
+    seeds: Iterable[int],
+    seed_key: str = "adhoc",
+    on_record: Callable[[TaskRecord], None] | None = None,
+) -> BatchResult:
+    """Compose candidates from `seeds` until `target` are accepted or the seeds run out."""
+    result = BatchResult()
+    for seed in seeds:
+        if len(result.accepted) >= target:
+            break
+        record = compose_task(seed, config, seed_key)
+        result.attempts += 1
+        (result.accepted if record.status == "accepted" else result.rejected).append(record)
+        if on_record is not None:
+            on_record(record)
+    result.budget_exhausted = len(result.accepted) < target
+    return result

@@ -1,0 +1,1 @@
+"""Rubric rewards: pass vectors, CFRR, checklist credit and GRPO advantages."""

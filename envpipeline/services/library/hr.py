@@ -1,0 +1,604 @@
+"""HR service (BambooHR/Workday-like): employees, departments, leave, reviews and onboarding."""
+
+from __future__ import annotations
+
+import random
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envpipeline.services import vocab
+from envpipeline.services.base import (
+    Record,
+    Service,
+    ToolArgs,
+    bad_request,
+    conflict,
+    dump,
+    next_id,
+    not_found,
+    tool,
+)
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.registry import register_service
+
+DEPARTMENTS = ("Engineering", "Sales", "Finance", "People", "Support", "Marketing", "Legal")
+JOBS = ("Engineer", "Account Executive", "Accountant", "Recruiter", "Support Agent", "Designer", "Analyst")
+LEAVE_KINDS = ("vacation", "sick", "parental", "unpaid")
+EMPLOYEE_FIELDS = ("name", "email", "code", "city", "jobTitle")
+
+
+class Department(Record):
+    id: str
+    name: str
+    city: str
+    head: str
+
+
+class Employee(Record):
+    id: str
+    code: str
+    name: str
+    email: str
+    departmentId: str
+    jobTitle: str
+    city: str
+    startDate: str
+    manager: str = ""
+    status: str = "active"
+
+
+class LeaveRequest(Record):
+    id: str
+    employeeId: str
+    employeeName: str
+    kind: str
+    startDate: str
+    endDate: str
+    status: str = "pending"
+
+
+class Review(Record):
+    id: str
+    employeeId: str
+    reviewer: str
+    date: str
+    rating: int
+    summary: str = ""
+
+
+class OnboardingTask(Record):
+    id: str
+    employeeId: str
+    title: str
+    dueDate: str
+    done: bool = False
+
+
+class HrState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    departments: dict[str, Department] = {}
+    employees: dict[str, Employee] = {}
+    leave_requests: dict[str, LeaveRequest] = {}
+    reviews: dict[str, Review] = {}
+    onboarding: dict[str, OnboardingTask] = {}
+
+
+class ListDepartmentsArgs(ToolArgs):
+    city: Annotated[str | None, Field(description="only departments based in this city")] = None
+
+
+class ListEmployeesArgs(ToolArgs):
+    departmentId: Annotated[str | None, Field(description="only employees of this department")] = None
+    status: Annotated[str | None, Field(description="active or terminated")] = None
+
+
+class SearchEmployeesArgs(ToolArgs):
+    query: Annotated[str, Field(description="text searched in name, email, employee code, city, job title")]
+
+
+class EmployeeIdArgs(ToolArgs):
+    employeeId: Annotated[str, Field(description="employee id")]
+
+
+class HireArgs(ToolArgs):
+    name: Annotated[str, Field(description="full name")]
+    email: Annotated[str, Field(description="work email address (unique)")]
+    departmentId: Annotated[str, Field(description="department id")]
+    jobTitle: Annotated[str, Field(description="job title")]
+    startDate: Annotated[str, Field(description="first working day (YYYY-MM-DD)")]
+    city: Annotated[str, Field(description="office city")] = ""
+
+
+class UpdateEmployeeArgs(ToolArgs):
+    employeeId: Annotated[str, Field(description="employee id")]
+    jobTitle: Annotated[str | None, Field(description="new job title")] = None
+    city: Annotated[str | None, Field(description="new office city")] = None
+    departmentId: Annotated[str | None, Field(description="new department id")] = None
+    manager: Annotated[str | None, Field(description="new manager's full name")] = None
+
+
+class ListLeaveArgs(ToolArgs):
+    employeeId: Annotated[str | None, Field(description="only this employee's requests")] = None
+    status: Annotated[str | None, Field(description="pending, approved or rejected")] = None
+    date: Annotated[str | None, Field(description="only leave covering this day (YYYY-MM-DD)")] = None
+
+
+class RequestLeaveArgs(ToolArgs):
+    employeeId: Annotated[str, Field(description="employee id")]
+    kind: Annotated[str, Field(description="vacation, sick, parental or unpaid")]
+    startDate: Annotated[str, Field(description="first day off (YYYY-MM-DD)")]
+    endDate: Annotated[str, Field(description="last day off (YYYY-MM-DD)")]
+
+
+class DecideLeaveArgs(ToolArgs):
+    leaveId: Annotated[str, Field(description="leave request id")]
+    decision: Annotated[str, Field(description="approved or rejected")]
+
+
+class ListReviewsArgs(ToolArgs):
+    employeeId: Annotated[str | None, Field(description="only reviews of this employee")] = None
+
+
+class SubmitReviewArgs(ToolArgs):
+    employeeId: Annotated[str, Field(description="employee id")]
+    reviewer: Annotated[str, Field(description="reviewer's full name")]
+    date: Annotated[str, Field(description="review date (YYYY-MM-DD)")]
+    rating: Annotated[int, Field(description="rating from 1 (poor) to 5 (excellent)")]
+    summary: Annotated[str, Field(description="short written summary")] = ""
+
+
+class ListOnboardingArgs(ToolArgs):
+    employeeId: Annotated[str | None, Field(description="only this employee's tasks")] = None
+
+
+class AddOnboardingArgs(ToolArgs):
+    employeeId: Annotated[str, Field(description="employee id")]
+    title: Annotated[str, Field(description="task title")]
+    dueDate: Annotated[str, Field(description="due date (YYYY-MM-DD)")]
+
+
+class TaskIdArgs(ToolArgs):
+    taskId: Annotated[str, Field(description="onboarding task id")]
+
+
+def _new_employee(state: HrState, rng: random.Random, **fields) -> Employee:
+    name = fields.pop("name", None) or vocab.unique(
+        rng, vocab.person_name, {e.name for e in state.employees.values()}
+    )
+    fields.setdefault("email", vocab.email_for(name, rng))
+    fields.setdefault(
+        "code", vocab.unique(rng, vocab.code, {e.code for e in state.employees.values()}, "EMP")
+    )
+    fields.setdefault("city", vocab.city(rng)[0])
+    fields.setdefault("startDate", vocab.date(rng, rng.randint(2018, 2025)))
+    eid = next_id("emp", state.employees)
+    employee = Employee(
+        id=eid,
+        name=name,
+        departmentId=rng.choice(list(state.departments)),
+        jobTitle=rng.choice(JOBS),
+        manager=vocab.person_name(rng),
+        **fields,
+    )
+    state.employees[eid] = employee
+    return employee
+
+
+def _new_leave(
+    state: HrState, employee: Employee, kind: str, start: str, end: str, status: str
+) -> LeaveRequest:
+    lid = next_id("lv", state.leave_requests)
+    leave = LeaveRequest(
+        id=lid,
+        employeeId=employee.id,
+        employeeName=employee.name,
+        kind=kind,
+        startDate=start,
+        endDate=end,
+        status=status,
+    )
+    state.leave_requests[lid] = leave
+    return leave
+
+
+class HrService(Service):
+    name = "hr"
+    title = "HR"
+    domain = "business"
+    state_model = HrState
+
+    state: HrState
+
+    @classmethod
+    def generate_state(cls, rng: random.Random) -> HrState:
+        state = HrState()
+        for name in rng.sample(DEPARTMENTS, rng.randint(4, 5)):
+            did = next_id("dep", state.departments)
+            state.departments[did] = Department(
+                id=did, name=name, city=vocab.city(rng)[0], head=vocab.person_name(rng)
+            )
+        for _ in range(rng.randint(6, 9)):
+            _new_employee(state, rng)
+        employees = list(state.employees.values())
+        for i, emp in enumerate(rng.sample(employees, 4)):
+            day = vocab.date(rng)
+            status = "pending" if i == 0 else rng.choice(("pending", "approved"))
+            _new_leave(state, emp, rng.choice(LEAVE_KINDS), day, day, status)
+        for emp in rng.sample(employees, 4):
+            rid = next_id("rev", state.reviews)
+            state.reviews[rid] = Review(
+                id=rid,
+                employeeId=emp.id,
+                reviewer=emp.manager,
+                date=vocab.date(rng),
+                rating=rng.randint(2, 5),
+            )
+        for emp in rng.sample(employees, 4):
+            tid = next_id("onb", state.onboarding)
+            state.onboarding[tid] = OnboardingTask(
+                id=tid, employeeId=emp.id, title=vocab.title(rng), dueDate=vocab.date(rng)
+            )
+        return state
+
+    def _get(self, collection: dict, kind: str, rid: str | None):
+        if rid is not None and rid not in collection:
+            raise not_found(kind, rid)
+        return collection.get(rid) if rid is not None else None
+
+    @tool(writes=False)
+    def list_departments(self, args: ListDepartmentsArgs) -> dict:
+        """List departments, optionally only those based in one city."""
+        found = [
+            d for d in self.state.departments.values() if not args.city or d.city.lower() == args.city.lower()
+        ]
+        return {"departments": [dump(d) for d in found]}
+
+    @tool(writes=False)
+    def list_employees(self, args: ListEmployeesArgs) -> dict:
+        """List employees, optionally by department or status."""
+        self._get(self.state.departments, "department", args.departmentId)
+        found = [
+            e
+            for e in self.state.employees.values()
+            if (not args.departmentId or e.departmentId == args.departmentId)
+            and (not args.status or e.status == args.status)
+        ]
+        return {"employees": [dump(e) for e in found]}
+
+    @tool(writes=False)
+    def search_employees(self, args: SearchEmployeesArgs) -> dict:
+        """Search employees by name, email, employee code, city or job title."""
+        q = args.query.strip().lower()
+        if not q:
+            raise bad_request("query must not be empty")
+        hits = [
+            e
+            for e in self.state.employees.values()
+            if any(q in getattr(e, f).lower() for f in EMPLOYEE_FIELDS)
+        ]
+        return {"employees": [dump(e) for e in hits]}
+
+    @tool(writes=False)
+    def get_employee(self, args: EmployeeIdArgs) -> dict:
+        """Get one employee's record."""
+        return {"employee": dump(self._get(self.state.employees, "employee", args.employeeId))}
+
+    @tool(writes=True)
+    def hire_employee(self, args: HireArgs) -> dict:
+        """Hire a new employee into a department; the work email must be unique."""
+        self._get(self.state.departments, "department", args.departmentId)
+        if "@" not in args.email or not args.name.strip():
+            raise bad_request("an employee needs a name and a valid email address")
+        if any(e.email.lower() == args.email.lower() for e in self.state.employees.values()):
+            raise conflict(f"an employee with email {args.email} already exists")
+        codes = {e.code for e in self.state.employees.values()}
+        n = len(self.state.employees) + 1
+        while f"EMP-{9000 + n}" in codes:
+            n += 1
+        eid = next_id("emp", self.state.employees)
+        employee = Employee(id=eid, code=f"EMP-{9000 + n}", **args.model_dump())
+        self.state.employees[eid] = employee
+        return {"employee": dump(employee)}
+
+    @tool(writes=True)
+    def update_employee(self, args: UpdateEmployeeArgs) -> dict:
+        """Update an employee's job title, office city, department or manager."""
+        employee = self._get(self.state.employees, "employee", args.employeeId)
+        self._get(self.state.departments, "department", args.departmentId)
+        changes = {f: v for f, v in args.model_dump(exclude={"employeeId"}).items() if v is not None}
+        if not changes:
+            raise bad_request("nothing to update; give jobTitle, city, departmentId or manager")
+        for field, value in changes.items():
+            setattr(employee, field, value)
+        return {"employee": dump(employee), "updated": sorted(changes)}
+
+    @tool(writes=True)
+    def terminate_employee(self, args: EmployeeIdArgs) -> dict:
+        """Terminate an active employee."""
+        employee = self._get(self.state.employees, "employee", args.employeeId)
+        if employee.status == "terminated":
+            raise conflict(f"{employee.name} is already terminated")
+        employee.status = "terminated"
+        return {"employee": dump(employee)}
+
+    @tool(writes=False)
+    def list_leave_requests(self, args: ListLeaveArgs) -> dict:
+        """List leave requests, optionally by employee, status or a day they cover."""
+        self._get(self.state.employees, "employee", args.employeeId)
+        found = [
+            lv
+            for lv in self.state.leave_requests.values()
+            if (not args.employeeId or lv.employeeId == args.employeeId)
+            and (not args.status or lv.status == args.status)
+            and (not args.date or lv.startDate <= args.date <= lv.endDate)
+        ]
+        return {"leaveRequests": [dump(lv) for lv in found]}
+
+    @tool(writes=True)
+    def request_leave(self, args: RequestLeaveArgs) -> dict:
+        """File a leave request for an employee (status pending)."""
+        employee = self._get(self.state.employees, "employee", args.employeeId)
+        if args.kind not in LEAVE_KINDS:
+            raise bad_request(f"kind must be one of {', '.join(LEAVE_KINDS)}")
+        if args.endDate < args.startDate:
+            raise bad_request("endDate must not be before startDate")
+        leave = _new_leave(self.state, employee, args.kind, args.startDate, args.endDate, "pending")
+        return {"leaveRequest": dump(leave)}
+
+    @tool(writes=True)
+    def decide_leave(self, args: DecideLeaveArgs) -> dict:
+        """Approve or reject a pending leave request."""
+        leave = self._get(self.state.leave_requests, "leave request", args.leaveId)
+        if args.decision not in ("approved", "rejected"):
+            raise bad_request("decision must be approved or rejected")
+        if leave.status != "pending":
+            raise conflict(f"leave request {leave.id} is already {leave.status}")
+        leave.status = args.decision
+        return {"leaveRequest": dump(leave)}
+
+    @tool(writes=False)
+    def list_reviews(self, args: ListReviewsArgs) -> dict:
+        """List performance reviews, optionally of one employee."""
+        self._get(self.state.employees, "employee", args.employeeId)
+        found = [
+            r for r in self.state.reviews.values() if not args.employeeId or r.employeeId == args.employeeId
+        ]
+        return {"reviews": [dump(r) for r in found]}
+
+    @tool(writes=True)
+    def submit_review(self, args: SubmitReviewArgs) -> dict:
+        """Submit a performance review (rating 1 to 5) for an employee."""
+        self._get(self.state.employees, "employee", args.employeeId)
+        if not 1 <= args.rating <= 5:
+            raise bad_request("rating must be between 1 and 5")
+        rid = next_id("rev", self.state.reviews)
+        review = Review(id=rid, **args.model_dump())
+        self.state.reviews[rid] = review
+        return {"review": dump(review)}
+
+    @tool(writes=False)
+    def list_onboarding_tasks(self, args: ListOnboardingArgs) -> dict:
+        """List onboarding tasks, optionally of one employee."""
+        self._get(self.state.employees, "employee", args.employeeId)
+        found = [
+            t
+            for t in self.state.onboarding.values()
+            if not args.employeeId or t.employeeId == args.employeeId
+        ]
+        return {"tasks": [dump(t) for t in found]}
+
+    @tool(writes=True)
+    def add_onboarding_task(self, args: AddOnboardingArgs) -> dict:
+        """Add an onboarding task for an employee."""
+        self._get(self.state.employees, "employee", args.employeeId)
+        if not args.title.strip():
+            raise bad_request("title must not be empty")
+        tid = next_id("onb", self.state.onboarding)
+        task = OnboardingTask(id=tid, **args.model_dump())
+        self.state.onboarding[tid] = task
+        return {"task": dump(task)}
+
+    @tool(writes=True)
+    def complete_onboarding_task(self, args: TaskIdArgs) -> dict:
+        """Mark an onboarding task as done."""
+        task = self._get(self.state.onboarding, "onboarding task", args.taskId)
+        if task.done:
+            raise conflict(f"onboarding task {task.id} is already done")
+        task.done = True
+        return {"task": dump(task)}
+
+    @classmethod
+    def example_arguments(cls, state: HrState) -> dict[str, dict]:
+        emp = next(iter(state.employees.values()))
+        dep = next(iter(state.departments.values()))
+        leave = next(iter(state.leave_requests.values()))
+        task = next(iter(state.onboarding.values()))
+        return {
+            "list_departments": {"city": dep.city},
+            "list_employees": {"departmentId": emp.departmentId, "status": "active"},
+            "search_employees": {"query": emp.code},
+            "get_employee": {"employeeId": emp.id},
+            "hire_employee": {
+                "name": "Ada Lovelace",
+                "email": "ada.lovelace@example.com",
+                "departmentId": dep.id,
+                "jobTitle": "Engineer",
+                "startDate": "2026-06-01",
+            },
+            "update_employee": {"employeeId": emp.id, "jobTitle": "Staff Engineer", "departmentId": dep.id},
+            "terminate_employee": {"employeeId": emp.id},
+            "list_leave_requests": {"employeeId": leave.employeeId},
+            "request_leave": {
+                "employeeId": emp.id,
+                "kind": "vacation",
+                "startDate": "2026-08-03",
+                "endDate": "2026-08-07",
+            },
+            "decide_leave": {"leaveId": leave.id, "decision": "rejected"},
+            "list_reviews": {"employeeId": emp.id},
+            "submit_review": {
+                "employeeId": emp.id,
+                "reviewer": "Vera Costa",
+                "date": "2026-12-01",
+                "rating": 4,
+            },
+            "list_onboarding_tasks": {"employeeId": task.employeeId},
+            "add_onboarding_task": {"employeeId": emp.id, "title": "Laptop setup", "dueDate": "2026-06-02"},
+            "complete_onboarding_task": {"taskId": task.id},
+        }
+
+    @classmethod
+    def links(cls) -> list:
+        return [
+            Hop("employee_by_code", "code", "person", _plant_code_person),
+            Hop("employee_office_city", "email", "city", _plant_email_city),
+            Hop("employee_on_leave", "date", "person", _plant_date_person),
+            Hop("employee_start_date", "person", "date", _plant_person_date),
+            Action("approve_leave", "person", _plant_approve),
+            Action("add_onboarding_task", "title", _plant_onboarding),
+            Action("relocate_employee", "city", _plant_relocate),
+            Action("review_on_date", "date", _plant_review),
+        ]
+
+
+def _drop_employees(state: HrState, value: str) -> None:
+    """Make a lookup unambiguous: remove employees whose searchable text mentions `value`."""
+    low = value.lower()
+    gone = {
+        e.id for e in state.employees.values() if any(low in getattr(e, f).lower() for f in EMPLOYEE_FIELDS)
+    }
+    for eid in gone:
+        del state.employees[eid]
+    for collection in (state.leave_requests, state.reviews, state.onboarding):
+        for rid in [r.id for r in collection.values() if r.employeeId in gone]:
+            del collection[rid]
+
+
+def _search(query: str, carried: bool = False, reveals: tuple | None = None) -> PlannedCall:
+    inputs = {"query": "{value}"} if carried else {}
+    return PlannedCall("search_employees", {"query": query}, inputs=inputs, reveals=reveals)
+
+
+def _employee_hop(
+    state: HrState, rng: random.Random, value: str, field: str, reveal: str, phrase: str
+) -> HopPlan:
+    _drop_employees(state, value)
+    employee = _new_employee(state, rng, **{field: value})
+    return HopPlan([_search(value, True, ("employees", 0, reveal))], getattr(employee, reveal), phrase)
+
+
+def _plant_code_person(state: HrState, rng: random.Random, value: str) -> HopPlan:
+    phrase = "look up the employee with that reference code in hr and note their full name"
+    return _employee_hop(state, rng, value, "code", "name", phrase)
+
+
+def _plant_email_city(state: HrState, rng: random.Random, value: str) -> HopPlan:
+    phrase = "look up the employee with that email address in hr and note the city of their office"
+    return _employee_hop(state, rng, value, "email", "city", phrase)
+
+
+def _plant_person_date(state: HrState, rng: random.Random, value: str) -> HopPlan:
+    phrase = "look up that person in hr and note their start date"
+    return _employee_hop(state, rng, value, "name", "startDate", phrase)
+
+
+def _plant_date_person(state: HrState, rng: random.Random, value: str) -> HopPlan:
+    for lid in [lv.id for lv in state.leave_requests.values() if lv.startDate <= value <= lv.endDate]:
+        del state.leave_requests[lid]
+    employee = _new_employee(state, rng)
+    _new_leave(state, employee, "vacation", value, value, "approved")
+    call = PlannedCall(
+        "list_leave_requests",
+        {"date": value},
+        inputs={"date": "{value}"},
+        reveals=("leaveRequests", 0, "employeeName"),
+    )
+    return HopPlan([call], employee.name, "check in hr who is on leave on that date and note their full name")
+
+
+def _plant_approve(state: HrState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_employees(state, value)
+    employee = _new_employee(state, rng, name=value)
+    day = vocab.date(rng)
+    leave = _new_leave(state, employee, "vacation", day, day, "pending")
+    calls = [
+        _search(value, True),
+        PlannedCall(
+            "list_leave_requests", {"employeeId": None}, bind={"employeeId": (0, ("employees", 0, "id"))}
+        ),
+        PlannedCall(
+            "decide_leave",
+            {"leaveId": None, "decision": "approved"},
+            bind={"leaveId": (1, ("leaveRequests", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "leave_requests", f"the leave of {value} on {day} is approved", id=leave.id, status="approved"
+    )
+    return ActionPlan(calls, [crit], "approve the pending leave request of that person in hr")
+
+
+def _planted_employee(state: HrState, rng: random.Random, **fields) -> Employee:
+    employee = _new_employee(state, rng, **fields)
+    _drop_employees(state, employee.name)
+    state.employees[employee.id] = employee
+    return employee
+
+
+def _bound(tool_name: str, arguments: dict, **inputs: str) -> PlannedCall:
+    return PlannedCall(tool_name, arguments, inputs=inputs, bind={"employeeId": (0, ("employees", 0, "id"))})
+
+
+def _plant_onboarding(state: HrState, rng: random.Random, value: str) -> ActionPlan:
+    employee = _planted_employee(state, rng)
+    due = vocab.date(rng)
+    calls = [
+        _search(employee.name),
+        _bound("add_onboarding_task", {"employeeId": None, "title": value, "dueDate": due}, title="{value}"),
+    ]
+    crit = expect_record(
+        "onboarding",
+        f"{employee.name} has the onboarding task '{value}'",
+        employeeId=employee.id,
+        title=value,
+    )
+    return ActionPlan(
+        calls, [crit], f"add an onboarding task with that title, due {due}, for {employee.name} in hr"
+    )
+
+
+def _plant_relocate(state: HrState, rng: random.Random, value: str) -> ActionPlan:
+    other = next(c[0] for c in vocab.CITIES if c[0] != value)
+    employee = _planted_employee(state, rng, city=other)
+    calls = [
+        _search(employee.name),
+        _bound("update_employee", {"employeeId": None, "city": value}, city="{value}"),
+    ]
+    crit = expect_record("employees", f"{employee.name} now works from {value}", id=employee.id, city=value)
+    return ActionPlan(calls, [crit], f"move {employee.name}'s office to that city in hr")
+
+
+def _plant_review(state: HrState, rng: random.Random, value: str) -> ActionPlan:
+    employee = _planted_employee(state, rng)
+    reviewer = vocab.person_name(rng)
+    arguments = {
+        "employeeId": None,
+        "reviewer": reviewer,
+        "date": value,
+        "rating": 4,
+        "summary": "Strong year",
+    }
+    calls = [_search(employee.name), _bound("submit_review", arguments, date="{value}")]
+    crit = expect_record(
+        "reviews",
+        f"{employee.name} has a rating-4 review dated {value}",
+        employeeId=employee.id,
+        date=value,
+        rating=4,
+    )
+    phrase = f"submit an hr performance review for {employee.name} dated that date, by {reviewer}, rating 4"
+    return ActionPlan(calls, [crit], phrase)
+
+
+register_service(HrService)

@@ -1,0 +1,508 @@
+"""Support-ticket service (Zendesk-like): tickets, agents, comments, priority, escalation."""
+
+from __future__ import annotations
+
+import random
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envpipeline.services import vocab
+from envpipeline.services.base import (
+    Record,
+    Service,
+    ToolArgs,
+    bad_request,
+    conflict,
+    dump,
+    next_id,
+    not_found,
+    tool,
+)
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.registry import register_service
+
+PRIORITIES = ("low", "normal", "high", "urgent")
+STATUSES = ("open", "pending", "solved")
+TEAMS = ("billing", "technical", "accounts", "shipping")
+TICKET_FIELDS = ("code", "subject", "description", "requester")
+MAX_LEVEL = 3
+
+
+class Agent(Record):
+    id: str
+    name: str
+    email: str
+    team: str
+
+
+class Ticket(Record):
+    id: str
+    code: str
+    subject: str
+    description: str = ""
+    requester: str
+    priority: str = "normal"
+    status: str = "open"
+    assigneeId: str | None = None
+    assignee: str = ""
+    escalated: bool = False
+    level: int = 1
+    createdOn: str
+    resolution: str = ""
+
+
+class Comment(Record):
+    id: str
+    ticketId: str
+    author: str
+    body: str
+    internal: bool = False
+
+
+class TicketsState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    agents: dict[str, Agent] = {}
+    tickets: dict[str, Ticket] = {}
+    comments: dict[str, Comment] = {}
+
+
+class ListTicketsArgs(ToolArgs):
+    status: Annotated[str | None, Field(description="open, pending, solved or closed")] = None
+    priority: Annotated[str | None, Field(description="low, normal, high or urgent")] = None
+    assigneeId: Annotated[str | None, Field(description="only tickets assigned to this agent")] = None
+    createdOn: Annotated[str | None, Field(description="only tickets created on this day (YYYY-MM-DD)")] = (
+        None
+    )
+
+
+class SearchTicketsArgs(ToolArgs):
+    query: Annotated[str, Field(description="text searched in code, subject, description and requester")]
+
+
+class TicketIdArgs(ToolArgs):
+    ticketId: Annotated[str, Field(description="ticket id")]
+
+
+class CreateTicketArgs(ToolArgs):
+    subject: Annotated[str, Field(description="one-line subject")]
+    requester: Annotated[str, Field(description="requester's email address")]
+    description: Annotated[str, Field(description="problem description")] = ""
+    priority: Annotated[str, Field(description="low, normal, high or urgent")] = "normal"
+
+
+class AssignArgs(ToolArgs):
+    ticketId: Annotated[str, Field(description="ticket id")]
+    agentId: Annotated[str, Field(description="id of the agent to assign")]
+
+
+class CommentArgs(ToolArgs):
+    ticketId: Annotated[str, Field(description="ticket id")]
+    body: Annotated[str, Field(description="comment text")]
+    author: Annotated[str, Field(description="author name or email")] = "support"
+    internal: Annotated[bool, Field(description="internal note, hidden from the requester")] = False
+
+
+class PriorityArgs(ToolArgs):
+    ticketId: Annotated[str, Field(description="ticket id")]
+    priority: Annotated[str, Field(description="low, normal, high or urgent")]
+
+
+class StatusArgs(ToolArgs):
+    ticketId: Annotated[str, Field(description="ticket id")]
+    status: Annotated[str, Field(description="open, pending or solved (use close_ticket to close)")]
+
+
+class CloseArgs(ToolArgs):
+    ticketId: Annotated[str, Field(description="ticket id")]
+    resolution: Annotated[str, Field(description="how the issue was resolved")] = ""
+
+
+class EscalateArgs(ToolArgs):
+    ticketId: Annotated[str, Field(description="ticket id")]
+    reason: Annotated[str, Field(description="why the ticket is escalated")]
+
+
+class ListAgentsArgs(ToolArgs):
+    query: Annotated[str | None, Field(description="text searched in agent name and email")] = None
+    team: Annotated[str | None, Field(description="only agents of this team")] = None
+
+
+def _new_ticket(state: TicketsState, rng: random.Random, **fields) -> Ticket:
+    fields.setdefault("code", vocab.unique(rng, vocab.code, {t.code for t in state.tickets.values()}, "TCK"))
+    fields.setdefault(
+        "subject", f"{rng.choice(('Cannot access', 'Error in', 'Question about'))} {vocab.title(rng)}"
+    )
+    fields.setdefault("requester", vocab.email_for(vocab.person_name(rng), rng))
+    fields.setdefault("createdOn", vocab.date(rng))
+    fields.setdefault("priority", rng.choice(PRIORITIES[:3]))
+    tid = next_id("tck", state.tickets)
+    ticket = Ticket(id=tid, description=vocab.sentence(rng), **fields)
+    state.tickets[tid] = ticket
+    return ticket
+
+
+def _new_agent(state: TicketsState, rng: random.Random, name: str) -> Agent:
+    aid = next_id("agt", state.agents)
+    agent = Agent(id=aid, name=name, email=vocab.email_for(name, rng), team=rng.choice(TEAMS))
+    state.agents[aid] = agent
+    return agent
+
+
+class TicketsService(Service):
+    name = "tickets"
+    title = "Support Tickets"
+    domain = "business"
+    state_model = TicketsState
+
+    state: TicketsState
+
+    @classmethod
+    def generate_state(cls, rng: random.Random) -> TicketsState:
+        state = TicketsState()
+        names: set[str] = set()
+        for _ in range(rng.randint(4, 5)):
+            _new_agent(state, rng, vocab.unique(rng, vocab.person_name, names))
+        agents = list(state.agents.values())
+        count = rng.randint(5, 8)
+        for i in range(count):
+            agent = rng.choice(agents) if i % 2 else None
+            assigned = {"assigneeId": agent.id, "assignee": agent.name} if agent else {}
+            status = "solved" if i == count - 1 else rng.choice(STATUSES[:2])
+            _new_ticket(state, rng, status=status, **assigned)
+        for ticket in rng.sample(list(state.tickets.values()), 4):
+            cid = next_id("cmt", state.comments)
+            state.comments[cid] = Comment(
+                id=cid, ticketId=ticket.id, author=ticket.requester, body=vocab.sentence(rng)
+            )
+        return state
+
+    def _ticket(self, ticket_id: str, open_only: bool = False) -> Ticket:
+        ticket = self.state.tickets.get(ticket_id)
+        if ticket is None:
+            raise not_found("ticket", ticket_id)
+        if open_only and ticket.status == "closed":
+            raise conflict(f"ticket {ticket.code} is closed")
+        return ticket
+
+    def _agent(self, agent_id: str | None) -> Agent | None:
+        if agent_id is not None and agent_id not in self.state.agents:
+            raise not_found("agent", agent_id)
+        return self.state.agents.get(agent_id) if agent_id else None
+
+    @tool(writes=False)
+    def list_tickets(self, args: ListTicketsArgs) -> dict:
+        """List tickets, optionally by status, priority, assignee or creation day."""
+        self._agent(args.assigneeId)
+        found = [
+            t
+            for t in self.state.tickets.values()
+            if (not args.status or t.status == args.status)
+            and (not args.priority or t.priority == args.priority)
+            and (not args.assigneeId or t.assigneeId == args.assigneeId)
+            and (not args.createdOn or t.createdOn == args.createdOn)
+        ]
+        return {"tickets": [dump(t) for t in found]}
+
+    @tool(writes=False)
+    def search_tickets(self, args: SearchTicketsArgs) -> dict:
+        """Search tickets by text in their code, subject, description or requester email."""
+        q = args.query.strip().lower()
+        if not q:
+            raise bad_request("query must not be empty")
+        hits = [
+            t for t in self.state.tickets.values() if any(q in getattr(t, f).lower() for f in TICKET_FIELDS)
+        ]
+        return {"tickets": [dump(t) for t in hits]}
+
+    @tool(writes=False)
+    def get_ticket(self, args: TicketIdArgs) -> dict:
+        """Get one ticket with its comments."""
+        ticket = self._ticket(args.ticketId)
+        comments = [dump(c) for c in self.state.comments.values() if c.ticketId == ticket.id]
+        return {"ticket": dump(ticket), "comments": comments}
+
+    @tool(writes=True)
+    def create_ticket(self, args: CreateTicketArgs) -> dict:
+        """Open a new support ticket for a requester."""
+        if "@" not in args.requester:
+            raise bad_request(f"invalid requester email '{args.requester}'")
+        if not args.subject.strip():
+            raise bad_request("subject must not be empty")
+        if args.priority not in PRIORITIES:
+            raise bad_request("priority must be low, normal, high or urgent")
+        codes = {t.code for t in self.state.tickets.values()}
+        n = len(self.state.tickets) + 1
+        while f"TCK-{9000 + n}" in codes:
+            n += 1
+        tid = next_id("tck", self.state.tickets)
+        ticket = Ticket(id=tid, code=f"TCK-{9000 + n}", createdOn="2026-01-15", **args.model_dump())
+        self.state.tickets[tid] = ticket
+        return {"ticket": dump(ticket)}
+
+    @tool(writes=True)
+    def assign_ticket(self, args: AssignArgs) -> dict:
+        """Assign a ticket to a support agent."""
+        ticket = self._ticket(args.ticketId, open_only=True)
+        agent = self._agent(args.agentId)
+        if ticket.assigneeId == agent.id:
+            raise conflict(f"ticket {ticket.code} is already assigned to {agent.name}")
+        ticket.assigneeId, ticket.assignee = agent.id, agent.name
+        return {"ticket": dump(ticket)}
+
+    @tool(writes=True)
+    def add_comment(self, args: CommentArgs) -> dict:
+        """Add a public reply or an internal note to a ticket."""
+        ticket = self._ticket(args.ticketId, open_only=True)
+        if not args.body.strip():
+            raise bad_request("body must not be empty")
+        cid = next_id("cmt", self.state.comments)
+        comment = Comment(id=cid, **args.model_dump())
+        self.state.comments[cid] = comment
+        if ticket.status == "solved" and not args.internal:
+            ticket.status = "open"
+        return {"comment": dump(comment)}
+
+    @tool(writes=False)
+    def list_comments(self, args: TicketIdArgs) -> dict:
+        """List the comments of a ticket."""
+        self._ticket(args.ticketId)
+        return {"comments": [dump(c) for c in self.state.comments.values() if c.ticketId == args.ticketId]}
+
+    @tool(writes=True)
+    def set_priority(self, args: PriorityArgs) -> dict:
+        """Change a ticket's priority."""
+        ticket = self._ticket(args.ticketId, open_only=True)
+        if args.priority not in PRIORITIES:
+            raise bad_request("priority must be low, normal, high or urgent")
+        if ticket.priority == args.priority:
+            raise conflict(f"ticket {ticket.code} already has priority {args.priority}")
+        ticket.priority = args.priority
+        return {"ticket": dump(ticket)}
+
+    @tool(writes=True)
+    def set_status(self, args: StatusArgs) -> dict:
+        """Change a ticket's status to open, pending or solved."""
+        ticket = self._ticket(args.ticketId, open_only=True)
+        if args.status not in STATUSES:
+            raise bad_request("status must be open, pending or solved; use close_ticket to close")
+        if ticket.status == args.status:
+            raise conflict(f"ticket {ticket.code} is already {args.status}")
+        ticket.status = args.status
+        return {"ticket": dump(ticket)}
+
+    @tool(writes=True)
+    def close_ticket(self, args: CloseArgs) -> dict:
+        """Close a ticket, recording its resolution."""
+        ticket = self._ticket(args.ticketId, open_only=True)
+        ticket.status, ticket.resolution = "closed", args.resolution
+        return {"ticket": dump(ticket)}
+
+    @tool(writes=True)
+    def reopen_ticket(self, args: TicketIdArgs) -> dict:
+        """Reopen a solved or closed ticket."""
+        ticket = self._ticket(args.ticketId)
+        if ticket.status not in ("solved", "closed"):
+            raise conflict(f"ticket {ticket.code} is {ticket.status}, not solved or closed")
+        ticket.status = "open"
+        return {"ticket": dump(ticket)}
+
+    @tool(writes=True)
+    def escalate_ticket(self, args: EscalateArgs) -> dict:
+        """Escalate a ticket one support level (max 3), raising it to urgent with an internal note."""
+        ticket = self._ticket(args.ticketId, open_only=True)
+        if not args.reason.strip():
+            raise bad_request("reason must not be empty")
+        if ticket.level >= MAX_LEVEL:
+            raise conflict(f"ticket {ticket.code} is already at the top support level")
+        ticket.level += 1
+        ticket.escalated, ticket.priority = True, "urgent"
+        cid = next_id("cmt", self.state.comments)
+        self.state.comments[cid] = Comment(
+            id=cid, ticketId=ticket.id, author="system", body=f"Escalated: {args.reason}", internal=True
+        )
+        return {"ticket": dump(ticket)}
+
+    @tool(writes=False)
+    def list_agents(self, args: ListAgentsArgs) -> dict:
+        """List support agents, optionally by name/email text or team."""
+        q = (args.query or "").strip().lower()
+        found = [
+            a
+            for a in self.state.agents.values()
+            if q in f"{a.name} {a.email}".lower() and (not args.team or a.team == args.team)
+        ]
+        return {"agents": [dump(a) for a in found]}
+
+    @classmethod
+    def example_arguments(cls, state: TicketsState) -> dict[str, dict]:
+        ticket = next(iter(state.tickets.values()))
+        agent = next(a for a in state.agents.values() if a.id != ticket.assigneeId)
+        priority = "urgent" if ticket.priority != "urgent" else "low"
+        status = "solved" if ticket.status != "solved" else "pending"
+        return {
+            "list_tickets": {"assigneeId": agent.id, "status": "open"},
+            "search_tickets": {"query": ticket.code},
+            "get_ticket": {"ticketId": ticket.id},
+            "create_ticket": {
+                "subject": "Login fails",
+                "requester": "ana.silva@example.com",
+                "priority": "high",
+            },
+            "assign_ticket": {"ticketId": ticket.id, "agentId": agent.id},
+            "add_comment": {"ticketId": ticket.id, "body": "Looking into it.", "author": agent.email},
+            "list_comments": {"ticketId": ticket.id},
+            "set_priority": {"ticketId": ticket.id, "priority": priority},
+            "set_status": {"ticketId": ticket.id, "status": status},
+            "close_ticket": {"ticketId": ticket.id, "resolution": "Fixed"},
+            "reopen_ticket": {"ticketId": next(t.id for t in state.tickets.values() if t.status == "solved")},
+            "escalate_ticket": {"ticketId": ticket.id, "reason": "customer blocked"},
+            "list_agents": {"team": agent.team},
+        }
+
+    @classmethod
+    def links(cls) -> list:
+        return [
+            Hop("ticket_requester", "code", "email", _plant_code_email),
+            Hop("ticket_code_by_subject", "title", "code", _plant_title_code),
+            Hop("requester_ticket_subject", "email", "title", _plant_email_title),
+            Hop("ticket_assignee", "code", "person", _plant_code_assignee),
+            Hop("ticket_created_on", "date", "code", _plant_date_code),
+            Action("escalate_ticket_by_code", "code", _plant_escalate),
+            Action("assign_ticket_to_person", "person", _plant_assign),
+            Action("open_ticket_for_requester", "email", _plant_open),
+            Action("close_ticket_by_subject", "title", _plant_close),
+        ]
+
+
+def _drop_tickets(state: TicketsState, value: str) -> None:
+    """Make a lookup unambiguous: remove tickets whose searchable text mentions `value`."""
+    low = value.lower()
+    gone = {t.id for t in state.tickets.values() if any(low in getattr(t, f).lower() for f in TICKET_FIELDS)}
+    for tid in gone:
+        del state.tickets[tid]
+    for cid in [c.id for c in state.comments.values() if c.ticketId in gone]:
+        del state.comments[cid]
+
+
+def _search(value: str, carried: bool = True, reveals: tuple | None = None) -> PlannedCall:
+    inputs = {"query": "{value}"} if carried else {}
+    return PlannedCall("search_tickets", {"query": value}, inputs=inputs, reveals=reveals)
+
+
+def _ticket_hop(state: TicketsState, rng: random.Random, value: str, field: str, reveal: str, phrase: str):
+    _drop_tickets(state, value)
+    ticket = _new_ticket(state, rng, **{field: value})
+    return HopPlan([_search(value, reveals=("tickets", 0, reveal))], getattr(ticket, reveal), phrase)
+
+
+def _plant_code_email(state: TicketsState, rng: random.Random, value: str) -> HopPlan:
+    phrase = "look up the support ticket with that reference code and note the requester's email address"
+    return _ticket_hop(state, rng, value, "code", "requester", phrase)
+
+
+def _plant_title_code(state: TicketsState, rng: random.Random, value: str) -> HopPlan:
+    phrase = "find the support ticket with that title as its subject and note its ticket code"
+    return _ticket_hop(state, rng, value, "subject", "code", phrase)
+
+
+def _plant_email_title(state: TicketsState, rng: random.Random, value: str) -> HopPlan:
+    phrase = "find the support ticket filed by that email address and note its subject"
+    return _ticket_hop(state, rng, value, "requester", "subject", phrase)
+
+
+def _plant_code_assignee(state: TicketsState, rng: random.Random, value: str) -> HopPlan:
+    _drop_tickets(state, value)
+    agent = _new_agent(
+        state, rng, vocab.unique(rng, vocab.person_name, {a.name for a in state.agents.values()})
+    )
+    _new_ticket(state, rng, code=value, assigneeId=agent.id, assignee=agent.name)
+    phrase = (
+        "look up the support ticket with that reference code and note the name of the agent assigned to it"
+    )
+    return HopPlan([_search(value, reveals=("tickets", 0, "assignee"))], agent.name, phrase)
+
+
+def _plant_date_code(state: TicketsState, rng: random.Random, value: str) -> HopPlan:
+    for tid in [t.id for t in state.tickets.values() if t.createdOn == value]:
+        del state.tickets[tid]
+    ticket = _new_ticket(state, rng, createdOn=value)
+    call = PlannedCall(
+        "list_tickets", {"createdOn": value}, inputs={"createdOn": "{value}"}, reveals=("tickets", 0, "code")
+    )
+    return HopPlan(
+        [call], ticket.code, "list the support tickets created on that date and note the ticket's code"
+    )
+
+
+def _by_id(tool_name: str, arguments: dict) -> PlannedCall:
+    return PlannedCall(
+        tool_name, {"ticketId": None, **arguments}, bind={"ticketId": (0, ("tickets", 0, "id"))}
+    )
+
+
+def _plant_escalate(state: TicketsState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_tickets(state, value)
+    _new_ticket(state, rng, code=value)
+    calls = [_search(value), _by_id("escalate_ticket", {"reason": "customer is blocked"})]
+    crit = expect_record(
+        "tickets", f"ticket {value} is escalated", code=value, escalated=True, priority="urgent"
+    )
+    return ActionPlan(
+        calls, [crit], "escalate the support ticket with that reference code (reason: customer is blocked)"
+    )
+
+
+def _plant_assign(state: TicketsState, rng: random.Random, value: str) -> ActionPlan:
+    gone = {a.id for a in state.agents.values() if value.lower() in f"{a.name} {a.email}".lower()}
+    for aid in gone:
+        del state.agents[aid]
+    for ticket in state.tickets.values():
+        if ticket.assigneeId in gone:
+            ticket.assigneeId, ticket.assignee = None, ""
+    _new_agent(state, rng, value)
+    code = vocab.unique(rng, vocab.code, {t.code for t in state.tickets.values()}, "TCK")
+    _drop_tickets(state, code)
+    _new_ticket(state, rng, code=code)
+    calls = [
+        PlannedCall("search_tickets", {"query": code}),
+        PlannedCall("list_agents", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall(
+            "assign_ticket",
+            {"ticketId": None, "agentId": None},
+            bind={"ticketId": (0, ("tickets", 0, "id")), "agentId": (1, ("agents", 0, "id"))},
+        ),
+    ]
+    crit = expect_record("tickets", f"ticket {code} is assigned to {value}", code=code, assignee=value)
+    return ActionPlan(calls, [crit], f"assign support ticket {code} to the agent who is that person")
+
+
+def _plant_open(state: TicketsState, rng: random.Random, value: str) -> ActionPlan:
+    subject = f"Refund request {vocab.code(rng, 'ORD')}"
+    _drop_tickets(state, subject)
+    call = PlannedCall(
+        "create_ticket",
+        {"subject": subject, "requester": value, "priority": "high"},
+        inputs={"requester": "{value}"},
+    )
+    crit = expect_record(
+        "tickets",
+        f"a high-priority ticket '{subject}' from {value}",
+        subject=subject,
+        requester=value,
+        priority="high",
+    )
+    return ActionPlan(
+        [call], [crit], f"open a high-priority support ticket '{subject}' on behalf of that email address"
+    )
+
+
+def _plant_close(state: TicketsState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_tickets(state, value)
+    _new_ticket(state, rng, subject=value, status="open")
+    calls = [_search(value), _by_id("close_ticket", {"resolution": "Resolved by support"})]
+    crit = expect_record("tickets", f"the ticket '{value}' is closed", subject=value, status="closed")
+    return ActionPlan(calls, [crit], "close the support ticket whose subject is that title")
+
+
+register_service(TicketsService)

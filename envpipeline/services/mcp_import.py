@@ -1,0 +1,315 @@
+"""Import from MCP tool specs: a ``tools/list`` result becomes an executable, typed `Service`.
+
+CompoWorld turns MCP tool specs into executable services with typed state; tools that cannot be
+implemented reliably are served by a world-model simulator. Here the synthesis is deterministic:
+
+- `parse_tools_list` validates the spec (`SpecError` names the offending tool);
+- tools are mapped by name shape onto typed collections (``create_issue``, ``get_issue``,
+  ``list_issues``, ``update_issue``, ``delete_issue``, ``search_issues`` share ``issues``) and get
+  CRUD semantics: create -> new id; get/update/delete of an unknown id -> 404; any argument
+  naming another collection's id (``issueId``) must exist (404); a missing required argument
+  -> 400; search = case-insensitive substring over string fields; list = equality filters;
+- every other tool is ``simulated``: its arguments and referenced ids are checked against the
+  state, then a `WorldModel` answers (`OfflineWorldModel` by default); simulated tools never
+  change the state.
+
+Records hold ``id`` plus the union of the create tools' properties (required where every create
+tool requires them) and the update tools' properties (optional). Links (hops and actions for the
+composer) are derived in `envpipeline.services.mcp_links`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from envpipeline.errors import SpecError
+from envpipeline.services import mcp_values
+from envpipeline.services.base import Record, Service, ToolArgs, ToolDef, bad_request, conflict, next_id, not_found
+from envpipeline.services.mcp_links import derive_links
+from envpipeline.services.mcp_spec import (
+    LIMIT_ARGS,
+    CollectionInfo,
+    Shape,
+    ToolSpec,
+    args_model,
+    classify,
+    dump_record,
+    field_info,
+    parse_tools_list,
+    python_name,
+    singular,
+    texts,
+)
+from envpipeline.services.worldmodel import OfflineWorldModel, WorldModel
+
+__all__ = ["SynthesisReport", "parse_tools_list", "synthesize_service", "synthesis_report"]
+
+WRITES = frozenset({"create", "update", "delete"})
+
+
+class SynthesisReport(BaseModel):
+    """What a synthesis produced: tool count and which tools the world model simulates."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    service: Annotated[str, Field(description="service namespace")]
+    tools: Annotated[int, Field(description="number of tools")]
+    collections: Annotated[dict[str, list[str]], Field(description="typed collection -> its tools")] = {}
+    simulated_tools: Annotated[list[str], Field(description="tools answered by the world model")]
+    simulated_share: Annotated[float, Field(description="simulated tools / all tools, 0..1")]
+
+
+class ImportedState(BaseModel):
+    """Base of synthesized state models: one ``dict[str, Record]`` field per collection."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---------------------------------------------------------------------------------- typed state
+
+
+def _collections(service: str, shapes: list[Shape]) -> dict[str, CollectionInfo]:
+    infos: dict[str, CollectionInfo] = {}
+    for name in dict.fromkeys(s.collection for s in shapes if s.collection):
+        mine = [s for s in shapes if s.collection == name]
+        creates = [s.spec for s in mine if s.op == "create"]
+        updates = [s for s in mine if s.op == "update"]
+        fields: dict[str, dict[str, Any]] = {}
+        for spec in creates:
+            fields.update({p: sch for p, sch in spec.properties.items() if p not in fields and p != "id"})
+        for shape in updates:
+            fields.update({p: s for p, s in shape.spec.properties.items() if p not in fields and p != shape.id_arg})
+        if not fields:
+            fields = {"name": {"type": "string", "description": f"{singular(name)} name"}}
+        required = set.intersection(*(set(s.required) for s in creates)) if creates else set()
+        refs = {f: t for s in mine for f, t in s.refs.items() if f in fields}
+        model = create_model(  # type: ignore[call-overload]
+            "".join(w.capitalize() for w in f"{service}_{singular(name)}".split("_")),
+            __base__=Record,
+            id=(str, Field(description=f"{singular(name)} id")),
+            **{python_name(f): field_info(f, sch, f in required) for f, sch in fields.items()},
+        )
+        tools = {s.spec.name: s.op or "" for s in mine}
+        infos[name] = CollectionInfo(name, singular(name), model, fields, refs, tools)
+    return infos
+
+
+def _state_model(service: str, infos: dict[str, CollectionInfo]) -> type[BaseModel]:
+    fields = {n: (dict[str, i.record], Field(default_factory=dict)) for n, i in infos.items()}  # type: ignore[name-defined]
+    return create_model(f"{service.capitalize()}State", __base__=ImportedState, **fields)  # type: ignore[call-overload]
+
+
+def _generate(state_model: type[BaseModel], infos: dict[str, CollectionInfo], rng: random.Random) -> BaseModel:
+    """3-6 records per collection; values chosen by field name; id-like fields point at real ids."""
+    ids = {n: [f"{i.noun}_{k + 1}" for k in range(rng.randint(3, 6))] for n, i in infos.items()}
+    data: dict[str, dict[str, Any]] = {}
+    for name, info in infos.items():
+        records = {}
+        for rid in ids[name]:
+            row: dict[str, Any] = {"id": rid}
+            for prop, schema in info.fields.items():
+                target = info.refs.get(prop)
+                row[prop] = rng.choice(ids[target]) if target else mcp_values.sample(schema, rng, prop)
+            records[rid] = row
+        data[name] = records
+    return state_model.model_validate(data)
+
+
+# ---------------------------------------------------------------------------------- tools
+
+
+def _check_refs(service: Service, shape: Shape, data: dict[str, Any]) -> None:
+    for arg, target in shape.refs.items():
+        value = data.get(arg)
+        if value is not None and value not in getattr(service.state, target):
+            raise not_found(singular(target).replace("_", " "), str(value))
+
+
+def _matches(row: dict[str, Any], filters: dict[str, Any]) -> bool:
+    for key, wanted in filters.items():
+        actual = row.get(key)
+        if isinstance(actual, list) and not isinstance(wanted, list):
+            if wanted not in actual:
+                return False
+        elif actual != wanted:
+            return False
+    return True
+
+
+def _implementation(shape: Shape, info: CollectionInfo | None, world_model: WorldModel) -> Callable[[Any, Any], Any]:
+    """The function serving one tool (called as ``func(service, args)``)."""
+    spec = shape.spec
+
+    def simulated(service: Service, args: ToolArgs) -> Any:
+        data = args.model_dump(mode="json", by_alias=True)
+        _check_refs(service, shape, data)
+        return world_model.simulate(service.name, spec.name, data, spec.output_schema)
+
+    if info is None:
+        return simulated
+    coll, noun = info.name, info.noun
+
+    def run(service: Service, args: ToolArgs) -> Any:
+        data = args.model_dump(mode="json", by_alias=True)
+        _check_refs(service, shape, data)
+        records: dict[str, Any] = getattr(service.state, coll)
+        if shape.op == "create":
+            rid = data.get("id") or next_id(noun, records)
+            if rid in records:
+                raise conflict(f"{noun} '{rid}' already exists")
+            record = info.record.model_validate({"id": rid, **{k: v for k, v in data.items() if k in info.fields}})
+            records[rid] = record
+            return {noun: dump_record(record)}
+        if shape.op in ("get", "update", "delete"):
+            rid = data[shape.id_arg]  # type: ignore[index]
+            if shape.op == "get":
+                return {noun: dump_record(records[rid])}
+            if shape.op == "delete":
+                del records[rid]
+                return {"deleted": rid}
+            changes = {k: v for k, v in data.items() if k in info.fields and k != shape.id_arg and v is not None}
+            if not changes:
+                raise bad_request(f"nothing to update; updatable fields: {', '.join(sorted(info.fields))}")
+            records[rid] = info.record.model_validate({**dump_record(records[rid]), **changes})
+            return {noun: dump_record(records[rid]), "updated": sorted(changes)}
+        rows = [dump_record(r) for r in records.values()]
+        limit = next((v for k, v in data.items() if k.lower() in LIMIT_ARGS and isinstance(v, int)), None)
+        if limit is not None and limit < 0:
+            raise bad_request(f"invalid limit {limit}")
+        skip = {shape.query_arg} if shape.query_arg else set()
+        filters = {k: v for k, v in data.items() if k in info.fields and k not in skip and v is not None}
+        rows = [r for r in rows if _matches(r, filters)]
+        if shape.query_arg:
+            query = str(data.get(shape.query_arg) or "").strip().lower()
+            if not query:
+                raise bad_request(f"{shape.query_arg} must not be empty")
+            rows = [r for r in rows if any(query in t.lower() for t in texts(r))]
+        return {coll: rows[:limit] if limit is not None else rows}
+
+    return run
+
+
+# ---------------------------------------------------------------------------------- examples
+
+
+def _example_value(shape: Shape, prop: str, state: BaseModel, rng: random.Random) -> Any:
+    target = shape.refs.get(prop)
+    if target:
+        return next(iter(getattr(state, target)), "none")
+    return mcp_values.sample(shape.spec.properties[prop], rng, prop)
+
+
+def _examples(shapes: list[Shape], infos: dict[str, CollectionInfo], state: BaseModel) -> dict[str, dict]:
+    """Valid arguments for every tool against `state` (each call succeeds on a fresh state)."""
+    rng = random.Random(0)
+    examples: dict[str, dict] = {}
+    for shape in shapes:
+        spec, props = shape.spec, shape.spec.properties
+        wanted = [p for p in props if p in spec.required or (shape.op == "create" and p != "id") or p in shape.refs]
+        if shape.op in ("list", "search"):
+            wanted = [p for p in spec.required if p not in shape.refs] + list(shape.refs)
+        args = {p: _example_value(shape, p, state, rng) for p in wanted}
+        info = infos.get(shape.collection or "")
+        first = dump_record(next(iter(getattr(state, info.name).values()))) if info else {}
+        if shape.op in ("list", "search"):
+            args.update({p: first[p] for p in spec.required if p in first and p not in shape.refs})
+        if shape.op == "search" and shape.query_arg:
+            text = next((t for t in texts({k: v for k, v in first.items() if k != "id"}) if t.strip()), "a")
+            args[shape.query_arg] = text.split()[0]
+        if shape.op == "update" and info:
+            _example_change(shape, info, first, args, rng)
+        examples[spec.name] = args
+    return examples
+
+
+def _example_change(shape: Shape, info: CollectionInfo, first: dict, args: dict, rng: random.Random) -> None:
+    for prop in shape.spec.properties:
+        if prop == shape.id_arg or prop not in info.fields or prop in shape.refs:
+            continue
+        for _ in range(20):
+            value = mcp_values.sample(shape.spec.properties[prop], rng, prop)
+            if value != first.get(prop) and value is not None:
+                args[prop] = value
+                return
+
+
+# ---------------------------------------------------------------------------------- synthesis
+
+
+def synthesize_service(
+    service_name: str,
+    payload: Any,
+    world_model: WorldModel | None = None,
+    *,
+    title: str | None = None,
+    domain: str = "imported",
+) -> type[Service]:
+    """A `Service` subclass built from a ``tools/list`` payload (see the module docstring).
+
+    The class is not registered; pass it to `register_service` to join the library.
+    """
+    if not service_name.isidentifier() or not service_name.islower():
+        raise SpecError(f"service name '{service_name}' must be a lowercase identifier")
+    specs: list[ToolSpec] = parse_tools_list(payload)
+    model = world_model or OfflineWorldModel()
+    shapes = classify(specs)
+    infos = _collections(service_name, shapes)
+    state_model = _state_model(service_name, infos)
+    tools = {
+        s.spec.name: ToolDef(
+            s.spec.name,
+            s.spec.description.split("\n\n")[0].replace("\n", " "),
+            args_model(service_name, s.spec),
+            _implementation(s, infos.get(s.collection or ""), model),
+            s.op in WRITES,
+            s.simulated,
+        )
+        for s in shapes
+    }
+    cached_links: list[Any] = []
+
+    def generate_state(cls: type[Service], rng: random.Random) -> BaseModel:
+        return _generate(state_model, infos, rng)
+
+    def example_arguments(cls: type[Service], state: BaseModel) -> dict[str, dict]:
+        return _examples(shapes, infos, state)
+
+    def links(cls: type[Service]) -> list[Any]:
+        if not cached_links:
+            cached_links.extend(derive_links(cls.title, shapes, infos, tools, model, service_name))
+        return list(cached_links)
+
+    namespace: dict[str, Any] = {
+        "__doc__": f"Service '{service_name}' synthesized from {len(specs)} MCP tool specs.",
+        "__module__": __name__,
+        "name": service_name,
+        "title": title or service_name.replace("_", " ").title(),
+        "domain": domain,
+        "state_model": state_model,
+        "world_model": model,
+        "collections": {n: sorted(i.tools) for n, i in infos.items()},
+        "generate_state": classmethod(generate_state),
+        "example_arguments": classmethod(example_arguments),
+        "links": classmethod(links),
+    }
+    cls = type(f"{state_model.__name__.removesuffix('State')}Service", (Service,), namespace)
+    cls.tools = tools
+    return cls
+
+
+def synthesis_report(service_cls: type[Service]) -> SynthesisReport:
+    """How many tools a service has and which of them are simulated (any `Service` works)."""
+    simulated = sorted(n for n, t in service_cls.tools.items() if t.simulated)
+    total = len(service_cls.tools)
+    collections = getattr(service_cls, "collections", {})
+    return SynthesisReport(
+        service=service_cls.name,
+        tools=total,
+        collections=dict(collections),
+        simulated_tools=simulated,
+        simulated_share=round(len(simulated) / total, 4) if total else 0.0,
+    )

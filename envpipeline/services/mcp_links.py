@@ -1,0 +1,192 @@
+"""Hops and actions derived automatically for services synthesized from MCP tool specs.
+
+- **Field hops**: a collection with at least two *typed* string fields (names that map to a
+  composer value type: ``assigneeEmail`` -> email, ``dueDate`` -> date, ...) offers, for each
+  pair of differently typed fields, a hop that consumes one and produces the other through the
+  collection's search tool (or its list tool filtered on the consumed field).
+- **Create actions**: a create tool with a typed field offers an action that creates a record
+  carrying the consumed value; its criterion is an `expect_record` on that field (plus a new
+  constant title-like marker when there is one).
+- **Simulated hops**: a simulated read-like tool with exactly one typed string argument offers a
+  hop producing a ``code``: the first string of its deterministic simulated response.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from envpipeline.services import vocab
+from envpipeline.services.base import ToolDef, next_id
+from envpipeline.services.links import VALUE_PHRASES, Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.mcp_spec import CollectionInfo, Shape, dump_record, python_name, texts
+from envpipeline.services.mcp_values import field_value_type, sample, schema_type, words
+from envpipeline.services.worldmodel import WorldModel, first_string_path
+
+#: first words of simulated tools that (probably) change the outside world: no hop from them
+WRITE_VERBS = frozenset({
+    "send", "post", "submit", "approve", "reject", "close", "open", "assign", "merge", "pay", "book",
+    "cancel", "notify", "publish", "upload", "move", "transfer", "refund", "charge", "invite", "reply",
+})
+
+
+def typed_fields(info: CollectionInfo, names: list[str] | None = None) -> dict[str, str]:
+    """Plain string fields (no enum, not ids) whose names map to a value type: type -> first field."""
+    found: dict[str, str] = {}
+    for prop in names if names is not None else info.fields:
+        schema = info.fields.get(prop)
+        if schema is None or prop in info.refs or schema.get("enum") or schema_type(schema) != "string":
+            continue
+        value_type = field_value_type(prop)
+        if value_type and value_type not in found:
+            found[value_type] = prop
+    return found
+
+
+def _say(name: str) -> str:
+    return " ".join(words(name))
+
+
+def _fresh(value_type: str, rng: random.Random, avoid: str) -> str:
+    for _ in range(100):
+        candidate = vocab.sample_value(value_type, rng)
+        if avoid.lower() not in candidate.lower() and candidate.lower() not in avoid.lower():
+            return candidate
+    return f"{vocab.code(rng, 'ALT')}"
+
+
+def _plant_record(info: CollectionInfo, state: BaseModel, rng: random.Random, fixed: dict[str, Any], avoid: str) -> None:
+    """Insert a record with `fixed` values; other fields sampled so that none mentions `avoid`."""
+    row: dict[str, Any] = {}
+    for prop, schema in info.fields.items():
+        if prop in fixed:
+            row[prop] = fixed[prop]
+        elif prop in info.refs:
+            row[prop] = rng.choice(list(getattr(state, info.refs[prop])) or ["none"])
+        else:
+            for _ in range(5):
+                row[prop] = sample(schema, rng, prop)
+                if not any(avoid.lower() in t.lower() for t in texts(row[prop])):
+                    break
+    records: dict[str, Any] = getattr(state, info.name)
+    rid = next_id(info.noun, records)
+    records[rid] = info.record.model_validate({"id": rid, **row})
+
+
+def _drop(info: CollectionInfo, state: BaseModel, keep: Callable[[dict[str, Any]], bool]) -> None:
+    records: dict[str, Any] = getattr(state, info.name)
+    for rid in [rid for rid, r in records.items() if not keep(dump_record(r))]:
+        del records[rid]
+
+
+def _field_hop(title: str, info: CollectionInfo, finder: Shape, src: tuple[str, str], dst: tuple[str, str]) -> Hop:
+    (in_type, in_field), (out_type, out_field) = src, dst
+    by_search = finder.op == "search"
+    arg = finder.query_arg if by_search else in_field
+
+    def plant(state: BaseModel, rng: random.Random, value: str) -> HopPlan:
+        low = value.lower()
+        if by_search:
+            _drop(info, state, lambda r: not any(low in t.lower() for t in texts(r)))
+        else:
+            _drop(info, state, lambda r: r.get(in_field) != value)
+        output = _fresh(out_type, rng, value)
+        _plant_record(info, state, rng, {in_field: value, out_field: output}, value)
+        call = PlannedCall(finder.spec.name, {arg: value}, inputs={arg: "{value}"}, reveals=(info.name, 0, out_field))
+        phrase = (
+            f"in the {title.lower()}, find the {_say(info.noun)} whose {_say(in_field)} is "
+            f"{VALUE_PHRASES[in_type]} and note its {_say(out_field)}"
+        )
+        return HopPlan([call], output, phrase)
+
+    return Hop(f"{info.noun}_{in_field}_to_{out_field}", in_type, out_type, plant)  # type: ignore[arg-type]
+
+
+def _quote(value: Any) -> str:
+    return f"'{value}'" if isinstance(value, str) else json.dumps(value)
+
+
+def _create_action(title: str, info: CollectionInfo, shape: Shape, value_type: str, field: str) -> Action:
+    spec = shape.spec
+    markers = [p for p in spec.required if p != field and field_value_type(p) == "title" and p in info.fields]
+
+    def plant(state: BaseModel, rng: random.Random, value: str) -> ActionPlan:
+        _drop(info, state, lambda r: r.get(field) != value)
+        constants: dict[str, Any] = {}
+        for prop in spec.required:
+            if prop == field:
+                continue
+            schema = spec.properties[prop]
+            constants[prop] = f"{vocab.title(rng)} {vocab.code(rng, 'N')}" if prop in markers else sample(schema, rng, prop)
+        call = PlannedCall(spec.name, {**constants, field: value}, inputs={field: "{value}"})
+        match = {python_name(field): value, **{python_name(m): constants[m] for m in markers[:1]}}
+        described = ", ".join(f"{_say(p)} {_quote(v)}" for p, v in constants.items())
+        crit = expect_record(info.name, f"a {_say(info.noun)} with {_say(field)} {value!r} exists", **match)
+        phrase = f"in the {title.lower()}, create a {_say(info.noun)} with its {_say(field)} set to {VALUE_PHRASES[value_type]}"
+        return ActionPlan([call], [crit], f"{phrase} ({described})" if described else phrase)
+
+    return Action(f"{spec.name}_with_{field}", value_type, plant)  # type: ignore[arg-type]
+
+
+def _simulated_hop(title: str, service: str, shape: Shape, tool: ToolDef, world_model: WorldModel) -> Hop | None:
+    spec = shape.spec
+    props = spec.properties
+    if len(props) != 1 or words(spec.name)[0] in WRITE_VERBS:
+        return None
+    (arg, schema), = props.items()
+    value_type = field_value_type(arg)
+    path = first_string_path(spec.output_schema)
+    if arg in shape.refs or schema.get("enum") or schema_type(schema) != "string" or not value_type or not path:
+        return None
+
+    def plant(state: BaseModel, rng: random.Random, value: str) -> HopPlan:
+        arguments = tool.args_model.model_validate({arg: value}).model_dump(mode="json", by_alias=True)
+        response: Any = world_model.simulate(service, spec.name, arguments, spec.output_schema)
+        for key in path:
+            response = response[key]
+        call = PlannedCall(spec.name, {arg: value}, inputs={arg: "{value}"}, reveals=path)
+        phrase = f"use the {title.lower()} tool '{spec.name}' on {VALUE_PHRASES[value_type]} and note the {_say(path[-1])} it returns"
+        return HopPlan([call], str(response), phrase)
+
+    return Hop(f"{spec.name}_lookup", value_type, "code", plant)  # type: ignore[arg-type]
+
+
+def derive_links(
+    title: str,
+    shapes: list[Shape],
+    infos: dict[str, CollectionInfo],
+    tools: dict[str, ToolDef],
+    world_model: WorldModel,
+    service: str,
+) -> list[Hop | Action]:
+    """Every hop and action of a synthesized service, in a deterministic order."""
+    found: list[Hop | Action] = []
+    for info in infos.values():
+        typed = typed_fields(info)
+        mine = [s for s in shapes if s.collection == info.name]
+        search = next((s for s in mine if s.op == "search" and s.query_arg and set(s.spec.required) <= {s.query_arg}), None)
+        for in_type, in_field in typed.items():
+            finder = search or next(
+                (s for s in mine if s.op == "list" and in_field in s.spec.properties and set(s.spec.required) <= {in_field}),
+                None,
+            )
+            if finder is None or len(typed) < 2:
+                continue
+            for out_type, out_field in typed.items():
+                if out_type != in_type:
+                    found.append(_field_hop(title, info, finder, (in_type, in_field), (out_type, out_field)))
+        for shape in mine:
+            if shape.op != "create" or any(p in shape.refs for p in shape.spec.required):
+                continue
+            for value_type, field in typed_fields(info, list(shape.spec.properties)).items():
+                found.append(_create_action(title, info, shape, value_type, field))
+    for shape in shapes:
+        if shape.simulated:
+            hop = _simulated_hop(title, service, shape, tools[shape.spec.name], world_model)
+            if hop is not None:
+                found.append(hop)
+    return found

@@ -1,0 +1,344 @@
+"""MCP tool specs: parsing, validation, tool shapes and pydantic models from JSON schema.
+
+`parse_tools_list` accepts what an MCP server answers to ``tools/list`` and returns validated
+`ToolSpec`s; every problem is a `SpecError` naming the offending tool. `classify` maps each tool
+onto a typed collection by the shape of its name (``create_issue``/``get_issue``/``list_issues``
+share ``issues``) or marks it simulated; `args_model` and `annotation` turn JSON schema into
+pydantic types.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, create_model
+
+from envpipeline.errors import SpecError
+from envpipeline.services.base import ToolArgs
+from envpipeline.services.mcp_values import NULL, schema_type, words
+
+SUPPORTED_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object"})
+TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
+PROPERTY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
+
+#: verb -> operation kind of a CRUD tool
+VERBS: dict[str, str] = {
+    **dict.fromkeys(("create", "add", "new"), "create"),
+    **dict.fromkeys(("get", "read", "fetch", "retrieve", "show"), "get"),
+    **dict.fromkeys(("list", "all"), "list"),
+    **dict.fromkeys(("update", "edit", "modify", "set", "patch"), "update"),
+    **dict.fromkeys(("delete", "remove", "archive"), "delete"),
+    **dict.fromkeys(("search", "find", "query"), "search"),
+}
+FILLERS = frozenset({"all", "my", "the", "a", "an"})
+PREPOSITIONS = frozenset({"to", "from", "on", "for", "by", "in", "of", "with", "at"})
+QUERY_ARGS = ("query", "q", "text", "keyword", "keywords", "term", "search", "searchText")
+LIMIT_ARGS = frozenset({"limit", "maxresults", "max_results", "pagesize", "page_size", "count", "top"})
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One validated MCP tool."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+
+    @property
+    def properties(self) -> dict[str, dict[str, Any]]:
+        """The input properties (name -> schema)."""
+        return self.input_schema.get("properties", {})
+
+    @property
+    def required(self) -> list[str]:
+        """The required input property names."""
+        return list(self.input_schema.get("required", []))
+
+
+@dataclass
+class Shape:
+    """How one tool is served: a CRUD operation on a collection, or simulated."""
+
+    spec: ToolSpec
+    op: str | None  # create/get/list/update/delete/search; None when simulated
+    collection: str | None
+    id_arg: str | None = None
+    query_arg: str | None = None
+    refs: dict[str, str] = field(default_factory=dict)  # id-like argument -> referenced collection
+
+    @property
+    def simulated(self) -> bool:
+        """Whether the world model answers this tool."""
+        return self.op is None
+
+
+def singular(word: str) -> str:
+    """A naive English singular (``categories`` -> ``category``, ``addresses`` -> ``address``)."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "ches", "shes", "xes", "zes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def plural(word: str) -> str:
+    """A naive English plural (``category`` -> ``categories``)."""
+    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
+        return word[:-1] + "ies"
+    if word.endswith(("s", "x", "z", "ch", "sh")):
+        return word + "es"
+    return word + "s"
+
+
+def collection_of(noun_words: list[str]) -> str:
+    """The collection named by noun words: the last word singularized then pluralized."""
+    *head, last = noun_words
+    return "_".join([*head, plural(singular(last))])
+
+
+def id_target(arg: str) -> str | None:
+    """The collection an id-like argument names (``issueId``/``issue_id`` -> ``issues``), if any."""
+    parts = words(arg)
+    if len(parts) < 2 or parts[-1] != "id":
+        return None
+    return collection_of(parts[:-1])
+
+
+# ---------------------------------------------------------------------------------- parsing
+
+
+def _fail(tool: str, problem: str) -> SpecError:
+    return SpecError(f"tool '{tool}': {problem}")
+
+
+def _check_property(tool: str, path: str, schema: Any, depth: int = 0) -> None:
+    if not isinstance(schema, dict):
+        raise _fail(tool, f"property '{path}' must be a JSON schema object")
+    if "enum" in schema:
+        if not isinstance(schema["enum"], list) or not schema["enum"]:
+            raise _fail(tool, f"property '{path}' has an empty or invalid enum")
+        return
+    raw = schema.get("type")
+    kinds = raw if isinstance(raw, list) else [raw]
+    real = [k for k in kinds if k != NULL]
+    if len(real) != 1 or real[0] not in SUPPORTED_TYPES:
+        raise _fail(tool, f"property '{path}' has unsupported type {json.dumps(raw)}")
+    if real[0] == "array" and "items" in schema:
+        _check_property(tool, f"{path}[]", schema["items"], depth + 1)
+    if real[0] == "object":
+        for key, sub in (schema.get("properties") or {}).items():
+            _check_property(tool, f"{path}.{key}", sub, depth + 1)
+
+
+def _check_input_schema(tool: str, schema: Any) -> dict[str, Any]:
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        raise _fail(tool, "inputSchema must be a JSON schema of type 'object'")
+    props = schema.get("properties", {})
+    if not isinstance(props, dict):
+        raise _fail(tool, "inputSchema.properties must be an object")
+    for name, sub in props.items():
+        if not PROPERTY_NAME.match(name):
+            raise _fail(tool, f"property name '{name}' is not an identifier")
+        _check_property(tool, name, sub)
+    required = schema.get("required", [])
+    if not isinstance(required, list) or any(r not in props for r in required):
+        raise _fail(tool, f"inputSchema.required names unknown properties: {required}")
+    return schema
+
+
+def _tool_list(payload: Any) -> list[Any]:
+    if isinstance(payload, (str, bytes)):
+        try:
+            payload = json.loads(payload)
+        except ValueError as e:
+            raise SpecError(f"tools/list payload is not valid JSON: {e}") from e
+    if isinstance(payload, dict) and "jsonrpc" in payload:
+        if "error" in payload:
+            raise SpecError(f"tools/list answered with a JSON-RPC error: {payload['error']}")
+        payload = payload.get("result")
+    if isinstance(payload, dict):
+        payload = payload.get("tools")
+    if not isinstance(payload, list):
+        raise SpecError("tools/list payload must be a list of tools, {'tools': [...]} or a JSON-RPC result")
+    return payload
+
+
+def parse_tools_list(payload: Any) -> list[ToolSpec]:
+    """Validated tools of a ``tools/list`` result: ``{"tools": [...]}``, a JSON-RPC response or a list.
+
+    `payload` may be parsed JSON or JSON text. Raises `SpecError` naming the offending tool (or its
+    position when it has no name).
+    """
+    specs: list[ToolSpec] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(_tool_list(payload)):
+        if not isinstance(raw, dict):
+            raise SpecError(f"tool #{index}: must be a JSON object")
+        name = raw.get("name")
+        if not isinstance(name, str) or not name:
+            raise SpecError(f"tool #{index}: has no name")
+        if not TOOL_NAME.match(name):
+            raise _fail(name, "name must start with a letter and hold only letters, digits, _ and -")
+        if name in seen:
+            raise _fail(name, "duplicate tool name")
+        seen.add(name)
+        schema = _check_input_schema(name, raw.get("inputSchema"))
+        output = raw.get("outputSchema")
+        if output is not None and not isinstance(output, dict):
+            raise _fail(name, "outputSchema must be a JSON schema object")
+        description = str(raw.get("description") or raw.get("title") or " ".join(words(name))).strip()
+        specs.append(ToolSpec(name, description, schema, output))
+    if not specs:
+        raise SpecError("tools/list payload holds no tools")
+    return specs
+
+
+# ---------------------------------------------------------------------------------- shapes
+
+
+def _verb_and_noun(name: str) -> tuple[str | None, list[str]]:
+    parts = words(name)
+    if not parts or parts[0] not in VERBS:
+        return None, []
+    noun: list[str] = []
+    for word in parts[1:]:
+        if word in PREPOSITIONS:
+            break
+        if word not in FILLERS:
+            noun.append(word)
+    return VERBS[parts[0]], noun
+
+
+def classify(specs: list[ToolSpec]) -> list[Shape]:
+    """The shape of every tool: its CRUD operation and collection, or simulated (op None).
+
+    create/list/search tools name their collection by their noun; get/update/delete tools use the
+    longest prefix of their noun that names a known collection (``set_issue_status`` updates
+    ``issues``) and need an id-like argument for it. Anything else is simulated.
+    """
+    parsed = [(spec, *_verb_and_noun(spec.name)) for spec in specs]
+    known = {collection_of(noun) for _, op, noun in parsed if op in ("create", "list", "search") and noun}
+    shapes: list[Shape] = []
+    for spec, op, noun in parsed:
+        if op is None or not noun:
+            shapes.append(Shape(spec, None, None))
+            continue
+        collection = collection_of(noun)
+        if op in ("get", "update", "delete"):
+            prefixes = [collection_of(noun[:n]) for n in range(len(noun), 0, -1)]
+            collection = next((c for c in prefixes if c in known), collection)
+        shapes.append(Shape(spec, op, collection))
+    collections = {s.collection for s in shapes if s.collection}
+    for shape in shapes:
+        props = shape.spec.properties
+        shape.refs = {a: t for a in props if (t := id_target(a)) in collections and schema_type(props[a]) == "string"}
+        if shape.op in ("get", "update", "delete"):
+            own = [a for a, t in shape.refs.items() if t == shape.collection]
+            if "id" in props and schema_type(props["id"]) == "string":
+                own.insert(0, "id")
+            shape.id_arg = next((a for a in own if a in shape.spec.required), None)
+            if shape.id_arg is None:
+                shape.op, shape.collection = None, None
+            else:
+                shape.refs[shape.id_arg] = shape.collection  # type: ignore[assignment]
+        if shape.op == "search":
+            strings = [a for a, s in props.items() if schema_type(s) == "string" and a not in shape.refs]
+            shape.query_arg = next((a for a in QUERY_ARGS if a in strings), None)
+    for shape in shapes:
+        if shape.op == "update" and not (set(shape.spec.properties) - {shape.id_arg}):
+            shape.op, shape.collection = None, None
+    return shapes
+
+
+# ---------------------------------------------------------------------------------- pydantic
+
+
+def python_name(prop: str) -> str:
+    """A safe Python attribute name for a JSON property (used with an alias when different)."""
+    safe = re.sub(r"\W", "_", prop)
+    if keyword.iskeyword(safe) or safe.startswith("_") or safe.startswith("model_") or hasattr(BaseModel, safe):
+        safe = f"f_{safe.lstrip('_')}"
+    return safe
+
+
+def _model_name(*parts: str) -> str:
+    return "".join(w.capitalize() for p in parts for w in words(p)) or "Model"
+
+
+def annotation(schema: dict[str, Any], name: str) -> Any:
+    """The pydantic annotation of one property schema (nested objects become strict models)."""
+    nullable = isinstance(schema.get("type"), list) and NULL in schema["type"]
+    if schema.get("enum"):
+        result: Any = Literal[tuple(schema["enum"])]  # type: ignore[valid-type]
+    else:
+        kind = schema_type(schema)
+        if kind == "array":
+            result = list[annotation(schema.get("items", {"type": "string"}), name)]  # type: ignore[misc]
+        elif kind == "object" and schema.get("properties"):
+            result = fields_model(_model_name(name), schema, base=ToolArgs)
+        elif kind == "object":
+            result = dict[str, str | int | float | bool | None]
+        else:
+            result = {"string": str, "integer": int, "number": float, "boolean": bool}[kind]
+    return result | None if nullable else result
+
+
+def field_info(prop: str, schema: dict[str, Any], required: bool) -> tuple[Any, Any]:
+    """The (annotation, FieldInfo) of one property for `pydantic.create_model`."""
+    kind = annotation(schema, prop)
+    extra: dict[str, Any] = {"description": schema.get("description") or " ".join(words(prop))}
+    if python_name(prop) != prop:
+        extra["alias"] = prop
+    if required:
+        return kind, Field(**extra)
+    default = schema.get("default")
+    return kind | None, Field(default=default, **extra)
+
+
+def fields_model(model_name: str, schema: dict[str, Any], base: type[BaseModel]) -> type[BaseModel]:
+    """A pydantic model (on `base`) with one field per schema property; required ones have no default."""
+    required = set(schema.get("required", []))
+    fields = {
+        python_name(p): field_info(p, sub, p in required) for p, sub in schema.get("properties", {}).items()
+    }
+    return create_model(model_name, __base__=base, **fields)  # type: ignore[call-overload]
+
+
+def args_model(service: str, spec: ToolSpec) -> type[ToolArgs]:
+    """The `ToolArgs` model of one tool (extra arguments forbidden)."""
+    return fields_model(_model_name(service, spec.name, "args"), spec.input_schema, ToolArgs)  # type: ignore[return-value]
+
+
+@dataclass
+class CollectionInfo:
+    """One typed collection of a synthesized service: its record model and the tools on it."""
+
+    name: str
+    noun: str  # singular, for ids, messages and response keys (``issue``)
+    record: type[BaseModel]
+    fields: dict[str, dict[str, Any]]  # JSON property name -> schema (``id`` excluded)
+    refs: dict[str, str]  # id-like field -> referenced collection
+    tools: dict[str, str] = field(default_factory=dict)  # tool name -> op
+
+
+def dump_record(record: BaseModel) -> dict[str, Any]:
+    """A record as JSON-able data with its JSON property names (aliases)."""
+    return record.model_dump(mode="json", by_alias=True)
+
+
+def texts(value: Any) -> list[str]:
+    """Every string inside a JSON value (lists and objects walked)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [t for item in value for t in texts(item)]
+    if isinstance(value, dict):
+        return [t for item in value.values() for t in texts(item)]
+    return []

@@ -1,0 +1,159 @@
+"""Realistic values for fields known only by name and JSON schema (imported MCP services).
+
+Shared by the offline world model, the synthesized services' state generators and their example
+arguments: a field's *name* picks a realistic value (``assigneeEmail`` -> an email address,
+``dueDate`` -> an ISO date), its *schema* keeps the value conformant (type, enum, bounds, format).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from typing import Any
+
+from envpipeline.services import vocab
+
+#: name words -> composer value type (see `envpipeline.services.links.VALUE_TYPES`)
+TYPE_WORDS: dict[str, frozenset[str]] = {
+    "email": frozenset({"email", "mail"}),
+    "date": frozenset({"date", "due", "deadline", "day"}),
+    "city": frozenset({"city", "location", "destination", "origin"}),
+    "person": frozenset({
+        "owner", "assignee", "author", "person", "reporter", "submitter", "approver", "employee",
+        "traveler", "traveller",
+    }),
+    "code": frozenset({"code", "ref", "reference", "sku", "key", "number"}),
+    "title": frozenset({"title", "subject", "name"}),
+}
+TYPE_PRIORITY = ("email", "date", "city", "person", "code", "title")
+TEXT_WORDS = frozenset({"description", "body", "notes", "note", "comment", "text", "content", "message",
+                        "reason", "summary", "details", "purpose"})
+AMOUNT_WORDS = frozenset({"amount", "price", "cost", "total", "sum", "rate", "fee", "balance"})
+CURRENCIES = ("EUR", "USD", "GBP", "JPY", "CHF", "CAD")
+NULL = "null"
+
+
+def words(name: str) -> list[str]:
+    """Lowercase words of an identifier: ``dueDate``/``due_date``/``due-date`` -> [due, date]."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return [w.lower() for w in re.split(r"[\s_\-.]+", spaced) if w]
+
+
+def field_value_type(name: str) -> str | None:
+    """The composer value type a field name suggests, or None.
+
+    The last word decides (``employeeNumber`` is a code) except that a trailing ``name`` after a
+    person word is a person (``reporterName``); otherwise the first matching type in
+    `TYPE_PRIORITY` among all words.
+    """
+    parts = words(name)
+    if not parts:
+        return None
+    last = parts[-1]
+    if last == "name" and any(w in TYPE_WORDS["person"] for w in parts[:-1]):
+        return "person"
+    for value_type in TYPE_PRIORITY:
+        if last in TYPE_WORDS[value_type]:
+            return value_type
+    for value_type in TYPE_PRIORITY:
+        if any(w in TYPE_WORDS[value_type] for w in parts):
+            return value_type
+    return None
+
+
+def schema_type(schema: dict[str, Any]) -> str | None:
+    """The single non-null JSON type of a property schema (``["string", "null"]`` -> string)."""
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != NULL]
+        return kinds[0] if len(kinds) == 1 else None
+    if kind is None and "properties" in schema:
+        return "object"
+    return kind
+
+
+def _named_string(name: str, rng: random.Random) -> str:
+    value_type = field_value_type(name)
+    if value_type is not None:
+        if value_type == "code":
+            prefix = "".join(w[0] for w in words(name)).upper()[:3] or "REF"
+            return vocab.code(rng, prefix if len(prefix) > 1 else "REF")
+        return vocab.sample_value(value_type, rng)
+    parts = set(words(name))
+    if parts & TEXT_WORDS:
+        return vocab.sentence(rng)
+    if "currency" in parts:
+        return rng.choice(CURRENCIES)
+    if parts & {"url", "link", "uri"}:
+        return f"https://files.example.com/{rng.choice(vocab.WORDS)}-{rng.randint(100, 999)}"
+    if "status" in parts:
+        return rng.choice(("open", "pending", "done"))
+    return f"{rng.choice(vocab.WORDS)}-{rng.randint(100, 999)}"
+
+
+def _string(name: str, schema: dict[str, Any], rng: random.Random) -> str:
+    fmt = schema.get("format")
+    if fmt == "date":
+        value = vocab.date(rng)
+    elif fmt == "date-time":
+        value = f"{vocab.date(rng)}T{rng.randint(8, 18):02d}:00:00Z"
+    elif fmt == "email":
+        value = vocab.sample_value("email", rng)
+    elif fmt in ("uri", "url"):
+        value = f"https://files.example.com/{rng.choice(vocab.WORDS)}"
+    else:
+        value = _named_string(name, rng)
+    low, high = schema.get("minLength", 0), schema.get("maxLength")
+    if len(value) < low:
+        value = value + "x" * (low - len(value))
+    if high is not None:
+        value = value[:high]
+    return value
+
+
+def _number(name: str, schema: dict[str, Any], rng: random.Random, integer: bool) -> int | float:
+    is_amount = bool(set(words(name)) & AMOUNT_WORDS)
+    low = schema.get("minimum", schema.get("exclusiveMinimum", 1 if is_amount else 0))
+    high = schema.get("maximum", schema.get("exclusiveMaximum", 500 if is_amount else 10))
+    if "exclusiveMinimum" in schema:
+        low = low + (1 if integer else 0.01)
+    if "exclusiveMaximum" in schema:
+        high = high - (1 if integer else 0.01)
+    high = max(high, low)
+    if integer:
+        first, last = math.ceil(low), math.floor(high)
+        return rng.randint(first, last) if last >= first else first
+    return round(rng.uniform(low, high), 2)
+
+
+def sample(schema: dict[str, Any], rng: random.Random, name: str = "", depth: int = 0) -> Any:
+    """A value conforming to `schema` (objects, arrays, strings, numbers, booleans, enums).
+
+    Object values carry every declared property; arrays hold one to three items (within
+    ``minItems``/``maxItems``). Beyond depth 6 objects and arrays are left empty.
+    """
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return rng.choice(list(schema["enum"]))
+    kind = schema_type(schema)
+    if kind == "object":
+        props = schema.get("properties", {}) if depth < 6 else {}
+        return {key: sample(sub, rng, key, depth + 1) for key, sub in props.items()}
+    if kind == "array":
+        low = schema.get("minItems", 1)
+        high = max(low, min(schema.get("maxItems", 3), 3))
+        count = rng.randint(low, high) if depth < 6 else 0
+        item = schema.get("items", {"type": "string"})
+        singular = name[:-1] if name.endswith("s") else name
+        return [sample(item, rng, singular, depth + 1) for _ in range(count)]
+    if kind == "integer":
+        return _number(name, schema, rng, integer=True)
+    if kind == "number":
+        return _number(name, schema, rng, integer=False)
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == NULL:
+        return None
+    return _string(name, schema, rng)

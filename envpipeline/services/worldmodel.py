@@ -1,0 +1,88 @@
+"""World models: the responses of tools that cannot be implemented reliably (CompoWorld).
+
+When a service is synthesized from MCP tool specs, most tools map onto typed CRUD collections; the
+rest (``summarize_thread``, ``convert_currency_live``, ``ocr_receipt``...) depend on the outside
+world or on judgement and are *simulated*: the service validates their arguments (and any ids
+they reference) against its real state, then asks a `WorldModel` for the response.
+
+`OfflineWorldModel` is deterministic and needs nothing: the response is drawn from a
+`random.Random` seeded by a hash of service, tool and canonical JSON arguments, so the same call
+always gives the same response (tasks stay verifiable), and it conforms to the tool's
+``outputSchema`` when one is given.
+
+Note: an LLM-backed world model (the paper's simulator, prompted with the tool spec, the
+arguments and the service state) is planned; it will implement the same `WorldModel` protocol
+and must keep responses schema-conformant and cached per canonical call for determinism.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from typing import Any, Protocol, runtime_checkable
+
+from envpipeline.services import mcp_values
+
+
+@runtime_checkable
+class WorldModel(Protocol):
+    """Anything that answers a simulated tool call with a JSON object."""
+
+    def simulate(
+        self, service: str, tool: str, arguments: dict[str, Any], output_schema: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """The response of `service.tool(arguments)`, conforming to `output_schema` when given."""
+        ...
+
+
+def canonical_json(arguments: dict[str, Any]) -> str:
+    """Arguments as canonical JSON (sorted keys, no whitespace): the identity of a call."""
+    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def call_seed(service: str, tool: str, arguments: dict[str, Any]) -> int:
+    """A stable 64-bit seed for one call (sha256, not Python's salted `hash`)."""
+    digest = hashlib.sha256(f"{service}\x00{tool}\x00{canonical_json(arguments)}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+class OfflineWorldModel:
+    """Deterministic, schema-conformant simulated responses; no network, no model.
+
+    With an ``outputSchema`` of type object the response is a sample of it (every declared
+    property, realistic values chosen by property name). Without one, or with a non-object schema,
+    the response is ``{"result": <value>, "simulated": True}``, where the value is a reference-like
+    string (or a sample of the non-object schema).
+    """
+
+    def simulate(
+        self, service: str, tool: str, arguments: dict[str, Any], output_schema: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """The deterministic response of one call; see the class docstring."""
+        rng = random.Random(call_seed(service, tool, arguments))
+        if output_schema and mcp_values.schema_type(output_schema) == "object":
+            return mcp_values.sample(output_schema, rng)
+        if output_schema:
+            return {"result": mcp_values.sample(output_schema, rng, "result"), "simulated": True}
+        prefix = "".join(w[0] for w in mcp_values.words(tool)).upper()[:3] or "SIM"
+        return {"result": f"{prefix}-{rng.randint(1000, 9999)}", "simulated": True}
+
+
+def first_string_path(schema: dict[str, Any] | None) -> tuple[str, ...] | None:
+    """Where an `OfflineWorldModel` response to `schema` holds its first string, if structurally sure.
+
+    Follows object properties in declaration order (not arrays, whose length varies); enums and
+    formats count as strings. None when the schema has no such string.
+    """
+    if not schema or mcp_values.schema_type(schema) != "object":
+        return ("result",) if not schema or mcp_values.schema_type(schema) == "string" else None
+    for key, sub in schema.get("properties", {}).items():
+        kind = mcp_values.schema_type(sub)
+        if kind == "string" or (sub.get("enum") and all(isinstance(v, str) for v in sub["enum"])):
+            return (key,)
+        if kind == "object":
+            inner = first_string_path(sub)
+            if inner is not None and inner != ("result",):
+                return (key, *inner)
+    return None

@@ -1,0 +1,144 @@
+"""The Parquet lake: one file per (asset, partition), written atomically, lineage on every row.
+
+Layout: ``<home>/lake/<asset>/seed=<partition>/part.parquet``. A write goes to a hidden temp
+file in the same directory and is renamed over the target, so a run killed mid-write leaves
+either the old file or the new one, never half of one; rewriting a partition replaces it, so a
+rerun converges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from envpipeline.errors import StoreError
+
+PARTITION_KEY = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+ASSET_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+LINEAGE_COLUMNS = ("_asset", "_partition", "_run_id", "_code_version", "_inputs", "_row_hash")
+
+
+def canonical_hash(payload: Any) -> str:
+    """sha256 of the canonical JSON of `payload`."""
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def check_partition_key(key: str) -> str:
+    """Return `key` if it is a safe partition key ([A-Za-z0-9_-]), else raise StoreError."""
+    if not PARTITION_KEY.match(key):
+        raise StoreError(f"partition key {key!r} must match [A-Za-z0-9_-]{{1,128}}")
+    return key
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """Who wrote a partition: run, code version, and fingerprints of the inputs."""
+
+    run_id: str
+    code_version: str
+    inputs: dict[str, str] = field(default_factory=dict)
+
+
+class Lake:
+    """Read and write partitions of assets under `<home>/lake`."""
+
+    def __init__(self, home: str | Path) -> None:
+        self.home = Path(home)
+        self.root = self.home / "lake"
+
+    def partition_path(self, asset: str, partition: str) -> Path:
+        """Where one partition of an asset lives."""
+        if not ASSET_NAME.match(asset):
+            raise StoreError(f"asset name {asset!r} must be lowercase snake_case")
+        return self.root / asset / f"seed={check_partition_key(partition)}" / "part.parquet"
+
+    def write_partition(
+        self, asset: str, partition: str, rows: list[dict[str, Any]], lineage: Lineage
+    ) -> Path:
+        """Atomically replace one partition with `rows`, adding lineage columns to each."""
+        target = self.partition_path(asset, partition)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        inputs = json.dumps(lineage.inputs, sort_keys=True)
+        stamped = []
+        for row in rows:
+            if any(k.startswith("_") or k == "seed" for k in row):
+                raise StoreError(f"row columns may not start with '_' or be 'seed': {sorted(row)}")
+            stamped.append(
+                {
+                    **row,
+                    "_asset": asset,
+                    "_partition": partition,
+                    "_run_id": lineage.run_id,
+                    "_code_version": lineage.code_version,
+                    "_inputs": inputs,
+                    "_row_hash": canonical_hash(row),
+                }
+            )
+        table = pa.Table.from_pylist(stamped) if stamped else _empty_table()
+        fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                pq.write_table(table, handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return target
+
+    def assets(self) -> list[str]:
+        """Assets with at least one written partition."""
+        if not self.root.exists():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and any(p.glob("seed=*/part.parquet")))
+
+    def partitions(self, asset: str) -> list[str]:
+        """Written partition keys of one asset."""
+        base = self.root / asset
+        return sorted(p.parent.name.split("=", 1)[1] for p in base.glob("seed=*/part.parquet"))
+
+    def glob(self, asset: str) -> str:
+        """The Parquet glob of one asset (for DuckDB)."""
+        return str(self.root / asset / "*" / "part.parquet")
+
+    def query(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+        """Run SQL on an in-memory DuckDB over the lake; `{asset}` placeholders become scans."""
+        con = duckdb.connect(":memory:")
+        try:
+            for asset in self.assets():
+                con.execute(
+                    f"CREATE VIEW {asset} AS SELECT * FROM read_parquet('{self.glob(asset)}', "
+                    "hive_partitioning=true, union_by_name=true)"
+                )
+            cursor = con.execute(sql, params or [])
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, row)) for row in cursor.fetchall()]
+        except duckdb.Error as e:
+            raise StoreError(f"query failed: {e}") from e
+        finally:
+            con.close()
+
+    def read(self, asset: str, partition: str | None = None) -> list[dict[str, Any]]:
+        """All rows of an asset (or of one partition)."""
+        if partition is not None:
+            path = self.partition_path(asset, partition)
+            return pq.read_table(path).to_pylist() if path.exists() else []
+        if asset not in self.assets():
+            return []
+        return self.query(f"SELECT * FROM {asset}")
+
+
+def _empty_table() -> pa.Table:
+    return pa.table({name: pa.array([], pa.string()) for name in LINEAGE_COLUMNS})

@@ -1,0 +1,1 @@
+"""Dagster resources wrapping envpipeline core objects (store, composer)."""

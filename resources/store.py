@@ -1,0 +1,27 @@
+"""The lake and catalog as a Dagster resource."""
+
+
+import os
+
+from dagster import ConfigurableResource
+from pydantic import Field
+
+from envpipeline.store.catalog import refresh_catalog
+from envpipeline.store.lake import Lake
+
+
+class LakeResource(ConfigurableResource):
+    """Parquet lake + DuckDB catalog under one home folder."""
+
+    home: str = Field(
+        default_factory=lambda: os.path.abspath(os.environ.get("ENVPIPELINE_HOME", "data")),
+        description="data folder: lake/, catalog.duckdb",
+    )
+
+    def lake(self) -> Lake:
+        """The lake under `home`."""
+        return Lake(self.home)
+
+    def refresh_catalog(self) -> list[str]:
+        """Recreate the catalog views (the single serialized writer)."""
+        return refresh_catalog(self.home)
