@@ -35,7 +35,7 @@ composition_batches = DynamicPartitionsDefinition(name="composition_batches")
 @asset(group_name="compoworld", code_version=CODE_VERSION, kinds={"python", "parquet"})
 def service_library(context: AssetExecutionContext, store: LakeResource) -> MaterializeResult:
     """Every registered service with its tools, schemas, links and simulated-tool flags."""
-    fingerprint = record_library(store.lake(), context.run_id)
+    fingerprint = record_library(store.lake(), context.run.run_id)
     services = all_services()
     n_tools = sum(len(c.tools) for c in services.values())
     n_simulated = sum(t.simulated for c in services.values() for t in c.tools.values())
@@ -86,7 +86,7 @@ def composed_task_specs(
         candidates.append(draft_record(seed, config, seed_key=key))
         if (i + 1) % 25 == 0:
             context.log.info(f"drafted {i + 1}/{len(seeds)} candidates")
-    fingerprint = record_candidates(store.lake(), key, candidates, context.run_id)
+    fingerprint = record_candidates(store.lake(), key, candidates, context.run.run_id)
     composable = sum(c.status == "candidate" for c in candidates)
     return MaterializeResult(
         metadata={
@@ -115,7 +115,7 @@ def verified_composed_tasks(
     rows = lake.read("composed_task_specs", key)
     judged = [verify_record(row_to_task(row), composer.config()) for row in rows]
     specs = fingerprint_rows([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
-    record_verified(lake, key, judged, specs, context.run_id)
+    record_verified(lake, key, judged, specs, context.run.run_id)
     summary = summarize(judged)
     accepted = [r for r in judged if r.status == "accepted"]
     return MaterializeResult(

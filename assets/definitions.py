@@ -7,7 +7,6 @@ from assets.catalog import catalog
 from assets.compose import (
     accepted_tasks_meet_rubric_floor,
     composed_task_specs,
-    composition_batches,
     service_contract_passes,
     service_library,
     verified_composed_tasks,
@@ -21,7 +20,6 @@ library_job = define_asset_job(
 compose_batch_job = define_asset_job(
     "compose_batch_job",
     selection=AssetSelection.assets(composed_task_specs, verified_composed_tasks),
-    partitions_def=composition_batches,
     description="Draft and verify one composition batch.",
 )
 catalog_job = define_asset_job("catalog_job", selection=AssetSelection.assets(catalog), description="Refresh views.")

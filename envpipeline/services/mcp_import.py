@@ -28,7 +28,16 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from envpipeline.errors import SpecError
 from envpipeline.services import mcp_values
-from envpipeline.services.base import Record, Service, ToolArgs, ToolDef, bad_request, conflict, next_id, not_found
+from envpipeline.services.base import (
+    Record,
+    Service,
+    ToolArgs,
+    ToolDef,
+    bad_request,
+    conflict,
+    next_id,
+    not_found,
+)
 from envpipeline.services.mcp_links import derive_links
 from envpipeline.services.mcp_spec import (
     LIMIT_ARGS,
@@ -82,7 +91,9 @@ def _collections(service: str, shapes: list[Shape]) -> dict[str, CollectionInfo]
         for spec in creates:
             fields.update({p: sch for p, sch in spec.properties.items() if p not in fields and p != "id"})
         for shape in updates:
-            fields.update({p: s for p, s in shape.spec.properties.items() if p not in fields and p != shape.id_arg})
+            fields.update(
+                {p: s for p, s in shape.spec.properties.items() if p not in fields and p != shape.id_arg}
+            )
         if not fields:
             fields = {"name": {"type": "string", "description": f"{singular(name)} name"}}
         required = set.intersection(*(set(s.required) for s in creates)) if creates else set()
@@ -103,7 +114,9 @@ def _state_model(service: str, infos: dict[str, CollectionInfo]) -> type[BaseMod
     return create_model(f"{service.capitalize()}State", __base__=ImportedState, **fields)  # type: ignore[call-overload]
 
 
-def _generate(state_model: type[BaseModel], infos: dict[str, CollectionInfo], rng: random.Random) -> BaseModel:
+def _generate(
+    state_model: type[BaseModel], infos: dict[str, CollectionInfo], rng: random.Random
+) -> BaseModel:
     """3-6 records per collection; values chosen by field name; id-like fields point at real ids."""
     ids = {n: [f"{i.noun}_{k + 1}" for k in range(rng.randint(3, 6))] for n, i in infos.items()}
     data: dict[str, dict[str, Any]] = {}
@@ -114,7 +127,7 @@ def _generate(state_model: type[BaseModel], infos: dict[str, CollectionInfo], rn
             for prop, schema in info.fields.items():
                 target = info.refs.get(prop)
                 row[prop] = rng.choice(ids[target]) if target else mcp_values.sample(schema, rng, prop)
-            records[rid] = row
+            records[rid] = mcp_values.harmonize(row)
         data[name] = records
     return state_model.model_validate(data)
 
@@ -140,7 +153,9 @@ def _matches(row: dict[str, Any], filters: dict[str, Any]) -> bool:
     return True
 
 
-def _implementation(shape: Shape, info: CollectionInfo | None, world_model: WorldModel) -> Callable[[Any, Any], Any]:
+def _implementation(
+    shape: Shape, info: CollectionInfo | None, world_model: WorldModel
+) -> Callable[[Any, Any], Any]:
     """The function serving one tool (called as ``func(service, args)``)."""
     spec = shape.spec
 
@@ -161,7 +176,9 @@ def _implementation(shape: Shape, info: CollectionInfo | None, world_model: Worl
             rid = data.get("id") or next_id(noun, records)
             if rid in records:
                 raise conflict(f"{noun} '{rid}' already exists")
-            record = info.record.model_validate({"id": rid, **{k: v for k, v in data.items() if k in info.fields}})
+            record = info.record.model_validate(
+                {"id": rid, **{k: v for k, v in data.items() if k in info.fields}}
+            )
             records[rid] = record
             return {noun: dump_record(record)}
         if shape.op in ("get", "update", "delete"):
@@ -171,7 +188,9 @@ def _implementation(shape: Shape, info: CollectionInfo | None, world_model: Worl
             if shape.op == "delete":
                 del records[rid]
                 return {"deleted": rid}
-            changes = {k: v for k, v in data.items() if k in info.fields and k != shape.id_arg and v is not None}
+            changes = {
+                k: v for k, v in data.items() if k in info.fields and k != shape.id_arg and v is not None
+            }
             if not changes:
                 raise bad_request(f"nothing to update; updatable fields: {', '.join(sorted(info.fields))}")
             records[rid] = info.record.model_validate({**dump_record(records[rid]), **changes})
@@ -209,7 +228,9 @@ def _examples(shapes: list[Shape], infos: dict[str, CollectionInfo], state: Base
     examples: dict[str, dict] = {}
     for shape in shapes:
         spec, props = shape.spec, shape.spec.properties
-        wanted = [p for p in props if p in spec.required or (shape.op == "create" and p != "id") or p in shape.refs]
+        wanted = [
+            p for p in props if p in spec.required or (shape.op == "create" and p != "id") or p in shape.refs
+        ]
         if shape.op in ("list", "search"):
             wanted = [p for p in spec.required if p not in shape.refs] + list(shape.refs)
         args = {p: _example_value(shape, p, state, rng) for p in wanted}

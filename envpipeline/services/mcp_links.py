@@ -22,16 +22,45 @@ from pydantic import BaseModel
 
 from envpipeline.services import vocab
 from envpipeline.services.base import ToolDef, next_id
-from envpipeline.services.links import VALUE_PHRASES, Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.links import (
+    VALUE_PHRASES,
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    PlannedCall,
+    expect_record,
+)
 from envpipeline.services.mcp_spec import CollectionInfo, Shape, dump_record, python_name, texts
-from envpipeline.services.mcp_values import field_value_type, sample, schema_type, words
+from envpipeline.services.mcp_values import field_value_type, harmonize, sample, schema_type, words
 from envpipeline.services.worldmodel import WorldModel, first_string_path
 
 #: first words of simulated tools that (probably) change the outside world: no hop from them
-WRITE_VERBS = frozenset({
-    "send", "post", "submit", "approve", "reject", "close", "open", "assign", "merge", "pay", "book",
-    "cancel", "notify", "publish", "upload", "move", "transfer", "refund", "charge", "invite", "reply",
-})
+WRITE_VERBS = frozenset(
+    {
+        "send",
+        "post",
+        "submit",
+        "approve",
+        "reject",
+        "close",
+        "open",
+        "assign",
+        "merge",
+        "pay",
+        "book",
+        "cancel",
+        "notify",
+        "publish",
+        "upload",
+        "move",
+        "transfer",
+        "refund",
+        "charge",
+        "invite",
+        "reply",
+    }
+)
 
 
 def typed_fields(info: CollectionInfo, names: list[str] | None = None) -> dict[str, str]:
@@ -51,6 +80,15 @@ def _say(name: str) -> str:
     return " ".join(words(name))
 
 
+def _a(noun: str) -> str:
+    said = _say(noun)
+    return f"an {said}" if said[:1] in "aeiou" else f"a {said}"
+
+
+def _where(title: str) -> str:
+    return f"in the {title.lower()} service"
+
+
 def _fresh(value_type: str, rng: random.Random, avoid: str) -> str:
     for _ in range(100):
         candidate = vocab.sample_value(value_type, rng)
@@ -59,7 +97,9 @@ def _fresh(value_type: str, rng: random.Random, avoid: str) -> str:
     return f"{vocab.code(rng, 'ALT')}"
 
 
-def _plant_record(info: CollectionInfo, state: BaseModel, rng: random.Random, fixed: dict[str, Any], avoid: str) -> None:
+def _plant_record(
+    info: CollectionInfo, state: BaseModel, rng: random.Random, fixed: dict[str, Any], avoid: str
+) -> None:
     """Insert a record with `fixed` values; other fields sampled so that none mentions `avoid`."""
     row: dict[str, Any] = {}
     for prop, schema in info.fields.items():
@@ -74,7 +114,7 @@ def _plant_record(info: CollectionInfo, state: BaseModel, rng: random.Random, fi
                     break
     records: dict[str, Any] = getattr(state, info.name)
     rid = next_id(info.noun, records)
-    records[rid] = info.record.model_validate({"id": rid, **row})
+    records[rid] = info.record.model_validate({"id": rid, **harmonize(row, set(fixed))})
 
 
 def _drop(info: CollectionInfo, state: BaseModel, keep: Callable[[dict[str, Any]], bool]) -> None:
@@ -83,7 +123,9 @@ def _drop(info: CollectionInfo, state: BaseModel, keep: Callable[[dict[str, Any]
         del records[rid]
 
 
-def _field_hop(title: str, info: CollectionInfo, finder: Shape, src: tuple[str, str], dst: tuple[str, str]) -> Hop:
+def _field_hop(
+    title: str, info: CollectionInfo, finder: Shape, src: tuple[str, str], dst: tuple[str, str]
+) -> Hop:
     (in_type, in_field), (out_type, out_field) = src, dst
     by_search = finder.op == "search"
     arg = finder.query_arg if by_search else in_field
@@ -96,9 +138,11 @@ def _field_hop(title: str, info: CollectionInfo, finder: Shape, src: tuple[str, 
             _drop(info, state, lambda r: r.get(in_field) != value)
         output = _fresh(out_type, rng, value)
         _plant_record(info, state, rng, {in_field: value, out_field: output}, value)
-        call = PlannedCall(finder.spec.name, {arg: value}, inputs={arg: "{value}"}, reveals=(info.name, 0, out_field))
+        call = PlannedCall(
+            finder.spec.name, {arg: value}, inputs={arg: "{value}"}, reveals=(info.name, 0, out_field)
+        )
         phrase = (
-            f"in the {title.lower()}, find the {_say(info.noun)} whose {_say(in_field)} is "
+            f"{_where(title)}, find the {_say(info.noun)} whose {_say(in_field)} is "
             f"{VALUE_PHRASES[in_type]} and note its {_say(out_field)}"
         )
         return HopPlan([call], output, phrase)
@@ -121,26 +165,37 @@ def _create_action(title: str, info: CollectionInfo, shape: Shape, value_type: s
             if prop == field:
                 continue
             schema = spec.properties[prop]
-            constants[prop] = f"{vocab.title(rng)} {vocab.code(rng, 'N')}" if prop in markers else sample(schema, rng, prop)
+            constants[prop] = (
+                f"{vocab.title(rng)} {vocab.code(rng, 'N')}" if prop in markers else sample(schema, rng, prop)
+            )
+        constants = {k: v for k, v in harmonize({**constants, field: value}, {field}).items() if k != field}
         call = PlannedCall(spec.name, {**constants, field: value}, inputs={field: "{value}"})
         match = {python_name(field): value, **{python_name(m): constants[m] for m in markers[:1]}}
         described = ", ".join(f"{_say(p)} {_quote(v)}" for p, v in constants.items())
-        crit = expect_record(info.name, f"a {_say(info.noun)} with {_say(field)} {value!r} exists", **match)
-        phrase = f"in the {title.lower()}, create a {_say(info.noun)} with its {_say(field)} set to {VALUE_PHRASES[value_type]}"
+        crit = expect_record(info.name, f"{_a(info.noun)} with {_say(field)} {value!r} exists", **match)
+        phrase = f"{_where(title)}, create {_a(info.noun)} with its {_say(field)} set to {VALUE_PHRASES[value_type]}"
         return ActionPlan([call], [crit], f"{phrase} ({described})" if described else phrase)
 
     return Action(f"{spec.name}_with_{field}", value_type, plant)  # type: ignore[arg-type]
 
 
-def _simulated_hop(title: str, service: str, shape: Shape, tool: ToolDef, world_model: WorldModel) -> Hop | None:
+def _simulated_hop(
+    title: str, service: str, shape: Shape, tool: ToolDef, world_model: WorldModel
+) -> Hop | None:
     spec = shape.spec
     props = spec.properties
     if len(props) != 1 or words(spec.name)[0] in WRITE_VERBS:
         return None
-    (arg, schema), = props.items()
+    ((arg, schema),) = props.items()
     value_type = field_value_type(arg)
     path = first_string_path(spec.output_schema)
-    if arg in shape.refs or schema.get("enum") or schema_type(schema) != "string" or not value_type or not path:
+    if (
+        arg in shape.refs
+        or schema.get("enum")
+        or schema_type(schema) != "string"
+        or not value_type
+        or not path
+    ):
         return None
 
     def plant(state: BaseModel, rng: random.Random, value: str) -> HopPlan:
@@ -149,7 +204,7 @@ def _simulated_hop(title: str, service: str, shape: Shape, tool: ToolDef, world_
         for key in path:
             response = response[key]
         call = PlannedCall(spec.name, {arg: value}, inputs={arg: "{value}"}, reveals=path)
-        phrase = f"use the {title.lower()} tool '{spec.name}' on {VALUE_PHRASES[value_type]} and note the {_say(path[-1])} it returns"
+        phrase = f"use the {title.lower()} service's '{spec.name}' tool on {VALUE_PHRASES[value_type]} and note the {_say(path[-1])} it returns"
         return HopPlan([call], str(response), phrase)
 
     return Hop(f"{spec.name}_lookup", value_type, "code", plant)  # type: ignore[arg-type]
@@ -168,10 +223,17 @@ def derive_links(
     for info in infos.values():
         typed = typed_fields(info)
         mine = [s for s in shapes if s.collection == info.name]
-        search = next((s for s in mine if s.op == "search" and s.query_arg and set(s.spec.required) <= {s.query_arg}), None)
+        search = next(
+            (s for s in mine if s.op == "search" and s.query_arg and set(s.spec.required) <= {s.query_arg}),
+            None,
+        )
         for in_type, in_field in typed.items():
             finder = search or next(
-                (s for s in mine if s.op == "list" and in_field in s.spec.properties and set(s.spec.required) <= {in_field}),
+                (
+                    s
+                    for s in mine
+                    if s.op == "list" and in_field in s.spec.properties and set(s.spec.required) <= {in_field}
+                ),
                 None,
             )
             if finder is None or len(typed) < 2:

@@ -238,7 +238,9 @@ def classify(specs: list[ToolSpec]) -> list[Shape]:
     collections = {s.collection for s in shapes if s.collection}
     for shape in shapes:
         props = shape.spec.properties
-        shape.refs = {a: t for a in props if (t := id_target(a)) in collections and schema_type(props[a]) == "string"}
+        shape.refs = {
+            a: t for a in props if (t := id_target(a)) in collections and schema_type(props[a]) == "string"
+        }
         if shape.op in ("get", "update", "delete"):
             own = [a for a, t in shape.refs.items() if t == shape.collection]
             if "id" in props and schema_type(props["id"]) == "string":
@@ -263,7 +265,12 @@ def classify(specs: list[ToolSpec]) -> list[Shape]:
 def python_name(prop: str) -> str:
     """A safe Python attribute name for a JSON property (used with an alias when different)."""
     safe = re.sub(r"\W", "_", prop)
-    if keyword.iskeyword(safe) or safe.startswith("_") or safe.startswith("model_") or hasattr(BaseModel, safe):
+    if (
+        keyword.iskeyword(safe)
+        or safe.startswith("_")
+        or safe.startswith("model_")
+        or hasattr(BaseModel, safe)
+    ):
         safe = f"f_{safe.lstrip('_')}"
     return safe
 

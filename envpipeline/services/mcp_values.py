@@ -7,6 +7,7 @@ arguments: a field's *name* picks a realistic value (``assigneeEmail`` -> an ema
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import re
@@ -19,27 +20,58 @@ TYPE_WORDS: dict[str, frozenset[str]] = {
     "email": frozenset({"email", "mail"}),
     "date": frozenset({"date", "due", "deadline", "day"}),
     "city": frozenset({"city", "location", "destination", "origin"}),
-    "person": frozenset({
-        "owner", "assignee", "author", "person", "reporter", "submitter", "approver", "employee",
-        "traveler", "traveller",
-    }),
+    "person": frozenset(
+        {
+            "owner",
+            "assignee",
+            "author",
+            "person",
+            "reporter",
+            "submitter",
+            "approver",
+            "employee",
+            "traveler",
+            "traveller",
+        }
+    ),
     "code": frozenset({"code", "ref", "reference", "sku", "key", "number"}),
     "title": frozenset({"title", "subject", "name"}),
 }
 TYPE_PRIORITY = ("email", "date", "city", "person", "code", "title")
-TEXT_WORDS = frozenset({"description", "body", "notes", "note", "comment", "text", "content", "message",
-                        "reason", "summary", "details", "purpose"})
+TEXT_WORDS = frozenset(
+    {
+        "description",
+        "body",
+        "notes",
+        "note",
+        "comment",
+        "text",
+        "content",
+        "message",
+        "reason",
+        "summary",
+        "details",
+        "purpose",
+    }
+)
 AMOUNT_WORDS = frozenset({"amount", "price", "cost", "total", "sum", "rate", "fee", "balance"})
 CURRENCIES = ("EUR", "USD", "GBP", "JPY", "CHF", "CAD")
 NULL = "null"
 
 
+@functools.lru_cache(maxsize=4096)
+def _words(name: str) -> tuple[str, ...]:
+    """Cached tuple behind `words`."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return tuple(w.lower() for w in re.split(r"[\s_\-.]+", spaced) if w)
+
+
 def words(name: str) -> list[str]:
     """Lowercase words of an identifier: ``dueDate``/``due_date``/``due-date`` -> [due, date]."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
-    return [w.lower() for w in re.split(r"[\s_\-.]+", spaced) if w]
+    return list(_words(name))
 
 
+@functools.lru_cache(maxsize=4096)
 def field_value_type(name: str) -> str | None:
     """The composer value type a field name suggests, or None.
 
@@ -47,7 +79,7 @@ def field_value_type(name: str) -> str | None:
     person word is a person (``reporterName``); otherwise the first matching type in
     `TYPE_PRIORITY` among all words.
     """
-    parts = words(name)
+    parts = _words(name)
     if not parts:
         return None
     last = parts[-1]
@@ -157,3 +189,34 @@ def sample(schema: dict[str, Any], rng: random.Random, name: str = "", depth: in
     if kind == NULL:
         return None
     return _string(name, schema, rng)
+
+
+def harmonize(row: dict[str, Any], fixed: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:
+    """Make sampled sibling fields consistent (fields in `fixed` are never changed).
+
+    An email field sharing its leading words with a person field becomes that person's address
+    (``travelerName``/``travelerEmail``, ``lead``/``leadEmail``); a ``start...``/``end...`` pair of
+    dates is put in order.
+    """
+    people = {
+        tuple(w for w in words(k) if w != "name"): v
+        for k, v in row.items()
+        if isinstance(v, str) and " " in v and field_value_type(k) == "person"
+    }
+    for key, value in row.items():
+        if key in fixed or not isinstance(value, str) or field_value_type(key) != "email":
+            continue
+        name = people.get(tuple(words(key)[:-1]))
+        if name:
+            row[key] = vocab.email_for(name, random.Random(name))
+    starts = [k for k in row if words(k)[:1] == ["start"] and isinstance(row[k], str)]
+    for start in starts:
+        end = "end" + start[len("start") :]
+        if (
+            end in row
+            and isinstance(row[end], str)
+            and row[end] < row[start]
+            and not ({start, end} & set(fixed))
+        ):
+            row[start], row[end] = row[end], row[start]
+    return row

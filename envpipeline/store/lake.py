@@ -59,7 +59,7 @@ class Lake:
 
     def partition_path(self, asset: str, partition: str) -> Path:
         """Where one partition of an asset lives."""
-        if not ASSET_NAME.match(asset):
+        if not ASSET_NAME.fullmatch(asset):
             raise StoreError(f"asset name {asset!r} must be lowercase snake_case")
         return self.root / asset / f"seed={check_partition_key(partition)}" / "part.parquet"
 

@@ -26,5 +26,7 @@ IssuesService = register_service(
     synthesize_service("issues", load_spec("issue_tracker.json"), title="Issue Tracker", domain="software")
 )
 ExpensesService = register_service(
-    synthesize_service("expenses", load_spec("travel_expenses.json"), title="Travel Expenses", domain="finance")
+    synthesize_service(
+        "expenses", load_spec("travel_expenses.json"), title="Travel Expenses", domain="finance"
+    )
 )

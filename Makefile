@@ -1,0 +1,38 @@
+# envpipeline — the two commands of the README are `make run` and `make test`.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+
+.PHONY: setup run test lint ui bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+setup: $(STAMP) ## create .venv and install pinned dependencies
+
+run: $(STAMP) ## materialize the whole asset graph offline and print a summary
+	$(BIN)/envpipeline run
+
+test: $(STAMP) ## lint, then every test
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+lint: $(STAMP)
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+ui: $(STAMP) ## the Dagster UI with run history kept in ./dagster_home
+	mkdir -p dagster_home && cp -n dagster.yaml dagster_home/dagster.yaml || true
+	DAGSTER_HOME=$(CURDIR)/dagster_home ENVPIPELINE_HOME=$${ENVPIPELINE_HOME:-$(CURDIR)/data} \
+		$(BIN)/dagster dev -w workspace.yaml
+
+bench: $(STAMP) ## print throughput figures
+	$(BIN)/python bench/compose_throughput.py
+
+clean:
+	rm -rf data dagster_home .pytest_cache .ruff_cache

@@ -1,0 +1,53 @@
+"""The Dagster shell: definitions load, assets materialize into the lake, checks run."""
+
+import duckdb
+from dagster import DagsterInstance, materialize
+
+from assets.catalog import catalog
+from assets.compose import (
+    accepted_tasks_meet_rubric_floor,
+    composed_task_specs,
+    service_contract_passes,
+    service_library,
+    verified_composed_tasks,
+)
+from assets.definitions import defs
+from resources.composer import ComposerResource
+from resources.store import LakeResource
+
+
+def test_definitions_load_with_every_asset_job_and_check():
+    keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
+    assert {"service_library", "composed_task_specs", "verified_composed_tasks", "catalog"} <= keys
+    for job in ("library_job", "compose_batch_job", "catalog_job"):
+        assert defs.resolve_job_def(job) is not None
+
+
+def test_materializing_a_batch_writes_the_lake_and_catalog(tmp_path):
+    home = tmp_path / "data"
+    resources = {"store": LakeResource(home=str(home)), "composer": ComposerResource(candidates_per_batch=12)}
+    with DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("composition_batches", ["batch-0007"])
+        library = materialize([service_library, service_contract_passes], instance=instance, resources=resources)
+        assert library.success
+        checks = library.get_asset_check_evaluations()
+        assert checks and all(c.passed for c in checks)
+        batch = materialize(
+            [composed_task_specs, verified_composed_tasks, accepted_tasks_meet_rubric_floor],
+            instance=instance,
+            resources=resources,
+            partition_key="batch-0007",
+            selection=[composed_task_specs, verified_composed_tasks, accepted_tasks_meet_rubric_floor],
+        )
+        assert batch.success
+        verified = batch.asset_materializations_for_node("verified_composed_tasks")[0].metadata
+        assert verified["accepted"].value + verified["rejected"].value == 12
+        assert verified["accepted"].value > 0
+        assert "Instruction" in verified["preview"].value
+        assert all(c.passed for c in batch.get_asset_check_evaluations())
+        assert materialize([catalog], instance=instance, resources=resources).success
+    con = duckdb.connect(str(home / "catalog.duckdb"), read_only=True)
+    n = con.execute("select count(*) from verified_composed_tasks where _partition = 'batch-0007'").fetchone()[0]
+    assert n == 12
+    seeds = con.execute("select distinct seed from composed_task_specs").fetchall()
+    assert seeds == [("batch-0007",)]

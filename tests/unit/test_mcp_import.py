@@ -1,0 +1,330 @@
+"""Import from MCP tool specs: parsing, shapes, CRUD semantics, simulated tools, reports."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import re
+
+import jsonschema
+import pytest
+
+from envpipeline.errors import SpecError
+from envpipeline.services.library.imported import load_spec
+from envpipeline.services.links import Hop
+from envpipeline.services.mcp_import import parse_tools_list, synthesis_report, synthesize_service
+from envpipeline.services.mcp_spec import classify
+from envpipeline.services.registry import all_services
+from envpipeline.services.worldmodel import OfflineWorldModel, WorldModel
+
+
+def obj(properties=None, required=()):
+    return {"type": "object", "properties": properties or {}, "required": list(required)}
+
+
+def t(name, properties=None, required=(), output=None, description=None):
+    spec = {
+        "name": name,
+        "description": description or f"{name} tool",
+        "inputSchema": obj(properties, required),
+    }
+    if output is not None:
+        spec["outputSchema"] = output
+    return spec
+
+
+S = {"type": "string"}
+ISSUES = load_spec("issue_tracker.json")
+EXPENSES = load_spec("travel_expenses.json")
+
+
+@pytest.fixture
+def issues():
+    cls = synthesize_service("issues_t", ISSUES)
+    return cls(cls.generate_state(random.Random(5)))
+
+
+# ---------------------------------------------------------------------------------- parsing
+
+
+def test_parse_accepts_result_jsonrpc_list_and_text():
+    tools = ISSUES["tools"]
+    for payload in (ISSUES, {"jsonrpc": "2.0", "id": 3, "result": ISSUES}, tools, json.dumps(ISSUES)):
+        assert [s.name for s in parse_tools_list(payload)] == [x["name"] for x in tools]
+    assert parse_tools_list(EXPENSES)[0].name == "create_trip"
+
+
+@pytest.mark.parametrize(
+    ("tools", "culprit"),
+    [
+        ([t("ok_tool"), {"description": "no name", "inputSchema": obj()}], "tool #1"),
+        ([t("list_items"), t("list_items")], "'list_items'"),
+        ([{"name": "get_thing", "description": "x"}], "'get_thing'"),
+        ([{"name": "get_thing", "inputSchema": {"type": "string"}}], "'get_thing'"),
+        ([{"name": "get_thing", "inputSchema": []}], "'get_thing'"),
+        ([t("upload_file", {"blob": {"type": "file"}})], "'upload_file'"),
+        ([t("mixed_types", {"v": {"type": ["string", "integer"]}})], "'mixed_types'"),
+        ([t("untyped_prop", {"v": {"description": "anything"}})], "'untyped_prop'"),
+        ([t("nested_bad", {"v": {"type": "array", "items": {"oneOf": [S]}}})], "'nested_bad'"),
+        ([t("ghost_required", {"a": S}, required=["b"])], "'ghost_required'"),
+        ([t("bad name!")], "'bad name!'"),
+    ],
+)
+def test_bad_specs_raise_spec_error_naming_the_tool(tools, culprit):
+    with pytest.raises(SpecError, match=re.escape(culprit)):
+        parse_tools_list({"tools": tools})
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        42,
+        "not json",
+        '"a string"',
+        {"tools": "nope"},
+        {"tools": []},
+        {"jsonrpc": "2.0", "error": {"code": -1}},
+    ],
+)
+def test_payloads_that_are_not_tool_lists_raise_spec_error(payload):
+    with pytest.raises(SpecError):
+        parse_tools_list(payload)
+
+
+# ---------------------------------------------------------------------------------- shapes
+
+
+def test_name_shapes_map_onto_collections():
+    specs = parse_tools_list(
+        [
+            t("create_issue", {"title": S}, ["title"]),
+            t("getIssue", {"issueId": S}, ["issueId"]),
+            t("list_all_issues"),
+            t("find-issues", {"query": S}, ["query"]),
+            t("set_issue_status", {"issueId": S, "status": S}, ["issueId"]),
+            t("archive_issue", {"issueId": S}, ["issueId"]),
+            t("add_label_to_issue", {"issueId": S, "label": S}),
+            t("list_categories"),
+            t("get_weather", {"city": S}, ["city"]),
+            t("summarize_thread", {"issueId": S}),
+        ]
+    )
+    shapes = {s.spec.name: (s.op, s.collection) for s in classify(specs)}
+    assert shapes == {
+        "create_issue": ("create", "issues"),
+        "getIssue": ("get", "issues"),
+        "list_all_issues": ("list", "issues"),
+        "find-issues": ("search", "issues"),
+        "set_issue_status": ("update", "issues"),
+        "archive_issue": ("delete", "issues"),
+        "add_label_to_issue": ("create", "labels"),
+        "list_categories": ("list", "categories"),
+        "get_weather": (None, None),
+        "summarize_thread": (None, None),
+    }
+
+
+def test_shipped_specs_group_tools_by_collection():
+    cls = all_services()["issues"]
+    assert cls.collections["issues"] == [
+        "create_issue",
+        "delete_issue",
+        "get_issue",
+        "list_issues",
+        "search_issues",
+        "update_issue",
+    ]
+    assert cls.collections["comments"] == ["add_comment", "list_comments"]
+    assert all_services()["expenses"].collections["trips"] == ["create_trip", "get_trip", "list_trips"]
+
+
+def test_args_models_are_typed_and_strict(issues):
+    model = issues.tools["create_issue"].args_model
+    fields = model.model_fields
+    assert fields["title"].is_required() and not fields["assignee"].is_required()
+    assert fields["title"].description == "one-line issue title"
+    assert (
+        issues.call("create_issue", {"title": "X", "projectKey": "P-1", "priority": "asap"})["error"]["code"]
+        == 400
+    )
+    assert (
+        issues.call("create_issue", {"title": "X", "projectKey": "P-1", "colour": "red"})["error"]["code"]
+        == 400
+    )
+    assert issues.call("list_issues", {"limit": "many"})["error"]["code"] == 400
+
+
+# ---------------------------------------------------------------------------------- CRUD
+
+
+def test_create_then_get_update_delete(issues):
+    created = issues.call(
+        "create_issue", {"title": "Flaky login test", "projectKey": "WEB-1", "labels": ["ci"]}
+    )
+    issue = created["data"]["issue"]
+    assert issue["status"] == "open" and issue["priority"] == "medium", "schema defaults apply"
+    got = issues.call("get_issue", {"issueId": issue["id"]})
+    assert got == {"success": True, "data": {"issue": issue}}
+    updated = issues.call("update_issue", {"issueId": issue["id"], "status": "closed"})
+    assert updated["data"]["issue"]["status"] == "closed" and updated["data"]["updated"] == ["status"]
+    assert issues.call("update_issue", {"issueId": issue["id"]})["error"]["code"] == 400
+    assert issues.call("delete_issue", {"issueId": issue["id"]})["data"] == {"deleted": issue["id"]}
+    assert issues.call("get_issue", {"issueId": issue["id"]})["error"]["code"] == 404
+
+
+def test_unknown_ids_are_404_and_missing_arguments_400(issues):
+    for tool in ("get_issue", "update_issue", "delete_issue", "list_comments", "summarize_thread"):
+        obs = issues.call(
+            tool,
+            {"issueId": "issue_999", "status": "closed"}
+            if tool == "update_issue"
+            else {"issueId": "issue_999"},
+        )
+        assert obs["error"]["code"] == 404, tool
+        assert "issue_999" in obs["error"]["message"]
+    assert (
+        issues.call("add_comment", {"issueId": "nope", "body": "hi", "authorEmail": "a@b.c"})["error"]["code"]
+        == 404
+    )
+    missing = issues.call("create_issue", {"projectKey": "WEB-1"})
+    assert missing["error"]["code"] == 400 and "title" in missing["error"]["message"]
+    assert issues.call("get_issue", {})["error"]["code"] == 400
+
+
+def test_search_is_case_insensitive_substring_and_list_filters(issues):
+    issues.call(
+        "create_issue", {"title": "Crash in PDF Export", "projectKey": "DOC-7", "assignee": "Noor Haddad"}
+    )
+    hits = issues.call("search_issues", {"query": "pdf export"})["data"]["issues"]
+    assert [h["title"] for h in hits] == ["Crash in PDF Export"]
+    assert issues.call("search_issues", {"query": "  "})["error"]["code"] == 400
+    listed = issues.call("list_issues", {"assignee": "Noor Haddad"})["data"]["issues"]
+    assert listed and all(i["assignee"] == "Noor Haddad" for i in listed)
+    assert len(issues.call("list_issues", {"limit": 1})["data"]["issues"]) == 1
+    issue_id = next(iter(issues.state.issues))
+    issues.call("add_comment", {"issueId": issue_id, "body": "repro attached", "authorEmail": "a@b.c"})
+    comments = issues.call("list_comments", {"issueId": issue_id})["data"]["comments"]
+    assert comments and {c["issueId"] for c in comments} == {issue_id}
+
+
+def test_generated_state_is_seeded_sized_and_referentially_sound():
+    cls = all_services()["expenses"]
+    state = cls.generate_state(random.Random(3))
+    assert state == cls.generate_state(random.Random(3))
+    for name in ("trips", "expenses"):
+        assert 3 <= len(getattr(state, name)) <= 6
+    assert all(e.tripId in state.trips for e in state.expenses.values())
+    trip = next(iter(state.trips.values()))
+    assert "@" in trip.travelerEmail and trip.startDate <= trip.endDate
+    assert trip.travelerEmail.split("@")[0] == trip.travelerName.lower().replace(" ", ".")
+
+
+# ---------------------------------------------------------------------------------- simulated
+
+
+def test_simulated_tools_are_flagged_deterministic_and_schema_conformant():
+    cls = all_services()["expenses"]
+    assert {n for n, d in cls.tools.items() if d.simulated} == {"convert_currency_live", "lookup_per_diem"}
+    assert not any(d.writes for d in cls.tools.values() if d.simulated)
+    specs = {s.name: s for s in parse_tools_list(EXPENSES)}
+    a, b = (cls(cls.generate_state(random.Random(1))) for _ in range(2))
+    for amount in (1.5, 20.0, 999.99):
+        args = {"amount": amount, "fromCurrency": "EUR", "toCurrency": "JPY"}
+        before = a.state.model_dump()
+        first, second = a.call("convert_currency_live", args), b.call("convert_currency_live", dict(args))
+        assert first == second and first["success"]
+        assert a.state.model_dump() == before, "simulated tools do not change the state"
+        jsonschema.validate(first["data"], specs["convert_currency_live"].output_schema)
+    cities = [a.call("lookup_per_diem", {"city": c})["data"] for c in ("Lisbon", "Lima", "Cork")]
+    for data in cities:
+        jsonschema.validate(data, specs["lookup_per_diem"].output_schema)
+    assert len({d["policyRef"] for d in cities}) == 3
+
+
+def test_offline_world_model_covers_schema_kinds_and_falls_back():
+    schema = {
+        "type": "object",
+        "properties": {
+            "ok": {"type": "boolean"},
+            "count": {"type": "integer", "minimum": 5, "maximum": 7},
+            "score": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+            "kind": {"enum": ["a", "b"]},
+            "when": {"type": "string", "format": "date"},
+            "tags": {"type": "array", "items": {"type": "string", "maxLength": 4}, "minItems": 2},
+            "owner": {
+                "type": "object",
+                "properties": {"email": S, "age": {"type": ["integer", "null"]}},
+                "required": ["email"],
+                "additionalProperties": False,
+            },
+            "note": {"type": ["string", "null"], "minLength": 3},
+        },
+        "required": ["ok", "count", "score", "kind", "when", "tags", "owner", "note"],
+        "additionalProperties": False,
+    }
+    model = OfflineWorldModel()
+    assert isinstance(model, WorldModel)
+    for i in range(40):
+        response = model.simulate("svc", "analyze", {"i": i}, schema)
+        jsonschema.validate(response, schema)
+        assert response == model.simulate("svc", "analyze", {"i": i}, copy.deepcopy(schema))
+    fallback = model.simulate("svc", "do_magic", {"x": 1}, None)
+    assert fallback["simulated"] is True and isinstance(fallback["result"], str)
+    assert fallback == model.simulate("svc", "do_magic", {"x": 1}, None)
+    others = {model.simulate("svc", "do_magic", {"x": x}, None)["result"] for x in range(20)}
+    assert len(others) > 10, "different arguments give different responses"
+
+
+def test_custom_world_model_receives_validated_arguments():
+    calls = []
+
+    class Recorder:
+        def simulate(self, service, tool, arguments, output_schema):
+            calls.append((service, tool, arguments, output_schema))
+            return {"answer": 42}
+
+    cls = synthesize_service(
+        "oracle", [t("ask_oracle", {"from": S, "question": S}, ["question"])], Recorder()
+    )
+    service = cls(cls.generate_state(random.Random(0)))
+    assert service.call("ask_oracle", {"question": "why?", "from": "me"}) == {
+        "success": True,
+        "data": {"answer": 42},
+    }
+    assert calls == [("oracle", "ask_oracle", {"from": "me", "question": "why?"}, None)]
+    assert service.call("ask_oracle", {"from": "me"})["error"]["code"] == 400
+
+
+def test_simulated_read_tool_with_one_typed_argument_gets_a_code_hop():
+    cls = all_services()["expenses"]
+    hop = next(link for link in cls.links() if link.name == "lookup_per_diem_lookup")
+    assert isinstance(hop, Hop) and (hop.consumes, hop.produces) == ("city", "code")
+    plan = hop.plant(cls.generate_state(random.Random(0)), random.Random(0), "Lisbon")
+    schema = parse_tools_list(EXPENSES)[-1].output_schema
+    expected = cls.world_model.simulate("expenses", "lookup_per_diem", {"city": "Lisbon"}, schema)
+    assert plan.output == expected["policyRef"] and "Lisbon" not in plan.phrase
+
+
+# ---------------------------------------------------------------------------------- reports
+
+
+def test_synthesis_reports_of_the_shipped_specs():
+    issues_report = synthesis_report(all_services()["issues"])
+    assert (issues_report.tools, issues_report.simulated_tools) == (11, ["summarize_thread"])
+    assert issues_report.simulated_share == pytest.approx(1 / 11, abs=1e-4)
+    expenses_report = synthesis_report(all_services()["expenses"])
+    assert expenses_report.simulated_tools == ["convert_currency_live", "lookup_per_diem"]
+    assert expenses_report.simulated_share == pytest.approx(2 / 11, abs=1e-4)
+    assert synthesis_report(all_services()["calendar"]).simulated_share == 0.0
+    with pytest.raises(ValueError):
+        type(issues_report).model_validate({**issues_report.model_dump(), "tools": "11"})
+
+
+def test_links_cover_several_value_types():
+    for name in ("issues", "expenses"):
+        links = all_services()[name].links()
+        hops = [x for x in links if isinstance(x, Hop)]
+        actions = [x for x in links if not isinstance(x, Hop)]
+        assert len(hops) >= 3 and len(actions) >= 2, name
+        assert len({x.consumes for x in links}) >= 3 and len({h.produces for h in hops}) >= 2

@@ -1,0 +1,169 @@
+"""The Parquet lake, the DuckDB catalog, task rows and lineage audits."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from envpipeline.errors import StoreError, UnknownTaskError
+from envpipeline.store.audit import audit_task
+from envpipeline.store.catalog import catalog_path, refresh_catalog
+from envpipeline.store.lake import LINEAGE_COLUMNS, Lake, Lineage
+from envpipeline.store.records import row_to_task, task_to_row
+
+REPO = Path(__file__).resolve().parents[2]
+LINEAGE = Lineage(run_id="run-1", code_version="v1", inputs={"upstream": "abc123"})
+
+
+def rows(n: int, tag: str = "x") -> list[dict]:
+    return [{"id": f"{tag}{i}", "value": i, "note": f"row {i} of {tag}"} for i in range(n)]
+
+
+def catalog_counts(home: Path) -> dict[str, int]:
+    con = duckdb.connect(str(catalog_path(home)), read_only=True)
+    try:
+        views = [
+            r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
+        ]
+        return {v: con.execute(f"SELECT count(*) FROM {v}").fetchone()[0] for v in sorted(views)}
+    finally:
+        con.close()
+
+
+def test_written_rows_carry_lineage(tmp_path):
+    lake = Lake(tmp_path)
+    lake.write_partition("numbers", "batch-0", rows(3), LINEAGE)
+    read = lake.read("numbers", "batch-0")
+    assert [r["id"] for r in read] == ["x0", "x1", "x2"]
+    for row in read:
+        assert set(LINEAGE_COLUMNS) <= set(row)
+        assert row["_asset"] == "numbers"
+        assert row["_partition"] == "batch-0"
+        assert row["_run_id"] == "run-1"
+        assert row["_code_version"] == "v1"
+        assert '"upstream"' in row["_inputs"]
+        assert len(row["_row_hash"]) == 64
+    assert len({r["_row_hash"] for r in read}) == 3, "distinct rows hash differently"
+    assert [r["id"] for r in lake.read("numbers")] == ["x0", "x1", "x2"]
+
+
+@pytest.mark.parametrize("key", ["a/b", "x y", "../x", "", "seed=1", "a" * 129, "é", "a\nb", "p0\n"])
+def test_bad_partition_keys_are_rejected(tmp_path, key):
+    with pytest.raises(StoreError):
+        Lake(tmp_path).write_partition("numbers", key, rows(1), LINEAGE)
+    assert not any(tmp_path.rglob("*.parquet"))
+
+
+@pytest.mark.parametrize("asset", ["Numbers", "1x", "a-b", "a;drop", "../x", "numbers\n"])
+def test_bad_asset_names_are_rejected(tmp_path, asset):
+    with pytest.raises(StoreError):
+        Lake(tmp_path).write_partition(asset, "p0", rows(1), LINEAGE)
+
+
+@pytest.mark.parametrize("column", ["_hidden", "seed"])
+def test_reserved_columns_are_rejected(tmp_path, column):
+    with pytest.raises(StoreError):
+        Lake(tmp_path).write_partition("numbers", "p0", [{column: 1}], LINEAGE)
+
+
+def test_rewriting_a_partition_replaces_it(tmp_path):
+    lake = Lake(tmp_path)
+    lake.write_partition("numbers", "p0", rows(5, "a"), LINEAGE)
+    lake.write_partition("numbers", "p1", rows(2, "b"), LINEAGE)
+    lake.write_partition("numbers", "p0", rows(3, "c"), LINEAGE)
+    assert lake.partitions("numbers") == ["p0", "p1"]
+    assert sorted(r["id"] for r in lake.read("numbers")) == ["b0", "b1", "c0", "c1", "c2"]
+    assert lake.query("SELECT count(*) AS n FROM numbers")[0]["n"] == 5
+
+
+def test_refresh_catalog_is_idempotent(tmp_path):
+    lake = Lake(tmp_path)
+    lake.write_partition("numbers", "p0", rows(4), LINEAGE)
+    lake.write_partition("letters", "p0", rows(2), LINEAGE)
+    assert refresh_catalog(tmp_path) == ["letters", "numbers"]
+    first = catalog_counts(tmp_path)
+    assert refresh_catalog(tmp_path) == ["letters", "numbers"]
+    assert catalog_counts(tmp_path) == first == {"letters": 2, "numbers": 4}
+    lake.write_partition("numbers", "p0", rows(1), LINEAGE)
+    refresh_catalog(tmp_path)
+    assert catalog_counts(tmp_path) == {"letters": 2, "numbers": 1}
+
+
+WRITER = """
+import os, sys
+from envpipeline.store.lake import Lake, Lineage
+lake = Lake(sys.argv[1])
+rows = [{"id": f"r{i}", "value": i, "blob": os.urandom(2000).hex()} for i in range(ROWS)]
+n = 0
+while True:
+    lake.write_partition("big", f"p{n % 2}", rows, Lineage(run_id=f"run-{n}", code_version="v1"))
+    n += 1
+    print(n, flush=True)
+"""
+ROWS = 5000
+
+
+def test_killed_writer_leaves_no_half_written_partition(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    script = WRITER.replace("ROWS", str(ROWS))
+    proc = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], env=env, stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout.readline().strip() == b"1", "the writer finished its first partition"
+        # kill it while a temp file is being written (or after ~0.5 s, whichever comes first)
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline and not any(tmp_path.rglob(".part-*")):
+            time.sleep(0.001)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    parts = sorted(tmp_path.rglob("part.parquet"))
+    assert parts
+    for part in parts:
+        table = pq.read_table(part)
+        assert table.num_rows == ROWS
+        assert table.column("id").to_pylist()[-1] == f"r{ROWS - 1}"
+    assert Lake(tmp_path).assets() == ["big"]
+    assert refresh_catalog(tmp_path) == ["big"]
+    assert catalog_counts(tmp_path) == {"big": ROWS * len(parts)}
+
+
+def test_task_rows_round_trip(accepted, tmp_path):
+    task = accepted[0]
+    row = task_to_row(task)
+    assert row["task_id"] == task.task_id
+    assert row["n_criteria"] == len(task.criteria)
+    assert row["rng_seed"] == task.provenance.seed
+    assert row_to_task(row) == task
+    lake = Lake(tmp_path)
+    lake.write_partition("verified_composed_tasks", "s0", [task_to_row(t) for t in accepted[:3]], LINEAGE)
+    back = {t.task_id: t for t in map(row_to_task, lake.read("verified_composed_tasks"))}
+    assert back == {t.task_id: t for t in accepted[:3]}
+
+
+def test_audit_walks_back_to_the_seed(accepted, tmp_path):
+    task = accepted[0]
+    lake = Lake(tmp_path)
+    lake.write_partition("composed_task_specs", "s0", [task_to_row(task)], Lineage("run-a", "v1"))
+    lake.write_partition("verified_composed_tasks", "s0", [task_to_row(task)], Lineage("run-b", "v1"))
+    chain = audit_task(lake, task.task_id)
+    assert [hop["asset"] for hop in chain] == ["verified_composed_tasks", "composed_task_specs", "seed"]
+    assert chain[0]["status"] == "accepted"
+    assert chain[0]["run_id"] == "run-b" and chain[1]["run_id"] == "run-a"
+    assert chain[-1]["seed"] == task.provenance.seed
+
+
+def test_audit_of_an_unknown_task_raises(accepted, tmp_path):
+    lake = Lake(tmp_path)
+    with pytest.raises(UnknownTaskError):
+        audit_task(lake, "cw-does-not-exist")
+    lake.write_partition("verified_composed_tasks", "s0", [task_to_row(accepted[0])], LINEAGE)
+    with pytest.raises(UnknownTaskError, match="cw-does-not-exist"):
+        audit_task(lake, "cw-does-not-exist")
