@@ -36,7 +36,7 @@ def canonical_hash(payload: Any) -> str:
 
 def check_partition_key(key: str) -> str:
     """Return `key` if it is a safe partition key ([A-Za-z0-9_-]), else raise StoreError."""
-    if not PARTITION_KEY.match(key):
+    if not PARTITION_KEY.fullmatch(key):
         raise StoreError(f"partition key {key!r} must match [A-Za-z0-9_-]{{1,128}}")
     return key
 
