@@ -14,6 +14,7 @@ from dagster import (
     asset_check,
 )
 
+from envpipeline.agents.rollouts import rollout_rows
 from envpipeline.compose.pipeline import draft_record, verify_record
 from envpipeline.compose.recording import (
     CODE_VERSION,
@@ -25,6 +26,7 @@ from envpipeline.compose.recording import (
 from envpipeline.models.task import TaskRecord
 from envpipeline.services import contract
 from envpipeline.services.registry import all_services
+from envpipeline.store.lake import Lineage
 from envpipeline.store.records import fingerprint_rows, row_to_task
 from resources.composer import ComposerResource
 from resources.store import LakeResource
@@ -114,8 +116,7 @@ def verified_composed_tasks(
     key = context.partition_key
     rows = lake.read("composed_task_specs", key)
     judged = [verify_record(row_to_task(row), composer.config()) for row in rows]
-    specs = fingerprint_rows([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
-    record_verified(lake, key, judged, specs, context.run.run_id)
+    record_verified(lake, key, judged, _fingerprint(rows), context.run.run_id)
     summary = summarize(judged)
     accepted = [r for r in judged if r.status == "accepted"]
     return MaterializeResult(
@@ -128,6 +129,58 @@ def verified_composed_tasks(
             "tasks_touching_simulated_share": summary["tasks_touching_simulated_share"],
             "preview": MetadataValue.md(task_preview(accepted[0]) if accepted else "_no accepted task_"),
         }
+    )
+
+
+@asset(
+    group_name="compoworld",
+    partitions_def=composition_batches,
+    deps=[verified_composed_tasks],
+    code_version=CODE_VERSION,
+    kinds={"python", "parquet"},
+)
+def composed_rollouts(
+    context: AssetExecutionContext, store: LakeResource, composer: ComposerResource
+) -> MaterializeResult:
+    """Per accepted task: the SFT trajectory (reference via meta-tools) and a scored rollout group."""
+    lake = store.lake()
+    key = context.partition_key
+    rows = lake.read("verified_composed_tasks", key)
+    tasks = [row_to_task(r) for r in rows if r["status"] == "accepted"]
+    out = rollout_rows(tasks, composer.rollout_group_size, composer.rollout_error_rate)
+    lineage = Lineage(context.run.run_id, CODE_VERSION, {f"verified_composed_tasks/{key}": _fingerprint(rows)})
+    lake.write_partition("composed_rollouts", key, out, lineage)
+    n = len(out) or 1
+    return MaterializeResult(
+        metadata={
+            "groups": len(out),
+            "sft_trajectories": sum(r["sft_messages"] is not None for r in out),
+            "mean_cfrr_reward": round(sum(r["mean_reward"] for r in out) / n, 4),
+            "full_success_rate": round(sum(r["full_success_rate"] for r in out) / n, 4),
+            "zero_signal_groups": sum(r["zero_signal"] for r in out),
+        }
+    )
+
+
+def _fingerprint(rows: list[dict]) -> str:
+    return fingerprint_rows([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
+
+
+@asset_check(asset=composed_rollouts, description="Every SFT trajectory exists and full rewards top partial ones.")
+def rollouts_are_consistent(store: LakeResource) -> AssetCheckResult:
+    """Every accepted task has an SFT trajectory; a full-pass reward is 1.0 and above any partial."""
+    rows = store.lake().read("composed_rollouts")
+    missing = [r["task_id"] for r in rows if r["sft_messages"] is None]
+    inverted = []
+    for r in rows:
+        matrix, rewards = json.loads(r["pass_matrix"]), json.loads(r["rewards"])
+        full = [x for row, x in zip(matrix, rewards) if all(row)]
+        partial = [x for row, x in zip(matrix, rewards) if not all(row)]
+        if any(x != 1.0 for x in full) or (partial and max(partial) >= 1.0):
+            inverted.append(r["task_id"])
+    return AssetCheckResult(
+        passed=not missing and not inverted,
+        metadata={"groups": len(rows), "missing_sft": len(missing), "reward_violations": len(inverted)},
     )
 
 

@@ -54,7 +54,15 @@ def run_default_job(
         runs += 1
     lake = Lake(home)
     verified = [row_to_task(r) for key in keys for r in lake.read("verified_composed_tasks", key)]
+    groups = [r for key in keys for r in lake.read("composed_rollouts", key)]
+    n = len(groups) or 1
     return {
+        "rollouts": {
+            "groups": len(groups),
+            "mean_reward": sum(r["mean_reward"] for r in groups) / n,
+            "full_success_rate": sum(r["full_success_rate"] for r in groups) / n,
+            "zero_signal": sum(bool(r["zero_signal"]) for r in groups),
+        },
         "home": str(home),
         "dagster_home": str(dagster_home),
         "runs": runs,

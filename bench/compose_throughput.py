@@ -39,7 +39,7 @@ def replayable_calls(tasks: list) -> list[tuple[ComposedEnvironment, list[str]]]
     """Per task: a fresh environment and its reference calls as JSON argument strings."""
     plans = []
     for task in tasks:
-        env = ComposedEnvironment.from_initial_state(task.environment["initial_state"])
+        env = ComposedEnvironment.from_task_environment(task.environment)
         reads = [
             json.dumps({"tool": s.tool, "arguments": s.arguments})
             for s in task.reference_solution

@@ -81,6 +81,16 @@ def _print_summary(summary: dict[str, Any]) -> None:
     for reason, count in compose["top_rejection_reasons"].items():
         click.echo(f"  rejected by {reason}: {count}")
     click.echo(f"gate pass rates: {json.dumps(compose['gate_pass_rates'])}")
+    click.echo(
+        f"world-model simulated tools: {compose['simulated_tool_share']:.1%} of tools; "
+        f"{compose['tasks_touching_simulated_share']:.1%} of accepted tasks call one"
+    )
+    rollouts = summary.get("rollouts")
+    if rollouts:
+        click.echo(
+            f"rollout groups: {rollouts['groups']} (mean CFRR reward {rollouts['mean_reward']:.3f}, "
+            f"full success {rollouts['full_success_rate']:.1%}, zero-signal groups {rollouts['zero_signal']})"
+        )
     click.echo(f"lake: {summary['home']}/lake   catalog: {summary['home']}/catalog.duckdb")
     click.echo(f"dagster runs: {summary['runs']} (DAGSTER_HOME={summary['dagster_home']}); `make ui` to browse")
 

@@ -14,6 +14,8 @@ class ComposerResource(ConfigurableResource):
     distractors: int = Field(5, description="distractor services exposed to the agent")
     walk_length: int = Field(0, description="visits per walk; 0 means K+1")
     candidates_per_batch: int = Field(50, description="candidates drafted per composition batch")
+    rollout_group_size: int = Field(6, description="scripted rollouts per accepted task")
+    rollout_error_rate: float = Field(0.1, description="per-step mistake rate of the scripted agent")
 
     def config(self) -> ComposeConfig:
         """The core composer configuration."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 from envpipeline.errors import ConfigError
@@ -24,6 +25,19 @@ class ComposedEnvironment:
             service_cls = get_service(name)
             services[name] = service_cls(service_cls.state_model.model_validate(state))
         return cls(services)
+
+    @classmethod
+    def from_task_environment(cls, environment: dict[str, Any]) -> ComposedEnvironment:
+        """Rebuild a task's environment: planted states as stored, untouched services from seeds.
+
+        Services the task does not need (distractors) keep their generated initial state, so a
+        task stores only their state seed (``"<candidate seed>:<service>"``).
+        """
+        env = cls.from_initial_state(environment["initial_state"])
+        for name, state_seed in environment.get("state_seeds", {}).items():
+            service_cls = get_service(name)
+            env.services[name] = service_cls(service_cls.generate_state(random.Random(state_seed)))
+        return env
 
     @classmethod
     def from_json(cls, initial_state_json: str) -> ComposedEnvironment:

@@ -46,7 +46,7 @@ class ScriptedAgent:
     def run(self, task: TaskRecord, episode: int = 0) -> Rollout:
         """Act on a fresh copy of the task's environment and score the result."""
         rng = random.Random(f"{task.task_id}:{self.seed}:{episode}")
-        env = ComposedEnvironment.from_initial_state(task.environment["initial_state"])
+        env = ComposedEnvironment.from_task_environment(task.environment)
         recorder = TrajectoryRecorder(MetaToolbox(env), task.instruction)
         recorder.call("list_services", {})
         listed: set[str] = set()

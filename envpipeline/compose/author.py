@@ -63,6 +63,7 @@ class Draft:
     values: list[str]
     reference_output: str
     initial_state: dict[str, Any]
+    state_seeds: dict[str, str] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     failure: str | None = None
 
@@ -71,6 +72,7 @@ class Draft:
         payload = {
             "instruction": self.instruction,
             "initial_state": self.initial_state,
+            "state_seeds": self.state_seeds,
             "criteria": [c.model_dump() for c in self.criteria],
             "steps": [s.model_dump() for s in self.steps],
             "exposed": sorted(self.services),
@@ -124,9 +126,7 @@ def draft_task(seed: int, config: ComposeConfig) -> Draft:
         if actions is not None:
             break
     library = all_services()
-    services = {
-        name: library[name](library[name].generate_state(random.Random(f"{seed}:{name}"))) for name in sorted(picked)
-    }
+    services = {name: library[name](library[name].generate_state(random.Random(state_seed(seed, name)))) for name in chosen}
     if hops is None or actions is None:
         failure = (
             "no typed data flow links every consecutive visit of the walk"
@@ -135,6 +135,11 @@ def draft_task(seed: int, config: ComposeConfig) -> Draft:
         )
         return Draft(seed, walk, distractors, services, "", [], [], [], "", {}, failure=failure)
     return _plant_and_write(seed, walk, distractors, services, hops, actions, rng)
+
+
+def state_seed(seed: int, service: str) -> str:
+    """The rng seed of one service's generated initial state within candidate `seed`."""
+    return f"{seed}:{service}"
 
 
 def _plant_and_write(
@@ -220,5 +225,6 @@ def _plant_and_write(
         values=values,
         reference_output=f"Done: all steps completed. The {final_noun} from step {len(walk)} is {values[-1]}.",
         initial_state=initial_state,
+        state_seeds={name: state_seed(seed, name) for name in distractors},
         metadata=metadata,
     )

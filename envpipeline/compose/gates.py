@@ -28,7 +28,12 @@ def run_reference(
             except (KeyError, IndexError):
                 value = None
             step.arguments[arg] = binding.template.format(value=value) if binding.template != "{value}" else value
-        observations.append(env.call(step.tool, step.arguments))
+        observation = env.call(step.tool, step.arguments)
+        observations.append(observation)
+        namespace, _, local = step.tool.partition(".")
+        tool_def = env.services[namespace].tools.get(local) if namespace in env.services else None
+        if tool_def is None or not tool_def.writes or not observation.get("success"):
+            continue  # only a successful write can change which criteria pass
         for k in state_criteria:
             if first_pass[k] is None and pass_vector([criteria[k]], env.states)[0]:
                 first_pass[k] = index

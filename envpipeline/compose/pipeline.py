@@ -8,13 +8,18 @@ from dataclasses import dataclass, field
 
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.compose import gates
-from envpipeline.compose.author import GENERATOR, GENERATOR_VERSION, ComposeConfig, draft_task
+from envpipeline.compose.author import GENERATOR, GENERATOR_VERSION, ComposeConfig, Draft, draft_task
 from envpipeline.models.task import GateResult, Provenance, TaskRecord
+from envpipeline.services.registry import all_services
 
 
 def draft_record(seed: int, config: ComposeConfig, seed_key: str = "adhoc") -> TaskRecord:
     """Compose one candidate from `seed`; an uncomposable walk is rejected with its reason."""
-    draft = draft_task(seed, config)
+    return _record_from_draft(draft_task(seed, config), seed_key)
+
+
+def _record_from_draft(draft: Draft, seed_key: str) -> TaskRecord:
+    seed = draft.seed
     task_hash = draft.task_hash()
     record = TaskRecord(
         task_id=f"cw-{task_hash[:16]}",
@@ -25,6 +30,7 @@ def draft_record(seed: int, config: ComposeConfig, seed_key: str = "adhoc") -> T
             "services": sorted(set(draft.walk)),
             "distractors": draft.distractors,
             "initial_state": draft.initial_state,
+            "state_seeds": draft.state_seeds,
         },
         criteria=draft.criteria,
         reference_solution=draft.steps,
@@ -40,30 +46,47 @@ def draft_record(seed: int, config: ComposeConfig, seed_key: str = "adhoc") -> T
 
 
 def verify_record(record: TaskRecord, config: ComposeConfig) -> TaskRecord:
-    """Run every gate on a candidate in a fresh environment; returns the judged record."""
+    """Run every gate on a stored candidate in a freshly rebuilt environment."""
     if record.status == "rejected":
         return record
     judged = record.model_copy(deep=True)
-    env = ComposedEnvironment.from_initial_state(judged.environment["initial_state"])
-    observations, first_pass = gates.run_reference(
-        env, judged.reference_solution, judged.criteria, judged.reference_output
-    )
-    replay = draft_task(judged.provenance.seed, config)
-    judged.gates = [
-        gates.reference_passes(judged.criteria, env, judged.reference_output, observations),
-        gates.initial_unsatisfied(judged.criteria, judged.environment["initial_state"]),
-        gates.criteria_reachable(judged.criteria, judged.reference_solution, first_pass, env.tool_names()),
-        gates.replay_deterministic(judged.task_id, f"cw-{replay.task_hash()[:16]}"),
-        gates.chain_hidden(judged.instruction, judged.metadata.get("hidden_values", [])),
-    ]
-    judged.reasons = [f"{g.name}: {_explain(g)}" for g in judged.gates if not g.passed]
-    judged.status = "rejected" if judged.reasons else "accepted"
-    return judged
+    env = ComposedEnvironment.from_task_environment(judged.environment)
+    return _judge(judged, env, config)
 
 
 def compose_task(seed: int, config: ComposeConfig, seed_key: str = "adhoc") -> TaskRecord:
-    """Draft and verify one candidate."""
-    return verify_record(draft_record(seed, config, seed_key), config)
+    """Draft and verify one candidate, running the reference on the freshly planted state."""
+    draft = draft_task(seed, config)
+    record = _record_from_draft(draft, seed_key)
+    if record.status == "rejected":
+        return record
+    return _judge(record, ComposedEnvironment(dict(draft.services)), config)
+
+
+def _judge(record: TaskRecord, env: ComposedEnvironment, config: ComposeConfig) -> TaskRecord:
+    """Apply the gates; `env` holds the task's initial state and is consumed by the reference."""
+    observations, first_pass = gates.run_reference(
+        env, record.reference_solution, record.criteria, record.reference_output
+    )
+    replay = draft_task(record.provenance.seed, config)
+    exposed = exposed_tools(record.environment["services"] + record.environment["distractors"])
+    record.gates = [
+        GateResult(name="composable", passed=True, evidence={"walk": record.metadata.get("walk", [])}),
+        gates.reference_passes(record.criteria, env, record.reference_output, observations),
+        gates.initial_unsatisfied(record.criteria, record.environment["initial_state"]),
+        gates.criteria_reachable(record.criteria, record.reference_solution, first_pass, exposed),
+        gates.replay_deterministic(record.task_id, f"cw-{replay.task_hash()[:16]}"),
+        gates.chain_hidden(record.instruction, record.metadata.get("hidden_values", [])),
+    ]
+    record.reasons = [f"{g.name}: {_explain(g)}" for g in record.gates if not g.passed]
+    record.status = "rejected" if record.reasons else "accepted"
+    return record
+
+
+def exposed_tools(service_names: list[str]) -> set[str]:
+    """Namespaced tools of the services exposed to the agent."""
+    library = all_services()
+    return {f"{n}.{t}" for n in service_names for t in library[n].tools}
 
 
 def _explain(gate: GateResult) -> str:

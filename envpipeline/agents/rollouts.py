@@ -1,0 +1,58 @@
+"""Rollout groups and SFT trajectories of composed tasks, scored with CFRR and GRPO advantages."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from envpipeline.agents.metatools import META_TOOL_SCHEMAS
+from envpipeline.agents.scripted import ScriptedAgent
+from envpipeline.models.task import TaskRecord
+from envpipeline.rewards.cfrr import cfrr_rewards, grpo_advantages
+
+
+def sft_trajectory(task: TaskRecord) -> list[dict[str, Any]] | None:
+    """The reference solution executed through the meta-tools, or None if it does not pass."""
+    rollout = ScriptedAgent(error_rate=0.0).run(task)
+    return rollout.messages if all(rollout.passes) else None
+
+
+def rollout_group(
+    task: TaskRecord, group_size: int = 6, error_rate: float = 0.1, floor: float = 0.1, seed: int = 0
+) -> dict[str, Any]:
+    """Run `group_size` scripted episodes; return the pass matrix, CFRR rewards and advantages."""
+    agent = ScriptedAgent(error_rate=error_rate, seed=seed)
+    rollouts = [agent.run(task, episode=i) for i in range(group_size)]
+    matrix = [r.passes for r in rollouts]
+    rewards = cfrr_rewards(matrix, floor=floor)
+    return {
+        "task_id": task.task_id,
+        "group_size": group_size,
+        "error_rate": error_rate,
+        "pass_matrix": json.dumps(matrix),
+        "rewards": json.dumps([round(r, 6) for r in rewards]),
+        "advantages": json.dumps([round(a, 6) for a in grpo_advantages(rewards)]),
+        "mean_reward": sum(rewards) / group_size,
+        "full_success_rate": sum(all(row) for row in matrix) / group_size,
+        "zero_signal": len(set(rewards)) == 1,
+        "tool_calls": sum(r.tool_calls for r in rollouts),
+    }
+
+
+def rollout_rows(
+    tasks: list[TaskRecord], group_size: int = 6, error_rate: float = 0.1
+) -> list[dict[str, Any]]:
+    """One row per accepted task: its SFT trajectory and one scored rollout group."""
+    rows = []
+    for task in tasks:
+        if task.status != "accepted":
+            continue
+        messages = sft_trajectory(task)
+        rows.append(
+            {
+                **rollout_group(task, group_size, error_rate),
+                "sft_messages": json.dumps(messages) if messages is not None else None,
+                "tools": json.dumps(META_TOOL_SCHEMAS),
+            }
+        )
+    return rows
