@@ -1,0 +1,69 @@
+"""Harbor task bundles: the `task.toml` schema (1.0 and 1.1) as strict pydantic models."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Author(_Section):
+    name: Annotated[str, Field(description="author name")]
+    email: Annotated[str, Field(description="author email")] = ""
+
+
+class TaskSection(_Section):
+    """Schema 1.1 `[task]`."""
+
+    name: Annotated[str, Field(description="<org>/<name>", pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")]
+    description: Annotated[str, Field(description="one-line summary")] = ""
+    authors: Annotated[list[Author], Field(description="authors")] = []
+    keywords: Annotated[list[str], Field(description="search keywords")] = []
+
+
+class MetadataSection(_Section):
+    author_name: str = ""
+    author_email: str = ""
+    difficulty: Literal["easy", "medium", "hard", "unknown"] = "unknown"
+    category: str = ""
+    tags: list[str] = []
+    #: envpipeline provenance (family, seed, knobs, variant); ignored by other harnesses
+    envpipeline: dict[str, object] = {}
+
+
+class VerifierSection(_Section):
+    timeout_sec: Annotated[float, Field(gt=0, description="verifier wall timeout")] = 120.0
+    env: Annotated[dict[str, str], Field(description="environment for tests (1.1)")] = {}
+
+
+class AgentSection(_Section):
+    timeout_sec: Annotated[float, Field(gt=0, description="agent wall timeout")] = 600.0
+
+
+class EnvironmentSection(_Section):
+    build_timeout_sec: Annotated[float, Field(gt=0)] = 600.0
+    cpus: Annotated[float, Field(gt=0)] = 1.0
+    memory_mb: Annotated[int, Field(gt=0)] = 1024
+    storage_mb: Annotated[int, Field(gt=0)] = 2048
+    network_mode: Literal["no-network", "bridge", "host"] | None = None
+
+
+class TaskConfig(_Section):
+    """The whole `task.toml`; `schema_version = "1.1"` enables `[task]` and verifier env."""
+
+    version: Literal["1.0", "1.1"] = "1.0"
+    schema_version: Literal["1.0", "1.1"] | None = None
+    task: TaskSection | None = None
+    metadata: MetadataSection = MetadataSection()
+    verifier: VerifierSection = VerifierSection()
+    agent: AgentSection = AgentSection()
+    environment: EnvironmentSection = EnvironmentSection()
+
+    @property
+    def effective_schema(self) -> str:
+        """The schema this file declares (1.1 via `schema_version`, else `version`)."""
+        return self.schema_version or self.version

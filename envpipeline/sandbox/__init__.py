@@ -1,0 +1,1 @@
+"""Sandboxes that run untrusted bundle code: Docker and local (bubblewrap/namespaces)."""

@@ -1,0 +1,91 @@
+"""The Sandbox protocol shared by every backend.
+
+A `Sandbox` opens a `SandboxSession` for one bundle: it builds or prepares the agent-visible
+environment (``environment/``: an image for Docker, a root for local), then the caller uploads
+``solution/`` or ``tests/`` only when needed, executes commands with a wall timeout, reads the
+reward file and closes the session, which removes everything it created.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+from types import TracebackType
+from typing import Annotated, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envpipeline.errors import SandboxError
+from envpipeline.terminal.bundle import Bundle
+
+
+class Limits(BaseModel):
+    """Resource limits of one session."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cpus: Annotated[float, Field(gt=0, description="CPU cores")] = 1.0
+    memory_mb: Annotated[int, Field(gt=0, description="memory (address space locally)")] = 1024
+    pids: Annotated[int, Field(gt=0, description="maximum processes")] = 256
+    file_size_mb: Annotated[int, Field(gt=0, description="largest file a process may write")] = 256
+    output_bytes: Annotated[int, Field(gt=0, description="stdout/stderr kept per exec")] = 1_000_000
+
+
+class ExecResult(BaseModel):
+    """The outcome of one command."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    exit_code: Annotated[int | None, Field(description="exit status; None if killed at the timeout")]
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    truncated: Annotated[bool, Field(description="output exceeded the cap")] = False
+    duration_sec: float = 0.0
+
+
+class EnvironmentBuildError(SandboxError):
+    """The bundle's environment could not be built (bad Dockerfile, unsupported instruction)."""
+
+
+class SandboxSession(ABC):
+    """One live environment for one bundle."""
+
+    @abstractmethod
+    def upload(self, source: Path, destination: str) -> None:
+        """Copy a host folder (e.g. ``solution/``) to an absolute sandbox path (``/solution``)."""
+
+    @abstractmethod
+    def exec(self, command: str, timeout_sec: float, workdir: str = "/app") -> ExecResult:
+        """Run a bash command; kill everything it started at the timeout."""
+
+    @abstractmethod
+    def read_file(self, path: str) -> bytes | None:
+        """Read a file from the sandbox (None if it does not exist)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Stop and remove everything the session created."""
+
+    def __enter__(self) -> SandboxSession:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class Sandbox(ABC):
+    """A backend that opens sessions."""
+
+    backend: ClassVar[str]
+
+    @abstractmethod
+    def open(self, bundle: Bundle, limits: Limits) -> SandboxSession:
+        """Build/prepare the bundle's environment and start a session (EnvironmentBuildError)."""
+
+    @classmethod
+    @abstractmethod
+    def available(cls) -> bool:
+        """Whether this backend can run here (engine answers / isolation tools exist)."""

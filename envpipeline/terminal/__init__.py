@@ -1,0 +1,1 @@
+"""Terminal task bundles (Harbor layout): models, import, static checks, families, verification."""

@@ -1,0 +1,1 @@
+"""Procedural terminal task families: one module each, one registry."""
