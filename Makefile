@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: setup run test lint ui bench clean
+.PHONY: setup system-deps sandbox-ready run test lint ui bench base-image clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,10 +15,20 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## create .venv and install pinned dependencies
 
-run: $(STAMP) ## materialize the whole asset graph offline and print a summary
+system-deps: ## bubblewrap for the local sandbox (installed with apt when running as root)
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; \
+	  else echo "warning: bubblewrap is missing; install it for the local sandbox" >&2; fi; }
+
+sandbox-ready: system-deps ## the local sandbox, plus the Docker base image wherever an engine answers
+	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory base-image; \
+	else echo "no Docker engine: bundles run in the local sandbox"; fi
+
+run: $(STAMP) sandbox-ready ## materialize the whole asset graph offline and print a summary
 	$(BIN)/envpipeline run
 
-test: $(STAMP) ## lint, then every test
+test: $(STAMP) sandbox-ready ## lint, then every test
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
@@ -33,6 +43,10 @@ ui: $(STAMP) ## the Dagster UI with run history kept in ./dagster_home
 
 bench: $(STAMP) ## print throughput figures
 	$(BIN)/python bench/compose_throughput.py
+	$(BIN)/python bench/sandbox_bench.py
+
+base-image: ## build the offline Docker base image envpipeline/base:bookworm (no-op when current)
+	scripts/build-base-image.sh
 
 clean:
 	rm -rf data dagster_home .pytest_cache .ruff_cache

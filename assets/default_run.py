@@ -24,7 +24,11 @@ def _prepare_instance_home() -> Path:
 
 
 def run_default_job(
-    home: Path, batches: int = 4, candidates_per_batch: int = 50, console: Any = None
+    home: Path,
+    batches: int = 4,
+    candidates_per_batch: int = 50,
+    seeds_per_family: int = 1,
+    console: Any = None,
 ) -> dict[str, Any]:
     """Run library -> compose batches -> catalog on the persistent instance; return a summary."""
     os.environ["ENVPIPELINE_HOME"] = str(home)
@@ -35,8 +39,11 @@ def run_default_job(
     from envpipeline.compose.recording import summarize
     from envpipeline.store.lake import Lake
     from envpipeline.store.records import row_to_task
+    from envpipeline.terminal.seeds import default_procedural_keys, discover_seed_folders
 
     keys = [f"batch-{i:04d}" for i in range(batches)]
+    lake_home = Path(home)
+    seed_keys = default_procedural_keys(seeds_per_family) + sorted(discover_seed_folders(lake_home / "seeds"))
     runs = 0
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
     with DagsterInstance.get() as instance:
@@ -50,13 +57,26 @@ def run_default_job(
         for key in keys:
             _execute(defs, "compose_batch_job", instance, key, console, batch_config)
             runs += 1
+        instance.add_dynamic_partitions("terminal_seeds", seed_keys)
+        for key in seed_keys:
+            _execute(defs, "terminal_seed_job", instance, key, console, quiet)
+            runs += 1
         _execute(defs, "catalog_job", instance, None, console, quiet)
         runs += 1
     lake = Lake(home)
     verified = [row_to_task(r) for key in keys for r in lake.read("verified_composed_tasks", key)]
     groups = [r for key in keys for r in lake.read("composed_rollouts", key)]
     n = len(groups) or 1
+    seeds = [r for key in seed_keys for r in lake.read("seed_verification", key)]
     return {
+        "terminal": {
+            "seeds": len(seeds),
+            "verified": sum(r["status"] == "verified" for r in seeds),
+            "failed": sum(r["status"] == "failed" for r in seeds),
+            "quarantined": sum(r["status"] == "quarantined" for r in seeds),
+            "backends": sorted({r["backend"] for r in seeds}),
+            "failures": {r["seed_key"]: r["verdict"] for r in seeds if r["status"] != "verified"},
+        },
         "rollouts": {
             "groups": len(groups),
             "mean_reward": sum(r["mean_reward"] for r in groups) / n,

@@ -13,7 +13,23 @@ from assets.compose import (
     service_library,
     verified_composed_tasks,
 )
+from assets.terminal import (
+    no_quarantined_seeds,
+    nop_scores_zero,
+    oracle_scores_one,
+    seed_verification,
+    static_checks_pass,
+    terminal_seeds,
+)
+from assets.terminal_sensors import (
+    oracle_rot_schedule,
+    reverification_sensor,
+    seed_folder_sensor,
+    seed_verification_job,
+    terminal_seed_job,
+)
 from resources.composer import ComposerResource
+from resources.sandbox import SandboxResource
 from resources.store import LakeResource
 
 library_job = define_asset_job(
@@ -27,8 +43,20 @@ compose_batch_job = define_asset_job(
 catalog_job = define_asset_job("catalog_job", selection=AssetSelection.assets(catalog), description="Refresh views.")
 
 defs = Definitions(
-    assets=[service_library, composed_task_specs, verified_composed_tasks, composed_rollouts, catalog],
-    asset_checks=[service_contract_passes, accepted_tasks_meet_rubric_floor, rollouts_are_consistent],
-    jobs=[library_job, compose_batch_job, catalog_job],
-    resources={"store": LakeResource(), "composer": ComposerResource()},
+    assets=[
+        service_library, composed_task_specs, verified_composed_tasks, composed_rollouts,
+        terminal_seeds, seed_verification, catalog,
+    ],
+    asset_checks=[
+        service_contract_passes, accepted_tasks_meet_rubric_floor, rollouts_are_consistent,
+        static_checks_pass, oracle_scores_one, nop_scores_zero, no_quarantined_seeds,
+    ],
+    jobs=[library_job, compose_batch_job, terminal_seed_job, seed_verification_job, catalog_job],
+    sensors=[seed_folder_sensor, reverification_sensor],
+    schedules=[oracle_rot_schedule],
+    resources={
+        "store": LakeResource(),
+        "composer": ComposerResource(),
+        "sandbox": SandboxResource(),
+    },
 )

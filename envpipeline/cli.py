@@ -49,7 +49,8 @@ def main() -> None:
 @home_option
 @click.option("--batches", default=4, show_default=True, help="Composition batches (dynamic partitions).")
 @click.option("--candidates-per-batch", default=50, show_default=True, help="Candidates drafted per batch.")
-def run_command(home: Path | None, batches: int, candidates_per_batch: int) -> None:
+@click.option("--seeds-per-family", default=1, show_default=True, help="Procedural terminal seeds per family.")
+def run_command(home: Path | None, batches: int, candidates_per_batch: int, seeds_per_family: int) -> None:
     """Materialize the whole asset graph offline with Dagster and print a summary."""
     home = (home or default_home()).resolve()
     if str(REPO_ROOT) not in sys.path:
@@ -61,7 +62,8 @@ def run_command(home: Path | None, batches: int, candidates_per_batch: int) -> N
             f"the Dagster shell (assets/) is not importable from {REPO_ROOT}: {e}. Run from a checkout."
         ) from e
     summary = runner.run_default_job(
-        home, batches=batches, candidates_per_batch=candidates_per_batch, console=console
+        home, batches=batches, candidates_per_batch=candidates_per_batch,
+        seeds_per_family=seeds_per_family, console=console,
     )
     _print_summary(summary)
 
@@ -85,6 +87,15 @@ def _print_summary(summary: dict[str, Any]) -> None:
         f"world-model simulated tools: {compose['simulated_tool_share']:.1%} of tools; "
         f"{compose['tasks_touching_simulated_share']:.1%} of accepted tasks call one"
     )
+    terminal = summary.get("terminal")
+    if terminal:
+        click.echo(
+            f"terminal seeds: {terminal['verified']}/{terminal['seeds']} gold-verified "
+            f"({', '.join(terminal['backends']) or 'no'} sandbox), {terminal['failed']} failed, "
+            f"{terminal['quarantined']} quarantined"
+        )
+        for key, verdict in terminal["failures"].items():
+            click.echo(f"  {key}: {verdict}")
     rollouts = summary.get("rollouts")
     if rollouts:
         click.echo(
@@ -220,6 +231,16 @@ def audit_command(task_id: str, home: Path | None, as_json: bool) -> None:
     for depth, hop in enumerate(chain):
         fields = ", ".join(f"{k}={v}" for k, v in hop.items() if k != "asset")
         click.echo(f"{'  ' * depth}{'└─ ' if depth else ''}{hop['asset']}: {fields}")
+
+
+def _register_groups() -> None:
+    from envpipeline.commands.terminal import bundle_group, families_group
+
+    main.add_command(families_group)
+    main.add_command(bundle_group)
+
+
+_register_groups()
 
 
 def _progress() -> Progress:

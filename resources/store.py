@@ -2,6 +2,7 @@
 
 
 import os
+from pathlib import Path
 
 from dagster import ConfigurableResource
 from pydantic import Field
@@ -21,6 +22,16 @@ class LakeResource(ConfigurableResource):
     def lake(self) -> Lake:
         """The lake under `home`."""
         return Lake(self.home)
+
+    @property
+    def bundles_root(self) -> Path:
+        """Where seed bundles are written."""
+        return Path(self.home) / "bundles" / "seeds"
+
+    @property
+    def seeds_folder(self) -> Path:
+        """The folder the seed sensor watches for dropped-in bundles."""
+        return Path(self.home) / "seeds"
 
     def refresh_catalog(self) -> list[str]:
         """Recreate the catalog views (the single serialized writer)."""

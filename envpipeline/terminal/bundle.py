@@ -1,12 +1,12 @@
 """A Harbor bundle on disk: typed paths, reading, writing and schema validation.
 
-    <bundle>/
-      task.toml                 metadata and limits (never shown to the agent)
-      instruction.md            the exact prompt
-      environment/Dockerfile    the agent's image (context: environment/)
-      environment/app/...       fixtures copied to /app (our convention)
-      solution/solve.sh         what the oracle runs (uploaded only for the oracle)
-      tests/test.sh             verifier entry point; writes /logs/verifier/reward.txt|json
+<bundle>/
+  task.toml                 metadata and limits (never shown to the agent)
+  instruction.md            the exact prompt
+  environment/Dockerfile    the agent's image (context: environment/)
+  environment/app/...       fixtures copied to /app (our convention)
+  solution/solve.sh         what the oracle runs (uploaded only for the oracle)
+  tests/test.sh             verifier entry point; writes /logs/verifier/reward.txt|json
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def load_task_config(path: Path) -> TaskConfig:
         where = ".".join(str(p) for p in first["loc"])
         raise BundleFormatError(f"{path}: {where}: {first['msg']}") from e
     if config.task is not None and config.effective_schema != "1.1":
-        raise BundleFormatError(f"{path}: [task] needs schema_version = \"1.1\"")
+        raise BundleFormatError(f'{path}: [task] needs schema_version = "1.1"')
     return config
 
 
@@ -120,7 +120,9 @@ def dump_task_config(config: TaskConfig) -> str:
     return tomli_w.dumps(data)
 
 
-def write_files(root: Path, files: dict[str, str | bytes], executable: set[str] | frozenset[str] = frozenset()) -> None:
+def write_files(
+    root: Path, files: dict[str, str | bytes], executable: set[str] | frozenset[str] = frozenset()
+) -> None:
     """Write `files` (relative path -> content) under `root`; paths must stay inside it."""
     root = root.resolve()
     for relative, content in sorted(files.items()):

@@ -28,7 +28,7 @@ def all_families() -> dict[str, TaskFamily]:
         import envpipeline.terminal.families as package
 
         for module in pkgutil.iter_modules(package.__path__):
-            if module.name not in _NOT_FAMILIES:
+            if module.name not in _NOT_FAMILIES and not module.name.startswith("_"):
                 importlib.import_module(f"{package.__name__}.{module.name}")
         _LOADED = True
     return dict(sorted(_FAMILIES.items()))

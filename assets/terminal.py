@@ -1,0 +1,130 @@
+"""Terminal bundle assets: terminal_seeds -> seed_verification (per seed), with quarantine."""
+
+import json
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetExecutionContext,
+    DataVersion,
+    DynamicPartitionsDefinition,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    asset_check,
+)
+
+from envpipeline.store.lake import Lineage
+from envpipeline.terminal.checks import check_bundle
+from envpipeline.terminal.seeds import materialize_seed, next_status, verification_row
+from envpipeline.terminal.verify import VERIFIER_VERSION, verify_bundle
+from resources.sandbox import SandboxResource
+from resources.store import LakeResource
+
+TERMINAL_CODE_VERSION = f"terminal-{VERIFIER_VERSION}"
+terminal_seed_partitions = DynamicPartitionsDefinition(name="terminal_seeds")
+
+
+@asset(
+    group_name="terminal",
+    partitions_def=terminal_seed_partitions,
+    code_version=TERMINAL_CODE_VERSION,
+    kinds={"python", "parquet"},
+)
+def terminal_seeds(context: AssetExecutionContext, store: LakeResource) -> MaterializeResult:
+    """One Harbor bundle per seed (procedural family or seeds folder), with its static checks."""
+    key = context.partition_key
+    info = materialize_seed(key, store.bundles_root, store.seeds_folder)
+    report = check_bundle(info["bundle_path"])
+    failed = {c.name: c.reason for c in report.checks if not c.passed}
+    row = {**info, "static_passed": report.passed, "static_checks": json.dumps(report.model_dump(mode="json"))}
+    lineage = Lineage(context.run.run_id, TERMINAL_CODE_VERSION, {"source": info["source_fingerprint"]})
+    store.lake().write_partition("terminal_seeds", key, [row], lineage)
+    return MaterializeResult(
+        metadata={
+            "source": info["source"],
+            "bundle_path": MetadataValue.path(info["bundle_path"]),
+            "fingerprint": info["fingerprint"][:16],
+            "static_checks_passed": report.passed,
+            "static_failures": MetadataValue.json(failed),
+        },
+        data_version=DataVersion(info["fingerprint"][:16]),
+    )
+
+
+@asset_check(asset=terminal_seeds, description="Every seed bundle passes the static checks.")
+def static_checks_pass(store: LakeResource) -> AssetCheckResult:
+    """Schema, path safety, required files, reward file, instruction length, leaks, overlap."""
+    rows = store.lake().read("terminal_seeds")
+    failing = [r["seed_key"] for r in rows if not r["static_passed"]]
+    return AssetCheckResult(passed=not failing, metadata={"seeds": len(rows), "failing": MetadataValue.json(failing)})
+
+
+@asset(
+    group_name="terminal",
+    partitions_def=terminal_seed_partitions,
+    deps=[terminal_seeds],
+    code_version=TERMINAL_CODE_VERSION,
+    kinds={"python", "parquet", "docker"},
+)
+def seed_verification(
+    context: AssetExecutionContext, store: LakeResource, sandbox: SandboxResource
+) -> MaterializeResult:
+    """Gold verification of one seed: oracle = 1 twice, nop = 0; a seed that stops passing is quarantined."""
+    lake = store.lake()
+    key = context.partition_key
+    seed = lake.read("terminal_seeds", key)[0]
+    previous = lake.read("seed_verification", key)
+    previous_status = previous[0]["status"] if previous else None
+    backend = sandbox.get()
+    result = verify_bundle(seed["bundle_path"], backend)
+    status = next_status(previous_status, result.passed)
+    row = verification_row(key, result, status, sandbox.fingerprint())
+    lineage = Lineage(context.run.run_id, TERMINAL_CODE_VERSION, {"terminal_seeds": seed["fingerprint"]})
+    lake.write_partition("seed_verification", key, [row], lineage)
+    if status == "quarantined":
+        context.log.warning(f"seed {key} stopped passing gold verification and is quarantined: {result.reasons}")
+    return MaterializeResult(
+        metadata={
+            "status": status,
+            "verdict": result.verdict,
+            "backend": result.backend,
+            "oracle_rewards": MetadataValue.json(result.oracle_rewards),
+            "nop_reward": result.nop_reward if result.nop_reward is not None else -1.0,
+            "reasons": MetadataValue.json(result.reasons),
+            "seconds": round(sum(t.durations.get("total", 0.0) for t in result.trials), 3),
+        },
+        tags={"envpipeline/status": status},
+    )
+
+
+def _latest_verifications(store: LakeResource) -> list[dict]:
+    return store.lake().read("seed_verification")
+
+
+@asset_check(asset=seed_verification, description="The oracle scores 1 on every verified seed.")
+def oracle_scores_one(store: LakeResource) -> AssetCheckResult:
+    """Oracle = 1 on every seed (failures and quarantines listed)."""
+    rows = _latest_verifications(store)
+    bad = [r["seed_key"] for r in rows if any(x != 1.0 for x in json.loads(r["oracle_rewards"]))]
+    return AssetCheckResult(passed=not bad, metadata={"seeds": len(rows), "oracle_failures": MetadataValue.json(bad)})
+
+
+@asset_check(asset=seed_verification, description="Doing nothing scores 0 on every seed.")
+def nop_scores_zero(store: LakeResource) -> AssetCheckResult:
+    """Nop = 0 on every seed."""
+    rows = _latest_verifications(store)
+    bad = [r["seed_key"] for r in rows if r["nop_reward"] != 0.0]
+    return AssetCheckResult(passed=not bad, metadata={"seeds": len(rows), "nop_failures": MetadataValue.json(bad)})
+
+
+@asset_check(asset=seed_verification, description="No seed is quarantined (oracle rot).")
+def no_quarantined_seeds(store: LakeResource) -> AssetCheckResult:
+    """Seeds that passed before and fail now are quarantined until they pass again."""
+    rows = _latest_verifications(store)
+    quarantined = {r["seed_key"]: json.loads(r["reasons"]) for r in rows if r["status"] == "quarantined"}
+    return AssetCheckResult(
+        passed=not quarantined,
+        severity=AssetCheckSeverity.WARN,
+        metadata={"quarantined": len(quarantined), "seeds": MetadataValue.json(quarantined)},
+    )

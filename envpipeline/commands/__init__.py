@@ -1,0 +1,1 @@
+"""Sub-command groups of the `envpipeline` CLI."""

@@ -1,0 +1,160 @@
+"""`envpipeline families ...` and `envpipeline bundle ...`: terminal task bundles from the shell."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+console = Console(stderr=True)
+
+
+def _emit_json(payload: object) -> None:
+    click.echo(json.dumps(payload, indent=2, sort_keys=True, default=str))
+
+
+@click.group("families")
+def families_group() -> None:
+    """Procedural terminal task families."""
+
+
+@families_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print families with knobs, presets and variants.")
+def families_list(as_json: bool) -> None:
+    """List the task families with their skills, knobs and solution variants."""
+    from envpipeline.terminal.families.registry import all_families
+
+    families = all_families()
+    rows = [
+        {
+            "name": f.name,
+            "category": f.category,
+            "description": f.description,
+            "skills": f.skills,
+            "knobs": f.knob_model.model_json_schema().get("properties", {}),
+            "presets": f.presets,
+            "variants": ["oracle", *f.variants],
+        }
+        for f in families.values()
+    ]
+    if as_json:
+        _emit_json(rows)
+        return
+    table = Table(title=f"{len(rows)} task families")
+    for column in ("family", "category", "skills", "variants"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row["name"], row["category"], ", ".join(row["skills"]), ", ".join(row["variants"]))
+    Console().print(table)
+
+
+@click.group("bundle")
+def bundle_group() -> None:
+    """Create, check and verify Harbor task bundles."""
+
+
+@bundle_group.command("new")
+@click.argument("family")
+@click.option("--seed", default=0, show_default=True, help="Generator seed.")
+@click.option("--difficulty", type=click.Choice(["easy", "medium", "hard"]), default="medium", show_default=True)
+@click.option("--variant", default="oracle", show_default=True, help="Solution variant written as solution/.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Bundle folder.")
+def bundle_new(family: str, seed: int, difficulty: str, variant: str, out: Path) -> None:
+    """Generate one bundle of FAMILY into --out."""
+    from envpipeline.terminal.families.base import write_generated
+    from envpipeline.terminal.families.registry import get_family
+
+    fam = get_family(family)
+    task = fam.generate(seed, fam.knobs_for(difficulty), difficulty)  # type: ignore[arg-type]
+    write_generated(task, out, variant)
+    click.echo(f"wrote {task.name} ({family}, {difficulty}, variant {variant}) to {out}")
+
+
+@bundle_group.command("check")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--heldout", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Held-out instructions, one JSON string per line (or plain lines).")
+@click.option("--overlap-threshold", default=0.5, show_default=True, help="Max n-gram Jaccard vs held-out.")
+@click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
+def bundle_check(paths: tuple[Path, ...], heldout: Path | None, overlap_threshold: float, as_json: bool) -> None:
+    """Run the static checks on bundles; exits 1 if any bundle fails."""
+    from envpipeline.terminal.checks import check_bundle
+
+    held = _read_heldout(heldout) if heldout else None
+    reports = [check_bundle(p, heldout=held, overlap_threshold=overlap_threshold) for p in paths]
+    if as_json:
+        _emit_json([r.model_dump(mode="json") for r in reports])
+    else:
+        for report in reports:
+            status = "ok" if report.passed else "FAILED"
+            click.echo(f"{status:6} {report.bundle}")
+            for check in report.checks:
+                if not check.passed:
+                    click.echo(f"       {check.name}: {check.reason}")
+    sys.exit(0 if all(r.passed for r in reports) else 1)
+
+
+def _read_heldout(path: Path) -> list[str]:
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    out = []
+    for line in lines:
+        try:
+            value = json.loads(line)
+            out.append(value if isinstance(value, str) else json.dumps(value))
+        except json.JSONDecodeError:
+            out.append(line)
+    return out
+
+
+@bundle_group.command("verify")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--sandbox", "backend", type=click.Choice(["local", "docker"]), default=None,
+              help="Sandbox backend (default: $ENVPIPELINE_SANDBOX, else Docker if it answers, else local).")
+@click.option("--json", "as_json", is_flag=True, help="Print oracle/nop rewards, verdict and reasons as JSON.")
+def bundle_verify(paths: tuple[Path, ...], backend: str | None, as_json: bool) -> None:
+    """Gold-verify bundles: oracle = 1 (twice), nop = 0; exits 1 if any bundle fails."""
+    from envpipeline.sandbox.detect import select_sandbox
+    from envpipeline.terminal.verify import verify_bundle
+
+    sandbox = select_sandbox(backend)
+    results = []
+    for path in paths:
+        console.print(f"verifying {path} with {sandbox.backend} sandbox ...")
+        results.append(verify_bundle(path, sandbox))
+    if as_json:
+        _emit_json([
+            {
+                "bundle": r.bundle, "path": r.path, "backend": r.backend, "verdict": r.verdict,
+                "oracle_reward": r.oracle_rewards[0] if r.oracle_rewards else None,
+                "oracle_rewards": r.oracle_rewards, "nop_reward": r.nop_reward, "reasons": r.reasons,
+                "nondeterministic": r.nondeterministic,
+                "durations": [t.durations for t in r.trials],
+            }
+            for r in results
+        ])
+    else:
+        for r in results:
+            click.echo(f"{r.verdict:16} oracle={r.oracle_rewards} nop={r.nop_reward} {r.bundle}")
+            for reason in r.reasons:
+                click.echo(f"                 {reason}")
+    sys.exit(0 if all(r.passed for r in results) else 1)
+
+
+@bundle_group.command("import")
+@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Output folder.")
+@click.option("--json", "as_json", is_flag=True, help="Print the import reports as JSON.")
+def bundle_import(sources: tuple[Path, ...], out: Path, as_json: bool) -> None:
+    """Import Terminal-Bench 1 tasks into Harbor bundles under --out."""
+    from envpipeline.terminal.importer import import_terminal_bench
+
+    reports = [import_terminal_bench(src, out / src.name) for src in sources]
+    if as_json:
+        _emit_json([r.model_dump(mode="json") for r in reports])
+    else:
+        for report in reports:
+            click.echo(f"imported {report.model_dump().get('task_name', '')} -> {out}")

@@ -1,0 +1,64 @@
+"""Choosing a sandbox backend: an explicit name, else ``$ENVPIPELINE_SANDBOX``, else Docker, else local."""
+
+from __future__ import annotations
+
+import os
+
+from envpipeline.errors import ConfigError
+from envpipeline.sandbox.base import Sandbox
+
+#: Environment variable naming the backend when no explicit name is given.
+ENV_VAR = "ENVPIPELINE_SANDBOX"
+BACKENDS = ("local", "docker")
+
+
+def _backend_class(name: str) -> type[Sandbox] | None:
+    """The class of a backend, or None if its module cannot be imported here."""
+    try:
+        if name == "docker":
+            from envpipeline.sandbox.docker import DockerSandbox
+
+            return DockerSandbox
+        from envpipeline.sandbox.local import LocalSandbox
+
+        return LocalSandbox
+    except ImportError:
+        return None
+
+
+def _is_available(name: str) -> bool:
+    cls = _backend_class(name)
+    return cls is not None and cls.available()
+
+
+def available_backends() -> list[str]:
+    """The backends that can run here, in preference order (docker before local)."""
+    return [name for name in ("docker", "local") if _is_available(name)]
+
+
+def select_sandbox(name: str | None = None) -> Sandbox:
+    """An explicit backend name wins, then ``$ENVPIPELINE_SANDBOX``, then Docker if it answers, else local."""
+    chosen = name or os.environ.get(ENV_VAR) or None
+    source = "--sandbox" if name else ENV_VAR
+    if chosen is not None:
+        chosen = chosen.strip().lower()
+        if chosen not in BACKENDS:
+            raise ConfigError(
+                f"{source}: unknown sandbox backend '{chosen}'; choose one of {', '.join(BACKENDS)}"
+            )
+        cls = _backend_class(chosen)
+        if cls is None or not cls.available():
+            hint = (
+                "start the Docker engine or use the local backend"
+                if chosen == "docker"
+                else "the local backend needs root plus bubblewrap (apt-get install bubblewrap) or unshare"
+            )
+            raise ConfigError(f"{source}: the {chosen} sandbox is not available here: {hint}")
+        return cls()
+    for candidate in ("docker", "local"):
+        cls = _backend_class(candidate)
+        if cls is not None and cls.available():
+            return cls()
+    raise ConfigError(
+        "no sandbox backend is available: start a Docker engine, or run as root with bubblewrap installed"
+    )

@@ -1,0 +1,366 @@
+"""The Docker backend: one container per session, built from the bundle's ``environment/``.
+
+`DockerSandbox.open` builds ``environment/Dockerfile`` into an image tagged by the content hash of
+the folder (``envpipeline-env:<sha256[:16]>``; an existing tag is reused, so a bundle is built
+once), then starts a container with no network and CPU/memory/pids/file-size/open-file limits.
+Commands run through ``docker exec`` under ``timeout -s KILL`` with a host-side backstop; at a
+timeout every process of the container except PID 1 is killed. The operator's environment never
+reaches the container (``docker exec`` passes only the image's ``ENV``). `close` removes the
+container; a finalizer removes it too if a session is dropped unclosed, and `prune_sessions`
+removes any labelled container left by a crashed process.
+
+PID 1 is a tiny bash loop around ``sleep`` rather than a bare ``sleep infinity``: bash reaps the
+orphans it adopts, so background processes of many commands do not pile up as zombies against
+the pids limit, and a ``kill -9 -1`` that takes its ``sleep`` child just starts a new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import posixpath
+import re
+import stat
+import subprocess
+import threading
+import time
+import uuid
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, ClassVar
+
+from envpipeline.errors import SandboxError
+from envpipeline.sandbox.base import EnvironmentBuildError, ExecResult, Limits, Sandbox, SandboxSession
+from envpipeline.terminal.bundle import Bundle
+
+#: Repository of the per-environment images.
+IMAGE_REPOSITORY = "envpipeline-env"
+#: Label carried by every session container (value: the session id).
+SESSION_LABEL = "envpipeline.session"
+#: Label carried by every environment image (value: the full content digest).
+DIGEST_LABEL = "envpipeline.env.digest"
+#: Sandbox paths `upload` may write under.
+UPLOAD_ROOTS = ("/solution", "/tests", "/app", "/logs")
+#: Folders every session has before the first command.
+SESSION_DIRS = ("/app", "/logs/verifier", "/logs/agent", "/tests", "/solution")
+#: PID 1 of a session: keeps the container alive and reaps adopted orphans.
+KEEPALIVE = 'trap "exit 0" TERM; while :; do sleep 86400 & wait; done'
+#: Capabilities dropped on top of Docker's defaults (no raw sockets, device nodes, chroot...).
+DROPPED_CAPS = ("NET_RAW", "MKNOD", "AUDIT_WRITE", "SYS_CHROOT", "SETFCAP", "NET_BIND_SERVICE")
+#: Largest file `read_file` returns (bytes).
+READ_LIMIT = 64 * 1024 * 1024
+#: Seconds the host waits beyond a command's own timeout before killing `docker exec` itself.
+BACKSTOP_GRACE_SEC = 10.0
+#: Host variables the docker CLI itself may see (never forwarded into containers).
+CLI_ENV_KEYS = (
+    "PATH",
+    "HOME",
+    "DOCKER_HOST",
+    "DOCKER_CONFIG",
+    "DOCKER_CONTEXT",
+    "DOCKER_CERT_PATH",
+    "DOCKER_TLS_VERIFY",
+)
+
+#: ANSI colour sequences the classic builder writes around RUN output.
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+_tag_locks: dict[str, threading.Lock] = {}
+_tag_locks_guard = threading.Lock()
+
+
+def _cli_env() -> dict[str, str]:
+    """A minimal environment for the docker CLI; the classic builder (no buildx on our hosts)."""
+    env = {k: os.environ[k] for k in CLI_ENV_KEYS if k in os.environ}
+    env.setdefault("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+    env["DOCKER_BUILDKIT"] = "0"
+    return env
+
+
+def docker(
+    args: Sequence[str], timeout: float = 60.0, check: bool = True
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``docker <args>`` (no shell) and return its output; SandboxError on failure."""
+    try:
+        done = subprocess.run(
+            ["docker", *args], capture_output=True, timeout=timeout, env=_cli_env(), stdin=subprocess.DEVNULL
+        )
+    except FileNotFoundError as e:
+        raise SandboxError("the docker CLI is not installed") from e
+    except subprocess.TimeoutExpired as e:
+        raise SandboxError(f"docker {args[0]} did not answer within {timeout:.0f} s") from e
+    if check and done.returncode != 0:
+        message = done.stderr.decode(errors="replace").strip()[-2000:]
+        raise SandboxError(f"docker {args[0]} failed ({done.returncode}): {message}")
+    return done
+
+
+def environment_digest(folder: Path) -> str:
+    """sha256 over the folder's relative paths, file types, permission bits and bytes."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*"), key=lambda p: p.relative_to(folder).as_posix()):
+        info = path.lstat()
+        relative = path.relative_to(folder).as_posix()
+        digest.update(f"{relative}\0{stat.S_IFMT(info.st_mode):o}\0{stat.S_IMODE(info.st_mode):o}\0".encode())
+        if stat.S_ISLNK(info.st_mode):
+            digest.update(os.readlink(path).encode())
+        elif stat.S_ISREG(info.st_mode):
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def image_tag(folder: Path) -> str:
+    """The content-addressed tag of an environment folder."""
+    return f"{IMAGE_REPOSITORY}:{environment_digest(folder)[:16]}"
+
+
+def image_exists(tag: str) -> bool:
+    """Whether the engine has an image with this tag."""
+    return docker(["image", "inspect", "--format", "{{.Id}}", tag], check=False).returncode == 0
+
+
+def prune_sessions() -> int:
+    """Remove every container left by a session (any process); returns how many were removed."""
+    listed = docker(["ps", "-aq", "--filter", f"label={SESSION_LABEL}"]).stdout.decode().split()
+    if listed:
+        docker(["rm", "-f", "-v", *listed], check=False)
+    return len(listed)
+
+
+def _remove_container(name: str) -> None:
+    """Remove a container, ignoring one that is already gone (used by close and the finalizer)."""
+    with contextlib.suppress(SandboxError):
+        docker(["rm", "-f", "-v", name], timeout=60, check=False)
+
+
+class _Capped:
+    """Drains a pipe in a thread, keeping the first `limit` bytes."""
+
+    def __init__(self, pipe: IO[bytes], limit: int) -> None:
+        self.data = bytearray()
+        self.truncated = False
+        self._pipe, self._limit = pipe, limit
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        while chunk := self._pipe.read1(65536):  # type: ignore[attr-defined]
+            room = self._limit - len(self.data)
+            if len(chunk) > room:
+                self.truncated = True
+            if room > 0:
+                self.data += chunk[:room]
+
+    def text(self, timeout: float) -> str:
+        self._thread.join(timeout)
+        return self.data.decode(errors="replace")
+
+
+class DockerSession(SandboxSession):
+    """A running container for one bundle."""
+
+    def __init__(self, container: str, session_id: str, image: str, limits: Limits) -> None:
+        self.container = container
+        self.session_id = session_id
+        self.image = image
+        self.limits = limits
+        self._closed = False
+        self._finalizer = weakref.finalize(self, _remove_container, container)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SandboxError(f"session {self.session_id} is closed")
+
+    def upload(self, source: Path, destination: str) -> None:
+        """Copy a folder's contents to `destination` (a file goes to ``destination/<name>``)."""
+        self._check_open()
+        target = posixpath.normpath(destination)
+        if not destination.startswith("/") or not any(
+            target == root or target.startswith(root + "/") for root in UPLOAD_ROOTS
+        ):
+            raise SandboxError(f"upload destination must be under {', '.join(UPLOAD_ROOTS)}: {destination}")
+        source = Path(source)
+        if not source.exists():
+            raise SandboxError(f"upload source does not exist: {source}")
+        # "dir/." copies the folder's contents; "target/" makes a file land inside the folder.
+        copied, into = (f"{source}/.", target) if source.is_dir() else (str(source), f"{target}/")
+        if target not in SESSION_DIRS:
+            docker(["exec", self.container, "mkdir", "-p", "--", target])
+        try:
+            docker(["cp", copied, f"{self.container}:{into}"], timeout=300)
+        except SandboxError:  # a command removed the folder: recreate it once
+            docker(["exec", self.container, "mkdir", "-p", "--", target])
+            docker(["cp", copied, f"{self.container}:{into}"], timeout=300)
+
+    def exec(self, command: str, timeout_sec: float, workdir: str = "/app") -> ExecResult:
+        """Run `command` with bash in `workdir`; at the timeout kill every process but PID 1."""
+        self._check_open()
+        seconds = max(timeout_sec, 0.001)
+        argv = ["docker", "exec", "-w", workdir, self.container]
+        argv += ["timeout", "-s", "KILL", f"{seconds:.3f}", "bash", "-c", command]
+        started = time.monotonic()
+        process = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_cli_env()
+        )
+        assert process.stdout is not None and process.stderr is not None
+        out = _Capped(process.stdout, self.limits.output_bytes)
+        err = _Capped(process.stderr, self.limits.output_bytes)
+        backstop = False
+        try:
+            code: int | None = process.wait(timeout=seconds + BACKSTOP_GRACE_SEC)
+        except subprocess.TimeoutExpired:
+            backstop = True
+            process.kill()
+            process.wait()
+            code = None
+        duration = time.monotonic() - started
+        # timeout(1) signals its whole process group with KILL, itself included: status 137.
+        timed_out = backstop or (code in (124, 137) and duration >= seconds)
+        if timed_out:
+            self.kill_all()
+            code = None
+        stdout, stderr = out.text(5.0), err.text(5.0)
+        return ExecResult(
+            exit_code=code,
+            stdout=stdout,
+            stderr=stderr,
+            timed_out=timed_out,
+            truncated=out.truncated or err.truncated,
+            duration_sec=round(duration, 3),
+        )
+
+    def kill_all(self) -> None:
+        """Kill every process of the container except PID 1 (setsid'd ones included)."""
+        if not self._closed:
+            docker(["exec", self.container, "kill", "-9", "-1"], timeout=30, check=False)
+
+    def read_file(self, path: str) -> bytes | None:
+        """The bytes of a regular file (first READ_LIMIT bytes), or None if there is none."""
+        self._check_open()
+        if not path.startswith("/"):
+            raise SandboxError(f"read_file needs an absolute path: {path}")
+        script = f'test -f "$1" || exit 3; exec head -c {READ_LIMIT} -- "$1"'
+        done = docker(
+            ["exec", self.container, "sh", "-c", script, "read_file", path], timeout=120, check=False
+        )
+        if done.returncode == 3:
+            return None
+        if done.returncode != 0:
+            raise SandboxError(f"cannot read {path}: {done.stderr.decode(errors='replace').strip()}")
+        return done.stdout
+
+    def inspect(self, template: str) -> str:
+        """``docker inspect --format`` of the container (for tests and diagnostics)."""
+        return docker(["inspect", "--format", template, self.container]).stdout.decode().strip()
+
+    def close(self) -> None:
+        """Remove the container and its anonymous volumes (idempotent)."""
+        if not self._closed:
+            self._closed = True
+            self._finalizer()
+
+
+class DockerSandbox(Sandbox):
+    """Builds environments into content-addressed images and runs sessions in containers."""
+
+    backend: ClassVar[str] = "docker"
+
+    def __init__(self, build_timeout_sec: float = 900.0, start_timeout_sec: float = 120.0) -> None:
+        self.build_timeout_sec = build_timeout_sec
+        self.start_timeout_sec = start_timeout_sec
+        #: how many images this instance built (a cache hit does not count)
+        self.builds = 0
+
+    @classmethod
+    def available(cls) -> bool:
+        """Whether the engine answers within 3 s."""
+        try:
+            docker(["version", "--format", "{{.Server.Version}}"], timeout=3)
+        except SandboxError:
+            return False
+        return True
+
+    def ensure_image(self, bundle: Bundle) -> str:
+        """Build ``environment/`` unless its content-addressed tag exists; return the tag."""
+        folder = bundle.paths.environment
+        if not bundle.paths.dockerfile.is_file():
+            raise EnvironmentBuildError(f"{bundle.paths.root}: missing environment/Dockerfile")
+        digest = environment_digest(folder)
+        tag = f"{IMAGE_REPOSITORY}:{digest[:16]}"
+        with _tag_locks_guard:
+            lock = _tag_locks.setdefault(tag, threading.Lock())
+        with lock:
+            if image_exists(tag):
+                return tag
+            self._build(folder, tag, digest, bundle.name)
+        return tag
+
+    def _build(self, folder: Path, tag: str, digest: str, name: str) -> None:
+        args = ["build", "--network", "none", "--rm", "--force-rm", "--pull=false"]
+        args += [
+            "--label",
+            f"{DIGEST_LABEL}={digest}",
+            "-t",
+            tag,
+            "-f",
+            str(folder / "Dockerfile"),
+            str(folder),
+        ]
+        try:
+            done = subprocess.run(
+                ["docker", *args],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                timeout=self.build_timeout_sec,
+                env=_cli_env(),
+            )
+        except FileNotFoundError as e:
+            raise SandboxError("the docker CLI is not installed") from e
+        except subprocess.TimeoutExpired as e:
+            raise EnvironmentBuildError(f"{name}: build exceeded {self.build_timeout_sec:.0f} s") from e
+        if done.returncode != 0:
+            lines = _ANSI.sub("", done.stdout.decode(errors="replace")).strip().splitlines()
+            tail = "\n".join(lines[-40:])
+            raise EnvironmentBuildError(
+                f"{name}: docker build failed ({done.returncode}; builds run without network):\n{tail}"
+            )
+        self.builds += 1
+
+    def open(self, bundle: Bundle, limits: Limits) -> DockerSession:
+        """Build (or reuse) the image and start a limited, network-less container."""
+        image = self.ensure_image(bundle)
+        session_id = uuid.uuid4().hex[:12]
+        container = f"envpipeline-{session_id}"
+        memory = f"{limits.memory_mb}m"
+        file_size = limits.file_size_mb * 1024 * 1024
+        args = ["run", "-d", "--name", container, "--label", f"{SESSION_LABEL}={session_id}"]
+        args += [
+            "--network",
+            "none",
+            "--cpus",
+            f"{limits.cpus:g}",
+            "--memory",
+            memory,
+            "--memory-swap",
+            memory,
+        ]
+        args += ["--pids-limit", str(limits.pids), "--ulimit", f"fsize={file_size}:{file_size}"]
+        args += ["--ulimit", "nofile=1024:1024", "--security-opt", "no-new-privileges"]
+        args += [arg for cap in DROPPED_CAPS for arg in ("--cap-drop", cap)]
+        args += ["--entrypoint", "bash", image, "-c", KEEPALIVE]
+        try:
+            docker(args, timeout=self.start_timeout_sec)
+        except SandboxError:
+            _remove_container(container)
+            raise
+        session = DockerSession(container, session_id, image, limits)
+        try:
+            docker(["exec", container, "mkdir", "-p", *SESSION_DIRS])
+        except SandboxError:
+            session.close()
+            raise
+        return session

@@ -1,0 +1,325 @@
+"""sqlite-query: answer business questions from a SQLite shop database into CSV files.
+
+The database is built at image build time from a SQL script (then the script is removed). It
+holds cancelled and refunded orders, historical unit prices that differ from current prices,
+categories without sales and customers without valid orders. Depth knobs add filter conditions
+and dirty data (inconsistent status spelling, items of deleted products); breadth knobs add
+customers and questions.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from envpipeline.terminal.families.base import (
+    STANDARD_DOCKERFILE,
+    STANDARD_TEST_SH,
+    Difficulty,
+    GeneratedTask,
+    Knobs,
+    TaskFamily,
+    knob,
+)
+from envpipeline.terminal.families.registry import register_family
+
+COUNTRIES = ["PT", "NO", "NG", "JP", "US", "FR", "BR", "IN", "DE", "KE"]
+CATEGORIES = ["books", "garden", "toys", "kitchen", "sports", "music", "office", "pets"]
+FIRST = ["Ana", "Ben", "Chloe", "Dev", "Eva", "Femi", "Gus", "Hana", "Ivo", "Jade", "Kai", "Lea"]
+LAST = ["Silva", "Berg", "Okoro", "Sato", "Reed", "Blanc", "Costa", "Rao", "Wolf", "Mwangi"]
+VALID = "LOWER(TRIM(o.status)) IN ('completed', 'shipped')"
+SCHEMA = """CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, country TEXT NOT NULL,
+  email TEXT, signup_date TEXT NOT NULL);
+CREATE TABLE products (id INTEGER PRIMARY KEY, name TEXT NOT NULL, category TEXT NOT NULL,
+  price_cents INTEGER NOT NULL);
+CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL, order_date TEXT NOT NULL,
+  status TEXT NOT NULL);
+CREATE TABLE order_items (order_id INTEGER NOT NULL, product_id INTEGER NOT NULL, quantity INTEGER NOT NULL,
+  unit_price_cents INTEGER NOT NULL);
+"""
+
+TEST = r"""import csv
+import sys
+
+EXPECTED = __EXPECTED__
+
+
+def fail(message):
+    print("FAIL:", message)
+    sys.exit(1)
+
+
+def norm(cell):
+    try:
+        return round(float(cell), 2)
+    except ValueError:
+        return cell.strip()
+
+
+for name, rows in EXPECTED.items():
+    path = "/app/answers/" + name
+    try:
+        with open(path, newline="") as fh:
+            got = [row for row in csv.reader(fh) if row]
+    except OSError as exc:
+        fail(f"{path} missing: {exc}")
+    if not got or [c.strip() for c in got[0]] != rows[0]:
+        fail(f"{name}: header expected {rows[0]}, got {got[:1]}")
+    if len(got) != len(rows):
+        fail(f"{name}: expected {len(rows) - 1} data rows, got {len(got) - 1}")
+    for i, (have, want) in enumerate(zip(got[1:], rows[1:]), start=1):
+        if [norm(c) for c in have] != [norm(c) for c in want]:
+            fail(f"{name}: row {i} expected {want}, got {have}")
+print("all checks passed")
+"""
+
+
+class SqliteQueryKnobs(Knobs):
+    """Knobs of the sqlite-query family."""
+
+    n_customers: int = knob(12, 10, 600, "breadth", "customers (orders scale with them)")
+    n_questions: int = knob(2, 2, 6, "breadth", "questions to answer, one CSV each")
+    conditions: int = knob(1, 1, 3, "depth", "1 valid statuses; 2 + a year filter; 3 + a HAVING threshold")
+    dirty_data: int = knob(
+        0, 0, 2, "depth", "0 clean; 1 inconsistent status spelling; 2 + items of deleted products"
+    )
+
+
+class SqliteQueryFamily(TaskFamily):
+    """Query a shop database built at image build time and write answers as CSV."""
+
+    name = "sqlite-query"
+    category = "databases"
+    description = (
+        "Answer questions by querying a SQLite database built at image build time; write CSV results."
+    )
+    skills = ["sqlite", "aggregation", "csv"]
+    knob_model = SqliteQueryKnobs
+    presets = {
+        "easy": {"n_customers": 12, "n_questions": 2, "conditions": 1, "dirty_data": 0},
+        "medium": {"n_customers": 40, "n_questions": 4, "conditions": 2, "dirty_data": 1},
+        "hard": {"n_customers": 150, "n_questions": 6, "conditions": 3, "dirty_data": 2},
+    }
+    variants = ("includes_refunded", "inner_join_drops_empty_categories", "uses_current_price")
+
+    def _data(self, rng: Any, knobs: SqliteQueryKnobs, year: int) -> tuple[str, dict[str, Any]]:
+        countries = rng.sample(COUNTRIES, 4)
+        cats = rng.sample(CATEGORIES, 4 + knobs.n_questions // 3)
+        empty_cat = cats[-1]
+        products, pid = [], 0
+        for cat in cats:
+            for _ in range(3):
+                pid += 1
+                products.append((pid, f"{cat}-item-{pid}", cat, rng.randint(300, 9000)))
+        sold = [p for p in products if p[2] != empty_cat]
+        customers, orders, items = [], [], []
+        oid = 0
+        for cid in range(1, knobs.n_customers + 1):
+            email = f"c{cid}@shop.example" if cid > 2 and rng.random() > 0.15 else rng.choice([None, ""])
+            customers.append(
+                (
+                    cid,
+                    f"{rng.choice(FIRST)} {rng.choice(LAST)}",
+                    countries[cid % 4],
+                    email,
+                    f"{year - 2}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+                )
+            )
+            for k in range(rng.randint(1, 4)):
+                oid += 1
+                status = rng.choice(["completed"] * 5 + ["shipped"] * 2 + ["cancelled", "refunded"])
+                if cid == 1:
+                    status = "cancelled"
+                elif cid == 2 and k == 0:
+                    status = "refunded"
+                if knobs.dirty_data >= 1 and rng.random() < 0.3:
+                    status = rng.choice([status.upper(), status.title(), f" {status} "])
+                when = (
+                    f"{rng.choice([year - 1, year, year])}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+                )
+                if cid == 2 and k == 0:
+                    when = f"{year}-06-15"
+                orders.append((oid, cid, when, status))
+                for _ in range(rng.randint(1, 3)):
+                    prod = rng.choice(products if "cancel" in status.lower() else sold)
+                    price = (
+                        prod[3]
+                        if rng.random() < 0.6
+                        else prod[3] + rng.choice([-1, 1]) * rng.randint(50, 250)
+                    )
+                    items.append((oid, prod[0], rng.randint(1, 5), price))
+        if knobs.dirty_data >= 2:
+            gone = {products[0][0], products[4][0]}
+            products = [p for p in products if p[0] not in gone]
+        lines = [SCHEMA, "BEGIN;"]
+        for table, rows in (
+            ("customers", customers),
+            ("products", products),
+            ("orders", orders),
+            ("order_items", items),
+        ):
+            for row in rows:
+                values = ", ".join(
+                    "NULL" if v is None else repr(v) if isinstance(v, str) else str(v) for v in row
+                )
+                lines.append(f"INSERT INTO {table} VALUES ({values});")
+        lines.append("COMMIT;")
+        return "\n".join(lines) + "\n", {"countries": countries}
+
+    def _questions(self, rng: Any, knobs: SqliteQueryKnobs, year: int) -> list[tuple[str, str, str]]:
+        """(file, description, SQL) per question; the first two are always asked."""
+        when = f" AND o.order_date BETWEEN '{year}-01-01' AND '{year}-12-31'" if knobs.conditions >= 2 else ""
+        scope = f" placed in {year}" if knobs.conditions >= 2 else ""
+        having = " HAVING COUNT(DISTINCT o.id) >= 3" if knobs.conditions >= 3 else ""
+        spend = "SUM(i.quantity * i.unit_price_cents)"
+        asked = [
+            (
+                "revenue_by_country.csv",
+                f"columns `country,revenue`: revenue (sum of quantity x unit price paid, in currency units with 2 "
+                f"decimals) of valid orders{scope} per customer country"
+                + (", only for countries with at least 3 such orders" if having else "")
+                + "; sorted by revenue descending, then country ascending.",
+                f"SELECT c.country AS country, printf('%.2f', {spend} / 100.0) AS revenue\nFROM orders o\n"
+                f"JOIN customers c ON c.id = o.customer_id\nJOIN order_items i ON i.order_id = o.id\n"
+                f"WHERE {VALID}{when}\nGROUP BY c.country{having}\nORDER BY {spend} DESC, country ASC;",
+            ),
+            (
+                "units_by_category.csv",
+                f"columns `category,units`: total quantity sold in valid orders{scope} per product category, "
+                "listing every category in `products` (0 when nothing was sold); sorted by units descending, "
+                "then category ascending.",
+                "SELECT p.category AS category, COALESCE(SUM(x.quantity), 0) AS units\n"
+                "FROM (SELECT DISTINCT category FROM products) p\nLEFT JOIN (SELECT pr.category, i.quantity "
+                "FROM order_items i JOIN orders o ON o.id = i.order_id\n"
+                f"  JOIN products pr ON pr.id = i.product_id WHERE {VALID}{when}) x ON x.category = p.category\n"
+                "GROUP BY p.category\nORDER BY units DESC, category ASC;",
+            ),
+        ]
+        top = rng.randint(3, 5)
+        extra = [
+            (
+                "top_customers.csv",
+                f"columns `customer_id,name,total_spent`: the {top} customers with the highest spend (2 decimals) "
+                f"in valid orders{scope}; ties broken by customer_id ascending.",
+                f"SELECT c.id AS customer_id, c.name AS name, printf('%.2f', {spend} / 100.0) AS total_spent\n"
+                "FROM orders o\nJOIN customers c ON c.id = o.customer_id\nJOIN order_items i ON i.order_id = o.id\n"
+                f"WHERE {VALID}{when}\nGROUP BY c.id\nORDER BY {spend} DESC, c.id ASC\nLIMIT {top};",
+            ),
+            (
+                "monthly_orders.csv",
+                f"columns `month,orders`: number of valid orders per month (`YYYY-MM`) in {year}, only months "
+                "with at least one, sorted by month.",
+                "SELECT substr(o.order_date, 1, 7) AS month, COUNT(*) AS orders\nFROM orders o\n"
+                f"WHERE {VALID} AND o.order_date LIKE '{year}-%'\nGROUP BY month\nORDER BY month;",
+            ),
+            (
+                "inactive_customers.csv",
+                f"columns `id,name`: customers without any valid order{scope}, sorted by id.",
+                "SELECT c.id AS id, c.name AS name\nFROM customers c\nWHERE NOT EXISTS (SELECT 1 FROM orders o "
+                f"WHERE o.customer_id = c.id AND {VALID}{when})\nORDER BY c.id;",
+            ),
+            (
+                "missing_emails.csv",
+                "columns `country,missing`: number of customers per country whose email is NULL or blank, "
+                "only countries with at least one, sorted by country.",
+                "SELECT country, COUNT(*) AS missing\nFROM customers\nWHERE email IS NULL OR TRIM(email) = ''\n"
+                "GROUP BY country\nORDER BY country;",
+            ),
+        ]
+        return asked + rng.sample(extra, knobs.n_questions - 2)
+
+    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
+        assert isinstance(knobs, SqliteQueryKnobs)
+        rng = self.rng(seed)
+        year = rng.randint(2021, 2024)
+        script, _ = self._data(rng, knobs, year)
+        questions = self._questions(rng, knobs, year)
+        db = sqlite3.connect(":memory:")
+        db.executescript(script)
+        expected = {}
+        for file, _, sql in questions:
+            cursor = db.execute(sql)
+            rows = [[str(v) for v in row] for row in cursor.fetchall()]
+            if not rows:
+                raise ValueError(f"{self.name}: empty answer for {file} (seed {seed})")
+            expected[file] = [[d[0] for d in cursor.description], *rows]
+        db.close()
+
+        def solve(sqls: list[str]) -> str:
+            body = "".join(
+                f"sqlite3 -header -csv shop.db > answers/{q[0]} <<'SQL'\n{sql}\nSQL\n"
+                for q, sql in zip(questions, sqls)
+            )
+            return f"#!/bin/bash\nset -e\ncd /app\nmkdir -p answers\n{body}"
+
+        sqls = [q[2] for q in questions]
+        current = "JOIN order_items i ON i.order_id = o.id\nJOIN products p ON p.id = i.product_id"
+        solutions = {
+            "oracle": {"solve.sh": solve(sqls)},
+            "includes_refunded": {
+                "solve.sh": solve([s.replace(VALID, "LOWER(o.status) != 'cancelled'") for s in sqls])
+            },
+            "inner_join_drops_empty_categories": {
+                "solve.sh": solve([s.replace("\nLEFT JOIN", "\nJOIN") for s in sqls])
+            },
+            "uses_current_price": {
+                "solve.sh": solve(
+                    [
+                        s.replace("JOIN order_items i ON i.order_id = o.id", current).replace(
+                            "i.unit_price_cents", "p.price_cents"
+                        )
+                        for s in sqls
+                    ]
+                )
+            },
+        }
+        spelling = (
+            " (statuses may differ in letter case and have surrounding spaces)" if knobs.dirty_data else ""
+        )
+        deleted = ""
+        if knobs.dirty_data >= 2:
+            deleted = (
+                " Some order items reference products that no longer exist; they still count towards "
+                "revenue and spend, but belong to no category."
+            )
+        listing = "\n".join(f"{n}. `/app/answers/{f}` with {d}" for n, (f, d, _) in enumerate(questions, 1))
+        instruction = f"""# Answer questions from the shop database
+
+`/app/shop.db` is a SQLite database with tables `customers(id, name, country, email, signup_date)`,
+`products(id, name, category, price_cents)` (current prices), `orders(id, customer_id,
+order_date, status)` (dates are `YYYY-MM-DD`) and `order_items(order_id, product_id, quantity,
+unit_price_cents)` (the price actually paid). Money is stored in cents.
+
+An order is **valid** when its status is `completed` or `shipped`{spelling}; `cancelled` and
+`refunded` orders never count. Revenue and spend always use the price paid
+(`order_items.unit_price_cents`).{deleted}
+
+Write one CSV file per question (a header row with exactly the given column names, then the
+rows in the required order; do not modify the database):
+
+{listing}
+"""
+        return GeneratedTask(
+            family=self.name,
+            name=f"{self.name}-{seed}-{difficulty}",
+            seed=seed,
+            difficulty=difficulty,
+            knobs=knobs.model_dump(),
+            skills=list(self.skills),
+            category=self.category,
+            instruction=instruction,
+            environment={
+                "Dockerfile": STANDARD_DOCKERFILE
+                + "RUN sqlite3 /app/shop.db < /app/.setup/shop.sql && rm -rf /app/.setup\n",
+                "app/.setup/shop.sql": script,
+            },
+            tests={
+                "test.sh": STANDARD_TEST_SH,
+                "test_outputs.py": TEST.replace("__EXPECTED__", repr(json.loads(json.dumps(expected)))),
+            },
+            solutions=solutions,
+        )
+
+
+register_family(SqliteQueryFamily())

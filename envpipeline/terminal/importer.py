@@ -1,0 +1,406 @@
+"""Import Terminal-Bench 1 tasks as Harbor bundles.
+
+    <tb1 task>/                          <harbor bundle>/
+      task.yaml                    ->      task.toml + instruction.md
+      Dockerfile (+ context files) ->      environment/Dockerfile (+ the same files)
+      docker-compose.yaml          ->      dropped when it is the stock one-service wrapper,
+                                           else environment/docker-compose.yaml (flag `compose`)
+      solution.sh | solution.yaml  ->      solution/solve.sh
+      run-tests.sh                 ->      tests/test.sh (offline, always writes the reward file)
+      tests/...                    ->      tests/...
+
+Foreign base images are mapped onto `BASE_IMAGE` (recorded in the report and in
+``[metadata].envpipeline.base_image_substitution``); network bootstraps in the test script are
+rewritten to offline equivalents; Dockerfiles that need the network to build are flagged
+``needs_network_build``. Every change is recorded in the `ImportReport`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from envpipeline.errors import ConfigError
+from envpipeline.models.bundle import (
+    AgentSection,
+    Author,
+    EnvironmentSection,
+    MetadataSection,
+    TaskConfig,
+    TaskSection,
+    VerifierSection,
+)
+from envpipeline.terminal.bundle import dump_task_config, write_files
+from envpipeline.terminal.families.base import BASE_IMAGE
+from envpipeline.terminal.offline import (
+    DEFAULT_TEST_BODY,
+    TEST_SH_TEMPLATE,
+    rewrite_dockerfile,
+    rewrite_test_script,
+    solution_from_yaml,
+)
+
+#: Terminal-Bench 1 defaults when task.yaml omits the timeouts.
+TB_AGENT_TIMEOUT_SEC = 360.0
+TB_TEST_TIMEOUT_SEC = 60.0
+_COMPOSE_NAMES = ("docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml")
+_CONSUMED = {"task.yaml", "Dockerfile", "solution.sh", "solution.yaml", "run-tests.sh", *_COMPOSE_NAMES}
+_SKIP_DIRS = {".git", "__pycache__", ".pytest_cache"}
+_KNOWN_KEYS = {
+    "instruction",
+    "descriptions",
+    "author_name",
+    "author_email",
+    "difficulty",
+    "category",
+    "tags",
+    "parser_name",
+    "max_agent_timeout_sec",
+    "max_test_timeout_sec",
+    "run_tests_in_same_shell",
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Substitution(_Strict):
+    """A base image replaced by ours."""
+
+    file: str
+    line: int
+    original: str
+    replacement: str
+    reason: str
+
+
+class Rewrite(_Strict):
+    """A changed or generated piece of a file (line 0: the whole file)."""
+
+    file: str
+    line: int
+    original: str
+    replacement: str
+    reason: str
+
+
+class Flag(_Strict):
+    """Something our sandboxes cannot run as is."""
+
+    name: Literal["needs_network_build", "compose"]
+    file: str
+    lines: list[str]
+    message: str
+
+
+class ImportReport(_Strict):
+    """What one import did; `error` is set (and nothing written) when the task was unreadable."""
+
+    task: str
+    source: str
+    out: str
+    substitutions: list[Substitution] = []
+    rewrites: list[Rewrite] = []
+    flags: list[Flag] = []
+    warnings: list[str] = []
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Imported without error (flags and warnings may still need attention)."""
+        return self.error is None
+
+
+def _safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.") or "task"
+
+
+def _read_task_yaml(src: Path) -> dict[str, object]:
+    path = src / "task.yaml"
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError as e:
+        raise ConfigError(f"{path}: missing task.yaml (not a Terminal-Bench task)") from e
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: invalid YAML: {e}") from e
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping, got {type(data).__name__}")
+    return data
+
+
+def _instruction(data: dict[str, object], path: Path) -> str:
+    text = data.get("instruction")
+    if text is None and isinstance(data.get("descriptions"), list):  # older TB layout
+        by_key = {d.get("key"): d.get("description") for d in data["descriptions"] if isinstance(d, dict)}
+        text = by_key.get("base")
+    if not isinstance(text, str) or not text.strip():
+        raise ConfigError(f"{path}: task.yaml has no `instruction` text")
+    return text.strip() + "\n"
+
+
+def _source_files(src: Path, warnings: list[str]) -> list[str]:
+    """Regular files under `src` (relative, posix); links and special files are skipped."""
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+        for name in [*dirnames, *sorted(filenames)]:
+            full = Path(dirpath, name)
+            rel = full.relative_to(src).as_posix()
+            mode = os.lstat(full).st_mode
+            if stat.S_ISLNK(mode):
+                warnings.append(f"{rel}: symlink not imported (-> {os.readlink(full)})")
+                if name in dirnames:
+                    dirnames.remove(name)
+            elif stat.S_ISREG(mode):
+                out.append(rel)
+            elif not stat.S_ISDIR(mode):
+                warnings.append(f"{rel}: special file not imported")
+    return out
+
+
+def _compose(src: Path, name: str, has_dockerfile: bool) -> tuple[bool, str]:
+    """(keep it?, why) — a one-service compose building the local Dockerfile is TB1's stock wrapper."""
+    try:
+        data = yaml.safe_load((src / name).read_text()) or {}
+    except yaml.YAMLError as e:
+        return True, f"unparseable compose file ({e})"
+    services = data.get("services") if isinstance(data, dict) else None
+    if has_dockerfile and isinstance(services, dict) and len(services) == 1:
+        (service,) = services.values()
+        if isinstance(service, dict) and "build" in service:
+            return False, "stock one-service Terminal-Bench compose wrapper; environment/Dockerfile is used"
+    count = len(services) if isinstance(services, dict) else 0
+    return True, f"{count} service(s); multi-container tasks are not supported by our sandboxes yet"
+
+
+def _config(
+    data: dict[str, object], name: str, instruction: str, schema: str, org: str, extra: dict
+) -> TaskConfig:
+    difficulty = str(data.get("difficulty", "unknown")).lower()
+    raw_tags = data.get("tags") or []
+    tags = [raw_tags] if isinstance(raw_tags, str) else [str(t) for t in raw_tags]
+    meta = MetadataSection(
+        author_name=str(data.get("author_name") or ""),
+        author_email=str(data.get("author_email") or ""),
+        difficulty=difficulty if difficulty in ("easy", "medium", "hard") else "unknown",
+        category=str(data.get("category") or ""),
+        tags=tags,
+        envpipeline=extra,
+    )
+    common = {
+        "metadata": meta,
+        "verifier": VerifierSection(
+            timeout_sec=float(data.get("max_test_timeout_sec") or TB_TEST_TIMEOUT_SEC)
+        ),
+        "agent": AgentSection(timeout_sec=float(data.get("max_agent_timeout_sec") or TB_AGENT_TIMEOUT_SEC)),
+    }
+    if schema == "1.0":
+        return TaskConfig(**common)
+    author = [Author(name=meta.author_name, email=meta.author_email)] if meta.author_name else []
+    first = instruction.strip().splitlines()[0][:200]
+    return TaskConfig(
+        version="1.1",
+        schema_version="1.1",
+        task=TaskSection(name=f"{_safe_name(org)}/{name}", description=first, authors=author, keywords=tags),
+        environment=EnvironmentSection(network_mode="no-network"),
+        **common,
+    )
+
+
+@dataclass
+class _Draft:
+    """What an import accumulates before it writes anything."""
+
+    src: Path
+    present: set[str]
+    files: dict[str, str | bytes] = field(default_factory=dict)
+    subs: list[Substitution] = field(default_factory=list)
+    rewrites: list[Rewrite] = field(default_factory=list)
+    flags: list[Flag] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    workdir: str = ""
+
+    def rewrite(self, file: str, line: int, original: str, replacement: str, reason: str) -> None:
+        self.rewrites.append(
+            Rewrite(file=file, line=line, original=original, replacement=replacement, reason=reason)
+        )
+
+    def flag(self, name: str, file: str, lines: list[str], message: str) -> None:
+        self.flags.append(Flag(name=name, file=file, lines=lines, message=message))
+
+
+def _environment(d: _Draft) -> list[str]:
+    """Dockerfile (base image mapped, network lines flagged), compose, build context; returns the context."""
+    compose = next((c for c in _COMPOSE_NAMES if c in d.present), None)
+    if "Dockerfile" not in d.present and compose is None:
+        raise ConfigError(f"{d.src}: neither Dockerfile nor docker-compose.yaml")
+    if "Dockerfile" in d.present:
+        docker = rewrite_dockerfile((d.src / "Dockerfile").read_text(), BASE_IMAGE)
+        d.files["environment/Dockerfile"] = docker.text
+        d.workdir = docker.workdir
+        for line, old, new in docker.substitutions:
+            why = "base image not available offline; mapped onto the envpipeline base"
+            d.subs.append(
+                Substitution(file="Dockerfile", line=line, original=old, replacement=new, reason=why)
+            )
+        if docker.network_lines:
+            why = (
+                "the image build downloads packages; pre-bake them into the base image or build with network"
+            )
+            d.flag("needs_network_build", "environment/Dockerfile", docker.network_lines, why)
+    if compose is not None:
+        keep, why = _compose(d.src, compose, "Dockerfile" in d.present)
+        if keep:
+            d.files[f"environment/{compose}"] = (d.src / compose).read_bytes()
+            d.flag(
+                "compose",
+                f"environment/{compose}",
+                [],
+                f"compose task kept but not runnable in our sandboxes: {why}",
+            )
+        else:
+            d.rewrite(compose, 0, compose, "", why)
+    context = sorted(p for p in d.present if p not in _CONSUMED and not p.startswith(("tests/", "solution/")))
+    for rel in context:
+        d.files[f"environment/{rel}"] = (d.src / rel).read_bytes()
+    return context
+
+
+def _solution(d: _Draft) -> None:
+    """solve.sh from solution.sh or solution.yaml; a solution/ folder's files travel with it."""
+    for rel in sorted(p for p in d.present if p.startswith("solution/")):
+        d.files[rel] = (d.src / rel).read_bytes()
+    if "solution.sh" in d.present:
+        text = (d.src / "solution.sh").read_text()
+        d.files["solution/solve.sh"] = text if text.startswith("#!") else "#!/bin/bash\n" + text
+    elif "solution.yaml" in d.present:
+        d.files["solution/solve.sh"] = solution_from_yaml(d.src / "solution.yaml", d.warnings)
+        d.rewrite(
+            "solution.yaml",
+            0,
+            "solution.yaml",
+            "solution/solve.sh",
+            "command list converted to a shell script",
+        )
+    else:
+        d.warnings.append("no solution.sh or solution.yaml: the bundle has no oracle")
+
+
+def _tests(d: _Draft) -> None:
+    for rel in sorted(p for p in d.present if p.startswith("tests/")):
+        if rel == "tests/test.sh":
+            d.warnings.append("tests/test.sh replaced by the generated verifier entry point")
+        else:
+            d.files[rel] = (d.src / rel).read_bytes()
+    if "run-tests.sh" in d.present:
+        script = rewrite_test_script((d.src / "run-tests.sh").read_text())
+        body = script.text
+        for c in script.changes:
+            d.rewrite("run-tests.sh", c.line, c.original, c.replacement, c.reason)
+        missing = [p for p in script.dropped_packages if not re.match(r"^pytest([=<>!~ ].*)?$", p)]
+        if missing:
+            d.warnings.append(
+                f"run-tests.sh installed {', '.join(missing)}; offline the base image must provide them"
+            )
+    else:
+        body = DEFAULT_TEST_BODY
+        d.rewrite("run-tests.sh", 0, "", body.strip(), "no run-tests.sh: Terminal-Bench's default pytest run")
+    d.files["tests/test.sh"] = TEST_SH_TEMPLATE.format(
+        body=body, cd=f'cd "{d.workdir}" 2>/dev/null || true\n' if d.workdir else ""
+    )
+
+
+def import_terminal_bench(
+    source_dir: str | Path,
+    out_dir: str | Path,
+    *,
+    schema: Literal["1.0", "1.1"] = "1.0",
+    org: str = "terminal-bench",
+    overwrite: bool = False,
+) -> ImportReport:
+    """Convert one Terminal-Bench 1 task directory into a Harbor bundle at `out_dir`.
+
+    Raises ConfigError for a directory that is not a readable TB1 task or a non-empty `out_dir`
+    (unless `overwrite`); everything else is recorded in the returned report.
+    """
+    src, out = Path(source_dir), Path(out_dir)
+    data = _read_task_yaml(src)
+    instruction = _instruction(data, src / "task.yaml")
+    name = _safe_name(src.resolve().name)
+    if out.exists() and any(out.iterdir()) and not overwrite:
+        raise ConfigError(f"{out}: not empty (pass overwrite=True to replace it)")
+    warnings: list[str] = []
+    d = _Draft(src, set(_source_files(src, warnings)), {"instruction.md": instruction}, warnings=warnings)
+    unknown = sorted(set(data) - _KNOWN_KEYS)
+    if unknown:
+        d.warnings.append(
+            f"task.yaml: keys kept only in [metadata].envpipeline.tb_extra: {', '.join(unknown)}"
+        )
+    if str(data.get("difficulty", "")).lower() not in ("easy", "medium", "hard"):
+        d.warnings.append(f"task.yaml: difficulty {data.get('difficulty')!r} mapped to 'unknown'")
+    context = _environment(d)
+    _solution(d)
+    _tests(d)
+    parser = str(data.get("parser_name") or "pytest")
+    if parser != "pytest":
+        d.warnings.append(f"parser_name {parser!r}: the reward now comes from the test command's exit status")
+    if data.get("run_tests_in_same_shell"):
+        d.warnings.append("run_tests_in_same_shell: tests now run in a fresh shell, not the agent's session")
+
+    extra: dict[str, object] = {
+        "source": "terminal-bench-1",
+        "source_task": src.resolve().name,
+        "parser_name": parser,
+        "run_tests_in_same_shell": bool(data.get("run_tests_in_same_shell", False)),
+    }
+    if d.subs:
+        extra["base_image_substitution"] = {"from": d.subs[0].original, "to": d.subs[0].replacement}
+    if d.flags:
+        extra["flags"] = [f.name for f in d.flags]
+    tb_extra = {k: data[k] for k in unknown if isinstance(data[k], str | int | float | bool)}
+    if tb_extra:
+        extra["tb_extra"] = tb_extra
+    try:
+        config = _config(data, name, instruction, schema, org, extra)
+    except (ValidationError, TypeError, ValueError) as e:
+        raise ConfigError(f"{src / 'task.yaml'}: cannot build task.toml: {e}") from e
+    d.files["task.toml"] = dump_task_config(config)
+
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    write_files(out, d.files)
+    for rel in context:  # keep the build context's own permissions
+        os.chmod(out / "environment" / rel, stat.S_IMODE(os.stat(src / rel).st_mode))
+    return ImportReport(
+        task=name,
+        source=str(src),
+        out=str(out),
+        substitutions=d.subs,
+        rewrites=d.rewrites,
+        flags=d.flags,
+        warnings=d.warnings,
+    )
+
+
+def import_many(root: str | Path, out: str | Path, **kwargs: object) -> list[ImportReport]:
+    """Import every task directory (one holding task.yaml) under `root` into `out/<name>`."""
+    root, out = Path(root), Path(out)
+    reports = []
+    for task_yaml in sorted(root.rglob("task.yaml")):
+        src = task_yaml.parent
+        name = _safe_name(src.name)
+        try:
+            reports.append(import_terminal_bench(src, out / name, **kwargs))
+        except (ConfigError, OSError, UnicodeDecodeError) as e:
+            reports.append(ImportReport(task=name, source=str(src), out=str(out / name), error=str(e)))
+    return reports
