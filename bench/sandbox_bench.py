@@ -89,12 +89,13 @@ def bare(bundle: Bundle) -> tuple[float, bytes | None]:
         (root / "logs" / "verifier").mkdir(parents=True)
         (root / "solution").mkdir()
         (root / "solution" / "solve.sh").write_text(SOLVE_SH.format(root=root))
-        subprocess.run(["bash", str(root / "solution/solve.sh")], cwd=root / "app", check=True)
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": tmp, "LANG": "C.UTF-8"}  # as in the sandbox
+        subprocess.run(["bash", str(root / "solution/solve.sh")], cwd=root / "app", check=True, env=env)
         (root / "tests").mkdir()
         (root / "tests" / "test_outputs.py").write_text(TEST_OUTPUTS.format(root=root))
         test_sh = STANDARD_TEST_SH.replace("/tests", f"{root}/tests").replace("/logs", f"{root}/logs")
         (root / "tests" / "test.sh").write_text(test_sh)
-        subprocess.run(["bash", str(root / "tests/test.sh")], cwd=root / "app", check=True)
+        subprocess.run(["bash", str(root / "tests/test.sh")], cwd=root / "app", check=True, env=env)
         reward = (root / "logs" / "verifier" / "reward.txt").read_bytes()
     return time.perf_counter() - started, reward
 

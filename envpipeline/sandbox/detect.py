@@ -1,4 +1,8 @@
-"""Choosing a sandbox backend: an explicit name, else ``$ENVPIPELINE_SANDBOX``, else Docker, else local."""
+"""Choosing a sandbox backend: an explicit name, else ``$ENVPIPELINE_SANDBOX``, else Docker, else local.
+
+Automatic detection picks Docker only when the engine answers *and* the offline base image
+exists (`make base-image`); otherwise bundles would fail to build, so it falls back to local.
+"""
 
 from __future__ import annotations
 
@@ -26,6 +30,19 @@ def _backend_class(name: str) -> type[Sandbox] | None:
         return None
 
 
+def base_image_present() -> bool:
+    """Whether the offline base image exists (automatic detection skips Docker without it)."""
+    import subprocess
+
+    from envpipeline.terminal.families.base import BASE_IMAGE
+
+    try:
+        probe = subprocess.run(["docker", "image", "inspect", BASE_IMAGE], capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
 def _is_available(name: str) -> bool:
     cls = _backend_class(name)
     return cls is not None and cls.available()
@@ -37,7 +54,7 @@ def available_backends() -> list[str]:
 
 
 def select_sandbox(name: str | None = None) -> Sandbox:
-    """An explicit backend name wins, then ``$ENVPIPELINE_SANDBOX``, then Docker if it answers, else local."""
+    """An explicit name wins, then ``$ENVPIPELINE_SANDBOX``, then Docker (engine + base image), else local."""
     chosen = name or os.environ.get(ENV_VAR) or None
     source = "--sandbox" if name else ENV_VAR
     if chosen is not None:
@@ -57,7 +74,7 @@ def select_sandbox(name: str | None = None) -> Sandbox:
         return cls()
     for candidate in ("docker", "local"):
         cls = _backend_class(candidate)
-        if cls is not None and cls.available():
+        if cls is not None and cls.available() and (candidate != "docker" or base_image_present()):
             return cls()
     raise ConfigError(
         "no sandbox backend is available: start a Docker engine, or run as root with bubblewrap installed"

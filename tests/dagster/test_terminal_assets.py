@@ -1,0 +1,121 @@
+"""Terminal seeds in Dagster: materialize and verify a seed, quarantine on rot, sensors and schedule."""
+
+import json
+import shutil
+
+from dagster import (
+    DagsterInstance,
+    build_schedule_context,
+    build_sensor_context,
+    instance_for_test,
+    materialize,
+)
+
+from assets.terminal import (
+    no_quarantined_seeds,
+    nop_scores_zero,
+    oracle_scores_one,
+    seed_verification,
+    static_checks_pass,
+    terminal_seeds,
+)
+from assets.terminal_sensors import oracle_rot_schedule, reverification_sensor, seed_folder_sensor
+from envpipeline.terminal.families.base import write_generated
+from envpipeline.terminal.families.registry import get_family
+from resources.sandbox import SandboxResource
+from resources.store import LakeResource
+
+KEY = "fam-csv-json-merge-easy-0"
+
+
+def _resources(home):
+    return {"store": LakeResource(home=str(home)), "sandbox": SandboxResource(backend="local")}
+
+
+def _materialize(instance, resources, key):
+    return materialize(
+        [terminal_seeds, seed_verification, static_checks_pass, oracle_scores_one, nop_scores_zero,
+         no_quarantined_seeds],
+        instance=instance, resources=resources, partition_key=key,
+    )
+
+
+def test_a_seed_is_checked_verified_and_quarantined_when_it_rots(tmp_path, local_sandbox):
+    resources = _resources(tmp_path)
+    lake = resources["store"].lake()
+    with DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("terminal_seeds", [KEY])
+        first = _materialize(instance, resources, KEY)
+        assert first.success
+        assert all(c.passed for c in first.get_asset_check_evaluations())
+        row = lake.read("seed_verification", KEY)[0]
+        assert row["status"] == "verified" and row["backend"] == "local"
+        assert json.loads(row["oracle_rewards"]) == [1.0, 1.0] and row["nop_reward"] == 0.0
+        assert json.loads(row["trials"])[0]["durations"]["total"] > 0
+
+        # The oracle rots: its bundle now fails; re-verification quarantines the seed.
+        bundle = resources["store"].bundles_root / KEY
+        (bundle / "solution" / "solve.sh").write_text("#!/bin/bash\nexit 0\n")
+        again = materialize(
+            [seed_verification, oracle_scores_one, no_quarantined_seeds],
+            instance=instance, resources=resources, partition_key=KEY,
+            selection=[seed_verification, oracle_scores_one, no_quarantined_seeds],
+        )
+        assert again.success
+        row = lake.read("seed_verification", KEY)[0]
+        assert row["status"] == "quarantined" and row["verdict"] == "oracle_failed"
+        checks = {c.check_name: c for c in again.get_asset_check_evaluations()}
+        assert not checks["no_quarantined_seeds"].passed
+        assert not checks["oracle_scores_one"].passed
+        event = again.asset_materializations_for_node("seed_verification")[0]
+        assert event.metadata["status"].value == "quarantined"
+
+
+def test_seed_folder_sensor_adds_partitions_and_requests_runs(tmp_path):
+    resources = _resources(tmp_path)
+    family = get_family("text-parsing")
+    write_generated(family.generate(0, family.knobs_for("easy"), "easy"), tmp_path / "seeds" / "my task")
+    with DagsterInstance.ephemeral() as instance:
+        context = build_sensor_context(instance=instance, resources=resources)
+        result = seed_folder_sensor(context)
+        assert [r.partition_key for r in result.run_requests] == ["my-task"]
+        assert result.dynamic_partitions_requests[0].partition_keys == ["my-task"]
+        instance.add_dynamic_partitions("terminal_seeds", ["my-task"])  # what the daemon does with the request
+        # Nothing changed: the next tick skips; a changed bundle requests a rerun.
+        context = build_sensor_context(instance=instance, resources=resources, cursor=result.cursor)
+        assert seed_folder_sensor(context).skip_message
+        (tmp_path / "seeds" / "my task" / "instruction.md").write_text("Changed instruction for the task.\n")
+        changed = seed_folder_sensor(context)
+        assert [r.partition_key for r in changed.run_requests] == ["my-task"]
+        assert not changed.dynamic_partitions_requests
+
+
+def test_reverification_sensor_and_rot_schedule(tmp_path, local_sandbox, monkeypatch):
+    resources = _resources(tmp_path)
+    with instance_for_test() as instance:
+        instance.add_dynamic_partitions("terminal_seeds", [KEY])
+        assert _materialize(instance, resources, KEY).success
+        context = build_sensor_context(instance=instance, resources=resources)
+        assert reverification_sensor(context).skip_message, "a fresh verdict is current"
+        monkeypatch.setattr("assets.terminal_sensors.VERIFIER_VERSION", "gold-verify-next")
+        stale = reverification_sensor(build_sensor_context(instance=instance, resources=resources))
+        assert [r.partition_key for r in stale.run_requests] == [KEY]
+        assert stale.run_requests[0].tags["envpipeline/reverify_reason"] == "verifier code version changed"
+        requests = list(oracle_rot_schedule(build_schedule_context(instance=instance)))
+        assert [r.partition_key for r in requests] == [KEY]
+
+
+def test_bundle_input_change_makes_a_verdict_stale(tmp_path, local_sandbox):
+    from assets.terminal_sensors import stale_seeds
+
+    resources = _resources(tmp_path)
+    family = get_family("text-parsing")
+    write_generated(family.generate(1, family.knobs_for("easy"), "easy"), tmp_path / "seeds" / "t1")
+    with DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("terminal_seeds", ["t1"])
+        assert _materialize(instance, resources, "t1").success
+        environment = resources["sandbox"].fingerprint()
+        assert stale_seeds(resources["store"], ["t1"], environment) == {}
+        shutil.copy(tmp_path / "seeds" / "t1" / "instruction.md", tmp_path / "seeds" / "t1" / "NOTES.md")
+        assert stale_seeds(resources["store"], ["t1"], environment) == {"t1": "bundle inputs changed"}
+        assert stale_seeds(resources["store"], ["t1"], "docker:other")["t1"].startswith("sandbox")
