@@ -1,5 +1,6 @@
 """Terminal seeds in Dagster: materialize and verify a seed, quarantine on rot, sensors and schedule."""
 
+import datetime
 import json
 import shutil
 
@@ -101,7 +102,8 @@ def test_reverification_sensor_and_rot_schedule(tmp_path, local_sandbox, monkeyp
         stale = reverification_sensor(build_sensor_context(instance=instance, resources=resources))
         assert [r.partition_key for r in stale.run_requests] == [KEY]
         assert stale.run_requests[0].tags["envpipeline/reverify_reason"] == "verifier code version changed"
-        requests = list(oracle_rot_schedule(build_schedule_context(instance=instance)))
+        when = datetime.datetime(2026, 12, 2, 4, tzinfo=datetime.UTC)
+        requests = list(oracle_rot_schedule(build_schedule_context(instance=instance, scheduled_execution_time=when)))
         assert [r.partition_key for r in requests] == [KEY]
 
 
