@@ -1,0 +1,95 @@
+"""Envs-FORGE selection data: actions, candidates, decisions, solver traces, synthesis outputs."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Projection = Literal["increase_complexity", "reduce_complexity", "diversify_frontier"]
+Direction = Literal["in_depth", "in_breadth"]
+Backend = Literal["scip", "enumerate", "greedy"]
+PROJECTIONS: tuple[Projection, ...] = ("increase_complexity", "reduce_complexity", "diversify_frontier")
+DIRECTIONS: tuple[Direction, ...] = ("in_depth", "in_breadth")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SeedPassRate(_Strict):
+    """A seed's estimated pass rate under the current policy, with its skills."""
+
+    seed_id: Annotated[str, Field(description="seed key")]
+    pass_rate: Annotated[float, Field(ge=0.0, le=1.0, description="mean verifier reward of K rollouts")]
+    required_skills: Annotated[list[str], Field(description="skill nodes the seed must keep")] = []
+    optional_skills: Annotated[list[str], Field(description="skill nodes it may add or remove")] = []
+    rollouts: Annotated[int, Field(ge=0, description="rollouts behind the estimate")] = 0
+
+
+class Candidate(_Strict):
+    """One (seed, projection, direction) action candidate with its constant scores."""
+
+    seed_id: str
+    projection: Projection
+    direction: Direction
+    pass_rate: float
+    projected_pass_rate: float
+    frontier_score: float
+    required_skills: list[str] = []
+    optional_skills: list[str] = []
+    eligible: bool = True
+    ineligible_reasons: list[str] = []
+    prompt_tokens: int = 0
+    split: str = "train"
+
+    @property
+    def action_variant(self) -> str:
+        """The combined action name, e.g. ``increase_complexity/in_depth``."""
+        return f"{self.projection}/{self.direction}"
+
+
+class Decision(_Strict):
+    """The action chosen for one seed."""
+
+    seed_id: str
+    projection: Projection
+    direction: Direction
+    action_variant: str
+    pass_rate: float
+    reward_band: str
+    projected_pass_rate: float
+    frontier_score: float
+    backend: Backend
+    required_skills: list[str] = []
+    selected_optional_skills: list[str] = []
+
+
+class SelectionTrace(_Strict):
+    """The audit trail of one selection solve (paper, appendix B)."""
+
+    backend: Backend
+    formulation: Literal["local", "portfolio"]
+    status: str
+    objective: float | None
+    n_candidates: int
+    n_seeds: int
+    target_count: int
+    n_coverage_targets: int = 0
+    requested_coverage: dict[str, float] = {}
+    realized_slack: dict[str, float] = {}
+    selected_actions: list[str] = []
+    selected_skill_nodes: list[str] = []
+    seconds: float = 0.0
+    fallback_reason: str | None = None
+
+
+class SynthesisOutput(_Strict):
+    """The synthesis output contract (paper, appendix C): one complete task directory."""
+
+    task_name: Annotated[str, Field(description="task directory name", pattern=r"^[A-Za-z0-9_.-]{1,100}$")]
+    instruction_md: Annotated[str, Field(description="the agent-facing instruction")]
+    files: Annotated[
+        dict[str, str], Field(description="relative path -> content: environment/, solution/, tests/ files")
+    ]
+    metadata: Annotated[dict[str, Any], Field(description="solver payload, target difficulty, summary")] = {}
