@@ -1,0 +1,1 @@
+"""Envs-FORGE: pass rates from rollouts, action-conditioned synthesis, gold-verified acceptance."""
