@@ -7,7 +7,8 @@
     ├── CompositionError       a composition request that cannot be satisfied
     ├── StoreError             lake or catalog problems
     │   └── UnknownTaskError   an id the store has never seen
-    └── SandboxError           sandbox setup or isolation problems
+    ├── SandboxError           sandbox setup or isolation problems
+    └── LLMError               an LLM endpoint that fails (connection, timeout, bad response) after retries
 
 Tool failures inside an environment are *not* exceptions: a tool returns an error observation
 (400/404/409) and the agent sees it. Rejected candidates are *not* exceptions either: they are
@@ -45,3 +46,7 @@ class UnknownTaskError(StoreError, KeyError):
 
 class SandboxError(EnvpipelineError):
     """A sandbox that cannot be set up or would not be isolated."""
+
+
+class LLMError(EnvpipelineError):
+    """An LLM call that failed after its retries: connection, timeout or an unusable response."""

@@ -1,0 +1,165 @@
+"""The acceptance loop: synthesize per decision until exactly N bundles pass every gate.
+
+Each synthesis call may make several attempts (repairs); an output is accepted only when the
+static checks pass and gold verification says ``verified`` (oracle = 1 twice, nop = 0). The loop
+stops at exactly `target` accepted bundles or when the attempt or token budget runs out, and
+accounts for the work it took (paper, section 4: records, task directories, attempts, tokens).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envpipeline.errors import ConfigError
+from envpipeline.models.selection import Decision
+from envpipeline.sandbox.base import Sandbox
+from envpipeline.synth.base import Synthesizer
+from envpipeline.terminal.checks import check_bundle
+from envpipeline.terminal.verify import verify_bundle
+
+
+class ForgeBudget(BaseModel):
+    """When the loop gives up."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_attempts: int | None = Field(None, ge=1, description="synthesis attempts (default 4 x target)")
+    max_tokens: int | None = Field(None, ge=1, description="prompt + completion tokens (LLM synthesis)")
+
+
+class AcceptedBundle(BaseModel):
+    """One exported environment."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_name: str
+    seed_id: str
+    action_variant: str
+    bundle_path: str
+    attempts: int
+    tokens: int
+
+
+class ForgeReport(BaseModel):
+    """What it took to export the accepted bundles."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target: int
+    accepted: list[AcceptedBundle] = []
+    records: int = 0
+    task_directories: int = 0
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    rejection_reasons: dict[str, int] = {}
+    budget_exhausted: bool = False
+
+    @property
+    def attempts_per_accepted(self) -> float | None:
+        """Synthesis attempts per accepted bundle."""
+        return self.attempts / len(self.accepted) if self.accepted else None
+
+    @property
+    def tokens_per_accepted(self) -> float | None:
+        """Prompt + completion tokens per accepted bundle."""
+        return (self.prompt_tokens + self.completion_tokens) / len(self.accepted) if self.accepted else None
+
+    def summary(self) -> dict[str, Any]:
+        """The accounting as plain data (what the CLI and assets print)."""
+        return {
+            "target": self.target,
+            "accepted": len(self.accepted),
+            "records": self.records,
+            "task_directories": self.task_directories,
+            "attempts": self.attempts,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "attempts_per_accepted": self.attempts_per_accepted,
+            "tokens_per_accepted": self.tokens_per_accepted,
+            "rejection_reasons": self.rejection_reasons,
+            "budget_exhausted": self.budget_exhausted,
+        }
+
+
+def gold_validator(sandbox: Sandbox, heldout: list[str] | None = None) -> Callable[[Path], list[str]]:
+    """A validate callback: static check failures, then gold-verification reasons (empty = accept)."""
+
+    def validate(bundle_dir: Path) -> list[str]:
+        report = check_bundle(bundle_dir, heldout=heldout)
+        failures = [f"static:{c.name}: {c.reason}" for c in report.checks if not c.passed]
+        if failures:
+            return failures
+        result = verify_bundle(bundle_dir, sandbox)
+        return [] if result.passed else [f"gold:{result.verdict}: {'; '.join(result.reasons)}"]
+
+    return validate
+
+
+def run_forge(
+    decisions: list[Decision],
+    seed_dirs: dict[str, Path],
+    synthesizer: Synthesizer,
+    validate: Callable[[Path], list[str]],
+    target: int,
+    out_dir: Path,
+    budget: ForgeBudget | None = None,
+    on_progress: Callable[[ForgeReport], None] | None = None,
+) -> ForgeReport:
+    """Cycle over the decisions, synthesizing until `target` bundles are accepted or the budget ends."""
+    if target < 1:
+        raise ConfigError("the target must be at least 1 accepted bundle")
+    if not decisions:
+        raise ConfigError("no decisions to synthesize from")
+    budget = budget or ForgeBudget()
+    max_attempts = budget.max_attempts or 4 * target
+    report = ForgeReport(target=target)
+    reasons: Counter[str] = Counter()
+    samples: Counter[str] = Counter()
+    work = out_dir / ".work"
+    index = 0
+    while len(report.accepted) < target:
+        if report.attempts >= max_attempts or (
+            budget.max_tokens is not None and report.prompt_tokens + report.completion_tokens >= budget.max_tokens
+        ):
+            report.budget_exhausted = True
+            break
+        decision = decisions[index % len(decisions)]
+        index += 1
+        sample = samples[decision.seed_id]
+        samples[decision.seed_id] += 1
+        name = f"{decision.seed_id}--{decision.projection.split('_')[0]}-{decision.direction[3:]}-s{sample}"
+        result = synthesizer.synthesize(
+            seed_dirs[decision.seed_id], decision, out_dir=work / name, sample_index=sample, validate=validate
+        )
+        report.records += 1
+        report.attempts += len(result.attempts)
+        report.task_directories += sum(a.failure_stage in (None, "validate") for a in result.attempts)
+        report.prompt_tokens += result.prompt_tokens
+        report.completion_tokens += result.completion_tokens
+        for attempt in result.attempts:
+            for failure in attempt.failures:
+                # e.g. "validate:static:leak" or "validate:gold:oracle_failed"
+                reasons[":".join([attempt.failure_stage or "ok", *failure.split(":")[:2]])] += 1
+        if result.bundle_dir is None:
+            continue
+        final = out_dir / name
+        shutil.rmtree(final, ignore_errors=True)
+        shutil.move(str(result.bundle_dir), final)
+        report.accepted.append(
+            AcceptedBundle(
+                task_name=name, seed_id=decision.seed_id, action_variant=decision.action_variant,
+                bundle_path=str(final), attempts=len(result.attempts), tokens=result.total_tokens,
+            )
+        )
+        if on_progress is not None:
+            on_progress(report)
+    report.rejection_reasons = dict(reasons.most_common())
+    shutil.rmtree(work, ignore_errors=True)
+    return report

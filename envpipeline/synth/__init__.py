@@ -1,0 +1,1 @@
+"""Envs-FORGE synthesis: materialize a selected action on a seed bundle (procedural or LLM)."""

@@ -1,0 +1,186 @@
+"""`LLMSynthesizer`: solver-conditioned bundle synthesis through the shared LLM client, with repairs.
+
+One call generates the artifact JSON from the Envs-FORGE prompt (appendix C.2); the answer is parsed
+and validated with pydantic, materialized in a staging folder, and checked by the caller's
+validator. A failed attempt triggers a repair call (C.1 repair prompt) carrying its failure
+summary, at most `max_repairs` times. Only an accepted bundle reaches `out_dir`.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from envpipeline.errors import ConfigError
+from envpipeline.llm.client import LLMClient, LLMResponse
+from envpipeline.models.selection import Decision, SynthesisOutput
+from envpipeline.synth.artifact import materialize_output, parse_output, static_check_failures
+from envpipeline.synth.base import SynthesisAttempt, SynthesisResult, Validator
+from envpipeline.synth.prompts import repair_messages, solver_payload, synthesis_messages, target_difficulty
+
+GENERATOR_VERSION = "1"
+JSON_MODE = {"type": "json_object"}
+
+
+class LLMSynthesizer:
+    """Envs-FORGE's LLM synthesizer (implements `envpipeline.synth.base.Synthesizer`)."""
+
+    def __init__(self, client: LLMClient, *, max_repairs: int = 2, json_mode: bool = True) -> None:
+        """Args:
+        client: the shared LLM client (its usage totals include these calls).
+        max_repairs: repair calls allowed after the initial generation.
+        json_mode: ask the endpoint for a JSON object (`response_format`); the answer is
+            validated either way.
+        """
+        if max_repairs < 0:
+            raise ConfigError(f"max_repairs must be >= 0, got {max_repairs}")
+        self.client = client
+        self.max_repairs = max_repairs
+        self.response_format = JSON_MODE if json_mode else None
+
+    @property
+    def name(self) -> str:
+        """The synthesizer label recorded in results and provenance."""
+        return f"llm:{self.client.config.model}"
+
+    def synthesize(
+        self,
+        seed_dir: Path,
+        decision: Decision,
+        *,
+        out_dir: Path,
+        sample_index: int = 0,
+        validate: Validator | None = None,
+    ) -> SynthesisResult:
+        """Generate, validate and repair one bundle for `decision` on the seed at `seed_dir`.
+
+        Args:
+            seed_dir: the seed bundle (read only).
+            decision: the selected action.
+            out_dir: where the accepted bundle is written (an existing folder is replaced).
+            sample_index: sample number, part of the prompt (distinct samples, distinct cache keys).
+            validate: failure reasons for a candidate bundle (static checks + gold verification);
+                defaults to the static checks alone.
+
+        Returns:
+            The result with every attempt; `bundle_dir` is None when all attempts failed.
+
+        Raises:
+            LLMError: the endpoint failed after the client's retries (not a rejected candidate).
+        """
+        seed_dir, out_dir = Path(seed_dir), Path(out_dir)
+        check = validate or static_check_failures
+        model = self.client.config.model
+        attempts: list[SynthesisAttempt] = []
+        messages = synthesis_messages(seed_dir, decision, sample_index=sample_index, model=model)
+        for index in range(self.max_repairs + 1):
+            response = self.client.complete(messages, response_format=self.response_format)
+            attempt, output = self._attempt(index, response, seed_dir, decision, out_dir, sample_index, check)
+            attempts.append(attempt)
+            if attempt.passed:
+                return self._result(decision, sample_index, out_dir, attempts, output)
+            messages = repair_messages(
+                seed_dir,
+                decision,
+                sample_index=sample_index,
+                model=model,
+                repair_index=index + 1,
+                failure_summary=attempt.failure_summary,
+                previous_artifact=response.content or "",
+            )
+        return self._result(decision, sample_index, None, attempts, None)
+
+    def _attempt(
+        self,
+        index: int,
+        response: LLMResponse,
+        seed_dir: Path,
+        decision: Decision,
+        out_dir: Path,
+        sample_index: int,
+        check: Validator,
+    ) -> tuple[SynthesisAttempt, SynthesisOutput | None]:
+        """Parse, materialize in staging and validate one answer; move it to `out_dir` if accepted."""
+        base = {
+            "index": index,
+            "kind": "initial" if index == 0 else "repair",
+            "prompt_tokens": response.prompt_tokens,
+            "completion_tokens": response.completion_tokens,
+            "cost_usd": response.cost_usd,
+            "cached": response.cached,
+            "latency_sec": response.latency_sec,
+        }
+        output, stage, failures = parse_output(response.content)
+        if output is None:
+            return SynthesisAttempt(**base, failure_stage=stage, failures=failures), None
+        output = self._with_payload(output, decision)
+        # same folder name as the final bundle, so the validator sees the name it will have
+        holder = out_dir.parent / f".staging-{out_dir.name}-{index}"
+        staging = holder / out_dir.name
+        _remove(holder)
+        provenance = self._provenance(seed_dir, decision, sample_index, index, output)
+        difficulty = target_difficulty(decision.projected_pass_rate)
+        try:
+            if failures := materialize_output(output, staging, provenance=provenance, difficulty=difficulty):
+                return SynthesisAttempt(**base, failure_stage="materialize", failures=failures), None
+            if failures := list(check(staging)):
+                return SynthesisAttempt(**base, failure_stage="validate", failures=failures), None
+            _remove(out_dir)
+            staging.rename(out_dir)
+        finally:
+            _remove(holder)
+        return SynthesisAttempt(**base), output
+
+    def _with_payload(self, output: SynthesisOutput, decision: Decision) -> SynthesisOutput:
+        """The output with the true solver payload and target difficulty in its metadata."""
+        metadata = {
+            **output.metadata,
+            "solver_payload": solver_payload(decision),
+            "target_difficulty": target_difficulty(decision.projected_pass_rate),
+        }
+        return output.model_copy(update={"metadata": metadata})
+
+    def _provenance(
+        self, seed_dir: Path, decision: Decision, sample_index: int, attempt: int, output: SynthesisOutput
+    ) -> dict[str, Any]:
+        summary = output.metadata.get("projection_summary")
+        return {
+            "generator": "envs-forge-llm",
+            "generator_version": GENERATOR_VERSION,
+            "model": self.client.config.model,
+            "parent": seed_dir.name,
+            "seed_id": decision.seed_id,
+            "action_variant": decision.action_variant,
+            "sample_index": sample_index,
+            "attempt": attempt,
+            "task_name": output.task_name,
+            "solver_payload": solver_payload(decision),
+            "projection_summary": summary if isinstance(summary, str) else None,
+        }
+
+    def _result(
+        self,
+        decision: Decision,
+        sample_index: int,
+        bundle_dir: Path | None,
+        attempts: list[SynthesisAttempt],
+        output: SynthesisOutput | None,
+    ) -> SynthesisResult:
+        return SynthesisResult(
+            synthesizer=self.name,
+            seed_id=decision.seed_id,
+            action_variant=decision.action_variant,
+            sample_index=sample_index,
+            bundle_dir=bundle_dir,
+            attempts=attempts,
+            output=output,
+        )
+
+
+def _remove(path: Path) -> None:
+    """Delete a folder (or file) if present, never following links out of it."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
