@@ -4,6 +4,7 @@
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
 from assets.compose import composed_rollouts, composed_task_specs, service_library, verified_composed_tasks
+from assets.forge import seed_pass_rates, selector_decisions, synthesized_bundles, verified_bundles
 from assets.terminal import seed_verification, terminal_seeds
 from envpipeline.compose.recording import CODE_VERSION
 from resources.store import LakeResource
@@ -15,7 +16,8 @@ CATALOG_POOL = "duckdb_catalog"
     group_name="store",
     deps=[
         service_library, composed_task_specs, verified_composed_tasks, composed_rollouts,
-        terminal_seeds, seed_verification,
+        terminal_seeds, seed_verification, seed_pass_rates, selector_decisions, synthesized_bundles,
+        verified_bundles,
     ],
     pool=CATALOG_POOL,
     code_version=CODE_VERSION,

@@ -60,6 +60,12 @@ def run_default_job(
         instance.add_dynamic_partitions("terminal_seeds", seed_keys)
         for key in seed_keys:
             _execute(defs, "terminal_seed_job", instance, key, console, quiet)
+            _execute(defs, "pass_rate_job", instance, key, console, quiet)
+            runs += 2
+        _execute(defs, "selector_job", instance, None, console, quiet)
+        runs += 1
+        for key in seed_keys:
+            _execute(defs, "forge_bundle_job", instance, key, console, quiet)
             runs += 1
         _execute(defs, "catalog_job", instance, None, console, quiet)
         runs += 1
@@ -68,7 +74,17 @@ def run_default_job(
     groups = [r for key in keys for r in lake.read("composed_rollouts", key)]
     n = len(groups) or 1
     seeds = [r for key in seed_keys for r in lake.read("seed_verification", key)]
+    exported = [r for key in seed_keys for r in lake.read("verified_bundles", key)]
+    rates = [r["pass_rate"] for key in seed_keys for r in lake.read("seed_pass_rates", key) if r["pass_rate"] is not None]
     return {
+        "forge": {
+            "seeds_with_pass_rate": len(rates),
+            "mean_pass_rate": sum(rates) / len(rates) if rates else None,
+            "decisions": len(lake.read("selector_decisions", "all")),
+            "accepted": sum(bool(r["accepted"]) for r in exported),
+            "rejected": sum(not r["accepted"] for r in exported),
+            "export": str(Path(home) / "bundles" / "verified"),
+        },
         "terminal": {
             "seeds": len(seeds),
             "verified": sum(r["status"] == "verified" for r in seeds),

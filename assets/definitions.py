@@ -13,6 +13,16 @@ from assets.compose import (
     service_library,
     verified_composed_tasks,
 )
+from assets.forge import (
+    forge_bundle_job,
+    forge_refresh_schedule,
+    pass_rate_job,
+    seed_pass_rates,
+    selector_decisions,
+    selector_job,
+    synthesized_bundles,
+    verified_bundles,
+)
 from assets.terminal import (
     no_quarantined_seeds,
     nop_scores_zero,
@@ -29,6 +39,7 @@ from assets.terminal_sensors import (
     terminal_seed_job,
 )
 from resources.composer import ComposerResource
+from resources.forge import ForgeResource
 from resources.sandbox import SandboxResource
 from resources.store import LakeResource
 
@@ -45,18 +56,23 @@ catalog_job = define_asset_job("catalog_job", selection=AssetSelection.assets(ca
 defs = Definitions(
     assets=[
         service_library, composed_task_specs, verified_composed_tasks, composed_rollouts,
-        terminal_seeds, seed_verification, catalog,
+        terminal_seeds, seed_verification, seed_pass_rates, selector_decisions, synthesized_bundles,
+        verified_bundles, catalog,
     ],
     asset_checks=[
         service_contract_passes, accepted_tasks_meet_rubric_floor, rollouts_are_consistent,
         static_checks_pass, oracle_scores_one, nop_scores_zero, no_quarantined_seeds,
     ],
-    jobs=[library_job, compose_batch_job, terminal_seed_job, seed_verification_job, catalog_job],
+    jobs=[
+        library_job, compose_batch_job, terminal_seed_job, seed_verification_job, pass_rate_job, selector_job,
+        forge_bundle_job, catalog_job,
+    ],
     sensors=[seed_folder_sensor, reverification_sensor],
-    schedules=[oracle_rot_schedule],
+    schedules=[oracle_rot_schedule, forge_refresh_schedule],
     resources={
         "store": LakeResource(),
         "composer": ComposerResource(),
         "sandbox": SandboxResource(),
+        "forge": ForgeResource(),
     },
 )

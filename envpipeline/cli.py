@@ -96,6 +96,14 @@ def _print_summary(summary: dict[str, Any]) -> None:
         )
         for key, verdict in terminal["failures"].items():
             click.echo(f"  {key}: {verdict}")
+    forge = summary.get("forge")
+    if forge:
+        rate = forge["mean_pass_rate"]
+        click.echo(
+            f"envs-forge: {forge['seeds_with_pass_rate']} pass rates (mean {rate if rate is None else round(rate, 3)}), "
+            f"{forge['decisions']} MILP decisions, {forge['accepted']} synthesized bundles gold-verified "
+            f"({forge['rejected']} rejected) -> {forge['export']}"
+        )
     rollouts = summary.get("rollouts")
     if rollouts:
         click.echo(
@@ -234,10 +242,13 @@ def audit_command(task_id: str, home: Path | None, as_json: bool) -> None:
 
 
 def _register_groups() -> None:
-    from envpipeline.commands.terminal import bundle_group, families_group
+    from envpipeline.commands.select import select_command
+    from envpipeline.commands.terminal import bundle_group, families_group, forge_command
 
     main.add_command(families_group)
     main.add_command(bundle_group)
+    main.add_command(forge_command)
+    main.add_command(select_command)
 
 
 _register_groups()

@@ -158,3 +158,71 @@ def bundle_import(sources: tuple[Path, ...], out: Path, as_json: bool) -> None:
     else:
         for report in reports:
             click.echo(f"imported {report.model_dump().get('task_name', '')} -> {out}")
+
+
+@click.command("forge")
+@click.option("--target", default=100, show_default=True, type=click.IntRange(min=1), help="Accepted bundles.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("forge-out"),
+              show_default=True, help="Output folder (bundles/, decisions.jsonl, trace.json, report.json).")
+@click.option("--seeds-per-family", default=1, show_default=True, help="Procedural seeds per family.")
+@click.option("--rollouts", default=4, show_default=True, help="K rollouts per seed for the pass rate.")
+@click.option("--skill", default=0.7, show_default=True, help="Skill of the scripted policy.")
+@click.option("--backend", type=click.Choice(["scip", "enumerate", "greedy"]), default="scip", show_default=True)
+@click.option("--synthesizer", type=click.Choice(["procedural", "llm"]), default="procedural", show_default=True)
+@click.option("--model", default=None, help="LLM model for --synthesizer llm, e.g. openai/gpt-4o-mini.")
+@click.option("--api-base", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
+@click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
+@click.option("--max-attempts", type=click.IntRange(min=1), default=None, help="Attempt budget (default 4 x target).")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="Token budget (LLM synthesis).")
+@click.option("--sandbox", "sandbox_name", type=click.Choice(["local", "docker"]), default=None)
+@click.option("--json", "as_json", is_flag=True, help="Print the accounting as JSON.")
+def forge_command(
+    target: int, out: Path, seeds_per_family: int, rollouts: int, skill: float, backend: str, synthesizer: str,
+    model: str | None, api_base: str | None, api_key_env: str | None, max_attempts: int | None,
+    max_tokens: int | None, sandbox_name: str | None, as_json: bool,
+) -> None:
+    """Run Envs-FORGE end to end: pass rates, MILP selection, synthesis, gold-verified export."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from envpipeline.forge.loop import ForgeBudget
+    from envpipeline.forge.pipeline import forge_run
+    from envpipeline.forge.policy import ScriptedTerminalPolicy
+    from envpipeline.sandbox.detect import select_sandbox
+    from envpipeline.terminal.seeds import default_procedural_keys
+
+    if synthesizer == "llm":
+        from envpipeline.llm.client import LLMClient, LLMConfig
+        from envpipeline.synth.llm import LLMSynthesizer
+
+        if not model:
+            raise click.BadParameter("--synthesizer llm needs --model", param_hint="--model")
+        synth = LLMSynthesizer(LLMClient(LLMConfig(model=model, api_base=api_base, api_key_env=api_key_env,
+                                                   cache_dir=str(out / "llm-cache"))))
+    else:
+        from envpipeline.synth.procedural import ProceduralSynthesizer
+
+        synth = ProceduralSynthesizer()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
+                  transient=True) as bars:
+        tasks: dict[str, int] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bars.add_task(stage, total=total)
+            bars.update(tasks[stage], completed=done)
+
+        summary = forge_run(
+            default_procedural_keys(seeds_per_family), out, select_sandbox(sandbox_name), synth, target=target,
+            policy=ScriptedTerminalPolicy(skill=skill), rollouts=rollouts, backend=backend,
+            budget=ForgeBudget(max_attempts=max_attempts, max_tokens=max_tokens), progress=progress,
+        )
+    if as_json:
+        _emit_json(summary)
+    else:
+        click.echo(
+            f"{summary['accepted']}/{target} bundles accepted in {summary['attempts']} attempts "
+            f"({summary['task_directories']} task directories, "
+            f"{summary['prompt_tokens'] + summary['completion_tokens']} tokens) -> {out / 'bundles'}"
+        )
+        click.echo(f"actions: {summary['actions']}; selector: {summary['selector']}")
+    sys.exit(3 if summary["budget_exhausted"] else 0)

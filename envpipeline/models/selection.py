@@ -25,6 +25,11 @@ class SeedPassRate(_Strict):
     required_skills: Annotated[list[str], Field(description="skill nodes the seed must keep")] = []
     optional_skills: Annotated[list[str], Field(description="skill nodes it may add or remove")] = []
     rollouts: Annotated[int, Field(ge=0, description="rollouts behind the estimate")] = 0
+    split: Annotated[str, Field(description="dataset split; only 'train' seeds are eligible")] = "train"
+    overlap: Annotated[bool, Field(description="known overlap with held-out evaluation tasks")] = False
+    instruction: Annotated[
+        str | None, Field(description="seed instruction, for the prompt-length eligibility check")
+    ] = None
 
 
 class Candidate(_Strict):
@@ -82,6 +87,8 @@ class SelectionTrace(_Strict):
     selected_skill_nodes: list[str] = []
     seconds: float = 0.0
     fallback_reason: str | None = None
+    ineligible: dict[str, list[str]] = {}
+    dominated: int = 0
 
 
 class SynthesisOutput(_Strict):

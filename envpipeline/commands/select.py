@@ -1,0 +1,117 @@
+"""`envpipeline select`: Envs-FORGE action selection from a JSONL file of seed pass rates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from envpipeline.errors import ConfigError
+
+DECISION_FIELDS = ("seed_id", "projection", "direction", "projected_pass_rate", "frontier_score", "backend")
+
+
+def read_pass_rates(path: Path) -> list:
+    """Rows {"seed_id", "pass_rate", "required_skills"?, "optional_skills"?, ...}; errors name the line."""
+    from envpipeline.models.selection import SeedPassRate
+
+    rows = []
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e}") from e
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            payload = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{path}:{number}: not JSON ({e.msg})") from e
+        if not isinstance(payload, dict):
+            raise ConfigError(f"{path}:{number}: expected a JSON object, got {type(payload).__name__}")
+        try:
+            rows.append(SeedPassRate.model_validate(payload))
+        except ValidationError as e:
+            problems = "; ".join(
+                f"{'.'.join(map(str, err['loc'])) or 'row'}: {err['msg']}" for err in e.errors()
+            )
+            raise ConfigError(f"{path}:{number}: bad row ({problems})") from e
+    if not rows:
+        raise ConfigError(f"{path}: no rows")
+    return rows
+
+
+@click.command("select")
+@click.option(
+    "--pass-rates",
+    "pass_rates",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="JSONL rows {seed_id, pass_rate, required_skills?, optional_skills?}.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["local", "portfolio"]),
+    default="local",
+    show_default=True,
+    help="local: one action per seed; portfolio: N actions, at most one per seed.",
+)
+@click.option(
+    "--target", type=click.IntRange(min=1), default=None, help="Portfolio size N (default: all seeds)."
+)
+@click.option(
+    "--backend", type=click.Choice(["scip", "enumerate", "greedy"]), default="scip", show_default=True
+)
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0.01),
+    default=10.0,
+    show_default=True,
+    help="Hard wall-clock limit of the SCIP solve, seconds.",
+)
+@click.option("--json", "as_json", is_flag=True, help='Print {"decisions": [...], "trace": {...}}.')
+def select_command(
+    pass_rates: Path, mode: str, target: int | None, backend: str, time_limit: float, as_json: bool
+) -> None:
+    """Choose a synthesis action (projection x direction) per seed with the Envs-FORGE MILP."""
+    from envpipeline.select.selector import select_actions
+
+    rows = read_pass_rates(pass_rates)
+    decisions, trace = select_actions(
+        rows,
+        mode=mode,
+        target=target,
+        backend=backend,  # type: ignore[arg-type]
+        time_limit=time_limit,
+    )
+    if as_json:
+        payload = {
+            "decisions": [d.model_dump(mode="json") for d in decisions],
+            "trace": trace.model_dump(mode="json"),
+        }
+        click.echo(json.dumps(payload, indent=2, sort_keys=True))
+        return
+    table = Table(title=f"{len(decisions)} decisions ({trace.formulation}, {trace.backend})")
+    for name in DECISION_FIELDS:
+        table.add_column(name, justify="right" if "rate" in name or "score" in name else "left")
+    for d in decisions:
+        table.add_row(
+            d.seed_id,
+            d.projection,
+            d.direction,
+            f"{d.projected_pass_rate:.3f}",
+            f"{d.frontier_score:.4f}",
+            d.backend,
+        )
+    out = Console()
+    if not out.is_terminal:
+        out = Console(width=160)
+    out.print(table)
+    summary = trace.model_dump(mode="json", exclude={"selected_actions", "ineligible"})
+    click.echo(json.dumps(summary, indent=2, sort_keys=True))
+    if trace.fallback_reason:
+        Console(stderr=True).print(f"[yellow]fallback:[/] {trace.fallback_reason}")

@@ -1,0 +1,80 @@
+"""The whole Envs-FORGE run: seeds -> pass rates -> MILP decisions -> synthesis -> gold-verified export."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from envpipeline.forge.loop import ForgeBudget, gold_validator, run_forge
+from envpipeline.forge.passrates import estimate_pass_rate
+from envpipeline.forge.policy import ScriptedTerminalPolicy
+from envpipeline.sandbox.base import Sandbox
+from envpipeline.select.selector import select_actions
+from envpipeline.synth.base import Synthesizer
+from envpipeline.terminal.seeds import materialize_seed
+
+
+def forge_run(
+    seed_keys: list[str],
+    out: Path,
+    sandbox: Sandbox,
+    synthesizer: Synthesizer,
+    *,
+    target: int = 100,
+    policy: ScriptedTerminalPolicy | None = None,
+    rollouts: int = 4,
+    backend: str = "scip",
+    budget: ForgeBudget | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Run every stage and write bundles plus JSON/JSONL records under `out`; returns the summary."""
+    policy = policy or ScriptedTerminalPolicy()
+    notify = progress or (lambda stage, done, total: None)
+    seeds_root = out / "seeds"
+    seed_dirs: dict[str, Path] = {}
+    for i, key in enumerate(seed_keys):
+        seed_dirs[key] = Path(materialize_seed(key, seeds_root)["bundle_path"])
+        notify("seeds", i + 1, len(seed_keys))
+    rates, rollout_rows = [], []
+    for i, (key, folder) in enumerate(seed_dirs.items()):
+        rate, rows = estimate_pass_rate(key, folder, policy, sandbox, k=rollouts)
+        rates.append(rate)
+        rollout_rows += rows
+        notify("pass rates", i + 1, len(seed_dirs))
+    decisions, trace = select_actions(rates, mode="local", backend=backend)
+    _write_jsonl(out / "rollouts.jsonl", rollout_rows)
+    _write_jsonl(out / "pass_rates.jsonl", [r.model_dump() for r in rates])
+    _write_jsonl(out / "decisions.jsonl", [d.model_dump() for d in decisions])
+    (out / "trace.json").write_text(trace.model_dump_json(indent=2))
+    report = run_forge(
+        decisions, seed_dirs, synthesizer, gold_validator(sandbox), target, out / "bundles", budget,
+        on_progress=lambda r: notify("accepted", len(r.accepted), target),
+    )
+    summary = {
+        **report.summary(),
+        "seeds": len(seed_dirs),
+        "rollouts": len(rollout_rows),
+        "mean_pass_rate": round(sum(r.pass_rate for r in rates) / len(rates), 4) if rates else None,
+        "selector": {"backend": trace.backend, "status": trace.status, "objective": trace.objective},
+        "actions": _count(d.action_variant for d in decisions),
+        "sandbox": sandbox.backend,
+        "out": str(out),
+    }
+    (out / "report.json").write_text(json.dumps(
+        {**summary, "accepted_bundles": [a.model_dump() for a in report.accepted]}, indent=2, sort_keys=True
+    ))
+    return summary
+
+
+def _count(items: Any) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in rows))

@@ -1,0 +1,246 @@
+"""`select_actions`: candidates -> problem -> backend -> decisions and a solver trace (appendix B).
+
+Backends: ``scip`` (compact MILP, child process, hard wall-clock limit, greedy warm start; only
+status ``optimal`` is accepted), ``enumerate`` (exact, for at most ``enumerate_max`` = 24
+candidates; local mode decomposes per seed so it enumerates each seed's <= 6), ``greedy``
+(deterministic, coverage-aware). When SCIP is unavailable, not optimal, crashed or killed, the
+selection falls back to enumeration (<= 24 candidates) or greedy, and the trace says why. The
+trace's ``status`` is SCIP's status whenever SCIP was tried; otherwise ``optimal`` for enumeration
+and for local-mode greedy (exact there), ``heuristic`` for portfolio greedy, ``infeasible`` when no
+selection keeps every coverage shortfall within xi_bar.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+from envpipeline.errors import ConfigError
+from envpipeline.models.selection import Candidate, Decision, SeedPassRate, SelectionTrace
+from envpipeline.select.actions import SelectorConfig, objective_weight, reward_band
+from envpipeline.select.milp import solve_scip
+from envpipeline.select.problem import Problem, Solution, enumerate_exact, evaluate, greedy
+from envpipeline.select.skills import Taxonomy, build_candidates
+
+Mode = Literal["local", "portfolio"]
+BACKENDS = ("scip", "enumerate", "greedy")
+
+
+def _coverage(eligible: list[Candidate], n: int, config: SelectorConfig) -> dict[str, float]:
+    """Requested coverage k_v: configured, or each node's share of the eligible seeds' required
+    nodes; clipped to what at most one candidate per seed can reach (attainable / N)."""
+    seeds: dict[str, set[str]] = {}
+    carried: dict[str, set[str]] = {}
+    for c in eligible:
+        seeds.setdefault(c.seed_id, set()).update(c.required_skills)
+        for v in (*c.required_skills, *c.optional_skills):
+            carried.setdefault(v, set()).add(c.seed_id)
+    if config.coverage_targets is None:
+        counts: dict[str, int] = {}
+        for skills in seeds.values():
+            for v in skills:
+                counts[v] = counts.get(v, 0) + 1
+        wanted = {v: k / len(seeds) for v, k in counts.items()}
+    else:
+        wanted = dict(config.coverage_targets)
+    out = {}
+    for v in sorted(wanted):
+        share = min(wanted[v], min(n, len(carried.get(v, ()))) / n)
+        if share > 0:
+            out[v] = share
+    return out
+
+
+def _dominated(cands: list[Candidate], weights: list[float], group: list[int], targets: set[str]) -> set[int]:
+    """Candidates of one seed that another candidate of it beats or ties on every count (exact)."""
+    req = {c: set(cands[c].required_skills) & targets for c in group}
+    carry = {c: req[c] | (set(cands[c].optional_skills) & targets) for c in group}
+    out = set()
+    for c in group:
+        for d in group:
+            covers = req[c] <= req[d] and carry[c] <= carry[d]
+            better = weights[d] > weights[c] or (weights[d] == weights[c] and d < c)
+            if d != c and d not in out and covers and better:
+                out.add(c)
+                break
+    return out
+
+
+def build_problem(
+    eligible: list[Candidate], mode: Mode, target: int, config: SelectorConfig
+) -> tuple[Problem, list[Candidate], int]:
+    """The Problem of the eligible candidates (dominated ones dropped in portfolio mode)."""
+    weights = [objective_weight(c.frontier_score, c.projection, c.direction, config) for c in eligible]
+    coverage = _coverage(eligible, target, config) if mode == "portfolio" else {}
+    by_seed: dict[str, list[int]] = {}
+    for k, c in enumerate(eligible):
+        by_seed.setdefault(c.seed_id, []).append(k)
+    drop: set[int] = set()
+    if mode == "portfolio" and config.dominance:
+        for group in by_seed.values():
+            drop |= _dominated(eligible, weights, group, set(coverage))
+    kept = [c for k, c in enumerate(eligible) if k not in drop]
+    kept_w = [w for k, w in enumerate(weights) if k not in drop]
+    groups: list[list[int]] = []
+    index: dict[str, int] = {}
+    req: dict[str, list[int]] = {v: [] for v in coverage}
+    opt: dict[str, list[int]] = {v: [] for v in coverage}
+    for k, c in enumerate(kept):
+        if c.seed_id not in index:
+            index[c.seed_id] = len(groups)
+            groups.append([])
+        groups[index[c.seed_id]].append(k)
+        for v in c.required_skills:
+            if v in req:
+                req[v].append(k)
+        for v in c.optional_skills:
+            if v in opt and v not in c.required_skills:
+                opt[v].append(k)
+    problem = Problem(
+        mode=mode,
+        weights=kept_w,
+        groups=groups,
+        target=target,
+        coverage=coverage,
+        req_cover={v: cs for v, cs in req.items() if cs},
+        opt_cover={v: cs for v, cs in opt.items() if cs},
+        max_slack=config.max_slack,
+        optional_penalty=config.optional_penalty,
+        coverage_penalty=config.coverage_penalty,
+    )
+    return problem, kept, len(drop)
+
+
+def _solve(
+    p: Problem, backend: str, config: SelectorConfig, time_limit: float
+) -> tuple[Solution, str, str, str | None]:
+    """(solution, backend used, status, fallback reason)."""
+    small = p.mode == "local" or p.n <= config.enumerate_max
+    if backend == "enumerate":
+        if not small:
+            raise ConfigError(f"enumeration is exact only up to {config.enumerate_max} candidates; got {p.n}")
+        sol = enumerate_exact(p)
+        return (sol, "enumerate", "optimal", None) if sol else (greedy(p), "greedy", "infeasible", None)
+    warm = greedy(p)
+    greedy_status = "optimal" if p.mode == "local" else ("heuristic" if warm.feasible else "infeasible")
+    if backend == "greedy":
+        return warm, "greedy", greedy_status, None
+    r = solve_scip(p, warm, config.scip_seed, time_limit, config.start_method)
+    if r.status == "optimal" and r.chosen is not None and r.objective is not None:
+        exact = evaluate(p, r.chosen)
+        exact.objective = r.objective
+        exact.y = r.y or {}
+        exact.xi = r.xi or {}
+        return exact, "scip", "optimal", None
+    reason = (
+        f"SCIP status '{r.status}'" + (f": {r.error}" if r.error else "") + "; only 'optimal' is accepted"
+    )
+    if small:
+        sol = enumerate_exact(p)
+        if sol is not None:
+            return sol, "enumerate", r.status, reason
+    return warm, "greedy", r.status, reason
+
+
+def _activated(p: Problem, sol: Solution) -> dict[int, list[str]]:
+    """Decode u for optional nodes: y_v of the selected carriers of v, in candidate order."""
+    picked = set(sol.chosen)
+    out: dict[int, list[str]] = {}
+    for v, count in sol.y.items():
+        for c in [c for c in p.opt_cover.get(v, []) if c in picked][: max(0, count)]:
+            out.setdefault(c, []).append(v)
+    return out
+
+
+def select_actions(
+    pass_rates: list[SeedPassRate],
+    mode: Mode = "local",
+    target: int | None = None,
+    backend: str = "scip",
+    config: SelectorConfig | None = None,
+    taxonomy: Taxonomy | None = None,
+    time_limit: float | None = None,
+) -> tuple[list[Decision], SelectionTrace]:
+    """Choose one action per seed (local) or N actions, at most one per seed (portfolio)."""
+    started = time.perf_counter()
+    config = config or SelectorConfig()
+    if mode not in ("local", "portfolio"):
+        raise ConfigError(f"unknown mode '{mode}' (local or portfolio)")
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown backend '{backend}' ({', '.join(BACKENDS)})")
+    ids = [s.seed_id for s in pass_rates]
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
+        raise ConfigError(f"duplicate seed ids: {', '.join(dup)}")
+    candidates = build_candidates(pass_rates, config, taxonomy)
+    eligible = [c for c in candidates if c.eligible]
+    ineligible = {
+        f"{c.seed_id}:{c.action_variant}": c.ineligible_reasons for c in candidates if not c.eligible
+    }
+    n_seeds = len({c.seed_id for c in eligible})
+    if mode == "local":
+        if target is not None and target != n_seeds:
+            raise ConfigError(f"local mode selects one action per seed ({n_seeds}); --target {target} given")
+        n = n_seeds
+    else:
+        n = n_seeds if target is None else target
+        if not 1 <= n <= n_seeds:
+            raise ConfigError(
+                f"target {n} must be between 1 and the {n_seeds} seeds with eligible candidates"
+            )
+    if n_seeds == 0:
+        trace = SelectionTrace(
+            backend=backend,
+            formulation=mode,
+            status="empty",
+            objective=None,
+            n_candidates=0,  # type: ignore[arg-type]
+            n_seeds=0,
+            target_count=0,
+            ineligible=ineligible,
+            seconds=time.perf_counter() - started,
+        )
+        return [], trace
+    problem, kept, dominated = build_problem(eligible, mode, n, config)
+    sol, used, status, reason = _solve(problem, backend, config, time_limit or config.time_limit)
+    optional = _activated(problem, sol)
+    decisions = []
+    for c in sol.chosen:
+        cand = kept[c]
+        decisions.append(
+            Decision(
+                seed_id=cand.seed_id,
+                projection=cand.projection,
+                direction=cand.direction,
+                action_variant=cand.action_variant,
+                pass_rate=cand.pass_rate,
+                reward_band=reward_band(cand.pass_rate),
+                projected_pass_rate=cand.projected_pass_rate,
+                frontier_score=cand.frontier_score,
+                backend=used,  # type: ignore[arg-type]
+                required_skills=cand.required_skills,
+                selected_optional_skills=optional.get(c, []),
+            )
+        )
+    order = {s: k for k, s in enumerate(ids)}
+    decisions.sort(key=lambda d: order[d.seed_id])
+    nodes = sorted({v for d in decisions for v in (*d.required_skills, *d.selected_optional_skills)})
+    trace = SelectionTrace(
+        backend=used,
+        formulation=mode,
+        status=status,  # type: ignore[arg-type]
+        objective=round(sol.objective, 9),
+        n_candidates=len(eligible),
+        n_seeds=n_seeds,
+        target_count=n,
+        n_coverage_targets=len(problem.coverage),
+        requested_coverage=problem.coverage,
+        realized_slack={v: round(x, 9) for v, x in sol.xi.items()},
+        selected_actions=[f"{d.seed_id}:{d.action_variant}" for d in decisions],
+        selected_skill_nodes=nodes,
+        seconds=round(time.perf_counter() - started, 6),
+        fallback_reason=reason,
+        ineligible=ineligible,
+        dominated=dominated,
+    )
+    return decisions, trace
