@@ -166,6 +166,8 @@ def bundle_import(sources: tuple[Path, ...], out: Path, as_json: bool) -> None:
               show_default=True, help="Output folder (bundles/, decisions.jsonl, trace.json, report.json).")
 @click.option("--seeds-per-family", default=1, show_default=True, help="Procedural seeds per family.")
 @click.option("--rollouts", default=4, show_default=True, help="K rollouts per seed for the pass rate.")
+@click.option("--rollouts-table", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Recorded rollouts (JSONL {seed_id, reward}) instead of running the policy.")
 @click.option("--skill", default=0.7, show_default=True, help="Skill of the scripted policy.")
 @click.option("--backend", type=click.Choice(["scip", "enumerate", "greedy"]), default="scip", show_default=True)
 @click.option("--synthesizer", type=click.Choice(["procedural", "llm"]), default="procedural", show_default=True)
@@ -177,7 +179,7 @@ def bundle_import(sources: tuple[Path, ...], out: Path, as_json: bool) -> None:
 @click.option("--sandbox", "sandbox_name", type=click.Choice(["local", "docker"]), default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print the accounting as JSON.")
 def forge_command(
-    target: int, out: Path, seeds_per_family: int, rollouts: int, skill: float, backend: str, synthesizer: str,
+    target: int, out: Path, seeds_per_family: int, rollouts: int, rollouts_table: Path | None, skill: float, backend: str, synthesizer: str,
     model: str | None, api_base: str | None, api_key_env: str | None, max_attempts: int | None,
     max_tokens: int | None, sandbox_name: str | None, as_json: bool,
 ) -> None:
@@ -185,6 +187,7 @@ def forge_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from envpipeline.forge.loop import ForgeBudget
+    from envpipeline.forge.passrates import pass_rates_from_rollouts
     from envpipeline.forge.pipeline import forge_run
     from envpipeline.forge.policy import ScriptedTerminalPolicy
     from envpipeline.sandbox.detect import select_sandbox
@@ -215,6 +218,7 @@ def forge_command(
             default_procedural_keys(seeds_per_family), out, select_sandbox(sandbox_name), synth, target=target,
             policy=ScriptedTerminalPolicy(skill=skill), rollouts=rollouts, backend=backend,
             budget=ForgeBudget(max_attempts=max_attempts, max_tokens=max_tokens), progress=progress,
+            recorded=pass_rates_from_rollouts(rollouts_table) if rollouts_table else None,
         )
     if as_json:
         _emit_json(summary)

@@ -10,6 +10,7 @@ from typing import Any
 from envpipeline.forge.loop import ForgeBudget, gold_validator, run_forge
 from envpipeline.forge.passrates import estimate_pass_rate
 from envpipeline.forge.policy import ScriptedTerminalPolicy
+from envpipeline.models.selection import SeedPassRate
 from envpipeline.sandbox.base import Sandbox
 from envpipeline.select.selector import select_actions
 from envpipeline.synth.base import Synthesizer
@@ -28,8 +29,15 @@ def forge_run(
     backend: str = "scip",
     budget: ForgeBudget | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    recorded: list[SeedPassRate] | None = None,
 ) -> dict[str, Any]:
-    """Run every stage and write bundles plus JSON/JSONL records under `out`; returns the summary."""
+    """Run every stage and write bundles plus JSON/JSONL records under `out`; returns the summary.
+
+    With `recorded` pass rates (from a rollouts table) the policy is not run and the seeds are
+    the table's seeds.
+    """
+    if recorded is not None:
+        seed_keys = [r.seed_id for r in recorded]
     policy = policy or ScriptedTerminalPolicy()
     notify = progress or (lambda stage, done, total: None)
     seeds_root = out / "seeds"
@@ -37,8 +45,8 @@ def forge_run(
     for i, key in enumerate(seed_keys):
         seed_dirs[key] = Path(materialize_seed(key, seeds_root)["bundle_path"])
         notify("seeds", i + 1, len(seed_keys))
-    rates, rollout_rows = [], []
-    for i, (key, folder) in enumerate(seed_dirs.items()):
+    rates, rollout_rows = list(recorded or []), []
+    for i, (key, folder) in enumerate(seed_dirs.items() if recorded is None else []):
         rate, rows = estimate_pass_rate(key, folder, policy, sandbox, k=rollouts)
         rates.append(rate)
         rollout_rows += rows
