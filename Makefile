@@ -15,11 +15,11 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## create .venv and install pinned dependencies
 
-system-deps: ## bubblewrap for the local sandbox (installed with apt when running as root)
-	@command -v bwrap >/dev/null 2>&1 || { \
+system-deps: ## bubblewrap for the local sandbox, chromium for the browser tests (apt, when running as root)
+	@{ command -v bwrap && command -v chromium; } >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; \
-	  else echo "warning: bubblewrap is missing; install it for the local sandbox" >&2; fi; }
+	    apt-get update -qq && apt-get install -y -qq bubblewrap chromium >/dev/null; \
+	  else echo "warning: bubblewrap or chromium is missing; install them for the local sandbox and browser tests" >&2; fi; }
 
 sandbox-ready: system-deps ## the local sandbox, plus the Docker base image wherever an engine answers
 	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory base-image; \

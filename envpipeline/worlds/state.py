@@ -1,0 +1,177 @@
+"""Reading a materialized day: read-only queries, canonical dumps, the world hash and state diffs.
+
+The world hash covers every file under home/ (path + bytes) and a canonical dump of every SQLite
+table (rows sorted by id), never the raw .sqlite bytes, so VACUUM or page layout do not change it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from envpipeline.errors import ConfigError
+from envpipeline.worlds.schema import FILES_APP
+
+_DAY_RE = re.compile(r"^day-(\d{2,})$")
+
+
+def day_of(day_dir: Path) -> int:
+    """The day number of a `day-dd` folder."""
+    match = _DAY_RE.match(Path(day_dir).name)
+    if not match:
+        raise ConfigError(f"{day_dir} is not a day-dd folder")
+    return int(match.group(1))
+
+
+def day_path(world_dir: Path, day: int) -> Path:
+    """`<world_dir>/day-dd`."""
+    return Path(world_dir) / f"day-{day:02d}"
+
+
+class WorldReader:
+    """Read-only view of one day folder (the state skills and the planner read)."""
+
+    def __init__(self, day_dir: Path | str) -> None:
+        self.day_dir = Path(day_dir)
+        self.home = self.day_dir / "home"
+        if not (self.day_dir / "apps").is_dir():
+            raise ConfigError(f"{self.day_dir} is not a world day (no apps/)")
+
+    @property
+    def day(self) -> int:
+        """The day number of this folder."""
+        return day_of(self.day_dir)
+
+    def query(self, app: str, sql: str, params: tuple | list = ()) -> list[dict[str, Any]]:
+        """Run one read-only SQL statement against an app database; rows as dicts."""
+        path = self.day_dir / "apps" / f"{app}.sqlite"
+        if not path.exists():
+            raise ConfigError(f"no app database {app!r} in {self.day_dir}")
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn.row_factory = sqlite3.Row
+        try:
+            return [dict(row) for row in conn.execute(sql, tuple(params)).fetchall()]
+        finally:
+            conn.close()
+
+    def read_file(self, path: str) -> str:
+        """Text of a file under home/."""
+        return (self.home / path).read_text(encoding="utf-8")
+
+    def exists(self, path: str) -> bool:
+        """Whether home/<path> is a file."""
+        return (self.home / path).is_file()
+
+    def list_files(self) -> list[str]:
+        """Every file under home/, relative, sorted."""
+        return sorted(p.relative_to(self.home).as_posix() for p in self.home.rglob("*") if p.is_file())
+
+    def history(self) -> list[dict[str, Any]]:
+        """The delta.json of days 1..this day (sibling folders), oldest first."""
+        out = []
+        for day in range(1, self.day + 1):
+            path = day_path(self.day_dir.parent, day) / "delta.json"
+            if path.exists():
+                out.append(json.loads(path.read_text(encoding="utf-8")))
+        return out
+
+
+def _tables(db: Path) -> dict[str, list[dict[str, Any]]]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        names = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        out = {}
+        for name in names:
+            rows = [dict(r) for r in conn.execute(f'SELECT * FROM "{name}"')]
+            rows.sort(key=lambda r: (r.get("id") if isinstance(r.get("id"), int) else 0,
+                                     json.dumps(r, sort_keys=True, default=str)))
+            out[name] = rows
+        return out
+    finally:
+        conn.close()
+
+
+def canonical_dump(day_dir: Path | str) -> dict[str, Any]:
+    """{"tables": {"app/table": [rows sorted by id]}, "files": {relative path: sha256 hex}}."""
+    day_dir = Path(day_dir)
+    tables: dict[str, list[dict[str, Any]]] = {}
+    for db in sorted((day_dir / "apps").glob("*.sqlite")):
+        for name, rows in _tables(db).items():
+            tables[f"{db.stem}/{name}"] = rows
+    home = day_dir / "home"
+    files = {
+        p.relative_to(home).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(home.rglob("*")) if p.is_file()
+    }
+    return {"tables": tables, "files": dict(sorted(files.items()))}
+
+
+def world_hash(day_dir: Path | str) -> str:
+    """sha256 over home/ files (path + bytes) and the canonical table dump."""
+    day_dir = Path(day_dir)
+    digest = hashlib.sha256()
+    home = day_dir / "home"
+    for p in sorted(home.rglob("*")):
+        if p.is_file():
+            digest.update(p.relative_to(home).as_posix().encode() + b"\0")
+            digest.update(p.read_bytes() + b"\0")
+    tables = canonical_dump(day_dir)["tables"]
+    digest.update(json.dumps(tables, sort_keys=True, separators=(",", ":"), default=str).encode())
+    return digest.hexdigest()
+
+
+def diff(initial_dir: Path | str, final_dir: Path | str) -> dict[str, Any]:
+    """State difference: {"app/table": {"added", "removed", "changed"}, ..., "files": {...}}.
+
+    Tables appear only when they changed; "files" is always present with added/removed/changed
+    path lists. Rows are matched by id; a changed row is {"id", "fields", "before", "after"}.
+    """
+    a, b = canonical_dump(initial_dir), canonical_dump(final_dir)
+    out: dict[str, Any] = {}
+    for key in sorted(set(a["tables"]) | set(b["tables"])):
+        before = {r["id"]: r for r in a["tables"].get(key, [])}
+        after = {r["id"]: r for r in b["tables"].get(key, [])}
+        added = [after[i] for i in sorted(set(after) - set(before))]
+        removed = [before[i] for i in sorted(set(before) - set(after))]
+        changed = [
+            {"id": i, "fields": sorted(k for k in after[i] if after[i][k] != before[i].get(k)),
+             "before": before[i], "after": after[i]}
+            for i in sorted(set(before) & set(after)) if before[i] != after[i]
+        ]
+        if added or removed or changed:
+            out[key] = {"added": added, "removed": removed, "changed": changed}
+    fa, fb = a["files"], b["files"]
+    out["files"] = {
+        "added": sorted(set(fb) - set(fa)),
+        "removed": sorted(set(fa) - set(fb)),
+        "changed": sorted(p for p in set(fa) & set(fb) if fa[p] != fb[p]),
+    }
+    return out
+
+
+def touched_apps(state_diff: dict[str, Any]) -> list[str]:
+    """The apps a diff touches (`files` for any home/ change), sorted."""
+    apps = {key.split("/", 1)[0] for key in state_diff if key != "files"}
+    if any(state_diff.get("files", {}).values()):
+        apps.add(FILES_APP)
+    return sorted(apps)
+
+
+def write_manifest(day_dir: Path | str, persona_id: str, day: int) -> dict[str, Any]:
+    """Write manifest.json ({persona_id, day, hash, apps: {app: {table: rows}}, files}) and return it."""
+    day_dir = Path(day_dir)
+    dump = canonical_dump(day_dir)
+    apps: dict[str, dict[str, int]] = {}
+    for key, rows in dump["tables"].items():
+        app, table = key.split("/", 1)
+        apps.setdefault(app, {})[table] = len(rows)
+    manifest = {"persona_id": persona_id, "day": day, "hash": world_hash(day_dir), "apps": apps,
+                "files": len(dump["files"])}
+    (day_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return manifest

@@ -1,0 +1,92 @@
+"""A tiny world day folder (spec schema) for the interface tests: a few products, mails, chats, DMs."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from envpipeline.worlds.schema import create_empty_world
+
+PERSONA = "p01-test-persona"
+ME = "test.persona@mail.example"
+
+PRODUCTS = [
+    # sku, name, category, price_cents, stock
+    ("SKU-KETTLE", "Electric kettle", "kitchen", 3299, 5),
+    ("SKU-COFFEE", "Espresso beans 1 kg", "kitchen", 2399, 2),
+    ("SKU-TENT", "Two-person tent", "outdoor", 15999, 0),
+    ("SKU-NOVEL", "Paperback novel", "books", 1199, 10),
+]
+
+
+def insert(day_dir: Path, app: str, sql: str, rows: list[tuple]) -> None:
+    with sqlite3.connect(day_dir / "apps" / f"{app}.sqlite") as db:
+        db.executemany(sql, rows)
+
+
+def query(day_dir: Path, app: str, sql: str, params: tuple = ()) -> list[tuple]:
+    db = sqlite3.connect(day_dir / "apps" / f"{app}.sqlite")
+    try:
+        return db.execute(sql, params).fetchall()
+    finally:
+        db.close()
+
+
+def make_day(root: Path, day: int = 1) -> Path:
+    """<root>/<PERSONA>/day-<dd> with every app database and a small home/."""
+    day_dir = root / PERSONA / f"day-{day:02d}"
+    create_empty_world(day_dir)
+    stamp = f"2026-03-0{2 + day}T09:00:00"
+    insert(
+        day_dir,
+        "shop",
+        "INSERT INTO products (sku, name, category, price_cents, stock, description, image_alt)"
+        " VALUES (?, ?, ?, ?, ?, 'A fine thing.', 'Photo')",
+        PRODUCTS,
+    )
+    insert(
+        day_dir,
+        "shop",
+        "INSERT INTO orders (order_number, status, total_cents, placed_at, items_json)"
+        " VALUES (?, ?, ?, ?, ?)",
+        [("ORD-00001", "delivered", 1199, "2026-03-02T08:00:00", "[]")],
+    )
+    insert(
+        day_dir,
+        "mail",
+        "INSERT INTO messages (folder, sender, recipients, subject, body, sent_at, is_read)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            ("inbox", "welcome@mail.example", ME, "Welcome to your mailbox", "Hello!", stamp, 0),
+            ("inbox", "maja@work.example", ME, "Budget review", "Can you send the numbers?", stamp, 0),
+            ("sent", ME, "maja@work.example", "Re: kickoff", "See you there.", stamp, 1),
+        ],
+    )
+    insert(
+        day_dir,
+        "chat",
+        "INSERT INTO channels (name, topic) VALUES (?, ?)",
+        [("general", "Everything"), ("team", "Work chat")],
+    )
+    insert(
+        day_dir,
+        "chat",
+        "INSERT INTO messages (channel_id, author, body, posted_at) VALUES (?, ?, ?, ?)",
+        [(1, "maja.k", "Welcome!", stamp), (2, "maja.k", "Standup at ten", stamp)],
+    )
+    insert(
+        day_dir,
+        "dm",
+        "INSERT INTO messages (peer, direction, body, sent_at) VALUES (?, ?, ?, ?)",
+        [("olaf.b", "in", "Long time no see!", stamp)],
+    )
+    insert(
+        day_dir,
+        "accounts",
+        "INSERT INTO users (username, password_hash) VALUES (?, ?)",
+        [("test.persona", "x")],
+    )
+    (day_dir / "home" / "notes").mkdir(parents=True)
+    (day_dir / "home" / "todo.txt").write_text("# TODO\n- [ ] reply to Olaf\n")
+    (day_dir / "home" / "notes" / "ideas.md").write_text("# Ideas\n")
+    return day_dir
