@@ -22,13 +22,28 @@ from envpipeline.worlds.build import build_world, materialize
 from envpipeline.worlds.personas import propose_personas
 
 
-def gate_throughput(builds: list[WorldBuild], root: Path) -> dict[str, Any] | None:
-    """HOOK (to be filled by the tasks/gates helper): synthesize tasks on `builds` under `root`,
-    run the five gates and return e.g. {"tasks": n, "seconds": s, "tasks_per_minute": r}.
+def gate_throughput(builds: list[WorldBuild], root: Path, per_day: int = 3) -> dict[str, Any] | None:
+    """Synthesize tasks on every day of `builds`, run all gates (6 real rollouts each through web,
+    MCP and CLI) and measure: {"tasks", "accepted", "rollouts", "seconds", "tasks_per_minute", ...}."""
+    from envpipeline.worlds.pipeline import gate_all, world_candidates
 
-    Returns None while gates are not implemented; the bench then prints a pointer, never a number.
-    """
-    return None
+    started = time.perf_counter()
+    candidates = []
+    for build in builds:
+        days = [d.day for d in build.days if d.day > 0]
+        candidates += world_candidates(Path(build.root), days, per_day)
+    generated = time.perf_counter() - started
+    t0 = time.perf_counter()
+    gated = gate_all(candidates, root / ".gate-work")
+    seconds = time.perf_counter() - t0
+    rollouts = [r for g in gated for r in g.rollouts]
+    return {
+        "tasks": len(gated), "accepted": sum(g.status == "accepted" for g in gated),
+        "rollouts": len(rollouts), "generation_s": round(generated, 3), "seconds": round(seconds, 2),
+        "tasks_per_minute": round(len(gated) / seconds * 60, 1) if seconds else 0.0,
+        "rollout_s_median": round(statistics.median(r.seconds for r in rollouts), 3) if rollouts else 0.0,
+        "cli_backends": sorted({r.cli_backend for r in rollouts}),
+    }
 
 
 def main() -> None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import random
 from typing import Any
 
 from envpipeline.errors import ConfigError
-from envpipeline.services.base import NOT_FOUND, Service, error_observation
+from envpipeline.services import vocab
+from envpipeline.services.base import NOT_FOUND, Service, dump_state, error_observation
 from envpipeline.services.registry import get_service
 
 
@@ -36,7 +36,7 @@ class ComposedEnvironment:
         env = cls.from_initial_state(environment["initial_state"])
         for name, state_seed in environment.get("state_seeds", {}).items():
             service_cls = get_service(name)
-            env.services[name] = service_cls(service_cls.generate_state(random.Random(state_seed)))
+            env.services[name] = service_cls(service_cls.generate_state(vocab.seeded(state_seed)))
         return env
 
     @classmethod
@@ -62,7 +62,7 @@ class ComposedEnvironment:
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         """The joint state as plain JSON data."""
-        return {name: s.state.model_dump(mode="json") for name, s in self.services.items()}
+        return {name: dump_state(s.state) for name, s in self.services.items()}
 
     def tool_names(self) -> set[str]:
         """Every namespaced tool exposed by this environment."""

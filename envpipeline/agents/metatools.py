@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.services.base import BAD_REQUEST, NOT_FOUND, error_observation
 
@@ -75,7 +77,23 @@ SYSTEM_PROMPT = (
     "short summary."
 )
 
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_json_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def _dumps(observation: dict[str, Any]) -> str:
+    """Compact JSON, UTF-8 kept as is (orjson; the stdlib encoder for what orjson cannot encode)."""
+    try:
+        return orjson.dumps(observation, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return _json_dumps(observation)
+
+
+def _loads(text: str) -> Any:
+    """Parse JSON arguments (orjson; the stdlib parser for what only it accepts, e.g. NaN)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 class MetaToolbox:
@@ -118,7 +136,7 @@ class MetaToolbox:
         """Run one meta-tool call as an agent issues it; returns the serialized observation."""
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments) if arguments else {}
+                arguments = _loads(arguments) if arguments else {}
             except json.JSONDecodeError:
                 return _dumps(error_observation(BAD_REQUEST, "arguments are not valid JSON"))
         if not isinstance(arguments, dict):

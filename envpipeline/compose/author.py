@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import json
 import random
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from envpipeline.compose.walk import assign_actions, assign_hops, random_walk
 from envpipeline.errors import CompositionError
 from envpipeline.models.task import Binding, Condition, Criterion, ToolCallStep
 from envpipeline.services import vocab
-from envpipeline.services.base import Service
+from envpipeline.services.base import Service, dump_state
 from envpipeline.services.links import Action, Hop, PlannedCall
 from envpipeline.services.registry import all_services
 
@@ -77,14 +78,21 @@ class Draft:
             "steps": [s.model_dump() for s in self.steps],
             "exposed": sorted(self.services),
         }
-        blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()
+        blob = orjson.dumps(payload, default=str, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+        return hashlib.sha256(blob).hexdigest()
+
+
+@functools.lru_cache(maxsize=1024)
+def _links_of(service_cls: type[Service]) -> tuple[tuple[Hop, ...], tuple[Action, ...]]:
+    """A service's hops and actions (static per service class)."""
+    links = service_cls.links()
+    return tuple(x for x in links if isinstance(x, Hop)), tuple(x for x in links if isinstance(x, Action))
 
 
 def _links(names: list[str]) -> tuple[dict[str, list[Hop]], dict[str, list[Action]]]:
     library = all_services()
-    hops = {n: [x for x in library[n].links() if isinstance(x, Hop)] for n in names}
-    actions = {n: [x for x in library[n].links() if isinstance(x, Action)] for n in names}
+    hops = {n: list(_links_of(library[n])[0]) for n in names}
+    actions = {n: list(_links_of(library[n])[1]) for n in names}
     return hops, actions
 
 
@@ -108,7 +116,7 @@ def _steps_for(
 
 def draft_task(seed: int, config: ComposeConfig) -> Draft:
     """Compose one candidate deterministically from `seed` (all randomness derives from it)."""
-    rng = random.Random(f"compose:{seed}")
+    rng = vocab.seeded(f"compose:{seed}")
     pool = sorted(config.library or all_services())
     need = config.services + config.distractors
     if need > len(pool):
@@ -126,20 +134,25 @@ def draft_task(seed: int, config: ComposeConfig) -> Draft:
         if actions is not None:
             break
     library = all_services()
-    services = {name: library[name](library[name].generate_state(random.Random(state_seed(seed, name)))) for name in chosen}
     if hops is None or actions is None:
         failure = (
             "no typed data flow links every consecutive visit of the walk"
             if hops is None
             else f"fewer than {config.min_actions} actions over {config.min_action_services} services fit the walk"
         )
-        return Draft(seed, walk, distractors, services, "", [], [], [], "", {}, failure=failure)
+        return Draft(seed, walk, distractors, {}, "", [], [], [], "", {}, failure=failure)
+    services = {name: library[name](library[name].generate_state(state_rng(state_seed(seed, name)))) for name in chosen}
     return _plant_and_write(seed, walk, distractors, services, hops, actions, rng)
 
 
 def state_seed(seed: int, service: str) -> str:
     """The rng seed of one service's generated initial state within candidate `seed`."""
     return f"{seed}:{service}"
+
+
+def state_rng(seed: str) -> random.Random:
+    """The generator of one service's initial state, from its `state_seed`."""
+    return vocab.seeded(seed)
 
 
 def _plant_and_write(
@@ -159,7 +172,7 @@ def _plant_and_write(
         hop_plans.append(plan)
         values.append(plan.output)
     action_plans = {i: (action, j, action.plant(services[walk[i]].state, rng, values[j])) for i, action, j in actions}
-    initial_state = {name: s.state.model_dump(mode="json") for name, s in sorted(services.items())}
+    initial_state = {name: dump_state(s.state) for name, s in sorted(services.items())}
 
     steps: list[ToolCallStep] = []
     criteria: list[Criterion] = []

@@ -27,15 +27,17 @@ def condition_holds(actual: Any, condition: Condition) -> bool:
     return str(expected).lower() in str(actual).lower()
 
 
-def _field(record: Any, name: str) -> Any:
-    if isinstance(record, dict):
-        return record.get(name)
-    return getattr(record, name, None)
-
-
 def record_matches(record: Any, match: Mapping[str, Condition]) -> bool:
     """Whether a record satisfies every condition; unrelated fields are ignored."""
-    return all(condition_holds(_field(record, name), cond) for name, cond in match.items())
+    fields = record if isinstance(record, dict) else None
+    for name, cond in match.items():
+        actual = fields.get(name) if fields is not None else getattr(record, name, None)
+        if cond.op == "eq":
+            if actual != cond.value:
+                return False
+        elif not condition_holds(actual, cond):
+            return False
+    return True
 
 
 def _records(state: Any, collection: str) -> list[Any]:

@@ -3,16 +3,19 @@
 A session's namespaces are held by a *keeper*: ``bwrap --die-with-parent`` (or ``unshare`` plus a
 mount script when bubblewrap is missing) with new mount, PID, net, IPC and UTS namespaces and
 no user namespace, whose first user process idles as root (without capabilities under bwrap) so
-the sandbox user can neither kill nor ptrace it. Commands enter with `enter_argv`: ``prlimit``
-(rlimits) -> ``nsenter`` (the keeper's namespaces and root) -> ``setpriv`` (unprivileged uid/gid,
-no groups, no capabilities, ``no_new_privs``) -> ``env -i`` (a minimal environment).
+the sandbox user can neither kill nor ptrace it. Commands enter with `enter_command`: the
+compiled helper of `envpipeline.sandbox.enter`, or else ``prlimit`` (rlimits) -> ``nsenter`` (the
+keeper's namespaces and root) -> ``setpriv`` (unprivileged uid/gid, no groups, no capabilities,
+``no_new_privs``) -> ``env -i`` (a minimal environment).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
+import select
 import selectors
 import shutil
 import signal
@@ -21,6 +24,7 @@ import time
 from functools import cache
 from pathlib import Path
 
+from envpipeline.sandbox import enter
 from envpipeline.sandbox.base import Limits
 
 #: The whole environment of a sandboxed command (plus the Dockerfile's ENV).
@@ -37,6 +41,8 @@ NOFILE = 1024
 PIPE_GRACE_SEC = 0.3
 #: PID 1's child in the sandbox: says it is ready, then idles (and reaps) until killed.
 KEEPALIVE = 'echo ready; trap "exit 0" TERM; while :; do sleep 86400 & wait; done'
+#: The same under bwrap, whose own PID 1 reaps orphans: no shell needs to stay behind.
+KEEPALIVE_BWRAP = "echo ready; exec sleep infinity"
 #: Host tools every command passes through.
 TOOLS = ("nsenter", "setpriv", "prlimit", "env", "tar")
 
@@ -75,16 +81,20 @@ def _host_links() -> list[str]:
     return args
 
 
-def keeper_argv(isolation: str, root: Path) -> list[str]:
-    """The command that creates the namespaces and runs KEEPALIVE as their first user process."""
+def keeper_argv(isolation: str, root: Path, info_fd: int | None = None) -> list[str]:
+    """The command that creates the namespaces and runs KEEPALIVE as their first user process.
+
+    Under bwrap, `info_fd` receives ``{"child-pid": N}``: the host pid of the namespace's PID 1.
+    """
     if isolation == "bwrap":
         args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid"]
+        args += ["--info-fd", str(info_fd)] if info_fd is not None else []
         args += ["--unshare-net", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox"]
         args += ["--ro-bind", "/usr", "/usr", *_host_links(), "--ro-bind", "/etc", "/etc"]
         args += ["--proc", "/proc", "--dev", "/dev", "--symlink", "../tmp", "/var/tmp"]
         for name, target in MOUNTS.items():
             args += ["--bind", str(root / name), target]
-        return [*args, "--clearenv", "--setenv", "PATH", BASE_ENV["PATH"], "/bin/bash", "-c", KEEPALIVE]
+        return [*args, "--clearenv", "--setenv", "PATH", BASE_ENV["PATH"], "/bin/sh", "-c", KEEPALIVE_BWRAP]
     unshare = ["unshare", "--mount", "--pid", "--fork", "--net", "--ipc", "--uts", "--kill-child"]
     script = ["/bin/sh", "-c", _UNSHARE_SETUP, "setup", str(root / "root"), str(root), KEEPALIVE]
     return ["setpriv", "--pdeathsig", "KILL", "--", *unshare, "--", *script]
@@ -130,19 +140,71 @@ def children(pid: int) -> list[int]:
     return found
 
 
-def stop_keeper(keeper: subprocess.Popen[bytes], pid1: int | None, root: Path) -> None:
+def read_child_pid(fd: int, deadline: float) -> int | None:
+    """The ``child-pid`` of bwrap's ``--info-fd`` JSON (None if it never comes)."""
+    data = b""
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while time.monotonic() < deadline:
+            with contextlib.suppress(ValueError, AttributeError):
+                pid = json.loads(data).get("child-pid")
+                return pid if isinstance(pid, int) and pid > 0 else None
+            if not selector.select(max(deadline - time.monotonic(), 0.0)):
+                return None
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                return None
+            data += chunk
+    return None
+
+
+def wait_exit(process: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Wait up to `timeout` seconds for `process` to exit (and reap it); whether it did.
+
+    A pidfd wakes up at the exit itself, where ``Popen.wait(timeout)`` polls with growing sleeps.
+    """
+    if process.returncode is None:
+        with contextlib.suppress(OSError, AttributeError):
+            fd = os.pidfd_open(process.pid)
+            try:
+                select.select([fd], [], [], max(timeout, 0.0))
+            finally:
+                os.close(fd)
+    try:
+        process.wait(timeout=0)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+def stop_keeper(
+    keeper: subprocess.Popen[bytes], pid1: int | None, root: Path, info: int | None = None
+) -> None:
     """Kill the namespace's PID 1 (the kernel kills everything else in it) and remove the root.
 
     The keeper itself exits once its child is gone and reaps it, so no zombie is left behind.
+    When PID 1 was never looked up, it is found now (bwrap's info fd, else the keeper's child).
     """
+    if pid1 is None and info is None and keeper.poll() is None:
+        pid1 = next(iter(children(keeper.pid)), None)
     if pid1 is not None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid1, signal.SIGKILL)
+        wait_exit(keeper, 10)
     try:
-        keeper.wait(timeout=10 if pid1 is not None else 0)
+        keeper.wait(timeout=0)
     except subprocess.TimeoutExpired:
         keeper.kill()
         keeper.wait()
+    if info is not None:
+        if pid1 is None:  # bwrap's PID 1 outlives bwrap itself: its pid is in the info pipe by now
+            with contextlib.suppress(OSError):
+                os.set_blocking(info, False)
+                orphan = read_child_pid(info, time.monotonic() + 0.2)
+                if orphan is not None:
+                    os.kill(orphan, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.close(info)
     for stream in (keeper.stdout, keeper.stderr):
         if stream is not None:
             stream.close()
@@ -185,22 +247,34 @@ def collect_output(
     return bytes(kept[process.stdout.fileno()]), bytes(kept[process.stderr.fileno()]), truncated, timed_out
 
 
-def enter_argv(
-    pid1: int, uid: int, gid: int, env: dict[str, str], workdir: str, limits: Limits, timeout: float | None
-) -> list[str]:
-    """The host command that runs the rest of an argv inside the keeper's namespaces as `uid`.
+def rlimits(limits: Limits, timeout: float) -> list[int]:
+    """[cpu soft, cpu hard, address space, processes, file size, open files] for one command."""
+    mb = 1024 * 1024
+    cpu = math.ceil(timeout * max(limits.cpus, 1.0)) + 1
+    return [cpu, cpu + 1, limits.memory_mb * mb, limits.pids, limits.file_size_mb * mb, NOFILE]
 
-    With a `timeout`, ``prlimit`` sets the session limits first (CPU seconds scale with it).
+
+def enter_command(
+    pid1: int, uid: int, gid: int, env: dict[str, str], workdir: str, limits: Limits, timeout: float | None
+) -> tuple[list[str], dict[str, str]]:
+    """The host command (and its whole environment) that runs the rest of an argv inside the keeper's
+    namespaces as `uid`; with a `timeout` the session rlimits are set first (CPU seconds scale with it).
+
+    The compiled helper (`envpipeline.sandbox.enter`) does it in one process; without a C compiler
+    the util-linux chain ``prlimit`` -> ``nsenter`` -> ``setpriv`` -> ``env -i`` does the same.
     """
+    variables = {**BASE_ENV, **env}
+    numbers = rlimits(limits, timeout) if timeout is not None else None
+    helper = enter.helper_path()
+    if helper is not None:
+        return enter.helper_argv(helper, pid1, uid, gid, workdir, numbers), variables
     command: list[str] = []
-    if timeout is not None:
-        mb = 1024 * 1024
-        cpu = math.ceil(timeout * max(limits.cpus, 1.0)) + 1
-        command += ["prlimit", f"--cpu={cpu}:{cpu + 1}", f"--as={limits.memory_mb * mb}"]
-        command += [f"--nproc={limits.pids}", f"--fsize={limits.file_size_mb * mb}"]
-        command += [f"--nofile={NOFILE}", "--core=0", "--"]
+    if numbers is not None:
+        cpu, cpu_hard, address, nproc, fsize, nofile = numbers
+        command += ["prlimit", f"--cpu={cpu}:{cpu_hard}", f"--as={address}", f"--nproc={nproc}"]
+        command += [f"--fsize={fsize}", f"--nofile={nofile}", "--core=0", "--"]
     command += ["nsenter", f"--target={pid1}", "--mount", "--pid", "--net", "--ipc", "--uts", "--root", "--"]
     command += ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups"]
     command += ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
-    variables = [f"{key}={value}" for key, value in {**BASE_ENV, **env}.items()]
-    return [*command, "env", "-i", "-C", workdir, *variables]
+    pairs = [f"{key}={value}" for key, value in variables.items()]
+    return [*command, "env", "-i", "-C", workdir, *pairs], {"PATH": BASE_ENV["PATH"]}

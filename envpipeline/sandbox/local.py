@@ -5,22 +5,26 @@ A session is a temp root holding ``app/ logs/ tests/ solution/ tmp/``, bind-moun
 ``/usr`` (and the ``/bin``, ``/lib``... symlinks) and ``/etc``, read-only, plus a private
 ``/proc`` and ``/dev``. A *keeper* process (``bwrap --die-with-parent`` in new mount, PID, net,
 IPC and UTS namespaces; no user namespace) holds the namespaces for the life of the session, so
-background processes and ``/tmp`` persist between commands as they do in a container.
+background processes and ``/tmp`` persist between commands as they do in a container. Each
+`LocalSandbox` keeps one spare keeper over an empty root booting in the background, so `open`
+does not wait for bubblewrap; no command has ever entered a spare.
 
-Every command enters those namespaces with ``nsenter`` and drops to an unprivileged uid/gid
-(65534) with ``setpriv`` (no groups, no capabilities, ``no_new_privs``) before ``env -i`` gives
-it a minimal environment: the operator's variables never reach it. Limits are rlimits set by
-``prlimit`` on the way in: CPU seconds, address space (``memory_mb``), processes (``pids``;
-enforced because the uid is not root), file size and open files. Output is drained from both
-pipes in one ``select`` loop and only the first ``output_bytes`` of each are kept. At the wall
-timeout ``kill -9 -1`` runs as the sandbox uid inside the PID namespace (atomic against forks,
-so fork bombs and ``setsid`` escapees go too); ``close()`` kills the keeper, which takes the
-whole PID namespace with it, and removes the temp root.
+Every command enters those namespaces and drops to an unprivileged uid/gid (65534) with no
+groups, no capabilities and ``no_new_privs``, with a minimal environment (the operator's
+variables never reach it) -- in one exec through the compiled helper of
+`envpipeline.sandbox.enter`, or through ``prlimit`` -> ``nsenter`` -> ``setpriv`` -> ``env -i``
+where no C compiler exists. Limits are rlimits set on the way in: CPU seconds, address space
+(``memory_mb``), processes (``pids``; enforced because the uid is not root), file size and open
+files. Output is drained from both pipes in one ``select`` loop and only the first
+``output_bytes`` of each are kept. At the wall timeout ``kill -9 -1`` runs as the sandbox uid
+inside the PID namespace (atomic against forks, so fork bombs and ``setsid`` escapees go too);
+``close()`` kills the keeper, which takes the whole PID namespace with it, and removes the root.
 
-The environment is prepared from ``environment/Dockerfile`` (see `envpipeline.sandbox.dockerfile`):
-FROM is recorded, COPY/ADD unpack into ``/app`` as the sandbox user, RUN executes inside the
-sandbox under the same limits without network, and LABEL/EXPOSE/CMD/ENTRYPOINT/USER/ARG... are
-recorded and skipped.
+Uploads, COPY/ADD and `read_file` work on the session folders from the host when
+`envpipeline.sandbox.hostio` can prove that safe (descriptor-relative, ``O_NOFOLLOW``, new files
+only, the sandbox user's own permissions); otherwise ``tar``/``head`` run inside the sandbox as
+the sandbox user, so a planted symlink resolves inside and never redirects a host write or read.
+The environment is prepared from ``environment/Dockerfile`` (see `envpipeline.sandbox.replay`).
 """
 
 from __future__ import annotations
@@ -33,14 +37,17 @@ import signal
 import subprocess
 import tarfile
 import tempfile
+import threading
 import time
 import uuid
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, ClassVar
 
 from envpipeline.errors import SandboxError
 from envpipeline.sandbox import dockerfile as df
+from envpipeline.sandbox import hostio, replay
 from envpipeline.sandbox import isolation as iso
 from envpipeline.sandbox.base import ExecResult, Limits, Sandbox, SandboxSession
 from envpipeline.terminal.bundle import Bundle
@@ -50,8 +57,6 @@ SANDBOX_UID = 65534
 SANDBOX_GID = 65534
 #: Sandbox paths `upload` may write under.
 UPLOAD_ROOTS = ("/solution", "/tests", "/app", "/logs")
-#: Sandbox paths the Dockerfile may COPY to or WORKDIR into.
-BUILD_ROOTS = ("/app",)
 #: Largest file `read_file` returns (bytes).
 READ_LIMIT = 64 * 1024 * 1024
 
@@ -71,34 +76,56 @@ class LocalSession(SandboxSession):
         self.ignored: list[tuple[int, str]] = []
         self._closed = False
         self._pid1: int | None = None
-        self._keeper = subprocess.Popen(
-            iso.keeper_argv(isolation, root),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={"PATH": iso.BASE_ENV["PATH"]},
-            start_new_session=True,
-        )
-        self._finalizer = weakref.finalize(self, iso.stop_keeper, self._keeper, None, root)
-        self._wait_ready()
+        #: run once right after the first command starts (the sandbox prepares its next spare)
+        self.while_first_command: Callable[[], None] | None = None
+        info_read, info_write = os.pipe() if isolation == "bwrap" else (None, None)
+        try:
+            self._keeper = subprocess.Popen(
+                iso.keeper_argv(isolation, root, info_write),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={"PATH": iso.BASE_ENV["PATH"]},
+                start_new_session=True,
+                pass_fds=() if info_write is None else (info_write,),
+            )
+        except BaseException:
+            for fd in (info_read, info_write):
+                if fd is not None:
+                    os.close(fd)
+            raise
+        finally:
+            if info_write is not None:
+                os.close(info_write)
+        self._info = info_read
+        self._finalizer = weakref.finalize(self, iso.stop_keeper, self._keeper, None, root, info_read)
 
-    def _wait_ready(self, timeout: float = 20.0) -> None:
-        """Wait for KEEPALIVE's "ready" and find the namespace's PID 1 (the keeper's child)."""
+    def _wait_ready(self, timeout: float = 20.0) -> int:
+        """Wait for the keeper's "ready" (once; the keeper boots while the host prepares files) and
+        return the namespace's PID 1 (bwrap reports it on its info fd; else the keeper's child)."""
+        if self._pid1 is not None:
+            return self._pid1
         assert self._keeper.stdout is not None
+        deadline = time.monotonic() + timeout
         with selectors.DefaultSelector() as selector:
             selector.register(self._keeper.stdout, selectors.EVENT_READ)
             ready = selector.select(timeout) and self._keeper.stdout.readline().strip() == b"ready"
-        children = iso.children(self._keeper.pid) if ready else []
-        if not children:
+        pid1 = None
+        if ready and self._info is not None:
+            pid1 = iso.read_child_pid(self._info, deadline)
+        elif ready:
+            pid1 = next(iter(iso.children(self._keeper.pid)), None)
+        if pid1 is None:
             self._keeper.kill()
             _, err = self._keeper.communicate(timeout=30)
             self.close()
             raise SandboxError(
                 f"{self.isolation} sandbox did not start: {err.decode(errors='replace').strip()[-1000:]}"
             )
-        self._pid1 = children[0]
+        self._pid1 = pid1
         self._finalizer.detach()
-        self._finalizer = weakref.finalize(self, iso.stop_keeper, self._keeper, self._pid1, self.root)
+        self._finalizer = weakref.finalize(self, iso.stop_keeper, self._keeper, pid1, self.root, self._info)
+        return pid1
 
     def _spawn(
         self,
@@ -111,18 +138,18 @@ class LocalSession(SandboxSession):
         """Start `argv` inside the namespaces as the sandbox user (with rlimits when `timeout` is set)."""
         if self._closed:
             raise SandboxError(f"session {self.session_id} is closed")
+        pid1 = self._wait_ready()
         if self._keeper.poll() is not None:
             raise SandboxError(
                 f"session {self.session_id}: the sandbox is gone (exit {self._keeper.returncode})"
             )
-        command = iso.enter_argv(self._pid1, self.uid, self.gid, self.env, workdir, self.limits, timeout)
-        command += argv
+        command, env = iso.enter_command(pid1, self.uid, self.gid, self.env, workdir, self.limits, timeout)
         return subprocess.Popen(
-            command,
+            command + argv,
             stdin=stdin if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env={"PATH": iso.BASE_ENV["PATH"]},
+            env=env,
             start_new_session=True,
         )
 
@@ -146,15 +173,16 @@ class LocalSession(SandboxSession):
         seconds = max(timeout_sec, 0.001)
         started = time.monotonic()
         process = self._spawn(["/bin/bash", "-c", command], workdir=workdir, timeout=seconds)
+        hook, self.while_first_command = self.while_first_command, None
+        if hook is not None:
+            with contextlib.suppress(Exception):
+                hook()
         deadline, timed_out = started + seconds, False
         try:
             out, err, truncated, timed_out = iso.collect_output(process, deadline, self.limits.output_bytes)
             if not timed_out:
                 # the pipes can close before the command exits (or before nsenter has reaped it)
-                try:
-                    process.wait(timeout=max(deadline - time.monotonic(), 0.0) + 0.05)
-                except subprocess.TimeoutExpired:
-                    timed_out = True
+                timed_out = not iso.wait_exit(process, max(deadline - time.monotonic(), 0.0) + 0.05)
         finally:
             if timed_out or process.poll() is None:
                 self.kill_all()
@@ -179,7 +207,10 @@ class LocalSession(SandboxSession):
             self._run_quietly(["/bin/bash", "-c", "kill -9 -1 2>/dev/null; true"], timeout=30)
 
     def extract(self, archive: IO[bytes], directory: str) -> None:
-        """Unpack a tar stream into a sandbox directory, as the sandbox user (symlinks resolve inside)."""
+        """Unpack a tar stream into a sandbox directory as the sandbox user would (symlinks resolve
+        inside): from the host when `hostio` finds that safe, else by ``tar`` inside the sandbox."""
+        with contextlib.suppress(hostio.Unsafe):
+            return hostio.extract(archive, self.root, iso.MOUNTS, directory, self.uid, self.gid)
         archive.seek(0)
         script = 'mkdir -p -- "$1" && exec tar -x --no-same-owner -C "$1" -f -'
         code, _, err = self._run_quietly(["/bin/sh", "-c", script, "extract", directory], stdin=archive)
@@ -187,6 +218,12 @@ class LocalSession(SandboxSession):
             raise SandboxError(
                 f"cannot unpack into {directory}: {err.decode(errors='replace').strip()[-1000:]}"
             )
+
+    def makedirs(self, directory: str) -> None:
+        """``mkdir -p`` as the sandbox user (an empty archive unpacked there)."""
+        with tempfile.TemporaryFile() as archive:
+            tarfile.open(fileobj=archive, mode="w").close()
+            self.extract(archive, directory)
 
     def upload(self, source: Path, destination: str) -> None:
         """Copy a host folder's contents (or a file) under `destination` (one of UPLOAD_ROOTS)."""
@@ -209,6 +246,10 @@ class LocalSession(SandboxSession):
         """The bytes of a regular file as the sandbox user sees it (first READ_LIMIT bytes), or None."""
         if not path.startswith("/"):
             raise SandboxError(f"read_file needs an absolute path: {path}")
+        if self._closed:
+            raise SandboxError(f"session {self.session_id} is closed")
+        with contextlib.suppress(hostio.Unsafe):
+            return hostio.read(self.root, iso.MOUNTS, path, self.uid, self.gid, READ_LIMIT)
         script = f'test -f "$1" || exit 3; exec head -c {READ_LIMIT} -- "$1"'
         code, out, err = self._run_quietly(["/bin/sh", "-c", script, "read_file", path], timeout=120)
         if code == 3:
@@ -235,6 +276,7 @@ class LocalSandbox(Sandbox):
         uid: int = SANDBOX_UID,
         gid: int = SANDBOX_GID,
         isolation: str | None = None,
+        prestart: bool = True,
     ) -> None:
         if uid == 0 or gid == 0:
             raise SandboxError("the local sandbox never runs code as root")
@@ -245,6 +287,10 @@ class LocalSandbox(Sandbox):
         #: overrides the bundle's ``[environment].build_timeout_sec`` when set
         self.build_timeout_sec = build_timeout_sec
         self.uid, self.gid = uid, gid
+        #: keep one fresh keeper booting in the background for the next `open` (hides its start-up)
+        self.prestart = prestart
+        self._spare: LocalSession | None = None
+        self._lock = threading.Lock()
 
     @classmethod
     def available(cls) -> bool:
@@ -264,94 +310,64 @@ class LocalSandbox(Sandbox):
         if not bundle.paths.dockerfile.is_file():
             raise df.EnvironmentBuildError(f"{bundle.paths.root}: missing environment/Dockerfile")
         instructions = df.parse_dockerfile(bundle.paths.dockerfile.read_text())
-        root = Path(tempfile.mkdtemp(prefix=f"envpipeline-local-{uuid.uuid4().hex[:6]}-"))
-        os.chmod(root, 0o700)
-        for name in iso.MOUNTS:
-            (root / name).mkdir()
-            os.chown(root / name, self.uid, self.gid)
-        for name in ("verifier", "agent"):
-            (root / "logs" / name).mkdir()
-            os.chown(root / "logs" / name, self.uid, self.gid)
-        if isolation == "unshare":
-            (root / "root").mkdir()
+        session = self._take_session(isolation, limits)
         try:
-            session = LocalSession(root, isolation, limits, self.uid, self.gid)
-        except BaseException:
-            shutil.rmtree(root, ignore_errors=True)
-            raise
-        try:
-            self._build(session, bundle, instructions)
+            budget = self.build_timeout_sec or bundle.config.environment.build_timeout_sec
+            replay.replay(session, bundle, instructions, budget)
+            session._wait_ready()
         except BaseException:
             session.close()
             raise
         return session
 
-    def _build(self, session: LocalSession, bundle: Bundle, instructions: list[df.Instruction]) -> None:
-        """Replay the supported instructions in order inside the session."""
-        budget = self.build_timeout_sec or bundle.config.environment.build_timeout_sec
-        deadline = time.monotonic() + budget
-        workdir = "/"
-        args: dict[str, str] = {}
-        froms = [i for i in instructions if i.keyword == "FROM"]
-        if not froms or instructions[0].keyword not in ("FROM", "ARG"):
-            raise df.build_error(
-                instructions[0].line if instructions else 1, "the Dockerfile must start with FROM"
-            )
-        if len(froms) > 1:
-            raise df.build_error(froms[1].line, "multi-stage builds are not supported locally")
-        for step in instructions:
-            variables = {**args, **session.env}
-            if step.keyword not in df.SUPPORTED | df.IGNORED:
-                raise df.build_error(step.line, f"{step.keyword} is not supported by the local sandbox")
-            if step.keyword == "ARG":
-                name, _, default = step.value.partition("=")
-                args[name.strip()] = df.expand(default.strip().strip('"'), variables)
-            if step.keyword in df.IGNORED:
-                session.ignored.append((step.line, step.keyword))
-            elif step.keyword == "FROM":
-                words = [word for word in step.value.split() if not word.startswith("--")]
-                session.base_image = df.expand(words[0], variables) if words else None
-            elif step.keyword == "ENV":
-                session.env.update(df.parse_env(step.value, step.line, variables))
-            elif step.keyword == "WORKDIR":
-                workdir = df.resolve_dir(df.expand(step.value, variables), workdir, step.line, BUILD_ROOTS)
-                code, _, err = session._run_quietly(["mkdir", "-p", "--", workdir])
-                if code != 0:
-                    raise df.build_error(
-                        step.line, f"WORKDIR {workdir}: {err.decode(errors='replace').strip()}"
-                    )
-            elif step.keyword in ("COPY", "ADD"):
-                with tempfile.TemporaryFile() as archive:
-                    target = df.pack_copy(
-                        step, bundle.paths.environment, workdir, variables, archive, BUILD_ROOTS
-                    )
-                    try:
-                        session.extract(archive, target)
-                    except SandboxError as e:
-                        raise df.build_error(step.line, str(e)) from e
-            else:
-                self._run_step(session, step, workdir, deadline, args)
+    def close(self) -> None:
+        """Stop the pre-started spare keeper, if any (open sessions are not affected)."""
+        with self._lock:
+            spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.close()
 
-    @staticmethod
-    def _run_step(
-        session: LocalSession, step: df.Instruction, workdir: str, deadline: float, args: dict[str, str]
-    ) -> None:
-        """One RUN inside the sandbox under the session limits and the remaining build time.
-
-        As in Docker, ARG values are environment variables of RUN steps only (ENV wins over them).
-        """
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise df.build_error(step.line, "the build timeout was reached")
-        saved, session.env = session.env, {**args, **session.env}
+    def _new_session(self, isolation: str, limits: Limits) -> LocalSession:
+        """A fresh temp root and a keeper starting on it (nothing has run in it yet)."""
+        root = Path(tempfile.mkdtemp(prefix=f"envpipeline-local-{uuid.uuid4().hex[:6]}-"))
         try:
-            result = session.exec(df.run_command(step.value, step.line), remaining, workdir=workdir)
-        finally:
-            session.env = saved
-        if result.timed_out:
-            raise df.build_error(step.line, f"RUN exceeded the build timeout ({remaining:.0f} s left)")
-        if result.exit_code != 0:
-            tail = (result.stdout + result.stderr).strip()[-2000:]
-            raise df.build_error(
-                step.line, f"RUN failed with exit code {result.exit_code} (no network here): {tail}"
-            )
+            os.chmod(root, 0o700)
+            for name in (*iso.MOUNTS, "logs/verifier", "logs/agent"):
+                (root / name).mkdir()
+                os.chown(root / name, self.uid, self.gid)
+            if isolation == "unshare":
+                (root / "root").mkdir()
+            return LocalSession(root, isolation, limits, self.uid, self.gid)
+        except BaseException:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+
+    def _take_session(self, isolation: str, limits: Limits) -> LocalSession:
+        """The spare session when it is unused and alive, else a new one; then start the next spare.
+
+        A spare is a keeper over an empty root that no command has entered, so handing it to the
+        next bundle is the same as starting a new one, minus the wait for bubblewrap.
+        """
+        with self._lock:
+            spare, self._spare = self._spare, None
+        if spare is not None and (spare.isolation != isolation or spare._keeper.poll() is not None):
+            spare.close()
+            spare = None
+        session = spare or self._new_session(isolation, limits)
+        session.limits = limits
+        if self.prestart and isolation == "bwrap":  # bwrap's info fd finds a spare's PID 1 at any time
+            # while the session's first command runs, in the caller's thread (a keeper's
+            # parent-death signal follows the thread that forked it, so no helper thread)
+            session.while_first_command = lambda: self._refill(isolation)
+        return session
+
+    def _refill(self, isolation: str) -> None:
+        """Start the next spare session (a failure only means the next `open` starts its own)."""
+        try:
+            fresh = self._new_session(isolation, Limits())
+        except (OSError, SandboxError):
+            return
+        with self._lock:
+            displaced, self._spare = self._spare, fresh
+        if displaced is not None:
+            displaced.close()

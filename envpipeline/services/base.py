@@ -16,10 +16,12 @@ A service is a subclass of `Service` with:
 from __future__ import annotations
 
 import inspect
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, get_type_hints
+from types import UnionType
+from typing import Any, ClassVar, Literal, Union, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -176,7 +178,7 @@ class Service:
         if not isinstance(arguments, dict):
             return error_observation(BAD_REQUEST, "arguments must be a JSON object")
         try:
-            args = tool_def.args_model.model_validate(arguments)
+            args = tool_def.args_model.__pydantic_validator__.validate_python(arguments)
         except ValidationError as e:
             return error_observation(BAD_REQUEST, format_validation_error(e))
         try:
@@ -191,6 +193,48 @@ def error_observation(code: int, message: str) -> dict[str, Any]:
     return {"success": False, "error": {"code": code, "message": message}}
 
 
+def _collections_of(cls: type[BaseModel]) -> dict[str, type] | None:
+    """State field -> record class, when every field is a ``dict[str, Record]`` collection."""
+    decorators = cls.__pydantic_decorators__
+    if decorators.field_serializers or decorators.model_serializers or cls.model_computed_fields or cls.model_config.get("extra") == "allow":
+        return None
+    found: dict[str, type] = {}
+    for name, f in cls.model_fields.items():
+        args = get_args(f.annotation)
+        if f.exclude or f.serialization_alias or get_origin(f.annotation) is not dict or args[0] is not str:
+            return None
+        if not (isinstance(args[1], type) and issubclass(args[1], BaseModel)):
+            return None
+        found[name] = args[1]
+    return found
+
+
+_STATES: dict[type, dict[str, type] | None] = {}
+
+
+def dump_state(state: BaseModel) -> dict[str, Any]:
+    """``state.model_dump(mode="json")``; collections of flat records are copied by `plain_dump`."""
+    cls = type(state)
+    collections = _STATES[cls] if cls in _STATES else _STATES.setdefault(cls, _collections_of(cls))
+    values = state.__dict__
+    if collections is None or len(values) != len(collections):
+        return state.model_dump(mode="json")
+    out: dict[str, Any] = {}
+    for name, records in values.items():
+        record_cls = collections[name]
+        if type(records) is not dict or any(type(r) is not record_cls for r in records.values()):
+            return state.model_dump(mode="json")
+        out[name] = {key: plain_dump(r) for key, r in records.items()}
+    return out
+
+
+def text_hit(query: str, values: tuple[str, ...]) -> bool:
+    """Whether lowercase `query` occurs in one of `values`, case-insensitively (one scan of all)."""
+    if "\x00" in query:  # the separator below could join two values into a false hit
+        return any(query in v.lower() for v in values)
+    return query in "\x00".join(values).lower()
+
+
 def next_id(prefix: str, existing: dict[str, Any]) -> str:
     """The next free id ``<prefix>_<n>`` for a collection keyed by id (deterministic)."""
     n = len(existing) + 1
@@ -200,5 +244,96 @@ def next_id(prefix: str, existing: dict[str, Any]) -> str:
 
 
 def dump(record: BaseModel) -> dict[str, Any]:
-    """A record as plain JSON-able data."""
-    return record.model_dump(mode="json")
+    """A record as plain JSON-able data (``model_dump(mode="json")``, fast for flat records)."""
+    return plain_dump(record)
+
+
+_SCALAR_TYPES = (str, int, bool, type(None))
+
+
+@dataclass(frozen=True)
+class _DumpPlan:
+    """How `plain_dump` copies one record class: output keys and the fields needing care."""
+
+    keys: dict[str, str] | None  # field -> output key, None when they are the same
+    lists: tuple[str, ...]  # list fields of scalars: copied
+    dicts: tuple[str, ...]  # dict fields of scalars/floats: copied, floats checked
+    floats: tuple[str, ...]  # float fields: must be finite
+
+
+def _kind(annotation: Any) -> str | None:
+    """scalar / float / list / dict for a JSON-plain annotation, None for anything else."""
+    if annotation in _SCALAR_TYPES:
+        return "scalar"
+    if annotation is float:
+        return "float"
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        return "scalar" if all(isinstance(a, _SCALAR_TYPES) for a in args) else None
+    if origin in (Union, UnionType):
+        kinds = {_kind(a) for a in args}
+        if kinds <= {"scalar"}:
+            return "scalar"
+        if kinds <= {"scalar", "float"}:
+            return "float"
+        return "list" if kinds == {"scalar", "list"} and type(None) in args else None
+    if origin is list and len(args) == 1 and _kind(args[0]) == "scalar":
+        return "list"
+    if origin is dict and len(args) == 2 and args[0] is str and _kind(args[1]) in ("scalar", "float"):
+        return "dict"
+    return None
+
+
+def _plan(cls: type[BaseModel], by_alias: bool | None) -> _DumpPlan | None:
+    decorators = cls.__pydantic_decorators__
+    if decorators.field_serializers or decorators.model_serializers or cls.model_computed_fields:
+        return None
+    if cls.model_config.get("extra") == "allow" or any(f.exclude for f in cls.model_fields.values()):
+        return None
+    kinds = {name: _kind(f.annotation) for name, f in cls.model_fields.items()}
+    if None in kinds.values():
+        return None
+    if by_alias is None:
+        by_alias = bool(cls.model_config.get("serialize_by_alias", False))
+    keys = {
+        name: (f.serialization_alias or f.alias or name) if by_alias else name
+        for name, f in cls.model_fields.items()
+    }
+    return _DumpPlan(
+        keys=None if all(k == v for k, v in keys.items()) else keys,
+        lists=tuple(n for n, k in kinds.items() if k == "list"),
+        dicts=tuple(n for n, k in kinds.items() if k == "dict"),
+        floats=tuple(n for n, k in kinds.items() if k == "float"),
+    )
+
+
+#: (model class, by_alias) -> its dump plan, or None where only pydantic will do
+_PLANS: dict[tuple[type, bool | None], _DumpPlan | None] = {}
+
+
+def plain_dump(record: BaseModel, by_alias: bool | None = None) -> dict[str, Any]:
+    """``record.model_dump(mode="json", by_alias=...)``, read straight from a flat record's fields.
+
+    Records whose declared fields are JSON scalars or lists/dicts of them are copied from their
+    field values (containers copied, so the result never aliases the live state); anything else
+    (nested models, enums, dates, custom serializers, non-finite floats) goes through pydantic.
+    """
+    key = (type(record), by_alias)
+    plan = _PLANS[key] if key in _PLANS else _PLANS.setdefault(key, _plan(type(record), by_alias))
+    if plan is None:
+        return record.model_dump(mode="json", by_alias=by_alias)
+    out = dict(record.__dict__)
+    for name in plan.floats:
+        value = out[name]
+        if type(value) is float and not math.isfinite(value):
+            return record.model_dump(mode="json", by_alias=by_alias)
+    for name in plan.lists:
+        if out[name] is not None:
+            out[name] = list(out[name])
+    for name in plan.dicts:
+        values = out[name] = dict(out[name])
+        if any(type(v) is float and not math.isfinite(v) for v in values.values()):
+            return record.model_dump(mode="json", by_alias=by_alias)
+    if plan.keys is not None:
+        return {plan.keys[name]: value for name, value in out.items()}
+    return out

@@ -37,6 +37,7 @@ from envpipeline.services.base import (
     conflict,
     next_id,
     not_found,
+    text_hit,
 )
 from envpipeline.services.mcp_links import derive_links
 from envpipeline.services.mcp_spec import (
@@ -206,7 +207,7 @@ def _implementation(
             query = str(data.get(shape.query_arg) or "").strip().lower()
             if not query:
                 raise bad_request(f"{shape.query_arg} must not be empty")
-            rows = [r for r in rows if any(query in t.lower() for t in texts(r))]
+            rows = [r for r in rows if text_hit(query, tuple(texts(r)))]
         return {coll: rows[:limit] if limit is not None else rows}
 
     return run

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from envpipeline.errors import SpecError
-from envpipeline.services.base import ToolArgs
+from envpipeline.services.base import ToolArgs, plain_dump
 from envpipeline.services.mcp_values import NULL, schema_type, words
 
 SUPPORTED_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object"})
@@ -337,7 +337,7 @@ class CollectionInfo:
 
 def dump_record(record: BaseModel) -> dict[str, Any]:
     """A record as JSON-able data with its JSON property names (aliases)."""
-    return record.model_dump(mode="json", by_alias=True)
+    return plain_dump(record, True)
 
 
 def texts(value: Any) -> list[str]:
@@ -347,5 +347,11 @@ def texts(value: Any) -> list[str]:
     if isinstance(value, list):
         return [t for item in value for t in texts(item)]
     if isinstance(value, dict):
-        return [t for item in value.values() for t in texts(item)]
+        found: list[str] = []
+        for item in value.values():
+            if type(item) is str:
+                found.append(item)
+            elif isinstance(item, (str, list, dict)):
+                found.extend(texts(item))
+        return found
     return []

@@ -105,21 +105,40 @@ def schema_type(schema: dict[str, Any]) -> str | None:
     return kind
 
 
-def _named_string(name: str, rng: random.Random) -> str:
+@functools.lru_cache(maxsize=4096)
+def _string_kind(name: str) -> tuple[str, str]:
+    """How `_named_string` fills a field called `name` (cached: the name alone decides)."""
     value_type = field_value_type(name)
+    if value_type == "code":
+        prefix = "".join(w[0] for w in _words(name)).upper()[:3] or "REF"
+        return "code", prefix if len(prefix) > 1 else "REF"
     if value_type is not None:
-        if value_type == "code":
-            prefix = "".join(w[0] for w in words(name)).upper()[:3] or "REF"
-            return vocab.code(rng, prefix if len(prefix) > 1 else "REF")
-        return vocab.sample_value(value_type, rng)
-    parts = set(words(name))
+        return "typed", value_type
+    parts = set(_words(name))
     if parts & TEXT_WORDS:
-        return vocab.sentence(rng)
+        return "text", ""
     if "currency" in parts:
-        return rng.choice(CURRENCIES)
+        return "currency", ""
     if parts & {"url", "link", "uri"}:
-        return f"https://files.example.com/{rng.choice(vocab.WORDS)}-{rng.randint(100, 999)}"
+        return "url", ""
     if "status" in parts:
+        return "status", ""
+    return "word", ""
+
+
+def _named_string(name: str, rng: random.Random) -> str:
+    kind, arg = _string_kind(name)
+    if kind == "code":
+        return vocab.code(rng, arg)
+    if kind == "typed":
+        return vocab.sample_value(arg, rng)
+    if kind == "text":
+        return vocab.sentence(rng)
+    if kind == "currency":
+        return rng.choice(CURRENCIES)
+    if kind == "url":
+        return f"https://files.example.com/{rng.choice(vocab.WORDS)}-{rng.randint(100, 999)}"
+    if kind == "status":
         return rng.choice(("open", "pending", "done"))
     return f"{rng.choice(vocab.WORDS)}-{rng.randint(100, 999)}"
 
@@ -144,8 +163,13 @@ def _string(name: str, schema: dict[str, Any], rng: random.Random) -> str:
     return value
 
 
+@functools.lru_cache(maxsize=4096)
+def _is_amount(name: str) -> bool:
+    return bool(set(_words(name)) & AMOUNT_WORDS)
+
+
 def _number(name: str, schema: dict[str, Any], rng: random.Random, integer: bool) -> int | float:
-    is_amount = bool(set(words(name)) & AMOUNT_WORDS)
+    is_amount = _is_amount(name)
     low = schema.get("minimum", schema.get("exclusiveMinimum", 1 if is_amount else 0))
     high = schema.get("maximum", schema.get("exclusiveMaximum", 500 if is_amount else 10))
     if "exclusiveMinimum" in schema:
@@ -199,17 +223,17 @@ def harmonize(row: dict[str, Any], fixed: frozenset[str] | set[str] = frozenset(
     dates is put in order.
     """
     people = {
-        tuple(w for w in words(k) if w != "name"): v
+        _person_key(k): v
         for k, v in row.items()
         if isinstance(v, str) and " " in v and field_value_type(k) == "person"
     }
     for key, value in row.items():
         if key in fixed or not isinstance(value, str) or field_value_type(key) != "email":
             continue
-        name = people.get(tuple(words(key)[:-1]))
+        name = people.get(_words(key)[:-1])
         if name:
-            row[key] = vocab.email_for(name, random.Random(name))
-    starts = [k for k in row if words(k)[:1] == ["start"] and isinstance(row[k], str)]
+            row[key] = _address(name)
+    starts = [k for k in row if _words(k)[:1] == ("start",) and isinstance(row[k], str)]
     for start in starts:
         end = "end" + start[len("start") :]
         if (
@@ -220,3 +244,14 @@ def harmonize(row: dict[str, Any], fixed: frozenset[str] | set[str] = frozenset(
         ):
             row[start], row[end] = row[end], row[start]
     return row
+
+
+@functools.lru_cache(maxsize=4096)
+def _person_key(name: str) -> tuple[str, ...]:
+    return tuple(w for w in _words(name) if w != "name")
+
+
+@functools.lru_cache(maxsize=65536)
+def _address(name: str) -> str:
+    """The address `harmonize` gives a person (deterministic per name, hence cached)."""
+    return vocab.email_for(name, random.Random(name))

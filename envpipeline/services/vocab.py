@@ -46,6 +46,43 @@ WORDS = (
 )
 DOMAINS = ("example.com", "acme.test", "northwind.test", "contoso.test", "globex.test")
 WEATHER = ("sunny", "cloudy", "rain", "snow", "windy", "fog", "thunderstorm")
+_CAPITALIZED_WORDS = tuple(w.capitalize() for w in WORDS)
+_LOWER_TOPICS = tuple(t.lower() for t in TOPICS)
+#: every "MM-DD" of a date (days 1-28 of each month), so a date costs one draw
+MONTH_DAYS = tuple(f"{m:02d}-{d:02d}" for m in range(1, 13) for d in range(1, 29))
+
+
+class FastRandom(random.Random):
+    """A `random.Random` whose integer draws scale one `random()` float (no rejection sampling).
+
+    Deterministic from its seed like its base class, several times cheaper per draw, with the same
+    (uniform, up to float granularity) distributions; the composer and the environments it
+    rebuilds generate states with it (`seeded`). Any `random.Random` still works everywhere.
+    """
+
+    def _randbelow(self, n: int) -> int:  # type: ignore[override]
+        return int(self.random() * n)
+
+    def choice(self, seq):  # type: ignore[no-untyped-def,override]
+        if not seq:
+            raise IndexError("Cannot choose from an empty sequence")
+        return seq[int(self.random() * len(seq))]
+
+    def randint(self, a: int, b: int) -> int:
+        if b < a:
+            raise ValueError(f"empty range in randint({a}, {b})")
+        return a + int(self.random() * (b - a + 1))
+
+    def shuffle(self, x: list) -> None:  # type: ignore[override]
+        draw = self.random
+        for i in reversed(range(1, len(x))):
+            j = int(draw() * (i + 1))
+            x[i], x[j] = x[j], x[i]
+
+
+def seeded(seed: int | str) -> FastRandom:
+    """The generator of composed candidates and their service states, from a stable seed."""
+    return FastRandom(seed)
 
 
 def person_name(rng: random.Random) -> str:
@@ -66,7 +103,7 @@ def city(rng: random.Random) -> tuple[str, str, float, float]:
 
 def date(rng: random.Random, year: int = 2026) -> str:
     """A random ISO date in `year`."""
-    return f"{year}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+    return f"{year}-{rng.choice(MONTH_DAYS)}"
 
 
 def code(rng: random.Random, prefix: str) -> str:
@@ -76,12 +113,12 @@ def code(rng: random.Random, prefix: str) -> str:
 
 def title(rng: random.Random) -> str:
     """A random topic title with a distinguishing word, e.g. ``Vendor Review Cobalt``."""
-    return f"{rng.choice(TOPICS)} {rng.choice(WORDS).capitalize()}"
+    return f"{rng.choice(TOPICS)} {rng.choice(_CAPITALIZED_WORDS)}"
 
 
 def sentence(rng: random.Random) -> str:
     """A filler sentence for bodies and descriptions."""
-    return f"Notes on the {rng.choice(TOPICS).lower()} ({rng.choice(WORDS)})."
+    return f"Notes on the {rng.choice(_LOWER_TOPICS)} ({rng.choice(WORDS)})."
 
 
 def unique(rng: random.Random, make: object, taken: set[str], *args: object) -> str:

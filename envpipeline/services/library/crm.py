@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from operator import attrgetter
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,6 +18,7 @@ from envpipeline.services.base import (
     dump,
     next_id,
     not_found,
+    text_hit,
     tool,
 )
 from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
@@ -29,6 +31,8 @@ KINDS = ("call", "email", "meeting", "note")
 JOBS = ("CTO", "Head of Sales", "Procurement Lead", "Founder", "Operations Manager", "Analyst")
 CONTACT_FIELDS = ("name", "email", "city", "jobTitle")
 DEAL_FIELDS = ("title", "code", "owner")
+_CONTACT_TEXT = attrgetter(*CONTACT_FIELDS)
+_DEAL_TEXT = attrgetter(*DEAL_FIELDS)
 
 
 class Company(Record):
@@ -224,7 +228,7 @@ class CrmService(Service):
         if not q:
             raise bad_request("query must not be empty")
         hits = [
-            c for c in self.state.contacts.values() if any(q in getattr(c, f).lower() for f in CONTACT_FIELDS)
+            c for c in self.state.contacts.values() if text_hit(q, _CONTACT_TEXT(c))
         ]
         return {"contacts": [dump(c) for c in hits]}
 
@@ -304,7 +308,7 @@ class CrmService(Service):
         found = [
             d
             for d in self.state.deals.values()
-            if any(q in getattr(d, f).lower() for f in DEAL_FIELDS)
+            if text_hit(q, _DEAL_TEXT(d))
             and (not args.stage or d.stage == args.stage)
             and (not args.companyId or d.companyId == args.companyId)
         ]

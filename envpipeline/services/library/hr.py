@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from operator import attrgetter
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,6 +18,7 @@ from envpipeline.services.base import (
     dump,
     next_id,
     not_found,
+    text_hit,
     tool,
 )
 from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
@@ -26,6 +28,7 @@ DEPARTMENTS = ("Engineering", "Sales", "Finance", "People", "Support", "Marketin
 JOBS = ("Engineer", "Account Executive", "Accountant", "Recruiter", "Support Agent", "Designer", "Analyst")
 LEAVE_KINDS = ("vacation", "sick", "parental", "unpaid")
 EMPLOYEE_FIELDS = ("name", "email", "code", "city", "jobTitle")
+_EMPLOYEE_TEXT = attrgetter(*EMPLOYEE_FIELDS)
 
 
 class Department(Record):
@@ -275,7 +278,7 @@ class HrService(Service):
         hits = [
             e
             for e in self.state.employees.values()
-            if any(q in getattr(e, f).lower() for f in EMPLOYEE_FIELDS)
+            if text_hit(q, _EMPLOYEE_TEXT(e))
         ]
         return {"employees": [dump(e) for e in hits]}
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from operator import attrgetter
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,6 +18,7 @@ from envpipeline.services.base import (
     dump,
     next_id,
     not_found,
+    text_hit,
     tool,
 )
 from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
@@ -26,6 +28,7 @@ PRIORITIES = ("low", "normal", "high", "urgent")
 STATUSES = ("open", "pending", "solved")
 TEAMS = ("billing", "technical", "accounts", "shipping")
 TICKET_FIELDS = ("code", "subject", "description", "requester")
+_TICKET_TEXT = attrgetter(*TICKET_FIELDS)
 MAX_LEVEL = 3
 
 
@@ -211,7 +214,7 @@ class TicketsService(Service):
         if not q:
             raise bad_request("query must not be empty")
         hits = [
-            t for t in self.state.tickets.values() if any(q in getattr(t, f).lower() for f in TICKET_FIELDS)
+            t for t in self.state.tickets.values() if text_hit(q, _TICKET_TEXT(t))
         ]
         return {"tickets": [dump(t) for t in hits]}
 

@@ -1,0 +1,134 @@
+"""Binary criterion checks that compare a FINAL world day with the INITIAL one (stdlib only).
+
+Every check takes the criterion as a plain dict (``WorldCriterion.model_dump()``) and two day
+folders. The helpers below use nothing but ``sqlite3``, ``json`` and ``pathlib`` so that
+`render_script` can paste their source into a standalone verifier script (Harbor export):
+``python criterion_c1.py INITIAL_DIR FINAL_DIR`` prints PASS or FAIL and exits 0 or 1.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+
+def table_rows(day_dir, app, table):
+    """Every row of app/table as dicts keyed by id ({} when the database or table is missing)."""
+    path = Path(day_dir) / "apps" / f"{app}.sqlite"
+    if not path.is_file():
+        return {}
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        return {row["id"]: dict(row) for row in conn.execute(f'SELECT * FROM "{table}"')}
+    except sqlite3.OperationalError:
+        return {}
+    finally:
+        conn.close()
+
+
+def condition_holds(actual, cond):
+    """One field condition {"op": eq|ne|contains|icontains, "value": v}."""
+    op, value = cond["op"], cond["value"]
+    if op == "eq":
+        return actual == value
+    if op == "ne":
+        return actual != value
+    text = "" if actual is None else str(actual)
+    if op == "contains":
+        return str(value) in text
+    if op == "icontains":
+        return str(value).lower() in text.lower()
+    raise ValueError(f"unknown condition op {op!r}")
+
+
+def row_matches(row, where):
+    """Every condition of `where` holds on `row`."""
+    return all(condition_holds(row.get(col), cond) for col, cond in (where or {}).items())
+
+
+def mention_values(initial_dir, final_dir, mention):
+    """Values of mention.column of rows added (id new in FINAL) that match mention.where."""
+    before = table_rows(initial_dir, mention["app"], mention["table"])
+    after = table_rows(final_dir, mention["app"], mention["table"])
+    return [str(row[mention["column"]]) for rid, row in sorted(after.items())
+            if rid not in before and row_matches(row, mention.get("where")) and row.get(mention["column"])]
+
+
+def mentions(text, initial_dir, final_dir, mention):
+    """`text` mentions a value of the mention (True when there is no mention)."""
+    if not mention:
+        return True
+    return any(value in (text or "") for value in mention_values(initial_dir, final_dir, mention))
+
+
+def read_home(day_dir, path):
+    """Text of home/<path>, or None."""
+    target = Path(day_dir) / "home" / path
+    return target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
+
+
+def check(criterion, initial_dir, final_dir):
+    """Evaluate one criterion dict; True when FINAL satisfies it relative to INITIAL."""
+    kind = criterion["kind"]
+    where = criterion.get("where") or {}
+    mention = criterion.get("mention")
+    if kind in ("row_added", "row_count_delta", "row_changed"):
+        before = table_rows(initial_dir, criterion["app"], criterion["table"])
+        after = table_rows(final_dir, criterion["app"], criterion["table"])
+        if kind == "row_added":
+            field = criterion.get("field")
+            return any(row_matches(row, where) and (not mention or mentions(
+                str(row.get(field) or ""), initial_dir, final_dir, mention))
+                for rid, row in after.items() if rid not in before)
+        if kind == "row_count_delta":
+            grown = sum(row_matches(r, where) for r in after.values()) - sum(
+                row_matches(r, where) for r in before.values())
+            return grown >= int(criterion.get("delta", 1))
+        field, to = criterion["field"], criterion.get("to")
+        return any(rid in after and row_matches(row, where) and row.get(field) != to
+                   and after[rid].get(field) == to for rid, row in before.items())
+    if kind == "file_added":
+        return read_home(initial_dir, criterion["path"]) is None and read_home(
+            final_dir, criterion["path"]) is not None
+
+    def holds(text, day_dir):
+        if text is None:
+            return False
+        if criterion.get("text") and criterion["text"] not in text:
+            return False
+        return mentions(text, initial_dir, day_dir, mention) if mention else True
+
+    if kind == "file_contains":
+        path = criterion["path"]
+        final_ok = holds(read_home(final_dir, path), final_dir)
+        return final_ok and not holds(read_home(initial_dir, path), initial_dir)
+    raise ValueError(f"unknown criterion kind {kind!r}")
+
+
+#: The functions a rendered script carries (in dependency order).
+_SCRIPT_FUNCTIONS = (table_rows, condition_holds, row_matches, mention_values, mentions, read_home, check)
+
+
+def check_all(criteria: list[dict[str, Any]], initial_dir: Path | str, final_dir: Path | str) -> dict[str, bool]:
+    """{criterion id: passed} for a list of criterion dicts."""
+    return {c["id"]: bool(check(c, initial_dir, final_dir)) for c in criteria}
+
+
+def render_script(criterion: dict[str, Any]) -> str:
+    """A standalone Python script for one criterion: ``script.py INITIAL_DIR FINAL_DIR``."""
+    sources = "\n\n".join(inspect.getsource(fn) for fn in _SCRIPT_FUNCTIONS)
+    spec = json.dumps(criterion, sort_keys=True, indent=1)
+    return (
+        f'"""WildAWM criterion {criterion["id"]}: {criterion["description"]}\n\n'
+        'Usage: python this.py INITIAL_DAY_DIR FINAL_DAY_DIR  (exit 0 = PASS, 1 = FAIL)\n"""\n\n'
+        "import json\nimport sqlite3\nimport sys\nfrom pathlib import Path\n\n"
+        f"CRITERION = json.loads({spec!r})\n\n\n{sources}\n\n"
+        'if __name__ == "__main__":\n'
+        "    ok = check(CRITERION, sys.argv[1], sys.argv[2])\n"
+        '    print("PASS" if ok else "FAIL")\n'
+        "    sys.exit(0 if ok else 1)\n"
+    )

@@ -1,0 +1,194 @@
+"""The quality gates of a cross-interface task, each recorded as a `GateResult` with evidence.
+
+Order (the paper's cascade): ``diversity`` (TF-IDF cosine to the accepted tasks below a threshold;
+a near-duplicate is rejected before any rollout), ``initial_unsatisfaction`` (V(W0, W0, ∅) = 0),
+then six rollouts (3 hinted + 3 unhinted, skill levels expert/skilled/novice each) by scripted
+agents acting through web, MCP and CLI, then ``judge_consistency`` (the verifier agrees with the
+judge majority — the state-diff judge, plus the LLM judge when configured — on at least
+`consistency_threshold` of the rollouts), ``solvability`` (Σ V >= 1), ``difficulty`` (k = unhinted
+successes: 0 hard, 1 medium, >= 2 easy; passes unless unsolvable) and ``counterfactual_probe``
+(for each criterion, mutate a successful rollout's final state — delete the key rows, revert the
+changed field, corrupt or remove the file — and both the verifier and the judge must answer 0).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from envpipeline.models.task import GateResult
+from envpipeline.models.world_task import GatedTask, Rollout, WorldCriterion, WorldTask
+from envpipeline.worlds.agents import ScriptedAgent
+from envpipeline.worlds.criteria import mention_values, read_home, row_matches, table_rows
+from envpipeline.worlds.metrics import cosine_matrix, group_rewards, majority, tfidf, trajectory_well_formed
+from envpipeline.worlds.tasks import prepare_initial, task_text
+from envpipeline.worlds.verifier import diff_judge, evaluate, llm_judge
+
+#: (hinted, skill) of the six rollouts.
+ROLLOUT_PLAN: tuple[tuple[bool, str], ...] = (
+    (True, "expert"), (True, "skilled"), (True, "novice"),
+    (False, "expert"), (False, "skilled"), (False, "novice"),
+)
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """Thresholds and parallelism of the gates."""
+
+    diversity_threshold: float = 0.85
+    consistency_threshold: float = 0.8
+    workers: int = 3
+    keep_dirs: bool = False
+
+
+def difficulty_label(unhinted_successes: int) -> str:
+    """k = 0 -> hard, 1 -> medium, >= 2 -> easy."""
+    return "hard" if unhinted_successes == 0 else "medium" if unhinted_successes == 1 else "easy"
+
+
+def diversity_gate(task: WorldTask, accepted: list[str], threshold: float) -> GateResult:
+    """Max TF-IDF cosine between the task text and the accepted tasks' texts must stay below `threshold`."""
+    if not accepted:
+        return GateResult(name="diversity", passed=True, evidence={"max_similarity": 0.0, "compared": 0})
+    sims = cosine_matrix(tfidf([*accepted, task_text(task)]))[-1, :-1]
+    best = float(sims.max())
+    return GateResult(name="diversity", passed=best < threshold,
+                      evidence={"max_similarity": round(best, 4), "nearest": int(sims.argmax()),
+                                "threshold": threshold, "compared": len(accepted)})
+
+
+def rollout(task: WorldTask, w0: Path, work: Path, index: int, llm: Any = None, sandbox: Any = None) -> Rollout:
+    """One scripted-agent rollout on a fresh copy of W0, scored by the verifier and the judges."""
+    hinted, skill = ROLLOUT_PLAN[index % len(ROLLOUT_PLAN)]
+    final = work / f"rollout-{index}" / w0.name
+    if final.parent.exists():
+        shutil.rmtree(final.parent)
+    shutil.copytree(w0, final)
+    agent = ScriptedAgent(skill, hinted, seed=f"{task.task_id}:{index}")
+    result = agent.run(task, final, sandbox=sandbox)
+    ev = evaluate(task, w0, final)
+    judged, _ = diff_judge(task, w0, final)
+    return Rollout(index=index, hinted=hinted, skill=skill, verdict=ev.verdict, criteria=ev.criteria,
+                   checklist=ev.checklist, judge=judged, llm_judge=llm_judge(llm, task, w0, final),
+                   format_ok=trajectory_well_formed(result.trajectory), mistakes=result.mistakes,
+                   tool_calls=result.tool_calls, cli_backend=result.cli_backend, seconds=result.seconds,
+                   trajectory=result.trajectory)
+
+
+def mutate(criterion: WorldCriterion, initial: Path, final: Path) -> str:
+    """Break what `criterion` checks in `final` (a copy); returns what was done."""
+    c = criterion.model_dump(mode="json")
+    if criterion.kind in ("file_contains", "file_added"):
+        path, target = criterion.path or "", final / "home" / (criterion.path or "")
+        if criterion.kind == "file_added" or read_home(initial, path) is None and not criterion.text:
+            target.unlink(missing_ok=True)
+            return f"deleted {path}"
+        text = target.read_text(encoding="utf-8") if target.is_file() else ""
+        needles = [criterion.text] if criterion.text else []
+        if criterion.mention:
+            needles += mention_values(initial, final, c["mention"])
+        for needle in needles:
+            text = text.replace(needle, "<corrupted>")
+        target.write_text(text, encoding="utf-8")
+        return f"corrupted {path} ({len(needles)} value(s))"
+    before = table_rows(initial, criterion.app, criterion.table)
+    after = table_rows(final, criterion.app, criterion.table)
+    db = sqlite3.connect(final / "apps" / f"{criterion.app}.sqlite")
+    try:
+        if criterion.kind == "row_changed":
+            ids = [rid for rid, row in before.items() if rid in after and row_matches(row, c["where"])]
+            for rid in ids:
+                db.execute(f'UPDATE "{criterion.table}" SET "{criterion.field}" = ? WHERE id = ?',
+                           (before[rid][criterion.field], rid))
+            done = f"reverted {criterion.field} of {len(ids)} row(s)"
+        else:
+            ids = [rid for rid, row in after.items() if rid not in before and row_matches(row, c["where"])]
+            db.executemany(f'DELETE FROM "{criterion.table}" WHERE id = ?', [(rid,) for rid in ids])
+            done = f"deleted {len(ids)} added row(s) of {criterion.app}/{criterion.table}"
+        db.commit()
+    finally:
+        db.close()
+    return done
+
+
+def counterfactual_gate(task: WorldTask, w0: Path, rollouts: list[Rollout], work: Path) -> GateResult:
+    """Mutate a successful rollout's outcome per criterion; verifier and judge must both say 0."""
+    winners = [r for r in rollouts if r.verdict]
+    if not winners:
+        return GateResult(name="counterfactual_probe", passed=False, evidence={"reason": "no successful rollout"})
+    source = work / f"rollout-{winners[0].index}" / w0.name
+    probes = []
+    for criterion in task.criteria:
+        probe = work / f"probe-{criterion.id}" / w0.name
+        if probe.parent.exists():
+            shutil.rmtree(probe.parent)
+        shutil.copytree(source, probe)
+        action = mutate(criterion, w0, probe)
+        verdict = evaluate(task, w0, probe).verdict
+        judged, _ = diff_judge(task, w0, probe)
+        probes.append({"criterion": criterion.id, "mutation": action, "verifier": verdict, "judge": judged})
+    ok = all(p["verifier"] == 0 and not p["judge"] for p in probes)
+    return GateResult(name="counterfactual_probe", passed=ok,
+                      evidence={"rollout": winners[0].index, "probes": probes})
+
+
+def gate_task(task: WorldTask, day_dir: Path | str, work: Path | str, accepted: list[str] | None = None,
+              llm: Any = None, config: GateConfig | None = None, sandbox: Any = None) -> GatedTask:
+    """Run every gate of one task; `accepted` holds the texts (`task_text`) of accepted tasks."""
+    config = config or GateConfig()
+    work = Path(work) / task.task_id
+    w0 = prepare_initial(task, day_dir, work / "w0" / Path(day_dir).name)
+    gates = [diversity_gate(task, accepted or [], config.diversity_threshold)]
+    rollouts: list[Rollout] = []
+    try:
+        if gates[0].passed:
+            initial = evaluate(task, w0, w0)
+            judged0, _ = diff_judge(task, w0, w0)
+            gates.append(GateResult(name="initial_unsatisfaction", passed=initial.verdict == 0,
+                                    evidence={"verdict": initial.verdict, "criteria": initial.criteria,
+                                              "judge": judged0}))
+            with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:
+                rollouts = list(pool.map(lambda i: rollout(task, w0, work, i, llm, sandbox),
+                                         range(len(ROLLOUT_PLAN))))
+            rewards, advantages = group_rewards([(r.verdict, r.checklist, r.format_ok) for r in rollouts])
+            rollouts = [r.model_copy(update={"reward": rw, "advantage": ad})
+                        for r, rw, ad in zip(rollouts, rewards, advantages)]
+            gates += _outcome_gates(task, w0, rollouts, work, config)
+    finally:
+        if not config.keep_dirs:
+            shutil.rmtree(work, ignore_errors=True)
+    failed = [g for g in gates if not g.passed]
+    difficulty = next((g.evidence.get("label") for g in gates if g.name == "difficulty"), None)
+    return GatedTask(task=task, status="rejected" if failed else "accepted",
+                     reasons=[f"{g.name}: {_why(g)}" for g in failed], difficulty=difficulty,
+                     gates=gates, rollouts=rollouts)
+
+
+def _outcome_gates(task: WorldTask, w0: Path, rollouts: list[Rollout], work: Path,
+                   config: GateConfig) -> list[GateResult]:
+    votes = [majority([r.judge, r.llm_judge], tie=r.judge) for r in rollouts]
+    agree = [int(bool(r.verdict) == bool(v)) for r, v in zip(rollouts, votes)]
+    share = sum(agree) / len(agree)
+    solved = sum(r.verdict for r in rollouts)
+    k = sum(r.verdict for r in rollouts if not r.hinted)
+    label = difficulty_label(k)
+    return [
+        GateResult(name="judge_consistency", passed=share >= config.consistency_threshold, evidence={
+            "agreement": round(share, 4), "threshold": config.consistency_threshold,
+            "verifier": [r.verdict for r in rollouts], "diff_judge": [int(r.judge) for r in rollouts],
+            "llm_judge": [r.llm_judge for r in rollouts], "majority": [int(bool(v)) for v in votes]}),
+        GateResult(name="solvability", passed=solved >= 1, evidence={
+            "successes": solved, "hinted": sum(r.verdict for r in rollouts if r.hinted), "unhinted": k}),
+        GateResult(name="difficulty", passed=solved >= 1, evidence={"unhinted_successes": k, "label": label}),
+        counterfactual_gate(task, w0, rollouts, work),
+    ]
+
+
+def _why(gate: GateResult) -> str:
+    keys = ("max_similarity", "verdict", "agreement", "successes", "reason")
+    found = {k: gate.evidence[k] for k in keys if k in gate.evidence}
+    return ", ".join(f"{k}={v}" for k, v in found.items()) or "failed"

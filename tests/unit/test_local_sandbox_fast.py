@@ -1,0 +1,137 @@
+"""The local backend's fast paths: host-side uploads/reads, the one-exec helper, the spare keeper."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from envpipeline.models.bundle import TaskConfig
+from envpipeline.sandbox import enter, hostio
+from envpipeline.sandbox.base import Limits
+from envpipeline.terminal.bundle import Bundle, dump_task_config, read_bundle, write_files
+from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
+
+LIMITS = Limits(memory_mb=256, pids=64, file_size_mb=16, output_bytes=20_000)
+MOUNTS = {"app": "/app", "tests": "/tests"}
+UID = GID = 65534
+
+
+def tar_of(files: dict[str, bytes], links: dict[str, str] | None = None) -> io.BytesIO:
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o755 if name.endswith(".sh") else 0o644
+            tar.addfile(info, io.BytesIO(data))
+        for name, target in (links or {}).items():
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname = tarfile.SYMTYPE, target
+            tar.addfile(info)
+    return archive
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    if os.geteuid() != 0:
+        pytest.skip("host-side copies hand files to the sandbox uid: needs root")
+    for name in MOUNTS:
+        (tmp_path / name).mkdir()
+        os.chown(tmp_path / name, UID, GID)
+    return tmp_path
+
+
+def test_host_extract_creates_sandbox_owned_files(root: Path) -> None:
+    archive = tar_of({"sub/run.sh": b"echo hi\n", "data.txt": b"x"}, {"link": "/etc/passwd"})
+    hostio.extract(archive, root, MOUNTS, "/tests/deep", UID, GID)
+    script = root / "tests" / "deep" / "sub" / "run.sh"
+    assert script.read_bytes() == b"echo hi\n"
+    for path in (script, script.parent, root / "tests" / "deep" / "data.txt"):
+        info = path.stat()
+        assert (info.st_uid, info.st_gid) == (UID, GID)
+    assert stat.S_IMODE(script.stat().st_mode) == 0o755
+    assert os.readlink(root / "tests" / "deep" / "link") == "/etc/passwd"
+    assert os.lstat(root / "tests" / "deep" / "link").st_uid == UID
+
+
+@pytest.mark.parametrize("plant", ["symlinked-dir", "existing-file", "unwritable-dir"])
+def test_host_extract_refuses_what_the_sandbox_could_have_planted(root: Path, plant: str) -> None:
+    outside = root / "outside"
+    outside.mkdir()
+    tests = root / "tests"
+    if plant == "symlinked-dir":
+        (tests / "sub").symlink_to(outside)
+    elif plant == "existing-file":
+        (tests / "sub").mkdir()
+        os.chown(tests / "sub", UID, GID)
+        (tests / "sub" / "run.sh").write_text("old\n")
+    else:
+        (tests / "sub").mkdir(mode=0o555)
+        os.chown(tests / "sub", UID, GID)
+    with pytest.raises(hostio.Unsafe):
+        hostio.extract(tar_of({"sub/run.sh": b"new\n"}), root, MOUNTS, "/tests", UID, GID)
+    assert list(outside.iterdir()) == []
+
+
+def test_host_read_refuses_symlinks_and_special_paths(root: Path, tmp_path: Path) -> None:
+    (root / "app" / "reward.txt").write_text("1\n")
+    (root / "app" / "link").symlink_to(tmp_path / "secret")
+    (tmp_path / "secret").write_text("secret\n")
+    assert hostio.read(root, MOUNTS, "/app/reward.txt", UID, GID, 1) == b"1"
+    assert hostio.read(root, MOUNTS, "/app/missing", UID, GID, 100) is None
+    assert hostio.read(root, MOUNTS, "/app", UID, GID, 100) is None
+    for path in ("/app/link", "/app/../etc/passwd", "/etc/passwd", "/app/link/x"):
+        with pytest.raises(hostio.Unsafe):
+            hostio.read(root, MOUNTS, path, UID, GID, 100)
+
+
+def bundle_at(root: Path) -> Bundle:
+    write_files(
+        root,
+        {
+            "task.toml": dump_task_config(TaskConfig()),
+            "instruction.md": "x\n",
+            "environment/Dockerfile": STANDARD_DOCKERFILE,
+            "environment/app/data.txt": "hello\n",
+        },
+    )
+    return read_bundle(root)
+
+
+ISOLATION_CHECK = "id -u; id -G; ulimit -u; env | sort | tr '\\n' ' '; echo; grep -E 'CapEff|CapBnd|NoNewPrivs' /proc/self/status"
+
+
+def test_chain_and_helper_isolate_alike(
+    local_sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = bundle_at(tmp_path / "b")
+    outputs = []
+    for helper in (True, False):
+        if not helper:
+            monkeypatch.setattr(enter, "helper_path", lambda: None)
+        with local_sandbox.open(bundle, LIMITS) as session:
+            result = session.exec(ISOLATION_CHECK, timeout_sec=20)
+        assert result.exit_code == 0, result.stderr
+        outputs.append(result.stdout)
+    assert outputs[0] == outputs[1]
+    lines = outputs[0].splitlines()
+    assert lines[:3] == ["65534", "65534", str(LIMITS.pids)]
+    assert "NoNewPrivs:\t1" in lines and "CapEff:\t0000000000000000" in lines
+
+
+def test_spare_sessions_share_nothing(local_sandbox, tmp_path: Path) -> None:
+    bundle = bundle_at(tmp_path / "b")
+    with local_sandbox.open(bundle, LIMITS) as first:
+        assert first.exec("echo left > /tmp/mark; sleep 300 &", timeout_sec=20).exit_code == 0
+        root = first.root
+    assert not root.exists()
+    with local_sandbox.open(bundle, LIMITS) as second:
+        assert second.root != root
+        result = second.exec("cat /tmp/mark; pgrep -fc 'slee[p] 300'; ls /app", timeout_sec=20)
+        assert result.stdout.split() == ["0", "data.txt"]
+    local_sandbox.close()
+    assert local_sandbox._spare is None

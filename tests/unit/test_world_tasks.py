@@ -1,0 +1,257 @@
+"""WildAWM cross-interface tasks: generation, verifier, scripted agents, gates, metrics, pipeline."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from envpipeline.models.task import Condition
+from envpipeline.models.world_task import ChecklistItem, Expectation, Mention, WorldCriterion, WorldTask
+from envpipeline.worlds.agents import ScriptedAgent
+from envpipeline.worlds.build import build_world
+from envpipeline.worlds.gates import GateConfig, difficulty_label, gate_task, mutate
+from envpipeline.worlds.metrics import (
+    cohen_kappa,
+    group_rewards,
+    majority,
+    nn_cosine,
+    reward,
+    tfidf,
+    trajectory_well_formed,
+    vendi_score,
+)
+from envpipeline.worlds.personas import generate_persona
+from envpipeline.worlds.pipeline import build_and_gate
+from envpipeline.worlds.task_templates import TEMPLATES
+from envpipeline.worlds.tasks import (
+    criterion_scripts,
+    generate_task,
+    generate_tasks,
+    prepare_initial,
+    task_text,
+)
+from envpipeline.worlds.verifier import diff_judge, evaluate
+from tests.world_fixture import make_day
+
+DAYS = 5
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("worlds")
+    persona = generate_persona(0, 1)
+    build = build_world(persona, DAYS, root, live_health=False, replay=False)
+    assert build.passed
+    return Path(build.root)
+
+
+def _day(world: Path, day: int) -> Path:
+    return world / f"day-{day:02d}"
+
+
+def _solve(task: WorldTask, world: Path, tmp: Path, **agent) -> tuple[Path, Path, object]:
+    w0 = prepare_initial(task, _day(world, task.day), tmp / "w0" / f"day-{task.day:02d}")
+    final = tmp / "final" / w0.name
+    shutil.copytree(w0, final)
+    result = ScriptedAgent(seed="test", **agent).run(task, final)
+    return w0, final, result
+
+
+# -- generation ------------------------------------------------------------------------------------
+def test_generation_is_deterministic_and_flows_vary(world):
+    assert len(TEMPLATES) >= 6
+    first = [t.model_dump() for d in range(1, DAYS + 1) for t in generate_tasks(_day(world, d), 3)]
+    again = [t.model_dump() for d in range(1, DAYS + 1) for t in generate_tasks(_day(world, d), 3)]
+    assert first == again and len(first) >= 10
+    flows = {tuple(t["interface_flow"]) for t in first}
+    assert len(flows) >= 4
+    assert {i for flow in flows for i in flow} == {"mcp", "cli", "web"}
+    for t in first:
+        assert len(set(t["interface_flow"])) >= 2
+        assert len(t["hints"]) == len(t["subtasks"]) == len(t["interface_flow"])
+        ids = {c["id"] for c in t["criteria"]}
+        assert len(ids) >= 2 and all(set(k["criteria"]) <= ids for k in t["checklist"])
+        assert ">".join(t["interface_flow"]) in t["document"] and t["expectations"]
+    assert generate_task(_day(world, 3), 0).task_id == generate_task(_day(world, 3), 0).task_id
+
+
+def test_every_applicable_template_is_solvable_by_a_perfect_agent(world, tmp_path):
+    seen = set()
+    for day in range(1, DAYS + 1):
+        for task in generate_tasks(_day(world, day), len(TEMPLATES)):
+            if task.template in seen:
+                continue
+            seen.add(task.template)
+            w0, final, _ = _solve(task, world, tmp_path / task.task_id, skill="expert", error_rate=0.0)
+            assert evaluate(task, w0, w0).verdict == 0, task.template
+            ev = evaluate(task, w0, final)
+            assert ev.verdict == 1 and ev.checklist == 1.0, (task.template, ev.failed)
+            assert diff_judge(task, w0, final)[0], task.template
+    assert len(seen) >= 6
+
+
+# -- verifier on hand-made states ------------------------------------------------------------------
+def _hand_task() -> WorldTask:
+    mention = Mention(app="shop", table="orders", column="order_number",
+                      where={"items_json": Condition(op="contains", value="SKU-KETTLE")})
+    criteria = [
+        WorldCriterion(id="c1", kind="row_added", description="order", interface="web", app="shop",
+                       table="orders", where={"items_json": Condition(op="contains", value="SKU-KETTLE")}),
+        WorldCriterion(id="c2", kind="row_added", description="dm", interface="mcp", app="dm", table="messages",
+                       where={"peer": Condition(op="eq", value="olaf.b")}, field="body", mention=mention),
+        WorldCriterion(id="c3", kind="file_contains", description="note", interface="cli",
+                       path="notes/orders.md", mention=mention),
+    ]
+    return WorldTask(
+        task_id="hand", persona_id="p01-test-persona", day=3, index=0, template="hand", instruction="x",
+        interface_flow=["web", "mcp", "cli"], criteria=criteria,
+        checklist=[ChecklistItem(id=f"k{i}", description="", weight=w, criteria=[c.id])
+                   for i, (c, w) in enumerate(zip(criteria, [2.0, 1.0, 1.0]))],
+        hints=["a", "b", "c"], subtasks=[], document="", solution=[],
+        expectations=[Expectation(app="shop", table="orders", tokens=["SKU-KETTLE"]),
+                      Expectation(app="dm", table="messages", tokens=["{peer=olaf.b}", "{new:shop/orders.order_number}"]),
+                      Expectation(app="files", path="notes/orders.md", tokens=["{new:shop/orders.order_number}"])])
+
+
+def test_verifier_scores_hand_made_states_and_scripts_agree(tmp_path):
+    initial = make_day(tmp_path / "a", day=3)
+    final = tmp_path / "b" / initial.name
+    shutil.copytree(initial, final)
+    task = _hand_task()
+    assert evaluate(task, initial, initial).verdict == 0
+    with sqlite3.connect(final / "apps" / "shop.sqlite") as db:
+        db.execute("INSERT INTO orders (order_number, status, total_cents, placed_at, items_json) "
+                   "VALUES ('ORD-00002', 'placed', 3299, 'x', '[{\"sku\": \"SKU-KETTLE\"}]')")
+    with sqlite3.connect(final / "apps" / "dm.sqlite") as db:
+        db.execute("INSERT INTO messages (peer, direction, body, sent_at) VALUES ('olaf.b', 'out', 'ORD-00002', 'x')")
+    partial = evaluate(task, initial, final)
+    assert partial.criteria == {"c1": True, "c2": True, "c3": False}
+    assert partial.verdict == 0 and partial.checklist == 0.75
+    assert not diff_judge(task, initial, final)[0]
+    (final / "home" / "notes" / "orders.md").write_text("- ORD-00002 kettle\n")
+    solved = evaluate(task, initial, final)
+    assert solved.verdict == 1 and solved.checklist == 1.0 and diff_judge(task, initial, final)[0]
+    for name, script in criterion_scripts(task).items():
+        path = tmp_path / name
+        path.write_text(script)
+        for a, b, want in ((initial, final, 0), (initial, initial, 1)):
+            done = subprocess.run([sys.executable, str(path), str(a), str(b)], capture_output=True, text=True)
+            assert done.returncode == want, (name, done.stdout, done.stderr)
+
+
+# -- agents really act ------------------------------------------------------------------------------
+def test_skilled_hinted_agent_acts_through_all_three_interfaces(world, tmp_path):
+    task = next(t for d in range(1, DAYS + 1) for t in generate_tasks(_day(world, d), len(TEMPLATES))
+                if t.template == "chat_goahead_order")
+    w0, final, result = _solve(task, world, tmp_path, skill="expert", error_rate=0.0)
+    with sqlite3.connect(final / "apps" / "shop.sqlite") as db:
+        orders = db.execute("SELECT order_number, items_json FROM orders WHERE order_number LIKE 'ORD-0%'").fetchall()
+    assert any(task.facts["sku"] in items for _, items in orders)
+    number = orders[-1][0]
+    with sqlite3.connect(final / "apps" / "dm.sqlite") as db:
+        dms = db.execute("SELECT body FROM messages WHERE peer = ? AND direction = 'out'", (task.facts["peer"],))
+        assert any(number in body for (body,) in dms)
+    assert task.facts["product"] in (final / "home" / "documents" / "shortlist.txt").read_text()
+    assert number in (final / "home" / "notes" / "orders.md").read_text()
+    names = [c["function"]["name"] for m in result.trajectory for c in m.get("tool_calls") or []]
+    assert {n.split(".")[0] for n in names} == {"mcp", "web", "cli"}
+    assert "web.POST /checkout" in names and "mcp.dm_send" in names and "cli.exec" in names
+    assert trajectory_well_formed(result.trajectory) and result.cli_backend
+
+
+# -- gates ------------------------------------------------------------------------------------------
+def test_gates_on_a_real_world(world, tmp_path):
+    task = generate_task(_day(world, 4), 0)
+    record = gate_task(task, _day(world, 4), tmp_path, [], config=GateConfig(keep_dirs=True))
+    gates = {g.name: g for g in record.gates}
+    assert set(gates) == {"diversity", "initial_unsatisfaction", "judge_consistency", "solvability",
+                          "difficulty", "counterfactual_probe"}
+    assert gates["initial_unsatisfaction"].passed and gates["initial_unsatisfaction"].evidence["verdict"] == 0
+    assert len(record.rollouts) == 6 and sum(r.hinted for r in record.rollouts) == 3
+    assert gates["solvability"].passed == (sum(r.verdict for r in record.rollouts) >= 1)
+    k = sum(r.verdict for r in record.rollouts if not r.hinted)
+    assert gates["difficulty"].evidence == {"unhinted_successes": k, "label": difficulty_label(k)}
+    assert record.difficulty == difficulty_label(k)
+    probe = gates["counterfactual_probe"]
+    assert probe.passed and len(probe.evidence["probes"]) == len(task.criteria)
+    assert all(p["verifier"] == 0 and not p["judge"] for p in probe.evidence["probes"])
+    assert [difficulty_label(k) for k in (0, 1, 2, 3)] == ["hard", "medium", "easy", "easy"]
+    dup = gate_task(task, _day(world, 4), tmp_path / "dup", [task_text(task)])
+    assert dup.status == "rejected" and dup.gates[0].name == "diversity" and not dup.rollouts
+
+
+def test_counterfactual_mutation_fools_neither_verifier_nor_judge(world, tmp_path):
+    task = generate_task(_day(world, 2), 1)
+    w0, final, _ = _solve(task, world, tmp_path, skill="expert", error_rate=0.0)
+    assert evaluate(task, w0, final).verdict == 1
+    for criterion in task.criteria:
+        probe = tmp_path / f"probe-{criterion.id}" / final.name
+        shutil.copytree(final, probe)
+        mutate(criterion, w0, probe)
+        ev = evaluate(task, w0, probe)
+        assert not ev.criteria[criterion.id] and ev.verdict == 0
+        assert not diff_judge(task, w0, probe)[0]
+
+
+# -- metrics ----------------------------------------------------------------------------------------
+def test_vendi_kappa_nn_and_reward():
+    same = np.ones((4, 3))
+    assert vendi_score(same) == pytest.approx(1.0)
+    assert vendi_score(np.eye(5)) == pytest.approx(5.0)
+    assert vendi_score(np.eye(3)[[0, 0, 1, 1]]) == pytest.approx(2.0)
+    assert cohen_kappa([1, 1, 0, 0], [1, 0, 0, 0]) == pytest.approx(0.5)
+    assert cohen_kappa([1, 0, 1, 0], [0, 1, 0, 1]) == pytest.approx(-1.0)
+    assert cohen_kappa([1, 1, 1], [1, 1, 1]) == 1.0
+    nn = nn_cosine(np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))
+    assert nn["min"] == 0.0 and nn["near_duplicate_share"] == pytest.approx(2 / 3, abs=1e-4)
+    assert nn["mean"] == pytest.approx(1 / 3, abs=1e-4)
+    x = tfidf(["buy the kettle now", "buy the kettle now", "email the budget numbers"])
+    assert np.allclose(np.linalg.norm(x, axis=1), 1.0) and x[0] @ x[1] == pytest.approx(1.0)
+    assert x[0] @ x[2] < 0.3
+    assert majority([True, None]) is True and majority([True, False], tie=False) is False
+    assert reward(1, 1.0, True) == pytest.approx(1.6) and reward(0, 0.5, False) == pytest.approx(0.25)
+    rewards, adv = group_rewards([(1, 1.0, True), (0, 0.5, True), (0, 0.0, False)])
+    assert rewards == [1.6, 0.35, 0.0] and adv[0] > 0 > adv[2]
+    assert not trajectory_well_formed([{"role": "system", "content": "s"}, {"role": "user", "content": "u"}])
+
+
+def test_pipeline_summary_and_records(tmp_path):
+    summary = build_and_gate(1, 2, seed=3, root=tmp_path, tasks_per_world_day=2, live_health=False, replay=False)
+    assert summary["tasks"]["candidates"] >= 2 and summary["worlds"][0]["passed"]
+    assert {"diversity", "initial_unsatisfaction"} <= set(summary["gates"])
+    assert {"kappa", "worlds", "tasks"} <= set(summary["metrics"])
+    lines = (tmp_path / "tasks.jsonl").read_text().splitlines()
+    assert len(lines) == summary["tasks"]["candidates"]
+    assert json.loads(lines[0])["status"] in ("accepted", "rejected")
+    assert json.loads((tmp_path / "summary.json").read_text())["tasks"] == summary["tasks"]
+
+
+def test_llm_judge_joins_the_majority_when_configured(world, tmp_path):
+    class FakeLLM:
+        def __init__(self, text):
+            self.text, self.prompts = text, []
+
+        def complete(self, messages):
+            self.prompts.append(messages[0]["content"])
+            return type("R", (), {"content": self.text})()
+
+    from envpipeline.worlds.verifier import llm_judge
+
+    task = generate_task(_day(world, 1), 0)
+    w0, final, _ = _solve(task, world, tmp_path, skill="expert", error_rate=0.0)
+    yes = FakeLLM('Sure: {"success": true, "reason": "done"}')
+    assert llm_judge(yes, task, w0, final) is True and task.instruction in yes.prompts[0]
+    assert llm_judge(FakeLLM("no idea"), task, w0, final) is None
+    assert llm_judge(None, task, w0, final) is None
+    record = gate_task(task, _day(world, 1), tmp_path / "g", [], llm=FakeLLM('{"success": false}'))
+    consistency = next(g for g in record.gates if g.name == "judge_consistency")
+    assert consistency.evidence["llm_judge"] == [False] * 6
+    # a tie between the diff judge and the LLM judge goes to the diff judge
+    assert consistency.evidence["majority"] == consistency.evidence["diff_judge"]
