@@ -67,6 +67,13 @@ def run_default_job(
         for key in seed_keys:
             _execute(defs, "forge_bundle_job", instance, key, console, quiet)
             runs += 1
+        _execute(defs, "personas_job", instance, None, console, quiet)
+        runs += 1
+        for persona_id in instance.get_dynamic_partitions("personas"):
+            _execute(defs, "persona_world_job", instance, persona_id, console, quiet)
+            runs += 1
+        _execute(defs, "gated_tasks_job", instance, None, console, quiet)
+        runs += 1
         _execute(defs, "catalog_job", instance, None, console, quiet)
         runs += 1
     lake = Lake(home)
@@ -76,7 +83,17 @@ def run_default_job(
     seeds = [r for key in seed_keys for r in lake.read("seed_verification", key)]
     exported = [r for key in seed_keys for r in lake.read("verified_bundles", key)]
     rates = [r["pass_rate"] for key in seed_keys for r in lake.read("seed_pass_rates", key) if r["pass_rate"] is not None]
+    gated = lake.read("gated_world_tasks", "all")
+    world_days = lake.read("persona_worlds")
     return {
+        "worlds": {
+            "personas": len({r["persona_id"] for r in world_days}),
+            "days": len([r for r in world_days if r["day"] > 0]),
+            "failed_days": sum(not r["passed"] for r in world_days),
+            "accepted_tasks": sum(r["status"] == "accepted" for r in gated),
+            "candidates": len(gated),
+            "interfaces": sorted({i for r in gated if r["status"] == "accepted" for i in r["flow"].split(">")}),
+        },
         "forge": {
             "seeds_with_pass_rate": len(rates),
             "mean_pass_rate": sum(rates) / len(rates) if rates else None,

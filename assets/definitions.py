@@ -38,10 +38,22 @@ from assets.terminal_sensors import (
     seed_verification_job,
     terminal_seed_job,
 )
+from assets.worlds import (
+    gated_tasks_cover_interfaces,
+    gated_tasks_job,
+    gated_world_tasks,
+    persona_world_job,
+    persona_worlds,
+    personas,
+    personas_job,
+    world_checks_pass,
+    world_tasks,
+)
 from resources.composer import ComposerResource
 from resources.forge import ForgeResource
 from resources.sandbox import SandboxResource
 from resources.store import LakeResource
+from resources.worlds import WorldsResource
 
 library_job = define_asset_job(
     "library_job", selection=AssetSelection.assets(service_library), description="Build and test the service library."
@@ -57,15 +69,16 @@ defs = Definitions(
     assets=[
         service_library, composed_task_specs, verified_composed_tasks, composed_rollouts,
         terminal_seeds, seed_verification, seed_pass_rates, selector_decisions, synthesized_bundles,
-        verified_bundles, catalog,
+        verified_bundles, personas, persona_worlds, world_tasks, gated_world_tasks, catalog,
     ],
     asset_checks=[
         service_contract_passes, accepted_tasks_meet_rubric_floor, rollouts_are_consistent,
-        static_checks_pass, oracle_scores_one, nop_scores_zero, no_quarantined_seeds,
+        static_checks_pass, oracle_scores_one, nop_scores_zero, no_quarantined_seeds, world_checks_pass,
+        gated_tasks_cover_interfaces,
     ],
     jobs=[
         library_job, compose_batch_job, terminal_seed_job, seed_verification_job, pass_rate_job, selector_job,
-        forge_bundle_job, catalog_job,
+        forge_bundle_job, personas_job, persona_world_job, gated_tasks_job, catalog_job,
     ],
     sensors=[seed_folder_sensor, reverification_sensor],
     schedules=[oracle_rot_schedule, forge_refresh_schedule],
@@ -74,5 +87,6 @@ defs = Definitions(
         "composer": ComposerResource(),
         "sandbox": SandboxResource(),
         "forge": ForgeResource(),
+        "worlds": WorldsResource(),
     },
 )

@@ -104,6 +104,13 @@ def _print_summary(summary: dict[str, Any]) -> None:
             f"{forge['decisions']} MILP decisions, {forge['accepted']} synthesized bundles gold-verified "
             f"({forge['rejected']} rejected) -> {forge['export']}"
         )
+    worlds = summary.get("worlds")
+    if worlds:
+        click.echo(
+            f"wildawm: {worlds['personas']} personas x {worlds['days'] // max(worlds['personas'], 1)} days "
+            f"({worlds['failed_days']} days failing checks), {worlds['accepted_tasks']}/{worlds['candidates']} "
+            f"cross-interface tasks gated in ({', '.join(worlds['interfaces'])})"
+        )
     rollouts = summary.get("rollouts")
     if rollouts:
         click.echo(
@@ -249,6 +256,9 @@ def _register_groups() -> None:
     main.add_command(bundle_group)
     main.add_command(forge_command)
     main.add_command(select_command)
+    from envpipeline.commands.worlds import worlds_group
+
+    main.add_command(worlds_group)
 
 
 _register_groups()
