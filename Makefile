@@ -44,6 +44,9 @@ ui: $(STAMP) ## the Dagster UI with run history kept in ./dagster_home
 bench: $(STAMP) ## print throughput figures
 	$(BIN)/python bench/compose_throughput.py
 	$(BIN)/python bench/sandbox_bench.py
+	$(BIN)/pip install --quiet -e ".[bench]"
+	$(BIN)/python bench/milp_bench.py
+	$(BIN)/python bench/world_bench.py --gates
 
 base-image: ## build the offline Docker base image envpipeline/base:bookworm (no-op when current)
 	scripts/build-base-image.sh

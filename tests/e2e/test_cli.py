@@ -82,5 +82,13 @@ def test_default_job_yields_at_least_100_verified_tasks(tmp_path):
         assert n_criteria >= 4 and n_services >= 3
         verdicts = {g["name"]: g["passed"] for g in json.loads(gates)}
         assert verdicts["reference_pass"] and verdicts["initial_unsatisfied"]
+    days = con.execute("select count(distinct persona_id), count(*) from persona_worlds where day > 0").fetchone()
+    assert days[0] >= 3 and days[1] >= 15, "at least 3 personas x 5 days"
+    flows = [f for (f,) in con.execute("select flow from gated_world_tasks where status = 'accepted'").fetchall()]
+    assert len(flows) >= 20
+    assert {"web", "cli", "mcp"} <= {i for f in flows for i in f.split(">")}
+    verified_seeds = con.execute("select count(*) from seed_verification where status = 'verified'").fetchone()[0]
+    assert verified_seeds >= 12
+    assert con.execute("select count(*) from verified_bundles where accepted").fetchone()[0] >= 1
     runs = list((tmp_path / "dagster_home").rglob("*.db"))
     assert runs, "the runs are recorded in the persistent Dagster instance"
