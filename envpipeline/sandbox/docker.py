@@ -1,7 +1,7 @@
 """The Docker backend: one container per session, built from the bundle's ``environment/``.
 
 `DockerSandbox.open` builds ``environment/Dockerfile`` into an image tagged by the content hash of
-the folder (``envpipeline-env:<sha256[:16]>``; an existing tag is reused, so a bundle is built
+the folder and the base image id (``envpipeline-env:<sha256[:16]>``; an existing tag is reused, so a bundle is built
 once), then starts a container with no network and CPU/memory/pids/file-size/open-file limits.
 Commands run through ``docker exec`` under ``timeout -s KILL`` with a host-side backstop; at a
 timeout every process of the container except PID 1 is killed. The operator's environment never
@@ -112,9 +112,26 @@ def environment_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
+def base_image_id() -> str:
+    """The id of the offline base image ("" when it is missing)."""
+    from envpipeline.terminal.families.base import BASE_IMAGE
+
+    probe = docker(["image", "inspect", "--format", "{{.Id}}", BASE_IMAGE], check=False)
+    return probe.stdout.decode().strip() if probe.returncode == 0 else ""
+
+
+def image_digest(folder: Path) -> str:
+    """The environment folder's digest combined with the base image id.
+
+    A rebuilt base image therefore yields new environment tags, so cached environments built on
+    the old base are not reused (oracle rot from a changed base shows up on re-verification).
+    """
+    return hashlib.sha256(f"{environment_digest(folder)}:{base_image_id()}".encode()).hexdigest()
+
+
 def image_tag(folder: Path) -> str:
-    """The content-addressed tag of an environment folder."""
-    return f"{IMAGE_REPOSITORY}:{environment_digest(folder)[:16]}"
+    """The content-addressed tag of an environment folder on the current base image."""
+    return f"{IMAGE_REPOSITORY}:{image_digest(folder)[:16]}"
 
 
 def image_exists(tag: str) -> bool:
@@ -288,7 +305,7 @@ class DockerSandbox(Sandbox):
         folder = bundle.paths.environment
         if not bundle.paths.dockerfile.is_file():
             raise EnvironmentBuildError(f"{bundle.paths.root}: missing environment/Dockerfile")
-        digest = environment_digest(folder)
+        digest = image_digest(folder)
         tag = f"{IMAGE_REPOSITORY}:{digest[:16]}"
         with _tag_locks_guard:
             lock = _tag_locks.setdefault(tag, threading.Lock())

@@ -5,6 +5,7 @@ Needs a Docker engine and the offline base image (``make base-image``); skipped 
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from envpipeline.sandbox.docker import (
     SESSION_LABEL,
     DockerSandbox,
     DockerSession,
+    base_image_id,
     environment_digest,
     image_exists,
     image_tag,
@@ -93,7 +95,8 @@ def test_tag_is_content_addressed(tmp_path: Path) -> None:
     a = make_bundle(tmp_path / "a")
     b = make_bundle(tmp_path / "b")
     assert image_tag(a.paths.environment) == image_tag(b.paths.environment)
-    assert image_tag(a.paths.environment) == f"envpipeline-env:{environment_digest(a.paths.environment)[:16]}"
+    combined = hashlib.sha256(f"{environment_digest(a.paths.environment)}:{base_image_id()}".encode()).hexdigest()
+    assert image_tag(a.paths.environment) == f"envpipeline-env:{combined[:16]}", "base image id is in the tag"
     (b.paths.environment / "app" / "input.txt").chmod(0o600)
     assert image_tag(a.paths.environment) != image_tag(b.paths.environment), "modes are part of the hash"
     (b.paths.environment / "app" / "input.txt").chmod(0o644)
