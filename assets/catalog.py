@@ -4,6 +4,7 @@
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
 from assets.compose import composed_rollouts, composed_task_specs, service_library, verified_composed_tasks
+from assets.datasets import accepted_tasks
 from assets.forge import seed_pass_rates, selector_decisions, synthesized_bundles, verified_bundles
 from assets.terminal import seed_verification, terminal_seeds
 from assets.worlds import gated_world_tasks, persona_worlds, personas, world_tasks
@@ -18,7 +19,7 @@ CATALOG_POOL = "duckdb_catalog"
     deps=[
         service_library, composed_task_specs, verified_composed_tasks, composed_rollouts,
         terminal_seeds, seed_verification, seed_pass_rates, selector_decisions, synthesized_bundles,
-        verified_bundles, personas, persona_worlds, world_tasks, gated_world_tasks,
+        verified_bundles, personas, persona_worlds, world_tasks, gated_world_tasks, accepted_tasks,
     ],
     pool=CATALOG_POOL,
     code_version=CODE_VERSION,

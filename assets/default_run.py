@@ -5,6 +5,7 @@ the persistent instance (``DAGSTER_HOME``, default ``<repo>/dagster_home``): the
 per composition batch, then the catalog. Every run shows up in the Dagster UI (`make ui`).
 """
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -73,7 +74,8 @@ def run_default_job(
             _execute(defs, "persona_world_job", instance, persona_id, console, quiet)
             runs += 1
         _execute(defs, "gated_tasks_job", instance, None, console, quiet)
-        runs += 1
+        _execute(defs, "datasets_job", instance, None, console, quiet)
+        runs += 2
         _execute(defs, "catalog_job", instance, None, console, quiet)
         runs += 1
     lake = Lake(home)
@@ -85,7 +87,14 @@ def run_default_job(
     rates = [r["pass_rate"] for key in seed_keys for r in lake.read("seed_pass_rates", key) if r["pass_rate"] is not None]
     gated = lake.read("gated_world_tasks", "all")
     world_days = lake.read("persona_worlds")
+    datasets = Path(home) / "datasets"
     return {
+        "datasets": {
+            "accepted_tasks": len(lake.read("accepted_tasks", "all")),
+            "path": str(datasets),
+            "splits": json.loads((datasets / "splits.json").read_text())["report"]["split_sizes"]
+            if (datasets / "splits.json").exists() else {},
+        },
         "worlds": {
             "personas": len({r["persona_id"] for r in world_days}),
             "days": len([r for r in world_days if r["day"] > 0]),

@@ -111,6 +111,12 @@ def _print_summary(summary: dict[str, Any]) -> None:
             f"({worlds['failed_days']} days failing checks), {worlds['accepted_tasks']}/{worlds['candidates']} "
             f"cross-interface tasks gated in ({', '.join(worlds['interfaces'])})"
         )
+    datasets = summary.get("datasets")
+    if datasets:
+        click.echo(
+            f"training datasets: {datasets['accepted_tasks']} accepted tasks, splits {datasets['splits']} "
+            f"-> {datasets['path']} (verl, verl-sft, trl-sft, trl-rl, skyrl, harbor, README.md card)"
+        )
     rollouts = summary.get("rollouts")
     if rollouts:
         click.echo(
@@ -256,9 +262,15 @@ def _register_groups() -> None:
     main.add_command(bundle_group)
     main.add_command(forge_command)
     main.add_command(select_command)
+    from envpipeline.commands.export import export_command
     from envpipeline.commands.worlds import worlds_group
 
+    main.add_command(export_command)
+
     main.add_command(worlds_group)
+    from envpipeline.commands.serve_mcp import serve_mcp_command
+
+    main.add_command(serve_mcp_command)
 
 
 _register_groups()

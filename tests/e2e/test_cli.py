@@ -90,5 +90,13 @@ def test_default_job_yields_at_least_100_verified_tasks(tmp_path):
     verified_seeds = con.execute("select count(*) from seed_verification where status = 'verified'").fetchone()[0]
     assert verified_seeds >= 12
     assert con.execute("select count(*) from verified_bundles where accepted").fetchone()[0] >= 1
+    families = dict(con.execute("select family, count(*) from accepted_tasks group by 1").fetchall())
+    assert set(families) == {"compose", "terminal", "world"}
+    from datasets import load_dataset
+
+    verl = load_dataset("parquet", data_files=str(home / "datasets" / "verl" / "rl.parquet"), split="train")
+    assert {"data_source", "prompt", "reward_model", "extra_info"} <= set(verl.column_names)
+    assert (home / "datasets" / "README.md").read_text().startswith("# envpipeline training datasets")
+    assert any((home / "datasets" / "harbor").iterdir())
     runs = list((tmp_path / "dagster_home").rglob("*.db"))
     assert runs, "the runs are recorded in the persistent Dagster instance"

@@ -1,0 +1,70 @@
+"""Shared assets: accepted_tasks (all families, one schema) -> training_datasets (splits, exports, card)."""
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+from dagster import (
+    AssetCheckResult,
+    AssetExecutionContext,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    asset_check,
+)
+
+from assets.compose import verified_composed_tasks
+from assets.forge import verified_bundles
+from assets.terminal import seed_verification
+from assets.worlds import gated_world_tasks
+from envpipeline.export.collect import collect_accepted, harbor_items
+from envpipeline.export.harbor import export_harbor
+from envpipeline.export.writers import write_all
+from envpipeline.store.lake import Lineage
+from resources.store import LakeResource
+
+DATASETS_CODE_VERSION = "datasets-1"
+
+
+@asset(group_name="datasets", deps=[verified_composed_tasks, seed_verification, verified_bundles, gated_world_tasks],
+       code_version=DATASETS_CODE_VERSION, kinds={"python", "parquet"})
+def accepted_tasks(context: AssetExecutionContext, store: LakeResource) -> MaterializeResult:
+    """Every accepted task of CompoWorld, WildAWM and the terminal families, in one schema."""
+    tasks = collect_accepted(store.lake())
+    rows = [t.model_dump(mode="json") for t in tasks]
+    for row in rows:
+        row["task_seed_key"] = row.pop("seed_key")  # "seed" columns are reserved for partitions
+        row.update({k: json.dumps(v) for k, v in row.items() if isinstance(v, list | dict)})
+    store.lake().write_partition("accepted_tasks", "all", rows, Lineage(context.run.run_id, DATASETS_CODE_VERSION))
+    return MaterializeResult(metadata={
+        "tasks": len(tasks),
+        "per_family": MetadataValue.json(dict(Counter(t.family for t in tasks))),
+        "with_sft_trajectory": sum(t.reference_messages is not None for t in tasks),
+    })
+
+
+@asset(group_name="datasets", deps=[accepted_tasks], code_version=DATASETS_CODE_VERSION, kinds={"parquet"})
+def training_datasets(context: AssetExecutionContext, store: LakeResource) -> MaterializeResult:
+    """SFT / RL / eval splits without leakage, verl / TRL / SkyRL files, Harbor directories and a card."""
+    lake = store.lake()
+    out = Path(store.home) / "datasets"
+    shutil.rmtree(out, ignore_errors=True)
+    summary = write_all(collect_accepted(lake), out)
+    harbor = export_harbor(harbor_items(lake), out / "harbor")
+    card = (out / "README.md").read_text()
+    return MaterializeResult(metadata={
+        "split_sizes": MetadataValue.json(summary.get("split_sizes", {})),
+        "files": MetadataValue.json(summary.get("files", {})),
+        "harbor_tasks": len(harbor),
+        "path": MetadataValue.path(str(out)),
+        "card": MetadataValue.md(card),
+    })
+
+
+@asset_check(asset=training_datasets, description="No seed or near-duplicate instruction crosses splits.")
+def splits_do_not_leak(store: LakeResource) -> AssetCheckResult:
+    """The leakage report recomputed from the written splits is empty."""
+    path = Path(store.home) / "datasets" / "splits.json"
+    report = json.loads(path.read_text())["report"] if path.exists() else {"error": "no splits.json"}
+    return AssetCheckResult(passed=bool(report.get("clean")), metadata={"report": MetadataValue.json(report)})

@@ -1,0 +1,41 @@
+"""`envpipeline serve-mcp TASK_ID [--transport stdio|http]`: an accepted composed task as an MCP server."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+
+@click.command("serve-mcp")
+@click.argument("task_id")
+@click.option(
+    "--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
+    help="stdio (for a client that spawns the server) or streamable HTTP on 127.0.0.1 (path /mcp).",
+)
+@click.option(
+    "--home", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Data folder holding the lake. Default: $ENVPIPELINE_HOME or ./data.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="HTTP port.")
+def serve_mcp_command(task_id: str, transport: str, home: Path | None, host: str, port: int) -> None:
+    """Serve the tools of accepted composed task TASK_ID over MCP (namespaced names, JSON observations).
+
+    The task is read from the lake (asset verified_composed_tasks); every call acts on the server's
+    own copy of the task's initial state. Blocks until the client disconnects (stdio) or Ctrl-C.
+    """
+    from envpipeline.errors import UnknownTaskError
+    from envpipeline.export.mcp_serve import load_task, run_http, run_stdio
+
+    home = (home or Path(os.environ.get("ENVPIPELINE_HOME", "data"))).resolve()
+    try:
+        task = load_task(task_id, home)
+    except UnknownTaskError as e:
+        raise click.ClickException(str(e)) from e
+    if transport == "stdio":
+        run_stdio(task)
+    else:
+        click.echo(f"serving {task_id} on http://{host}:{port}/mcp (Ctrl-C to stop)", err=True)
+        run_http(task, host=host, port=port)

@@ -1,0 +1,1 @@
+"""Training datasets, reward adapters and exports (verl, TRL, SkyRL, Harbor, MCP)."""

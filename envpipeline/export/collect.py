@@ -1,0 +1,51 @@
+"""Gather every accepted task of the three families from the store, in one schema."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from envpipeline.export.unified import (
+    AcceptedTask,
+    from_bundle,
+    from_gated_task,
+    from_task_record,
+    gated_from_lake_rows,
+)
+from envpipeline.store.lake import Lake
+from envpipeline.store.records import row_to_task
+
+
+def _rows(lake: Lake, asset: str, where: str) -> list[dict[str, Any]]:
+    if asset not in lake.assets():
+        return []
+    return lake.query(f"SELECT * FROM {asset} WHERE {where}")
+
+
+def accepted_sources(lake: Lake) -> dict[str, list[Any]]:
+    """The accepted items per family: composed TaskRecords, gated world tasks, terminal bundle folders."""
+    composed = [row_to_task(r) for r in _rows(lake, "verified_composed_tasks", "status = 'accepted'")]
+    composed = sorted({t.task_id: t for t in composed}.values(), key=lambda t: t.task_id)
+    worlds = gated_from_lake_rows(_rows(lake, "gated_world_tasks", "status = 'accepted'"))
+    seeds = {r["seed_key"] for r in _rows(lake, "seed_verification", "status = 'verified'")}
+    bundles = [Path(r["bundle_path"]) for r in _rows(lake, "terminal_seeds", "true") if r["seed_key"] in seeds]
+    bundles += [Path(r["bundle_path"]) for r in _rows(lake, "verified_bundles", "accepted")]
+    return {"compose": composed, "world": worlds, "terminal": sorted(p for p in set(bundles) if p.is_dir())}
+
+
+def harbor_items(lake: Lake) -> list[Any]:
+    """What `export_harbor` takes for every accepted task: records, bundle folders, (world task, day) pairs."""
+    sources = accepted_sources(lake)
+    days = {(r["persona_id"], r["day"]): Path(r["day_dir"]) for r in _rows(lake, "persona_worlds", "true")}
+    worlds = [(g, days[(g.task.persona_id, g.task.day)]) for g in sources["world"]
+              if (g.task.persona_id, g.task.day) in days]
+    return [*sources["compose"], *sources["terminal"], *worlds]
+
+
+def collect_accepted(lake: Lake) -> list[AcceptedTask]:
+    """Every accepted task of every family as an `AcceptedTask` (compose SFT from the reference run)."""
+    sources = accepted_sources(lake)
+    tasks = [from_task_record(t, source="verified_composed_tasks") for t in sources["compose"]]
+    tasks += [from_gated_task(g, source="gated_world_tasks") for g in sources["world"]]
+    tasks += [from_bundle(p, verification={"oracle": True, "nop": True}) for p in sources["terminal"]]
+    return tasks

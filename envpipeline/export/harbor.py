@@ -1,0 +1,299 @@
+"""Harbor task directories for the three families (terminal, composed, world).
+
+- **terminal** bundles are Harbor already: copied (links kept only inside the bundle, special
+  files refused) with ``task.toml`` re-serialized through our schema.
+- **composed** tasks (`TaskRecord`, family ``compose``) become a task whose image runs the real
+  service implementations: ``environment/app/`` holds ``state.json`` (the joint initial state,
+  distractors included), ``envtool.py`` (the tools on the command line) and ``vendor/`` (the
+  envpipeline modules the services need plus pure copies of pydantic, pydantic_core,
+  annotated_types, typing_inspection and typing_extensions). The base image has only python3 and
+  pytest, and it runs Debian's Python 3.11, so the compiled pydantic_core of this interpreter
+  works there only when it is CPython 3.11 on the same platform: export refuses otherwise.
+  ``tests/evaluate.py`` replays the agent's call log on the initial state and scores the criteria;
+  ``solution/solve.py`` replays the reference solution through envtool.
+- **world** tasks (WildAWM `WorldTask`/`GatedTask`, given as ``(task, day_dir)`` pairs or with
+  `world_root`) are written by `envpipeline.export.world_harbor`: the image holds the task's
+  initial world and a stdlib ``worldtool.py`` for the web and MCP actions; the shell is the CLI.
+
+Trust boundary: the verifier uses the runtime inside the image (as any Harbor task using packages
+installed in its image), so an agent that rewrites ``/app/vendor`` could fool it; it cannot earn
+reward by editing ``/app/state.json`` (the state is rebuilt from the call log).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import envpipeline
+from envpipeline.errors import ConfigError
+from envpipeline.models.bundle import (
+    AgentSection,
+    EnvironmentSection,
+    MetadataSection,
+    TaskConfig,
+    VerifierSection,
+)
+from envpipeline.models.task import TaskRecord
+from envpipeline.terminal.bundle import BundlePaths, dump_task_config, read_bundle, write_files
+from envpipeline.terminal.checks import check_path_safety
+from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
+
+RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
+#: Python of the base image (Debian bookworm): the vendored pydantic_core must match it.
+BASE_PYTHON = (3, 11)
+#: Third-party modules the services import (all of pydantic's runtime dependencies).
+THIRD_PARTY = ("pydantic", "pydantic_core", "annotated_types", "typing_inspection", "typing_extensions")
+#: The envpipeline parts a composed environment needs (relative to the package).
+ENVPIPELINE_PARTS = (
+    "__init__.py",
+    "errors.py",
+    "services",
+    "models/__init__.py",
+    "models/task.py",
+    "compose/__init__.py",
+    "compose/rubric.py",
+    "agents/__init__.py",
+    "agents/environment.py",
+)
+#: Modules of envpipeline/services that need more than the vendored runtime (never imported there).
+_SKIP_SERVICE_FILES = ("summary.py",)
+
+ENVTOOL_USAGE = """\
+## How to act
+
+The services of this task are reachable through one command-line tool, `/app/envtool.py`:
+
+    python3 /app/envtool.py services                   # list the services
+    python3 /app/envtool.py tools SERVICE              # list the tools of one service
+    python3 /app/envtool.py describe SERVICE.TOOL      # the JSON schema of a tool's arguments
+    python3 /app/envtool.py call SERVICE.TOOL '{"arg": "value"}'   # call a tool
+    python3 /app/envtool.py answer 'YOUR FINAL ANSWER'  # record your final reply
+
+Each command prints one JSON observation; errors carry a code (400 invalid argument, 404 unknown
+id, 409 conflict). Describe a tool before you first call it. When the task is done, record a
+short final answer with `answer` (it is part of the grading).
+"""
+
+COMPOSED_TEST_SH = """#!/bin/bash
+# Verifier: replay /app/calls.jsonl, evaluate the criteria, write /logs/verifier/reward.json.
+mkdir -p /logs/verifier
+if ! python3 /tests/evaluate.py > /logs/verifier/test-stdout.txt 2>&1; then
+  [ -f /logs/verifier/reward.json ] || echo '{"reward": 0}' > /logs/verifier/reward.json
+fi
+"""
+
+SOLVE_SH = """#!/bin/bash
+# Oracle: replay the reference solution through envtool and record the gold answer.
+set -e
+python3 /solution/solve.py
+"""
+
+
+def safe_name(name: str) -> str:
+    """A folder name made of [A-Za-z0-9_.-] (anything else becomes '-')."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]", "-", name).strip(".-")
+    if not cleaned:
+        raise ConfigError(f"cannot make a folder name from {name!r}")
+    return cleaned
+
+
+def _module_root(name: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        raise ConfigError(f"cannot vendor {name}: it is not importable here")
+    origin = Path(spec.origin)
+    return origin.parent if origin.name == "__init__.py" else origin
+
+
+def _files_under(root: Path, skip: tuple[str, ...] = ()) -> Iterable[tuple[str, Path]]:
+    if root.is_file():
+        yield root.name, root
+        return
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if path.is_file() and "__pycache__" not in rel.parts and path.suffix != ".pyc" and path.name not in skip:
+            yield rel.as_posix(), path
+
+
+def vendor_files() -> dict[str, Path]:
+    """Relative path under ``vendor/`` -> source file, for the composed-task runtime."""
+    files: dict[str, Path] = {}
+    package = Path(envpipeline.__file__).resolve().parent
+    for part in ENVPIPELINE_PARTS:
+        source = package / part
+        for rel, path in _files_under(source, _SKIP_SERVICE_FILES):
+            files[f"envpipeline/{part}" if source.is_file() else f"envpipeline/{part}/{rel}"] = path
+    for name in THIRD_PARTY:
+        root = _module_root(name)
+        prefix = "" if root.is_file() else f"{root.name}/"
+        for rel, path in _files_under(root):
+            files[f"{prefix}{rel}"] = path
+    return files
+
+
+def check_runtime_python() -> None:
+    """Refuse to vendor a pydantic_core compiled for another Python than the base image's."""
+    if sys.version_info[:2] != BASE_PYTHON or sys.implementation.name != "cpython":
+        raise ConfigError(
+            f"composed-task export vendors this interpreter's compiled pydantic_core, but the base "
+            f"image runs CPython {BASE_PYTHON[0]}.{BASE_PYTHON[1]} and this is "
+            f"{sys.implementation.name} {sys.version_info[0]}.{sys.version_info[1]}: export from a 3.11 venv"
+        )
+
+
+def write_vendor(dest: Path, link_from: Path | None = None) -> None:
+    """Write the vendored runtime into `dest`; files of an earlier copy `link_from` are hard-linked."""
+    for rel, source in vendor_files().items():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        earlier = link_from / rel if link_from is not None else None
+        if earlier is not None and earlier.is_file():
+            try:
+                os.link(earlier, target)
+                continue
+            except OSError:
+                pass
+        shutil.copyfile(source, target)
+        os.chmod(target, 0o644)
+
+
+def _difficulty(metadata: dict[str, Any]) -> str:
+    value = str(metadata.get("difficulty", "unknown"))
+    return value if value in ("easy", "medium", "hard") else "unknown"
+
+
+def composed_task_config(record: TaskRecord) -> TaskConfig:
+    """The task.toml of a composed task, with its provenance under [metadata].envpipeline."""
+    services = list(record.environment.get("services", []))
+    return TaskConfig(
+        metadata=MetadataSection(
+            author_name="envpipeline",
+            author_email="envpipeline@localhost",
+            difficulty=_difficulty(record.metadata),
+            category="compose",
+            tags=["compose", *services],
+            envpipeline={
+                "family": "compose",
+                "task_id": record.task_id,
+                "seed_key": record.seed_key,
+                "generator": record.provenance.generator,
+                "generator_version": record.provenance.generator_version,
+                "seed": record.provenance.seed,
+                "services": services,
+                "distractors": list(record.environment.get("distractors", [])),
+                "runtime": f"envtool + vendored envpipeline {envpipeline.__version__} (cp311)",
+            },
+        ),
+        verifier=VerifierSection(timeout_sec=120.0),
+        agent=AgentSection(timeout_sec=900.0),
+        environment=EnvironmentSection(memory_mb=2048),
+    )
+
+
+def joint_initial_state(record: TaskRecord) -> dict[str, Any]:
+    """The whole initial state the agent meets: planted services and seeded distractors."""
+    from envpipeline.agents.environment import ComposedEnvironment
+
+    return ComposedEnvironment.from_task_environment(record.environment).snapshot()
+
+
+def export_composed_task(record: TaskRecord, out: Path, link_vendor_from: Path | None = None) -> Path:
+    """Write one composed task as a Harbor task directory at `out`; returns `out`."""
+    if record.family != "compose":
+        raise ConfigError(f"{record.task_id}: not a composed task (family {record.family})")
+    check_runtime_python()
+    state = joint_initial_state(record)
+    runtime = {name: (RUNTIME_DIR / name).read_text() for name in ("envtool.py", "evaluate.py", "solve.py")}
+    plan = {
+        "steps": [s.model_dump(mode="json") for s in record.reference_solution],
+        "answer": record.reference_output,
+    }
+    task = {
+        "task_id": record.task_id,
+        "criteria": [c.model_dump(mode="json") for c in record.criteria],
+        "initial_state": state,
+    }
+    files: dict[str, str | bytes] = {
+        "task.toml": dump_task_config(composed_task_config(record)),
+        "instruction.md": f"{record.instruction.strip()}\n\n{ENVTOOL_USAGE}",
+        "environment/Dockerfile": STANDARD_DOCKERFILE,
+        "environment/app/state.json": json.dumps(state, sort_keys=True),
+        "environment/app/envtool.py": runtime["envtool.py"],
+        "tests/test.sh": COMPOSED_TEST_SH,
+        "tests/evaluate.py": runtime["evaluate.py"],
+        "tests/task.json": json.dumps(task, sort_keys=True, indent=1),
+        "solution/solve.sh": SOLVE_SH,
+        "solution/solve.py": runtime["solve.py"],
+        "solution/steps.json": json.dumps(plan, sort_keys=True, indent=1),
+    }
+    _fresh(out)
+    write_files(out, files, executable={"environment/app/envtool.py"})
+    write_vendor(out / "environment" / "app" / "vendor", link_vendor_from)
+    return out
+
+
+def export_terminal_bundle(source: str | Path, out: Path) -> Path:
+    """Copy a terminal bundle to `out` (path-safe, task.toml normalized); returns `out`."""
+    source = Path(source)
+    safety = check_path_safety(BundlePaths(source))
+    if not safety.passed:
+        raise ConfigError(f"{source}: refusing to export: {safety.reason}")
+    bundle = read_bundle(source)
+    _fresh(out)
+    out.rmdir()
+    shutil.copytree(source, out, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (out / "task.toml").write_text(dump_task_config(bundle.config))
+    return out
+
+
+def _fresh(out: Path) -> None:
+    if out.is_symlink() or out.is_file():
+        raise ConfigError(f"{out} exists and is not a folder")
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+
+
+def export_harbor(items: Iterable[Any], out: str | Path, world_root: str | Path | None = None) -> list[Path]:
+    """Export composed `TaskRecord`s, terminal bundle folders and world tasks under `out` (``out/<name>``).
+
+    A world task is a ``(WorldTask | GatedTask, day_dir)`` pair, or a bare task whose day folder is
+    ``<world_root>/<persona_id>/day-<dd>`` (the layout `build_and_gate` writes). The vendored
+    runtime of composed tasks is hard-linked between tasks when the filesystem allows.
+    """
+    from envpipeline.export.world_harbor import export_world_task
+    from envpipeline.models.world_task import GatedTask, WorldTask
+
+    world_types = (WorldTask, GatedTask)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    first_vendor: Path | None = None
+    for item in items:
+        if isinstance(item, TaskRecord):
+            target = export_composed_task(item, out / safe_name(item.task_id), first_vendor)
+            first_vendor = first_vendor or target / "environment" / "app" / "vendor"
+        elif isinstance(item, world_types) or (isinstance(item, tuple) and len(item) == 2
+                                                and isinstance(item[0], world_types)):
+            task, day_dir = item if isinstance(item, tuple) else (item, None)
+            inner = task.task if isinstance(task, GatedTask) else task
+            if day_dir is None:
+                if world_root is None:
+                    raise ConfigError(f"{inner.task_id}: a world task needs its day folder or world_root")
+                day_dir = Path(world_root) / inner.persona_id / f"day-{inner.day:02d}"
+            target = export_world_task(task, day_dir, out / safe_name(inner.task_id))
+        elif isinstance(item, str | Path):
+            bundle = read_bundle(item)
+            target = export_terminal_bundle(item, out / safe_name(bundle.name.replace("/", "__")))
+        else:
+            raise ConfigError(f"cannot export {type(item).__name__} as a Harbor task")
+        written.append(target)
+    return written

@@ -1,0 +1,317 @@
+"""One pure group-scoring function and thin reward adapters for verl, TRL, verifiers and OpenRLHF.
+
+`score_group` maps a rollout group's criteria pass matrix to rewards and GRPO advantages:
+
+* ``cfrr`` (default): Completion-Focused Rubric Reward (`envpipeline.rewards.cfrr`); optional prior
+  `criteria_weights` multiply the CFRR weights before normalization;
+* ``checklist``: weighted share of criteria passed (uniform weights by default);
+* ``binary``: 1.0 when every criterion passes, else 0.0.
+
+In every mode a full pass scores 1.0 and any partial pass scores strictly less.
+
+How a completion becomes a pass vector (`completion_passes`), per criterion of the task's rubric:
+
+1. ``criteria_passed`` (criterion id -> bool), when the caller passes it (from ``extra_info``, a
+   keyword, or ``info``), wins: environments and verifiers that saw the final state report it;
+2. ``text`` criteria (compose ``output_contains``) are checked on the completion text alone;
+3. ``state`` criteria of composed tasks are checked when a ``final_state`` (service -> state JSON)
+   is supplied, with `envpipeline.compose.rubric.pass_vector`;
+4. anything else fails. From text alone an adapter can therefore check only the text criteria:
+   world criteria (state diffs) and terminal criteria (the bundle's tests) always need
+   ``criteria_passed`` from the environment / verifier, and composed state criteria need it or a
+   ``final_state``. Unscorable criteria count as failed, so a text-only reward never reaches 1.0 by
+   guessing the final answer.
+
+Groups: the batch adapters regroup samples by task id (``extra_info["task_id"]``, the ``task_id``
+column, ``info["task_id"]`` or the rubric's) and score each group together, because only a group
+gives CFRR its pass rates. A per-sample call is a group of one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from envpipeline.export.unified import Rubric
+from envpipeline.models.task import Criterion, Strict
+from envpipeline.rewards.cfrr import cfrr_rewards, checklist_rewards, criterion_weights, grpo_advantages
+
+Mode = Literal["cfrr", "checklist", "binary"]
+DATA_SOURCE_PREFIX = "envpipeline/"
+
+
+class GroupScores(Strict):
+    """Rewards, GRPO advantages and per-criterion pass rates of one rollout group."""
+
+    rewards: list[float]
+    advantages: list[float]
+    per_criterion_pass_rate: list[float]
+
+
+def score_group(
+    pass_matrix: Sequence[Sequence[bool]],
+    criteria_weights: Sequence[float] | None = None,
+    mode: Mode = "cfrr",
+    floor: float = 0.1,
+    partial_scale: float = 1.0,
+    eps: float = 1e-6,
+) -> GroupScores:
+    """Score a rollout group from its pass matrix (rows: rollouts, columns: criteria)."""
+    if not pass_matrix or not pass_matrix[0]:
+        raise ValueError("a rollout group needs at least one rollout and one criterion")
+    width = len(pass_matrix[0])
+    if any(len(row) != width for row in pass_matrix):
+        raise ValueError("every rollout must report the same criteria")
+    if criteria_weights is not None and (len(criteria_weights) != width or min(criteria_weights) <= 0):
+        raise ValueError("criteria_weights needs one positive weight per criterion")
+    rates = [sum(bool(row[c]) for row in pass_matrix) / len(pass_matrix) for c in range(width)]
+    if mode == "binary":
+        rewards = [1.0 if all(row) else 0.0 for row in pass_matrix]
+    elif mode == "checklist":
+        if criteria_weights is None:
+            rewards = checklist_rewards(pass_matrix)
+        else:
+            total = sum(criteria_weights)
+            rewards = [sum(w for w, ok in zip(criteria_weights, row) if ok) / total for row in pass_matrix]
+    elif mode == "cfrr":
+        if criteria_weights is None:
+            rewards = cfrr_rewards(pass_matrix, floor=floor, partial_scale=partial_scale)
+        else:
+            raw = [w * p for w, p in zip(criterion_weights(pass_matrix, floor), criteria_weights)]
+            weights = [w / sum(raw) for w in raw]
+            rewards = [
+                1.0 if all(row) else partial_scale * sum(w for w, ok in zip(weights, row) if ok)
+                for row in pass_matrix
+            ]
+    else:
+        raise ValueError(f"unknown mode {mode!r}; choose cfrr, checklist or binary")
+    return GroupScores(
+        rewards=rewards, advantages=grpo_advantages(rewards, eps=eps), per_criterion_pass_rate=rates
+    )
+
+
+def _loads(value: Any) -> Any:
+    if isinstance(value, str | bytes):
+        return json.loads(value) if value else None
+    return value
+
+
+def parse_rubric(ground_truth: Any) -> Rubric:
+    """The rubric carried by a ground truth / answer / label (JSON string or dict)."""
+    data = _loads(ground_truth)
+    if isinstance(data, Mapping) and "rubric" in data and "criteria" not in data:
+        data = _loads(data["rubric"])
+    return Rubric.model_validate(data)
+
+
+def completion_text(completion: Any) -> str:
+    """The final reply: a string as is; for chat messages, the last assistant message's text."""
+    if completion is None:
+        return ""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Mapping):
+        return str(completion.get("content") or "")
+    for message in reversed(list(completion)):
+        if isinstance(message, Mapping) and message.get("role") == "assistant" and message.get("content"):
+            return str(message["content"])
+    return ""
+
+
+def completion_passes(
+    rubric: Rubric,
+    text: str,
+    final_state: Any = None,
+    criteria_passed: Mapping[str, bool] | None = None,
+) -> list[bool]:
+    """The criteria pass vector of one completion (see the module docstring for what is checkable)."""
+    from envpipeline.compose.rubric import evaluate_criterion
+
+    states = _loads(final_state) or None
+    reported = _loads(criteria_passed) or {}
+    passes = []
+    for criterion in rubric.criteria:
+        if criterion.id in reported:
+            passes.append(bool(reported[criterion.id]))
+        elif criterion.check == "text" and criterion.expected_text is not None:
+            passes.append(criterion.expected_text.lower() in text.lower())
+        elif criterion.check == "state" and rubric.family == "compose" and isinstance(states, Mapping):
+            passes.append(evaluate_criterion(Criterion.model_validate_json(criterion.spec), states, text))
+        else:
+            passes.append(False)
+    return passes
+
+
+def _evidence(source: Any, key: str) -> Any:
+    if isinstance(source, Mapping):
+        return source.get(key)
+    return None
+
+
+def _group_scores(samples: list[tuple[str, Rubric, list[bool]]], mode: Mode) -> list[tuple[float, float]]:
+    """(reward, advantage) of each sample, scoring samples of the same task id together."""
+    groups: dict[str, list[int]] = {}
+    for i, (task_id, _, _) in enumerate(samples):
+        groups.setdefault(task_id, []).append(i)
+    out: list[tuple[float, float]] = [(0.0, 0.0)] * len(samples)
+    for members in groups.values():
+        rubric = samples[members[0]][1]
+        scores = score_group([samples[i][2] for i in members], rubric.weights(), mode)
+        for i, reward, advantage in zip(members, scores.rewards, scores.advantages):
+            out[i] = (reward, advantage)
+    return out
+
+
+def _result(reward: float, advantage: float, passes: list[bool]) -> dict[str, float]:
+    return {
+        "score": reward,
+        "advantage": advantage,
+        "criteria_passed": float(sum(passes)),
+        "criteria_total": float(len(passes)),
+        "full_pass": float(all(passes)),
+    }
+
+
+def verl_compute_score(
+    data_source: str,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: Mapping[str, Any] | None = None,
+    **kw: Any,
+) -> dict[str, float]:
+    """verl per-sample reward: a group of one; ``extra_info``/kw may carry final_state, criteria_passed."""
+    rubric = parse_rubric(ground_truth)
+    passes = completion_passes(
+        rubric,
+        completion_text(solution_str),
+        _evidence(extra_info, "final_state") or kw.get("final_state"),
+        _evidence(extra_info, "criteria_passed") or kw.get("criteria_passed"),
+    )
+    scores = score_group([passes], rubric.weights(), kw.get("mode", "cfrr"))
+    return _result(scores.rewards[0], scores.advantages[0], passes)
+
+
+def verl_batch_compute_score(
+    data_sources: Sequence[str],
+    solution_strs: Sequence[str],
+    ground_truths: Sequence[Any],
+    extra_infos: Sequence[Mapping[str, Any] | None],
+    **kw: Any,
+) -> list[dict[str, float]]:
+    """verl batch reward manager: regroup by ``extra_info["task_id"]`` and apply CFRR per group."""
+    samples = []
+    for text, truth, info in zip(solution_strs, ground_truths, extra_infos):
+        rubric = parse_rubric(truth)
+        passes = completion_passes(
+            rubric, completion_text(text), _evidence(info, "final_state"), _evidence(info, "criteria_passed")
+        )
+        samples.append((str(_evidence(info, "task_id") or rubric.task_id), rubric, passes))
+    scored = _group_scores(samples, kw.get("mode", "cfrr"))
+    return [_result(r, a, s[2]) for (r, a), s in zip(scored, samples)]
+
+
+def _column(kwargs: Mapping[str, Any], name: str, n: int) -> list[Any]:
+    values = kwargs.get(name)
+    return list(values) if values is not None else [None] * n
+
+
+def trl_reward_fn(
+    prompts: Sequence[Any],
+    completions: Sequence[Any],
+    completion_ids: Sequence[Any] | None = None,
+    **kwargs: Any,
+) -> list[float | None]:
+    """TRL GRPO reward: rubric from the ``answer`` column; ``None`` for rows that carry none.
+
+    Evidence may arrive as ``final_state`` / ``criteria_passed`` columns (or from an environment).
+    On several processes each sees only its slice, so groups are those visible in the slice.
+    """
+    n = len(completions)
+    answers, task_ids = _column(kwargs, "answer", n), _column(kwargs, "task_id", n)
+    states, reported = _column(kwargs, "final_state", n), _column(kwargs, "criteria_passed", n)
+    samples, positions = [], []
+    for i, completion in enumerate(completions):
+        if answers[i] is None:
+            continue
+        rubric = parse_rubric(answers[i])
+        passes = completion_passes(rubric, completion_text(completion), states[i], reported[i])
+        samples.append((str(task_ids[i] or rubric.task_id), rubric, passes))
+        positions.append(i)
+    out: list[float | None] = [None] * n
+    for i, (reward, _) in zip(positions, _group_scores(samples, kwargs.get("mode", "cfrr"))):
+        out[i] = reward
+    return out
+
+
+def verifiers_group_reward(
+    completions: Sequence[Any],
+    infos: Sequence[Any] | None = None,
+    answers: Sequence[Any] | None = None,
+    states: Sequence[Any] | None = None,
+    **kwargs: Any,
+) -> list[float]:
+    """verifiers group-level reward (plural arguments): rubric from ``answers`` or ``infos[i]["rubric"]``.
+
+    A verifiers ``state`` dict may carry ``criteria_passed`` or ``final_state`` from the environment.
+    """
+    n = len(completions)
+    infos, answers, states = (
+        list(infos or [None] * n),
+        list(answers or [None] * n),
+        list(states or [None] * n),
+    )
+    samples = []
+    for completion, info, answer, state in zip(completions, infos, answers, states):
+        info = _loads(info) or {}
+        rubric = parse_rubric(answer if answer else info["rubric"])
+        passes = completion_passes(
+            rubric,
+            completion_text(completion),
+            _evidence(state, "final_state") or info.get("final_state"),
+            _evidence(state, "criteria_passed") or info.get("criteria_passed"),
+        )
+        samples.append((str(info.get("task_id") or rubric.task_id), rubric, passes))
+    return [r for r, _ in _group_scores(samples, kwargs.get("mode", "cfrr"))]
+
+
+def openrlhf_reward_func(
+    queries: Sequence[str], prompts: Sequence[str], labels: Sequence[str]
+) -> dict[str, Any]:
+    """OpenRLHF remote/custom reward: the response is the query minus its prompt; labels are rubrics.
+
+    Returns torch tensors when torch is importable (as OpenRLHF expects), plain lists otherwise.
+    """
+    samples = []
+    for query, prompt, label in zip(queries, prompts, labels):
+        response = query[len(prompt) :] if query.startswith(prompt) else query
+        rubric = parse_rubric(label)
+        samples.append((rubric.task_id, rubric, completion_passes(rubric, response)))
+    scored = _group_scores(samples, "cfrr")
+    rewards = [r for r, _ in scored]
+    logs = {"full_pass": [float(all(s[2])) for s in samples], "advantage": [a for _, a in scored]}
+    try:
+        import torch
+    except ImportError:
+        return {"rewards": rewards, "scores": rewards, "extra_logs": logs}
+    tensor = torch.tensor(rewards, dtype=torch.float32)
+    return {
+        "rewards": tensor,
+        "scores": tensor.clone(),
+        "extra_logs": {k: torch.tensor(v, dtype=torch.float32) for k, v in logs.items()},
+    }
+
+
+ADAPTERS = {
+    "verl": verl_compute_score,
+    "verl-batch": verl_batch_compute_score,
+    "trl": trl_reward_fn,
+    "verifiers": verifiers_group_reward,
+    "openrlhf": openrlhf_reward_func,
+}
+
+# The names each trainer looks up in a reward file.
+compute_score = verl_compute_score
+compute_score_batch = verl_batch_compute_score
+reward_fn = trl_reward_fn
+reward_func = openrlhf_reward_func

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Reference solution of an exported CompoWorld task, replayed through /app/envtool.py.
+
+``steps.json`` beside this script holds the gold calls; an argument with a binding is read from
+the ``data`` of an earlier step's observation (path of keys and indexes, then the template), as
+the task's verification did. The gold final answer goes to /app/answer.txt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+APP = os.environ.get("ENVTOOL_APP", "/app")
+sys.path.insert(0, APP)
+
+
+def read_path(data: Any, path: list[Any]) -> Any:
+    """Follow keys and list indexes inside observation data; KeyError when absent."""
+    for key in path:
+        if isinstance(key, int):
+            if not isinstance(data, list) or key >= len(data):
+                raise KeyError(key)
+        elif not isinstance(data, dict) or key not in data:
+            raise KeyError(key)
+        data = data[key]
+    return data
+
+
+def main() -> int:
+    import envtool
+
+    with open(os.path.join(HERE, "steps.json"), encoding="utf-8") as handle:
+        plan = json.load(handle)
+    observations: list[dict[str, Any]] = []
+    for step in plan["steps"]:
+        arguments = dict(step["arguments"])
+        for name, binding in step.get("bindings", {}).items():
+            try:
+                value = read_path(observations[binding["step"]].get("data"), binding["path"])
+            except (KeyError, IndexError):
+                value = None
+            template = binding.get("template", "{value}")
+            arguments[name] = value if template == "{value}" else template.format(value=value)
+        observation = envtool.call(step["tool"], arguments)
+        print(step["tool"], json.dumps(observation)[:300])
+        observations.append(observation)
+    envtool.answer(plan["answer"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

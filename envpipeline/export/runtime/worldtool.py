@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""worldtool: the web app's and the MCP server's actions on the command line (stdlib only).
+
+It acts on the app databases beside it (``/app/apps/*.sqlite``) through ``worldstore.py``, the
+same reads and writes the web app and the MCP server share. Every command prints JSON; an error
+prints ``{"error": ..., "status": 400|404|409}`` and exits 1.
+
+    worldtool shop list [QUERY] | categories | show SKU | cart | add-to-cart SKU [QTY]
+    worldtool shop remove SKU | checkout | orders | order ORDER_NUMBER
+    worldtool mail list [inbox|sent|archive] | read ID | send TO SUBJECT BODY | archive ID
+    worldtool chat channels | read CHANNEL [LIMIT] | post CHANNEL BODY
+    worldtool dm threads | read PEER | send PEER BODY
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from worldstore import WorldInputError, WorldStore  # noqa: E402
+
+USAGE = __doc__.split("\n\n", 2)[2]
+
+
+def _int(value: str, name: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise WorldInputError(f"{name} must be a whole number, not {value!r}") from None
+
+
+def commands(store: WorldStore) -> dict:
+    """(group, verb) -> (argument names, optional count, callable)."""
+    return {
+        ("shop", "list"): (["QUERY"], 1, lambda q="": {"products": store.products(q)}),
+        ("shop", "categories"): ([], 0, lambda: {"categories": store.categories()}),
+        ("shop", "show"): (["SKU"], 0, store.product),
+        ("shop", "cart"): ([], 0, lambda: {"cart": store.cart()}),
+        ("shop", "add-to-cart"): (["SKU", "QTY"], 1,
+                                  lambda sku, qty="1": store.add_to_cart(sku, _int(qty, "QTY"))),
+        ("shop", "remove"): (["SKU"], 0, lambda sku: store.remove_from_cart(sku) or {"removed": sku}),
+        ("shop", "checkout"): ([], 0, store.checkout),
+        ("shop", "orders"): ([], 0, lambda: {"orders": store.orders()}),
+        ("shop", "order"): (["ORDER_NUMBER"], 0, store.order),
+        ("mail", "list"): (["FOLDER"], 1, lambda folder="inbox": {"messages": store.mail_list(folder)}),
+        ("mail", "read"): (["ID"], 0, lambda mid: store.mail_read(_int(mid, "ID"))),
+        ("mail", "send"): (["TO", "SUBJECT", "BODY"], 0, store.mail_send),
+        ("mail", "archive"): (["ID"], 0,
+                              lambda mid: store.mail_archive(_int(mid, "ID")) or {"archived": int(mid)}),
+        ("chat", "channels"): ([], 0, lambda: {"channels": store.channels()}),
+        ("chat", "read"): (["CHANNEL", "LIMIT"], 1, lambda channel, limit="20": {
+            "channel": channel, "messages": store.channel_messages(channel, _int(limit, "LIMIT"))}),
+        ("chat", "post"): (["CHANNEL", "BODY"], 0, store.chat_post),
+        ("dm", "threads"): ([], 0, lambda: {"threads": store.dm_threads()}),
+        ("dm", "read"): (["PEER"], 0, lambda peer: {"peer": peer, "messages": store.dm_read(peer)}),
+        ("dm", "send"): (["PEER", "BODY"], 0, store.dm_send),
+    }
+
+
+def main(argv: list) -> int:
+    world = Path(os.environ.get("WORLD_DIR") or Path(__file__).resolve().parent)
+    if len(argv) < 2 or argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0 if argv[:1] in (["-h"], ["--help"], ["help"]) else 2
+    table = commands(WorldStore(world))
+    entry = table.get((argv[0], argv[1]))
+    if entry is None:
+        print(json.dumps({"error": f"unknown command {' '.join(argv[:2])!r}", "status": 400}))
+        print(USAGE, file=sys.stderr)
+        return 1
+    names, optional, action = entry
+    args = argv[2:]
+    if not len(names) - optional <= len(args) <= len(names):
+        usage = " ".join(n if i < len(names) - optional else f"[{n}]" for i, n in enumerate(names))
+        print(json.dumps({"error": f"usage: worldtool {argv[0]} {argv[1]} {usage}".strip(), "status": 400}))
+        return 1
+    try:
+        result = action(*args)
+    except WorldInputError as e:
+        print(json.dumps({"error": str(e), "status": e.status}))
+        return 1
+    print(json.dumps(result, indent=1, ensure_ascii=False, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

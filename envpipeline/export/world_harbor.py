@@ -1,0 +1,207 @@
+"""Harbor task directories for WildAWM world tasks (`WorldTask` / `GatedTask`).
+
+The image holds the task's initial world W0 (the day folder after the task's setup ops, made by
+`envpipeline.worlds.tasks.prepare_initial`) under ``/app``: ``home/`` (the CLI interface is the
+container shell there), ``apps/*.sqlite`` and ``manifest.json``, plus ``worldtool.py`` (the web
+app's and MCP server's actions as commands) and ``worldstore.py`` (a stdlib copy of
+`envpipeline.worlds.interfaces._store`, so the commands have the interfaces' exact semantics).
+
+``tests/`` holds one standalone script per criterion (`criterion_scripts`), the W0 snapshot as
+``initial.tar.gz`` (a tarball, so no test file is a byte copy of an environment file) and
+``checklist.json``; ``test.sh`` unpacks the snapshot, runs every criterion on (W0, /app) and writes
+``{"reward": product of the criteria, "checklist": weighted credit}``. ``solution/solve.sh`` runs
+``solve.py`` over ``steps.json``: the task's scripted solution done as a hinted agent would, with
+worldtool and shell commands.
+
+Trust boundary: the verifier compares /app with the snapshot, so an agent that edits the SQLite
+files directly (instead of using worldtool) is graded on the resulting state as well.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import shutil
+import tarfile
+import tempfile
+from pathlib import Path
+
+import envpipeline
+from envpipeline.errors import ConfigError
+from envpipeline.export.harbor import RUNTIME_DIR, _difficulty, _fresh
+from envpipeline.models.bundle import (
+    AgentSection,
+    EnvironmentSection,
+    MetadataSection,
+    TaskConfig,
+    VerifierSection,
+)
+from envpipeline.models.world_task import GatedTask, WorldTask
+from envpipeline.terminal.bundle import dump_task_config, write_files
+from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
+from envpipeline.worlds.interfaces import _store
+from envpipeline.worlds.schema import BASE_DATE
+from envpipeline.worlds.tasks import criterion_scripts, prepare_initial
+
+#: What of a W0 day folder the image holds (delta.json is never part of W0).
+WORLD_PARTS = ("home", "apps", "manifest.json")
+_STORE_IMPORT = "from envpipeline.worlds.schema import day_date\n"
+
+WORLDTOOL_USAGE = """\
+## How to act
+
+You are at a personal computer. The **cli** interface is this shell: the user's files are under
+`/app/home`. The **web** (storefront, webmail) and **mcp** (chat, direct messages, email) interfaces
+are reached through one command, `python3 /app/worldtool.py` (below: `worldtool`); every command
+prints JSON, errors carry a status (400 invalid, 404 unknown, 409 conflict):
+
+    worldtool shop list [QUERY] | show SKU | cart | add-to-cart SKU [QTY] | remove SKU | checkout
+    worldtool shop orders | order ORDER_NUMBER
+    worldtool mail list [inbox|sent|archive] | read ID | send TO SUBJECT BODY | archive ID
+    worldtool chat channels | read CHANNEL [LIMIT] | post CHANNEL BODY
+    worldtool dm threads | read PEER | send PEER BODY
+"""
+
+WORLD_TEST_SH = """#!/bin/bash
+# Verifier: unpack the initial world, run every criterion on (initial, /app), write the reward.
+mkdir -p /logs/verifier
+echo '{"reward": 0, "checklist": 0}' > /logs/verifier/reward.json
+INITIAL=$(mktemp -d)
+tar -xzf /tests/initial.tar.gz -C "$INITIAL" || exit 0
+PASSED=""
+for script in /tests/criterion_*.py; do
+  id=$(basename "$script" .py)
+  id=${id#criterion_}
+  if python3 "$script" "$INITIAL" /app >> /logs/verifier/test-stdout.txt 2>&1; then
+    PASSED="$PASSED $id"
+  fi
+  echo "$id done" >> /logs/verifier/test-stdout.txt
+done
+python3 - "$PASSED" > /logs/verifier/reward.json.new <<'PY' && mv /logs/verifier/reward.json.new /logs/verifier/reward.json
+import json, sys
+task = json.load(open("/tests/checklist.json"))
+passed = set(sys.argv[1].split())
+reward = 1 if all(c in passed for c in task["criteria"]) else 0
+total = sum(item["weight"] for item in task["checklist"])
+credit = sum(item["weight"] for item in task["checklist"] if all(c in passed for c in item["criteria"]))
+print(json.dumps({"reward": reward, "checklist": round(credit / total, 4) if total else 0.0}))
+PY
+"""
+
+WORLD_SOLVE_SH = """#!/bin/bash
+# Oracle: the task's reference steps through worldtool and the shell.
+set -e
+python3 /solution/solve.py /solution/steps.json
+"""
+
+
+def stdlib_store_source() -> str:
+    """`_store.py` with its one envpipeline import replaced by the day calendar it needs."""
+    source = Path(_store.__file__).read_text(encoding="utf-8")
+    if _STORE_IMPORT not in source:
+        raise ConfigError("envpipeline.worlds.interfaces._store changed its imports: update world_harbor")
+    inline = (
+        "from datetime import date, timedelta\n\n"
+        f"BASE_DATE = date({BASE_DATE.year}, {BASE_DATE.month}, {BASE_DATE.day})\n\n\n"
+        "def day_date(day: int) -> date:\n"
+        '    """The calendar date of world day `day`."""\n'
+        "    return BASE_DATE + timedelta(days=day)\n"
+    )
+    header = "# Stdlib copy of envpipeline.worlds.interfaces._store (exported with the Harbor task).\n"
+    return header + source.replace(_STORE_IMPORT, inline)
+
+
+def snapshot_tar(day: Path) -> bytes:
+    """A reproducible .tar.gz of the W0 parts of a day folder (sorted, mtime 0, root-owned)."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        for part in WORLD_PARTS:
+            root = day / part
+            paths = [root, *sorted(root.rglob("*"))] if root.is_dir() else [root] if root.exists() else []
+            for path in paths:
+                if path.is_symlink() or not (path.is_file() or path.is_dir()):
+                    raise ConfigError(f"{path}: only plain files and folders can be exported")
+                info = tar.gettarinfo(str(path), arcname=path.relative_to(day).as_posix())
+                info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+                info.mode = 0o755 if path.is_dir() else 0o644
+                if path.is_file():
+                    with path.open("rb") as handle:
+                        tar.addfile(info, handle)
+                else:
+                    tar.addfile(info)
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as gz:
+        gz.write(raw.getvalue())
+    return out.getvalue()
+
+
+def world_task_config(task: WorldTask, difficulty: str | None) -> TaskConfig:
+    """The task.toml of a world task, with its provenance under [metadata].envpipeline."""
+    return TaskConfig(
+        metadata=MetadataSection(
+            author_name="envpipeline",
+            author_email="envpipeline@localhost",
+            difficulty=_difficulty({"difficulty": difficulty}),
+            category="world",
+            tags=["world", task.template, *dict.fromkeys(task.interface_flow)],
+            envpipeline={
+                "family": "world",
+                "task_id": task.task_id,
+                "template": task.template,
+                "persona_id": task.persona_id,
+                "day": task.day,
+                "interface_flow": list(task.interface_flow),
+                "runtime": f"worldtool + stdlib worldstore (envpipeline {envpipeline.__version__})",
+            },
+        ),
+        verifier=VerifierSection(timeout_sec=120.0),
+        agent=AgentSection(timeout_sec=900.0),
+        environment=EnvironmentSection(memory_mb=2048),
+    )
+
+
+def world_instruction(task: WorldTask) -> str:
+    """The task instruction, how to act, and the interface flow."""
+    flow = " > ".join(task.interface_flow)
+    return (f"{task.instruction.strip()}\n\n{WORLDTOOL_USAGE}\n"
+            f"The task is meant to be done across the interfaces in this order: {flow}.\n")
+
+
+def export_world_task(item: WorldTask | GatedTask, day_dir: str | Path, out: str | Path) -> Path:
+    """Write one world task (W0 = `day_dir` + its setup) as a Harbor task directory at `out`."""
+    task, difficulty = (item.task, item.difficulty) if isinstance(item, GatedTask) else (item, None)
+    if isinstance(item, GatedTask) and item.status != "accepted":
+        raise ConfigError(f"{task.task_id}: refusing to export a rejected task")
+    day_dir, out = Path(day_dir), Path(out)
+    if not (day_dir / "apps").is_dir():
+        raise ConfigError(f"{day_dir}: not a world day folder (no apps/)")
+    plan = {"task_id": task.task_id, "steps": [s.model_dump(mode="json") for s in task.solution]}
+    checklist = {"criteria": [c.id for c in task.criteria],
+                 "checklist": [i.model_dump(mode="json") for i in task.checklist]}
+    with tempfile.TemporaryDirectory(prefix="world-export-") as work:
+        initial = prepare_initial(task, day_dir, Path(work) / f"day-{task.day:02d}")
+        files: dict[str, str | bytes] = {
+            "task.toml": dump_task_config(world_task_config(task, difficulty)),
+            "instruction.md": world_instruction(task),
+            "environment/Dockerfile": STANDARD_DOCKERFILE,
+            "environment/app/worldtool.py": (RUNTIME_DIR / "worldtool.py").read_text(),
+            "environment/app/worldstore.py": stdlib_store_source(),
+            "tests/test.sh": WORLD_TEST_SH,
+            "tests/initial.tar.gz": snapshot_tar(initial),
+            "tests/checklist.json": json.dumps(checklist, sort_keys=True, indent=1),
+            **{f"tests/{name}": text for name, text in criterion_scripts(task).items()},
+            "solution/solve.sh": WORLD_SOLVE_SH,
+            "solution/solve.py": (RUNTIME_DIR / "world_solve.py").read_text(),
+            "solution/steps.json": json.dumps(plan, sort_keys=True, indent=1),
+        }
+        _fresh(out)
+        write_files(out, files, executable={"environment/app/worldtool.py"})
+        app = out / "environment" / "app"
+        for part in WORLD_PARTS:
+            source = initial / part
+            if source.is_dir():
+                shutil.copytree(source, app / part, symlinks=True)
+            elif source.is_file():
+                shutil.copyfile(source, app / part)
+    return out

@@ -1,0 +1,180 @@
+"""Write accepted tasks, every trainer format and the dataset card under an output directory.
+
+Layout (``<out>/``)::
+
+    accepted_tasks.parquet          one AcceptedTask per row (all families)
+    README.md                       the dataset card
+    splits.json                     task_id -> split, plus the leakage report
+    verl/{rl,eval}.parquet          verl RL rows           (rows.verl_rl_row)
+    skyrl/{rl,eval}.parquet         SkyRL rows             (rows.skyrl_row)
+    trl-rl/{rl,eval}.parquet        TRL / verifiers rows   (rows.trl_rl_row)
+    verl-sft/{sft,eval}.parquet     verl multi-turn SFT    (rows.verl_sft_row)
+    trl-sft/{sft,eval}.parquet      TRL SFT                (rows.trl_sft_row)
+
+RL formats take the ``rl`` and ``eval`` splits, SFT formats the ``sft`` and ``eval`` splits (tasks
+with an SFT trajectory only), so no task is trained on in two stages. An empty split writes no
+file. ``jsonl`` is offered too (``suffix="jsonl"``). Nested messages are Parquet lists of structs
+(what ``datasets`` loads as list-of-dict features); ``extra_info`` is one struct type on every row.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from envpipeline.export import rows as row_builders
+from envpipeline.export.card import dataset_card
+from envpipeline.export.splits import SplitConfig, SplitResult, assign_splits
+from envpipeline.export.unified import (
+    AcceptedTask,
+    ExportError,
+    from_bundle,
+    from_gated_task,
+    from_task_record,
+)
+from envpipeline.models.task import TaskRecord
+from envpipeline.models.world_task import GatedTask
+
+RowFormat = Literal["verl", "verl-sft", "trl-sft", "trl-rl", "skyrl"]
+RL_BUILDERS: dict[str, Callable[[AcceptedTask, str, int], dict[str, Any]]] = {
+    "verl": row_builders.verl_rl_row,
+    "skyrl": row_builders.skyrl_row,
+    "trl-rl": row_builders.trl_rl_row,
+}
+SFT_BUILDERS: dict[str, Callable[[AcceptedTask], dict[str, Any]]] = {
+    "verl-sft": row_builders.verl_sft_row,
+    "trl-sft": row_builders.trl_sft_row,
+}
+ROW_FORMATS: tuple[str, ...] = (*RL_BUILDERS, *SFT_BUILDERS)
+
+
+def accepted_tasks(
+    records: Iterable[TaskRecord] = (),
+    gated: Iterable[GatedTask] = (),
+    bundles: Iterable[str | Path] = (),
+) -> list[AcceptedTask]:
+    """The accepted tasks of all three families in one schema (rejected ones are skipped)."""
+    tasks = [from_task_record(r) for r in records if r.status == "accepted"]
+    tasks += [from_gated_task(g) for g in gated if g.status == "accepted"]
+    tasks += [from_bundle(b) for b in bundles]
+    return tasks
+
+
+def format_rows(
+    fmt: str, tasks: Sequence[AcceptedTask], split: SplitResult
+) -> dict[str, list[dict[str, Any]]]:
+    """Rows of one format per split name (empty splits omitted)."""
+    by_id = {t.task_id: t for t in tasks}
+    out: dict[str, list[dict[str, Any]]] = {}
+    if fmt in RL_BUILDERS:
+        for name in ("rl", "eval"):
+            chosen = [by_id[i] for i in split.of(name) if i in by_id]
+            rows = [RL_BUILDERS[fmt](t, name, index) for index, t in enumerate(chosen)]
+            if rows:
+                out[name] = rows
+    elif fmt in SFT_BUILDERS:
+        for name in ("sft", "eval"):
+            rows = [
+                SFT_BUILDERS[fmt](by_id[i])
+                for i in split.of(name)
+                if i in by_id and by_id[i].reference_messages is not None
+            ]
+            if rows:
+                out[name] = rows
+    else:
+        raise ExportError(f"unknown format {fmt!r}; choose one of {', '.join(ROW_FORMATS)}")
+    return out
+
+
+def write_rows(rows: list[dict[str, Any]], path: Path, suffix: str = "parquet") -> Path:
+    """Write rows as Parquet (one inferred Arrow schema) or JSON lines; returns the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == "jsonl":
+        with path.open("w", encoding="utf-8") as out:
+            for row in rows:
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return path
+    try:
+        table = pa.Table.from_pylist(rows)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        raise ExportError(
+            f"{path}: rows do not share one Arrow schema ({e}); a field holds different types across rows"
+        ) from e
+    pq.write_table(table, path)
+    return path
+
+
+def write_format(
+    fmt: str,
+    tasks: Sequence[AcceptedTask],
+    split: SplitResult,
+    out: str | Path,
+    suffix: str = "parquet",
+) -> list[Path]:
+    """Write one format's files under ``<out>/<fmt>/``.
+
+    SFT ``messages`` carry tool-call arguments as dicts, but one Parquet column holds one struct
+    type: when argument values of the same key differ in type across rows (common once many
+    tools are mixed), the dict form cannot be stored, so those files fall back to JSON-string
+    arguments in ``messages`` (the wire format, which chat templates also accept) and say so in
+    a ``<name>.arguments.txt`` note next to the file.
+    """
+    folder = Path(out) / fmt
+    written = []
+    for name, rows in format_rows(fmt, tasks, split).items():
+        path = folder / f"{name}.{suffix}"
+        try:
+            written.append(write_rows(rows, path, suffix))
+        except ExportError:
+            if fmt not in SFT_BUILDERS:
+                raise
+            for row in rows:
+                row["messages"] = row_builders.with_string_arguments(row["messages"])
+            written.append(write_rows(rows, path, suffix))
+            note = folder / f"{name}.arguments.txt"
+            note.write_text("tool-call arguments in `messages` are JSON strings: their value types differ "
+                            "across rows, which one Parquet struct column cannot hold\n")
+    return written
+
+
+def write_accepted_tasks(tasks: Sequence[AcceptedTask], path: Path) -> Path:
+    """The `accepted_tasks` table (all families, one schema)."""
+    return write_rows([t.model_dump() for t in tasks], path)
+
+
+def write_all(
+    tasks: Sequence[AcceptedTask],
+    out: str | Path,
+    formats: Sequence[str] = ROW_FORMATS,
+    config: SplitConfig | None = None,
+    split: SplitResult | None = None,
+    suffix: str = "parquet",
+) -> dict[str, Any]:
+    """Split, then write accepted tasks, every requested format, splits.json and the card."""
+    if not tasks:
+        raise ExportError("no accepted tasks to export")
+    out = Path(out)
+    split = split or assign_splits(tasks, config)
+    files: dict[str, list[str]] = {
+        "accepted_tasks": [str(write_accepted_tasks(tasks, out / "accepted_tasks.parquet").relative_to(out))]
+    }
+    for fmt in formats:
+        files[fmt] = [str(p.relative_to(out)) for p in write_format(fmt, tasks, split, out, suffix)]
+    (out / "splits.json").write_text(
+        json.dumps(
+            {"assignments": split.assignments, "report": split.report.model_dump()}, indent=2, sort_keys=True
+        )
+        + "\n"
+    )
+    (out / "README.md").write_text(dataset_card(tasks, split, files=files), encoding="utf-8")
+    return {
+        "out": str(out),
+        "files": files,
+        "split_sizes": split.report.split_sizes,
+        "clean": split.report.clean,
+    }

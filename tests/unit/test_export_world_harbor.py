@@ -1,0 +1,87 @@
+"""Harbor export of WildAWM world tasks: gated tasks -> static checks -> oracle 1.0 twice, nop 0.0."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from envpipeline.errors import ConfigError
+from envpipeline.export.harbor import export_harbor
+from envpipeline.export.world_harbor import export_world_task
+from envpipeline.models.world_task import GatedTask
+from envpipeline.sandbox.local import LocalSandbox
+from envpipeline.terminal.bundle import read_bundle
+from envpipeline.terminal.checks import check_bundle
+from envpipeline.terminal.verify import verify_bundle
+from envpipeline.worlds.pipeline import build_and_gate
+
+
+@pytest.fixture(scope="module")
+def worlds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[GatedTask]]:
+    root = tmp_path_factory.mktemp("worlds")
+    build_and_gate(1, 2, 0, root, tasks_per_world_day=2, live_health=False, replay=False)
+    gated = [GatedTask.model_validate_json(line) for line in (root / "tasks.jsonl").read_text().splitlines()]
+    return root, [g for g in gated if g.status == "accepted"]
+
+
+@pytest.fixture(scope="module")
+def exported(worlds, tmp_path_factory: pytest.TempPathFactory) -> list[tuple[GatedTask, Path]]:
+    root, accepted = worlds
+    paths = export_harbor(accepted, tmp_path_factory.mktemp("harbor"), world_root=root)
+    return list(zip(accepted, paths, strict=True))
+
+
+def test_several_templates_are_accepted(worlds) -> None:
+    assert len({g.task.template for g in worlds[1]}) >= 3
+
+
+def test_world_layout(exported) -> None:
+    gated, path = exported[0]
+    bundle = read_bundle(path)
+    assert bundle.config.metadata.envpipeline["task_id"] == gated.task.task_id
+    assert gated.task.instruction.strip() in bundle.instruction and "worldtool" in bundle.instruction
+    app = path / "environment" / "app"
+    assert (app / "worldtool.py").is_file() and (app / "worldstore.py").is_file()
+    assert (app / "home").is_dir() and (app / "apps" / "shop.sqlite").is_file()
+    assert "envpipeline" not in (app / "worldstore.py").read_text().split("\n", 1)[1]
+    tests = {p.name for p in (path / "tests").iterdir()}
+    assert {"test.sh", "initial.tar.gz", "checklist.json"} <= tests
+    assert {f"criterion_{c.id}.py" for c in gated.task.criteria} <= tests
+
+
+def test_worldtool_runs_on_plain_python(exported) -> None:
+    app = exported[0][1] / "environment" / "app"
+    listing = subprocess.run([sys.executable, "-I", str(app / "worldtool.py"), "chat", "channels"],
+                             capture_output=True, text=True, check=True)
+    assert json.loads(listing.stdout)["channels"]
+    missing = subprocess.run([sys.executable, "-I", str(app / "worldtool.py"), "mail", "read", "999999"],
+                             capture_output=True, text=True)
+    assert missing.returncode == 1 and json.loads(missing.stdout)["status"] == 404
+
+
+def test_every_export_passes_checks_and_verifies(exported) -> None:
+    if not LocalSandbox.available():
+        pytest.skip("no local sandbox on this machine")
+    sandbox = LocalSandbox()
+    for gated, path in exported:
+        report = check_bundle(path)
+        assert report.passed, (gated.task.template, [c.reason for c in report.failed()])
+        result = verify_bundle(path, sandbox)
+        rewards = [(t.agent, t.reward) for t in result.trials]
+        assert result.verdict == "verified", (gated.task.template, result.reasons, rewards)
+        assert rewards == [("oracle", 1.0), ("oracle", 1.0), ("nop", 0.0)]
+
+
+def test_export_refuses_what_it_cannot_place(worlds, tmp_path: Path) -> None:
+    root, accepted = worlds
+    with pytest.raises(ConfigError, match="world_root"):
+        export_harbor([accepted[0]], tmp_path / "out")
+    with pytest.raises(ConfigError, match="not a world day"):
+        export_world_task(accepted[0], tmp_path, tmp_path / "x")
+    rejected = accepted[0].model_copy(update={"status": "rejected"})
+    with pytest.raises(ConfigError, match="rejected"):
+        export_world_task(rejected, root / accepted[0].task.persona_id / "day-01", tmp_path / "y")
