@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypedDict
 
@@ -196,8 +197,8 @@ except ImportError:
         done: bool
         metadata: dict[str, Any]
 
-    class BaseTextEnv:  # type: ignore[no-redef]
-        """Stand-in for ``skyrl_gym.envs.base_text_env.BaseTextEnv`` (same methods)."""
+    class BaseTextEnv(ABC):  # type: ignore[no-redef]
+        """Stand-in for ``skyrl_gym.envs.base_text_env.BaseTextEnv`` (same methods; `step` is abstract)."""
 
         def __init__(self) -> None:
             self.turns = 0
@@ -206,8 +207,9 @@ except ImportError:
         def init(self, prompt: list[dict[str, str]]) -> tuple[list[dict[str, str]], dict[str, Any]]:
             return prompt, {}
 
+        @abstractmethod
         def step(self, action: str) -> BaseTextEnvStepOutput:
-            raise NotImplementedError
+            """Apply one action; subclasses implement it."""
 
         def close(self) -> None:
             return None
