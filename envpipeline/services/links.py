@@ -146,3 +146,9 @@ def execute_planned(service: Any, calls: list[PlannedCall], value: str | None) -
             continue
         observations.append(service.call(call.tool, arguments))
     return observations
+
+
+def query_hop(tool: str, value: str, reveals: tuple[str | int, ...], output: str, phrase: str) -> HopPlan:
+    """The common one-call hop: ``tool(query=<carried value>)`` shows `output` at `reveals`."""
+    call = PlannedCall(tool, {"query": value}, inputs={"query": "{value}"}, reveals=reveals)
+    return HopPlan([call], output, phrase)

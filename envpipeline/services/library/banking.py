@@ -19,7 +19,7 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
 from envpipeline.services.registry import register_service
 
 ACCOUNT_KINDS = ("Everyday Checking", "Travel Savings", "Household Checking", "Rainy Day Savings")
@@ -407,11 +407,12 @@ def _plant_payee_email(state: BankingState, rng: random.Random, value: str) -> H
     email = vocab.email_for(vocab.person_name(rng), rng)
     _drop_payees(state, email)
     _new_payee(state, rng, name=value, email=email)
-    call = PlannedCall(
-        "list_payees", {"query": value}, inputs={"query": "{value}"}, reveals=("payees", 0, "email")
-    )
-    return HopPlan(
-        [call], email, "find that person among the saved payees in online banking and note their email"
+    return query_hop(
+        "list_payees",
+        value,
+        ("payees", 0, "email"),
+        email,
+        "find that person among the saved payees in online banking and note their email",
     )
 
 
@@ -419,11 +420,12 @@ def _plant_payee_city(state: BankingState, rng: random.Random, value: str) -> Ho
     _drop_payees(state, value)
     place = vocab.city(rng)[0]
     _new_payee(state, rng, name=vocab.person_name(rng), email=value, bankCity=place)
-    call = PlannedCall(
-        "list_payees", {"query": value}, inputs={"query": "{value}"}, reveals=("payees", 0, "bankCity")
-    )
-    return HopPlan(
-        [call], place, "find the banking payee with that email address and note the city of their bank branch"
+    return query_hop(
+        "list_payees",
+        value,
+        ("payees", 0, "bankCity"),
+        place,
+        "find the banking payee with that email address and note the city of their bank branch",
     )
 
 

@@ -19,7 +19,7 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
 from envpipeline.services.registry import register_service
 
 UPDATABLE_FIELDS = ("summary", "description", "location", "start", "end")
@@ -128,7 +128,9 @@ class CalendarService(Service):
         q = args.query.lower().strip()
         if not q:
             raise bad_request("query must not be empty")
-        hits = [e for e in self.state.events.values() if q in f"{e.summary} {e.description} {e.location}".lower()]
+        hits = [
+            e for e in self.state.events.values() if q in f"{e.summary} {e.description} {e.location}".lower()
+        ]
         return {"events": [dump(e) for e in hits]}
 
     @tool(writes=False)
@@ -227,7 +229,11 @@ class CalendarService(Service):
 def _drop_matching(state: CalendarState, text: str) -> None:
     """Make a lookup unambiguous: remove events whose text already mentions `text`."""
     low = text.lower()
-    for eid in [e.id for e in state.events.values() if low in f"{e.summary} {e.description} {e.location} {e.start}".lower()]:
+    for eid in [
+        e.id
+        for e in state.events.values()
+        if low in f"{e.summary} {e.description} {e.location} {e.start}".lower()
+    ]:
         del state.events[eid]
 
 
@@ -243,8 +249,13 @@ def _plant_event_location(state: CalendarState, rng: random.Random, value: str) 
     _drop_matching(state, value)
     place = vocab.city(rng)[0]
     _plant(state, rng, summary=value, location=place, description=vocab.sentence(rng))
-    call = PlannedCall("search_events", {"query": value}, inputs={"query": "{value}"}, reveals=("events", 0, "location"))
-    return HopPlan([call], place, "find the calendar event with that title and note the city where it takes place")
+    return query_hop(
+        "search_events",
+        value,
+        ("events", 0, "location"),
+        place,
+        "find the calendar event with that title and note the city where it takes place",
+    )
 
 
 def _plant_event_on_date(state: CalendarState, rng: random.Random, value: str) -> HopPlan:
@@ -252,16 +263,25 @@ def _plant_event_on_date(state: CalendarState, rng: random.Random, value: str) -
     name = vocab.title(rng)
     _drop_matching(state, name)
     _plant(state, rng, summary=name, location=vocab.city(rng)[0], day=value)
-    call = PlannedCall("list_events", {"date": value}, inputs={"date": "{value}"}, reveals=("events", 0, "summary"))
-    return HopPlan([call], name, "look at the calendar on that date and note the title of the event scheduled then")
+    call = PlannedCall(
+        "list_events", {"date": value}, inputs={"date": "{value}"}, reveals=("events", 0, "summary")
+    )
+    return HopPlan(
+        [call], name, "look at the calendar on that date and note the title of the event scheduled then"
+    )
 
 
 def _plant_event_attendee(state: CalendarState, rng: random.Random, value: str) -> HopPlan:
     _drop_matching(state, value)
     guest = vocab.email_for(vocab.person_name(rng), rng)
     _plant(state, rng, summary=value, location=vocab.city(rng)[0], attendees=[guest])
-    call = PlannedCall("search_events", {"query": value}, inputs={"query": "{value}"}, reveals=("events", 0, "attendees", 0))
-    return HopPlan([call], guest, "find the calendar event with that title and note its invited attendee's email")
+    return query_hop(
+        "search_events",
+        value,
+        ("events", 0, "attendees", 0),
+        guest,
+        "find the calendar event with that title and note its invited attendee's email",
+    )
 
 
 def _plant_move_online(state: CalendarState, rng: random.Random, value: str) -> ActionPlan:
@@ -269,10 +289,21 @@ def _plant_move_online(state: CalendarState, rng: random.Random, value: str) -> 
     _plant(state, rng, summary=value, location=vocab.city(rng)[0])
     calls = [
         PlannedCall("search_events", {"query": value}, inputs={"query": "{value}"}),
-        PlannedCall("update_event", {"eventId": None, "location": "Online"}, bind={"eventId": (0, ("events", 0, "id"))}),
+        PlannedCall(
+            "update_event",
+            {"eventId": None, "location": "Online"},
+            bind={"eventId": (0, ("events", 0, "id"))},
+        ),
     ]
-    crit = expect_record("events", f"the calendar event '{value}' is moved to location 'Online'", summary=value, location="Online")
-    return ActionPlan(calls, [crit], "move the calendar event with that title online (set its location to 'Online')")
+    crit = expect_record(
+        "events",
+        f"the calendar event '{value}' is moved to location 'Online'",
+        summary=value,
+        location="Online",
+    )
+    return ActionPlan(
+        calls, [crit], "move the calendar event with that title online (set its location to 'Online')"
+    )
 
 
 def _plant_create_on_date(state: CalendarState, rng: random.Random, value: str) -> ActionPlan:
@@ -282,8 +313,12 @@ def _plant_create_on_date(state: CalendarState, rng: random.Random, value: str) 
         {"summary": name, "start": f"{value}T09:00", "end": f"{value}T10:00"},
         inputs={"start": "{value}T09:00", "end": "{value}T10:00"},
     )
-    crit = expect_record("events", f"an event '{name}' starts on {value}", summary=name, start=("contains", value))
-    return ActionPlan([call], [crit], f"create a calendar event titled '{name}' from 09:00 to 10:00 on that date")
+    crit = expect_record(
+        "events", f"an event '{name}' starts on {value}", summary=name, start=("contains", value)
+    )
+    return ActionPlan(
+        [call], [crit], f"create a calendar event titled '{name}' from 09:00 to 10:00 on that date"
+    )
 
 
 def _plant_invite(state: CalendarState, rng: random.Random, value: str) -> ActionPlan:
@@ -292,9 +327,16 @@ def _plant_invite(state: CalendarState, rng: random.Random, value: str) -> Actio
     _plant(state, rng, summary=name, location=vocab.city(rng)[0])
     calls = [
         PlannedCall("search_events", {"query": name}),
-        PlannedCall("add_attendee", {"eventId": None, "email": value}, inputs={"email": "{value}"}, bind={"eventId": (0, ("events", 0, "id"))}),
+        PlannedCall(
+            "add_attendee",
+            {"eventId": None, "email": value},
+            inputs={"email": "{value}"},
+            bind={"eventId": (0, ("events", 0, "id"))},
+        ),
     ]
-    crit = expect_record("events", f"{value} is invited to '{name}'", summary=name, attendees=("contains", value))
+    crit = expect_record(
+        "events", f"{value} is invited to '{name}'", summary=name, attendees=("contains", value)
+    )
     return ActionPlan(calls, [crit], f"invite that email address to the calendar event '{name}'")
 
 

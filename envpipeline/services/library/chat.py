@@ -19,7 +19,7 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
 from envpipeline.services.registry import register_service
 
 ME = "me"
@@ -405,33 +405,36 @@ def _plant_channel(state: ChatState, rng: random.Random, **fields) -> Channel:
 def _plant_member_email(state: ChatState, rng: random.Random, value: str) -> HopPlan:
     _drop_members(state, value)
     member = _plant_member(state, rng, name=value)
-    call = PlannedCall(
-        "list_members", {"query": value}, inputs={"query": "{value}"}, reveals=("members", 0, "email")
-    )
-    return HopPlan(
-        [call], member.email, "look up that person in the team chat directory and note their email address"
+    return query_hop(
+        "list_members",
+        value,
+        ("members", 0, "email"),
+        member.email,
+        "look up that person in the team chat directory and note their email address",
     )
 
 
 def _plant_member_city(state: ChatState, rng: random.Random, value: str) -> HopPlan:
     _drop_members(state, value)
     member = _plant_member(state, rng, name=value)
-    call = PlannedCall(
-        "list_members", {"query": value}, inputs={"query": "{value}"}, reveals=("members", 0, "city")
-    )
-    return HopPlan(
-        [call], member.city, "look up that person in the team chat directory and note the city they work from"
+    return query_hop(
+        "list_members",
+        value,
+        ("members", 0, "city"),
+        member.city,
+        "look up that person in the team chat directory and note the city they work from",
     )
 
 
 def _plant_member_by_email(state: ChatState, rng: random.Random, value: str) -> HopPlan:
     _drop_members(state, value)
     member = _plant_member(state, rng, email=value)
-    call = PlannedCall(
-        "list_members", {"query": value}, inputs={"query": "{value}"}, reveals=("members", 0, "name")
-    )
-    return HopPlan(
-        [call], member.name, "find the team chat member with that email address and note their full name"
+    return query_hop(
+        "list_members",
+        value,
+        ("members", 0, "name"),
+        member.name,
+        "find the team chat member with that email address and note their full name",
     )
 
 

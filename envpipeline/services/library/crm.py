@@ -21,7 +21,7 @@ from envpipeline.services.base import (
     text_hit,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
 from envpipeline.services.registry import register_service
 
 INDUSTRIES = ("software", "logistics", "retail", "energy", "healthcare", "finance", "media")
@@ -227,9 +227,7 @@ class CrmService(Service):
         q = args.query.strip().lower()
         if not q:
             raise bad_request("query must not be empty")
-        hits = [
-            c for c in self.state.contacts.values() if text_hit(q, _CONTACT_TEXT(c))
-        ]
+        hits = [c for c in self.state.contacts.values() if text_hit(q, _CONTACT_TEXT(c))]
         return {"contacts": [dump(c) for c in hits]}
 
     @tool(writes=False)
@@ -420,10 +418,7 @@ def _drop(collection: dict, value: str, fields: tuple[str, ...]) -> None:
 def _contact_hop(state: CrmState, rng: random.Random, value: str, field: str, reveal: str, phrase: str):
     _drop(state.contacts, value, CONTACT_FIELDS)
     contact = _new_contact(state, rng, **{field: value})
-    call = PlannedCall(
-        "search_contacts", {"query": value}, inputs={"query": "{value}"}, reveals=("contacts", 0, reveal)
-    )
-    return HopPlan([call], getattr(contact, reveal), phrase)
+    return query_hop("search_contacts", value, ("contacts", 0, reveal), getattr(contact, reveal), phrase)
 
 
 def _plant_contact_city(state: CrmState, rng: random.Random, value: str) -> HopPlan:
@@ -444,10 +439,7 @@ def _plant_email_name(state: CrmState, rng: random.Random, value: str) -> HopPla
 def _deal_hop(state: CrmState, rng: random.Random, value: str, field: str, reveal: str, phrase: str):
     _drop(state.deals, value, DEAL_FIELDS)
     deal = _new_deal(state, rng, **{field: value})
-    call = PlannedCall(
-        "list_deals", {"query": value}, inputs={"query": "{value}"}, reveals=("deals", 0, reveal)
-    )
-    return HopPlan([call], getattr(deal, reveal), phrase)
+    return query_hop("list_deals", value, ("deals", 0, reveal), getattr(deal, reveal), phrase)
 
 
 def _plant_deal_date(state: CrmState, rng: random.Random, value: str) -> HopPlan:

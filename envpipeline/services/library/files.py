@@ -19,7 +19,7 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
 from envpipeline.services.registry import register_service
 
 FOLDERS = ("Documents", "Projects", "Finance", "Travel", "Photos", "Reports")
@@ -358,22 +358,22 @@ def _fresh_title(state: FilesState, rng: random.Random) -> str:
 def _plant_file_owner(state: FilesState, rng: random.Random, value: str) -> HopPlan:
     _drop_files(state, value)
     file = _new_file(state, rng, name=value)
-    call = PlannedCall(
-        "search_files", {"query": value}, inputs={"query": "{value}"}, reveals=("files", 0, "owner")
-    )
-    return HopPlan(
-        [call], file.owner, "find the file with that title in the cloud drive and note who owns it"
+    return query_hop(
+        "search_files",
+        value,
+        ("files", 0, "owner"),
+        file.owner,
+        "find the file with that title in the cloud drive and note who owns it",
     )
 
 
 def _plant_file_modified(state: FilesState, rng: random.Random, value: str) -> HopPlan:
     _drop_files(state, value)
     file = _new_file(state, rng, name=value)
-    call = PlannedCall(
-        "search_files", {"query": value}, inputs={"query": "{value}"}, reveals=("files", 0, "modified")
-    )
-    return HopPlan(
-        [call],
+    return query_hop(
+        "search_files",
+        value,
+        ("files", 0, "modified"),
         file.modified,
         "find the file with that title in the cloud drive and note the date it was last modified",
     )
@@ -395,11 +395,10 @@ def _plant_code_file(state: FilesState, rng: random.Random, value: str) -> HopPl
     _drop_files(state, value)
     content = f"Reference {value}. {vocab.sentence(rng)}"
     file = _new_file(state, rng, name=_fresh_title(state, rng), content=content)
-    call = PlannedCall(
-        "search_files", {"query": value}, inputs={"query": "{value}"}, reveals=("files", 0, "name")
-    )
-    return HopPlan(
-        [call],
+    return query_hop(
+        "search_files",
+        value,
+        ("files", 0, "name"),
         file.name,
         "search the cloud drive for the file that mentions that reference code and note its name",
     )

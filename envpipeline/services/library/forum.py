@@ -19,7 +19,7 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
 from envpipeline.services.registry import register_service
 
 ME = "me"
@@ -389,10 +389,13 @@ def _plant_post(state: ForumState, rng: random.Random, **fields) -> Post:
 def _plant_post_author(state: ForumState, rng: random.Random, value: str) -> HopPlan:
     _drop_posts(state, value)
     post = _plant_post(state, rng, title=value)
-    call = PlannedCall(
-        "search_posts", {"query": value}, inputs={"query": "{value}"}, reveals=("posts", 0, "author")
+    return query_hop(
+        "search_posts",
+        value,
+        ("posts", 0, "author"),
+        post.author,
+        "find the forum post with that title and note the name of its author",
     )
-    return HopPlan([call], post.author, "find the forum post with that title and note the name of its author")
 
 
 def _plant_city_pinned(state: ForumState, rng: random.Random, value: str) -> HopPlan:
@@ -425,11 +428,12 @@ def _plant_city_pinned(state: ForumState, rng: random.Random, value: str) -> Hop
 def _plant_person_post_date(state: ForumState, rng: random.Random, value: str) -> HopPlan:
     _drop_posts(state, value)
     post = _plant_post(state, rng, author=value)
-    call = PlannedCall(
-        "search_posts", {"query": value}, inputs={"query": "{value}"}, reveals=("posts", 0, "date")
-    )
-    return HopPlan(
-        [call], post.date, "find the forum post written by that person and note the date it was posted"
+    return query_hop(
+        "search_posts",
+        value,
+        ("posts", 0, "date"),
+        post.date,
+        "find the forum post written by that person and note the date it was posted",
     )
 
 

@@ -275,11 +275,7 @@ class HrService(Service):
         q = args.query.strip().lower()
         if not q:
             raise bad_request("query must not be empty")
-        hits = [
-            e
-            for e in self.state.employees.values()
-            if text_hit(q, _EMPLOYEE_TEXT(e))
-        ]
+        hits = [e for e in self.state.employees.values() if text_hit(q, _EMPLOYEE_TEXT(e))]
         return {"employees": [dump(e) for e in hits]}
 
     @tool(writes=False)

@@ -20,7 +20,7 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
 from envpipeline.services.registry import register_service
 
 NOW = "2026-05-15T10:00"
@@ -450,11 +450,10 @@ def _plant_traveler_destination(state: ListsState, rng: random.Random, value: st
 def _plant_project_due(state: ListsState, rng: random.Random, value: str) -> HopPlan:
     _drop_items(state, value)
     item = _plant_item(state, rng, "Project Tracker", value)
-    call = PlannedCall(
-        "search_items", {"query": value}, inputs={"query": "{value}"}, reveals=("items", 0, "values", "Due")
-    )
-    return HopPlan(
-        [call],
+    return query_hop(
+        "search_items",
+        value,
+        ("items", 0, "values", "Due"),
         str(item.values["Due"]),
         "find the item with that title in the 'Project Tracker' list and note its due date",
     )
@@ -485,11 +484,10 @@ def _plant_vendor_email(state: ListsState, rng: random.Random, value: str) -> Ho
     _plant_item(
         state, rng, "Vendors", f"{rng.choice(vocab.WORDS).capitalize()} Supplies", Contact=value, Email=email
     )
-    call = PlannedCall(
-        "search_items", {"query": value}, inputs={"query": "{value}"}, reveals=("items", 0, "values", "Email")
-    )
-    return HopPlan(
-        [call],
+    return query_hop(
+        "search_items",
+        value,
+        ("items", 0, "values", "Email"),
         email,
         "find the vendor whose contact is that person in the 'Vendors' list and note its email address",
     )

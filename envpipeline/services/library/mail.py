@@ -19,7 +19,7 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
 from envpipeline.services.registry import register_service
 
 NOW = "2026-05-15T10:00"
@@ -386,11 +386,10 @@ def _incoming(state: MailState, rng: random.Random, **fields) -> Message:
 def _plant_subject_sender(state: MailState, rng: random.Random, value: str) -> HopPlan:
     _drop_messages(state, value)
     message = _incoming(state, rng, subject=value)
-    call = PlannedCall(
-        "search_messages", {"query": value}, inputs={"query": "{value}"}, reveals=("messages", 0, "sender")
-    )
-    return HopPlan(
-        [call],
+    return query_hop(
+        "search_messages",
+        value,
+        ("messages", 0, "sender"),
         message.sender,
         "find the email with that title in the mailbox and note the sender's email address",
     )
@@ -399,11 +398,12 @@ def _plant_subject_sender(state: MailState, rng: random.Random, value: str) -> H
 def _plant_sender_subject(state: MailState, rng: random.Random, value: str) -> HopPlan:
     _drop_messages(state, value)
     message = _incoming(state, rng, sender=value, senderName=vocab.person_name(rng))
-    call = PlannedCall(
-        "search_messages", {"query": value}, inputs={"query": "{value}"}, reveals=("messages", 0, "subject")
-    )
-    return HopPlan(
-        [call], message.subject, "find the email sent from that email address and note its subject"
+    return query_hop(
+        "search_messages",
+        value,
+        ("messages", 0, "subject"),
+        message.subject,
+        "find the email sent from that email address and note its subject",
     )
 
 
@@ -413,10 +413,13 @@ def _plant_contact_email(state: MailState, rng: random.Random, value: str) -> Ho
     _drop_contacts(state, email)
     cid = next_id("con", state.contacts)
     state.contacts[cid] = Contact(id=cid, name=value, email=email, city=vocab.city(rng)[0])
-    call = PlannedCall(
-        "search_contacts", {"query": value}, inputs={"query": "{value}"}, reveals=("contacts", 0, "email")
+    return query_hop(
+        "search_contacts",
+        value,
+        ("contacts", 0, "email"),
+        email,
+        "look up that person in the mail address book and note their email address",
     )
-    return HopPlan([call], email, "look up that person in the mail address book and note their email address")
 
 
 def _plant_contact_city(state: MailState, rng: random.Random, value: str) -> HopPlan:
@@ -424,11 +427,12 @@ def _plant_contact_city(state: MailState, rng: random.Random, value: str) -> Hop
     place = vocab.city(rng)[0]
     cid = next_id("con", state.contacts)
     state.contacts[cid] = Contact(id=cid, name=vocab.person_name(rng), email=value, city=place)
-    call = PlannedCall(
-        "search_contacts", {"query": value}, inputs={"query": "{value}"}, reveals=("contacts", 0, "city")
-    )
-    return HopPlan(
-        [call], place, "look up that email address in the mail address book and note the contact's city"
+    return query_hop(
+        "search_contacts",
+        value,
+        ("contacts", 0, "city"),
+        place,
+        "look up that email address in the mail address book and note the contact's city",
     )
 
 

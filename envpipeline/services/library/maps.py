@@ -21,7 +21,7 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
 from envpipeline.services.registry import register_service
 
 CATEGORIES = ("cafe", "museum", "park", "station", "office", "hotel", "restaurant", "market", "landmark")
@@ -411,10 +411,13 @@ def _plant_saved_city(state: MapsState, rng: random.Random, value: str) -> HopPl
 def _plant_code_city(state: MapsState, rng: random.Random, value: str) -> HopPlan:
     _drop(state.places, value, "name", "address", "city", "code")
     place = _make_place(state, rng, code=value)
-    call = PlannedCall(
-        "search_places", {"query": value}, inputs={"query": "{value}"}, reveals=("places", 0, "city")
+    return query_hop(
+        "search_places",
+        value,
+        ("places", 0, "city"),
+        place.city,
+        "search maps for the place with that reference code and note its city",
     )
-    return HopPlan([call], place.city, "search maps for the place with that reference code and note its city")
 
 
 def _plant_city_code(state: MapsState, rng: random.Random, value: str) -> HopPlan:

@@ -20,7 +20,7 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
 from envpipeline.services.registry import register_service
 
 NOW = "2026-05-15T10:00"
@@ -361,31 +361,36 @@ def _plant_note(state: NotesState, rng: random.Random, **fields) -> Note:
 def _plant_note_tag_code(state: NotesState, rng: random.Random, value: str) -> HopPlan:
     _drop_notes(state, value)
     note = _plant_note(state, rng, title=value, tags=[vocab.code(rng, "REF")])
-    call = PlannedCall(
-        "search_notes", {"query": value}, inputs={"query": "{value}"}, reveals=("notes", 0, "tags", 0)
-    )
-    return HopPlan(
-        [call], note.tags[0], "open the note with that title and note the reference code it is tagged with"
+    return query_hop(
+        "search_notes",
+        value,
+        ("notes", 0, "tags", 0),
+        note.tags[0],
+        "open the note with that title and note the reference code it is tagged with",
     )
 
 
 def _plant_person_note_title(state: NotesState, rng: random.Random, value: str) -> HopPlan:
     _drop_notes(state, value)
     note = _plant_note(state, rng, body=f"Call with {value} about next steps.", tags=["meeting"])
-    call = PlannedCall(
-        "search_notes", {"query": value}, inputs={"query": "{value}"}, reveals=("notes", 0, "title")
+    return query_hop(
+        "search_notes",
+        value,
+        ("notes", 0, "title"),
+        note.title,
+        "find the note that mentions that person and note its title",
     )
-    return HopPlan([call], note.title, "find the note that mentions that person and note its title")
 
 
 def _plant_note_reminder(state: NotesState, rng: random.Random, value: str) -> HopPlan:
     _drop_notes(state, value)
     note = _plant_note(state, rng, title=value, reminder=vocab.date(rng))
-    call = PlannedCall(
-        "search_notes", {"query": value}, inputs={"query": "{value}"}, reveals=("notes", 0, "reminder")
-    )
-    return HopPlan(
-        [call], str(note.reminder), "open the note with that title and note the date of its reminder"
+    return query_hop(
+        "search_notes",
+        value,
+        ("notes", 0, "reminder"),
+        str(note.reminder),
+        "open the note with that title and note the date of its reminder",
     )
 
 

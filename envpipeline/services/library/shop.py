@@ -19,7 +19,7 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
 from envpipeline.services.registry import register_service
 
 PRODUCTS = (
@@ -440,10 +440,13 @@ def _plant_customer_name(state: ShopState, rng: random.Random, value: str) -> Ho
     who = vocab.person_name(rng)
     _drop_customers(state, who)
     _new_customer(state, rng, who, value)
-    call = PlannedCall(
-        "list_customers", {"query": value}, inputs={"query": "{value}"}, reveals=("customers", 0, "name")
+    return query_hop(
+        "list_customers",
+        value,
+        ("customers", 0, "name"),
+        who,
+        "look up the shop customer with that email address and note their full name",
     )
-    return HopPlan([call], who, "look up the shop customer with that email address and note their full name")
 
 
 def _plant_customer_order(state: ShopState, rng: random.Random, value: str) -> HopPlan:
@@ -484,10 +487,13 @@ def _plant_product_sku(state: ShopState, rng: random.Random, value: str) -> HopP
     state.products[pid] = Product(
         id=pid, name=value, sku=sku, price=float(rng.randint(8, 120)), stock=rng.randint(3, 40)
     )
-    call = PlannedCall(
-        "search_products", {"query": value}, inputs={"query": "{value}"}, reveals=("products", 0, "sku")
+    return query_hop(
+        "search_products",
+        value,
+        ("products", 0, "sku"),
+        sku,
+        "find the shop product with that title and note its SKU code",
     )
-    return HopPlan([call], sku, "find the shop product with that title and note its SKU code")
 
 
 def _plant_cancel_order(state: ShopState, rng: random.Random, value: str) -> ActionPlan:

@@ -213,9 +213,7 @@ class TicketsService(Service):
         q = args.query.strip().lower()
         if not q:
             raise bad_request("query must not be empty")
-        hits = [
-            t for t in self.state.tickets.values() if text_hit(q, _TICKET_TEXT(t))
-        ]
+        hits = [t for t in self.state.tickets.values() if text_hit(q, _TICKET_TEXT(t))]
         return {"tickets": [dump(t) for t in hits]}
 
     @tool(writes=False)

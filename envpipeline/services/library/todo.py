@@ -20,7 +20,7 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
 from envpipeline.services.registry import register_service
 
 LIST_NAMES = ("Work", "Personal", "Groceries", "Home Projects", "Errands", "Reading")
@@ -361,10 +361,13 @@ def _fresh_title(state: TodoState, rng: random.Random) -> str:
 def _plant_item_due(state: TodoState, rng: random.Random, value: str) -> HopPlan:
     _drop_items(state, value)
     item = _new_item(state, rng, title=value)
-    call = PlannedCall(
-        "search_items", {"query": value}, inputs={"query": "{value}"}, reveals=("items", 0, "due")
+    return query_hop(
+        "search_items",
+        value,
+        ("items", 0, "due"),
+        item.due or "",
+        "find the to-do item with that title and note its due date",
     )
-    return HopPlan([call], item.due or "", "find the to-do item with that title and note its due date")
 
 
 def _plant_due_assignee(state: TodoState, rng: random.Random, value: str) -> HopPlan:
