@@ -55,6 +55,7 @@ THIRD_PARTY = ("pydantic", "pydantic_core", "annotated_types", "typing_inspectio
 ENVPIPELINE_PARTS = (
     "__init__.py",
     "errors.py",
+    "plugins.py",
     "services",
     "models/__init__.py",
     "models/task.py",

@@ -2,41 +2,22 @@
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
-from envpipeline.errors import ConfigError
+from envpipeline.plugins import PluginRegistry
 from envpipeline.terminal.families.base import TaskFamily
 
-_FAMILIES: dict[str, TaskFamily] = {}
-_LOADED = False
-_NOT_FAMILIES = {"base", "registry"}
+_REGISTRY: PluginRegistry[TaskFamily] = PluginRegistry("task family", "envpipeline.terminal.families")
 
 
 def register_family(family: TaskFamily) -> TaskFamily:
     """Add a family; duplicate names are an error."""
-    if family.name in _FAMILIES and _FAMILIES[family.name] is not family:
-        raise ConfigError(f"task family '{family.name}' registered twice")
-    _FAMILIES[family.name] = family
-    return family
+    return _REGISTRY.register(family.name, family)
 
 
 def all_families() -> dict[str, TaskFamily]:
     """Every registered family by name (built-in modules are imported on first use)."""
-    global _LOADED
-    if not _LOADED:
-        import envpipeline.terminal.families as package
-
-        for module in pkgutil.iter_modules(package.__path__):
-            if module.name not in _NOT_FAMILIES and not module.name.startswith("_"):
-                importlib.import_module(f"{package.__name__}.{module.name}")
-        _LOADED = True
-    return dict(sorted(_FAMILIES.items()))
+    return _REGISTRY.all()
 
 
 def get_family(name: str) -> TaskFamily:
     """One family by name, with a clear error listing the known ones."""
-    families = all_families()
-    if name not in families:
-        raise ConfigError(f"unknown task family '{name}'; known: {', '.join(families)}")
-    return families[name]
+    return _REGISTRY.get(name)
