@@ -1,6 +1,5 @@
 """The DuckDB catalog asset: one serialized writer (pool of size 1) over the whole lake."""
 
-
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
 from assets.compose import composed_rollouts, composed_task_specs, service_library, verified_composed_tasks
@@ -17,9 +16,21 @@ CATALOG_POOL = "duckdb_catalog"
 @asset(
     group_name="store",
     deps=[
-        service_library, composed_task_specs, verified_composed_tasks, composed_rollouts,
-        terminal_seeds, seed_verification, seed_pass_rates, selector_decisions, synthesized_bundles,
-        verified_bundles, personas, persona_worlds, world_tasks, gated_world_tasks, accepted_tasks,
+        service_library,
+        composed_task_specs,
+        verified_composed_tasks,
+        composed_rollouts,
+        terminal_seeds,
+        seed_verification,
+        seed_pass_rates,
+        selector_decisions,
+        synthesized_bundles,
+        verified_bundles,
+        personas,
+        persona_worlds,
+        world_tasks,
+        gated_world_tasks,
+        accepted_tasks,
     ],
     pool=CATALOG_POOL,
     code_version=CODE_VERSION,

@@ -1,6 +1,5 @@
 """CompoWorld assets: service_library -> composed_task_specs -> verified_composed_tasks."""
 
-
 import json
 
 from dagster import (
@@ -148,7 +147,9 @@ def composed_rollouts(
     rows = lake.read("verified_composed_tasks", key)
     tasks = [row_to_task(r) for r in rows if r["status"] == "accepted"]
     out = rollout_rows(tasks, composer.rollout_group_size, composer.rollout_error_rate)
-    lineage = Lineage(context.run.run_id, CODE_VERSION, {f"verified_composed_tasks/{key}": _fingerprint(rows)})
+    lineage = Lineage(
+        context.run.run_id, CODE_VERSION, {f"verified_composed_tasks/{key}": _fingerprint(rows)}
+    )
     lake.write_partition("composed_rollouts", key, out, lineage)
     n = len(out) or 1
     return MaterializeResult(
@@ -166,7 +167,9 @@ def _fingerprint(rows: list[dict]) -> str:
     return fingerprint_rows([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
 
 
-@asset_check(asset=composed_rollouts, description="Every SFT trajectory exists and full rewards top partial ones.")
+@asset_check(
+    asset=composed_rollouts, description="Every SFT trajectory exists and full rewards top partial ones."
+)
 def rollouts_are_consistent(store: LakeResource) -> AssetCheckResult:
     """Every accepted task has an SFT trajectory; a full-pass reward is 1.0 and above any partial."""
     rows = store.lake().read("composed_rollouts")
@@ -184,7 +187,9 @@ def rollouts_are_consistent(store: LakeResource) -> AssetCheckResult:
     )
 
 
-@asset_check(asset=verified_composed_tasks, description="Accepted tasks have >= 4 criteria over >= 3 services.")
+@asset_check(
+    asset=verified_composed_tasks, description="Accepted tasks have >= 4 criteria over >= 3 services."
+)
 def accepted_tasks_meet_rubric_floor(store: LakeResource) -> AssetCheckResult:
     """Every accepted task checks enough of the joint state, and passed every gate."""
     rows = store.lake().read("verified_composed_tasks")
@@ -195,13 +200,25 @@ def accepted_tasks_meet_rubric_floor(store: LakeResource) -> AssetCheckResult:
         gates_ok = all(g["passed"] for g in json.loads(row["gates"]))
         if row["n_criteria"] < 4 or row["n_services"] < 3 or not gates_ok:
             bad.append(row["task_id"])
-    return AssetCheckResult(passed=not bad, metadata={"checked": len(rows), "violations": MetadataValue.json(bad[:20])})
+    return AssetCheckResult(
+        passed=not bad, metadata={"checked": len(rows), "violations": MetadataValue.json(bad[:20])}
+    )
 
 
 def task_preview(record: TaskRecord) -> str:
     """A markdown preview of one task for the Dagster UI."""
-    lines = [f"### {record.task_id}", "", "**Instruction**", "", *[f"> {x}" for x in record.instruction.splitlines()]]
-    lines += ["", "**Criteria**", ""] + [f"- `{c.id}` ({c.service or 'output'}): {c.description}" for c in record.criteria]
-    lines += ["", "**Reference solution**", ""] + [f"{i + 1}. `{s.tool}`" for i, s in enumerate(record.reference_solution)]
+    lines = [
+        f"### {record.task_id}",
+        "",
+        "**Instruction**",
+        "",
+        *[f"> {x}" for x in record.instruction.splitlines()],
+    ]
+    lines += ["", "**Criteria**", ""] + [
+        f"- `{c.id}` ({c.service or 'output'}): {c.description}" for c in record.criteria
+    ]
+    lines += ["", "**Reference solution**", ""] + [
+        f"{i + 1}. `{s.tool}`" for i, s in enumerate(record.reference_solution)
+    ]
     lines += ["", "**Gates**: " + ", ".join(f"{g.name} {'✅' if g.passed else '❌'}" for g in record.gates)]
     return "\n".join(lines)

@@ -27,8 +27,12 @@ from resources.store import LakeResource
 DATASETS_CODE_VERSION = "datasets-1"
 
 
-@asset(group_name="datasets", deps=[verified_composed_tasks, seed_verification, verified_bundles, gated_world_tasks],
-       code_version=DATASETS_CODE_VERSION, kinds={"python", "parquet"})
+@asset(
+    group_name="datasets",
+    deps=[verified_composed_tasks, seed_verification, verified_bundles, gated_world_tasks],
+    code_version=DATASETS_CODE_VERSION,
+    kinds={"python", "parquet"},
+)
 def accepted_tasks(context: AssetExecutionContext, store: LakeResource) -> MaterializeResult:
     """Every accepted task of CompoWorld, WildAWM and the terminal families, in one schema."""
     tasks = collect_accepted(store.lake())
@@ -36,12 +40,16 @@ def accepted_tasks(context: AssetExecutionContext, store: LakeResource) -> Mater
     for row in rows:
         row["task_seed_key"] = row.pop("seed_key")  # "seed" columns are reserved for partitions
         row.update({k: json.dumps(v) for k, v in row.items() if isinstance(v, list | dict)})
-    store.lake().write_partition("accepted_tasks", "all", rows, Lineage(context.run.run_id, DATASETS_CODE_VERSION))
-    return MaterializeResult(metadata={
-        "tasks": len(tasks),
-        "per_family": MetadataValue.json(dict(Counter(t.family for t in tasks))),
-        "with_sft_trajectory": sum(t.reference_messages is not None for t in tasks),
-    })
+    store.lake().write_partition(
+        "accepted_tasks", "all", rows, Lineage(context.run.run_id, DATASETS_CODE_VERSION)
+    )
+    return MaterializeResult(
+        metadata={
+            "tasks": len(tasks),
+            "per_family": MetadataValue.json(dict(Counter(t.family for t in tasks))),
+            "with_sft_trajectory": sum(t.reference_messages is not None for t in tasks),
+        }
+    )
 
 
 @asset(group_name="datasets", deps=[accepted_tasks], code_version=DATASETS_CODE_VERSION, kinds={"parquet"})
@@ -53,13 +61,15 @@ def training_datasets(context: AssetExecutionContext, store: LakeResource) -> Ma
     summary = write_all(collect_accepted(lake), out)
     harbor = export_harbor(harbor_items(lake), out / "harbor")
     card = (out / "README.md").read_text()
-    return MaterializeResult(metadata={
-        "split_sizes": MetadataValue.json(summary.get("split_sizes", {})),
-        "files": MetadataValue.json(summary.get("files", {})),
-        "harbor_tasks": len(harbor),
-        "path": MetadataValue.path(str(out)),
-        "card": MetadataValue.md(card),
-    })
+    return MaterializeResult(
+        metadata={
+            "split_sizes": MetadataValue.json(summary.get("split_sizes", {})),
+            "files": MetadataValue.json(summary.get("files", {})),
+            "harbor_tasks": len(harbor),
+            "path": MetadataValue.path(str(out)),
+            "card": MetadataValue.md(card),
+        }
+    )
 
 
 @asset_check(asset=training_datasets, description="No seed or near-duplicate instruction crosses splits.")

@@ -84,7 +84,12 @@ def run_default_job(
     n = len(groups) or 1
     seeds = [r for key in seed_keys for r in lake.read("seed_verification", key)]
     exported = [r for key in seed_keys for r in lake.read("verified_bundles", key)]
-    rates = [r["pass_rate"] for key in seed_keys for r in lake.read("seed_pass_rates", key) if r["pass_rate"] is not None]
+    rates = [
+        r["pass_rate"]
+        for key in seed_keys
+        for r in lake.read("seed_pass_rates", key)
+        if r["pass_rate"] is not None
+    ]
     gated = lake.read("gated_world_tasks", "all")
     world_days = lake.read("persona_worlds")
     datasets = Path(home) / "datasets"
@@ -93,7 +98,8 @@ def run_default_job(
             "accepted_tasks": len(lake.read("accepted_tasks", "all")),
             "path": str(datasets),
             "splits": json.loads((datasets / "splits.json").read_text())["report"]["split_sizes"]
-            if (datasets / "splits.json").exists() else {},
+            if (datasets / "splits.json").exists()
+            else {},
         },
         "worlds": {
             "personas": len({r["persona_id"] for r in world_days}),
@@ -101,7 +107,9 @@ def run_default_job(
             "failed_days": sum(not r["passed"] for r in world_days),
             "accepted_tasks": sum(r["status"] == "accepted" for r in gated),
             "candidates": len(gated),
-            "interfaces": sorted({i for r in gated if r["status"] == "accepted" for i in r["flow"].split(">")}),
+            "interfaces": sorted(
+                {i for r in gated if r["status"] == "accepted" for i in r["flow"].split(">")}
+            ),
         },
         "forge": {
             "seeds_with_pass_rate": len(rates),

@@ -1,6 +1,5 @@
 """The single Definitions of the project (loaded by workspace.yaml)."""
 
-
 from dagster import AssetSelection, Definitions, define_asset_job
 
 from assets.catalog import catalog
@@ -57,34 +56,69 @@ from resources.store import LakeResource
 from resources.worlds import WorldsResource
 
 library_job = define_asset_job(
-    "library_job", selection=AssetSelection.assets(service_library), description="Build and test the service library."
+    "library_job",
+    selection=AssetSelection.assets(service_library),
+    description="Build and test the service library.",
 )
 compose_batch_job = define_asset_job(
     "compose_batch_job",
     selection=AssetSelection.assets(composed_task_specs, verified_composed_tasks, composed_rollouts),
     description="Draft, verify and roll out one composition batch.",
 )
-catalog_job = define_asset_job("catalog_job", selection=AssetSelection.assets(catalog), description="Refresh views.")
+catalog_job = define_asset_job(
+    "catalog_job", selection=AssetSelection.assets(catalog), description="Refresh views."
+)
 datasets_job = define_asset_job(
-    "datasets_job", selection=AssetSelection.assets(accepted_tasks, training_datasets),
+    "datasets_job",
+    selection=AssetSelection.assets(accepted_tasks, training_datasets),
     description="Collect accepted tasks of all families and write the training datasets.",
 )
 
 defs = Definitions(
     assets=[
-        service_library, composed_task_specs, verified_composed_tasks, composed_rollouts,
-        terminal_seeds, seed_verification, seed_pass_rates, selector_decisions, synthesized_bundles,
-        verified_bundles, personas, persona_worlds, world_tasks, gated_world_tasks, accepted_tasks,
-        training_datasets, catalog,
+        service_library,
+        composed_task_specs,
+        verified_composed_tasks,
+        composed_rollouts,
+        terminal_seeds,
+        seed_verification,
+        seed_pass_rates,
+        selector_decisions,
+        synthesized_bundles,
+        verified_bundles,
+        personas,
+        persona_worlds,
+        world_tasks,
+        gated_world_tasks,
+        accepted_tasks,
+        training_datasets,
+        catalog,
     ],
     asset_checks=[
-        service_contract_passes, accepted_tasks_meet_rubric_floor, rollouts_are_consistent,
-        static_checks_pass, oracle_scores_one, nop_scores_zero, no_quarantined_seeds, world_checks_pass,
-        gated_tasks_cover_interfaces, splits_do_not_leak,
+        service_contract_passes,
+        accepted_tasks_meet_rubric_floor,
+        rollouts_are_consistent,
+        static_checks_pass,
+        oracle_scores_one,
+        nop_scores_zero,
+        no_quarantined_seeds,
+        world_checks_pass,
+        gated_tasks_cover_interfaces,
+        splits_do_not_leak,
     ],
     jobs=[
-        library_job, compose_batch_job, terminal_seed_job, seed_verification_job, pass_rate_job, selector_job,
-        forge_bundle_job, personas_job, persona_world_job, gated_tasks_job, datasets_job, catalog_job,
+        library_job,
+        compose_batch_job,
+        terminal_seed_job,
+        seed_verification_job,
+        pass_rate_job,
+        selector_job,
+        forge_bundle_job,
+        personas_job,
+        persona_world_job,
+        gated_tasks_job,
+        datasets_job,
+        catalog_job,
     ],
     sensors=[seed_folder_sensor, reverification_sensor],
     schedules=[oracle_rot_schedule, forge_refresh_schedule],

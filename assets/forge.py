@@ -48,19 +48,37 @@ def seed_pass_rates(
     seed = lake.read("terminal_seeds", key)[0]
     row = {"seed_id": key, "policy": forge.policy().name, "skill": forge.policy_skill}
     if not verified or verified[0]["status"] != "verified":
-        row |= {"pass_rate": None, "skipped": "seed is not gold-verified", "rollouts": "[]",
-                "required_skills": "[]", "optional_skills": "[]"}
+        row |= {
+            "pass_rate": None,
+            "skipped": "seed is not gold-verified",
+            "rollouts": "[]",
+            "required_skills": "[]",
+            "optional_skills": "[]",
+        }
     else:
-        rate, rollouts = estimate_pass_rate(key, Path(seed["bundle_path"]), forge.policy(), sandbox.get(), forge.rollouts)
-        row |= {"pass_rate": rate.pass_rate, "skipped": None, "rollouts": json.dumps(rollouts),
-                "required_skills": json.dumps(rate.required_skills), "optional_skills": json.dumps(rate.optional_skills)}
-    lake.write_partition("seed_pass_rates", key, [row],
-                         Lineage(context.run.run_id, FORGE_CODE_VERSION, {"terminal_seeds": seed["fingerprint"]}))
-    return MaterializeResult(metadata={
-        "pass_rate": row["pass_rate"] if row["pass_rate"] is not None else -1.0,
-        "rollouts": len(json.loads(row["rollouts"])),
-        "skipped": row["skipped"] or "",
-    })
+        rate, rollouts = estimate_pass_rate(
+            key, Path(seed["bundle_path"]), forge.policy(), sandbox.get(), forge.rollouts
+        )
+        row |= {
+            "pass_rate": rate.pass_rate,
+            "skipped": None,
+            "rollouts": json.dumps(rollouts),
+            "required_skills": json.dumps(rate.required_skills),
+            "optional_skills": json.dumps(rate.optional_skills),
+        }
+    lake.write_partition(
+        "seed_pass_rates",
+        key,
+        [row],
+        Lineage(context.run.run_id, FORGE_CODE_VERSION, {"terminal_seeds": seed["fingerprint"]}),
+    )
+    return MaterializeResult(
+        metadata={
+            "pass_rate": row["pass_rate"] if row["pass_rate"] is not None else -1.0,
+            "rollouts": len(json.loads(row["rollouts"])),
+            "skipped": row["skipped"] or "",
+        }
+    )
 
 
 @asset(
@@ -70,28 +88,43 @@ def seed_pass_rates(
     automation_condition=AutomationCondition.eager(),
     kinds={"python", "scip"},
 )
-def selector_decisions(context: AssetExecutionContext, store: LakeResource, forge: ForgeResource) -> MaterializeResult:
+def selector_decisions(
+    context: AssetExecutionContext, store: LakeResource, forge: ForgeResource
+) -> MaterializeResult:
     """One MILP over every seed with a pass rate: the action per seed, with the solver trace."""
     lake = store.lake()
     rates = [
-        SeedPassRate(seed_id=r["seed_id"], pass_rate=r["pass_rate"], required_skills=json.loads(r["required_skills"]),
-                     optional_skills=json.loads(r["optional_skills"]))
-        for r in lake.read("seed_pass_rates") if r["pass_rate"] is not None
+        SeedPassRate(
+            seed_id=r["seed_id"],
+            pass_rate=r["pass_rate"],
+            required_skills=json.loads(r["required_skills"]),
+            optional_skills=json.loads(r["optional_skills"]),
+        )
+        for r in lake.read("seed_pass_rates")
+        if r["pass_rate"] is not None
     ]
     decisions, trace = select_actions(rates, mode=forge.mode, backend=forge.backend) if rates else ([], None)
-    rows = [{**d.model_dump(), "required_skills": json.dumps(d.required_skills),
-             "selected_optional_skills": json.dumps(d.selected_optional_skills)} for d in decisions]
+    rows = [
+        {
+            **d.model_dump(),
+            "required_skills": json.dumps(d.required_skills),
+            "selected_optional_skills": json.dumps(d.selected_optional_skills),
+        }
+        for d in decisions
+    ]
     lake.write_partition("selector_decisions", "all", rows, Lineage(context.run.run_id, FORGE_CODE_VERSION))
     trace_json = trace.model_dump(mode="json") if trace else {"status": "no seeds with a pass rate"}
     Path(store.home, "forge").mkdir(parents=True, exist_ok=True)
     Path(store.home, "forge", "trace.json").write_text(json.dumps(trace_json, indent=2))
-    return MaterializeResult(metadata={
-        "decisions": len(decisions),
-        "status": trace_json.get("status", ""),
-        "objective": trace_json.get("objective") or 0.0,
-        "trace": MetadataValue.json(trace_json),
-        "actions": MetadataValue.json({d.seed_id: d.action_variant for d in decisions}),
-    })
+    return MaterializeResult(
+        metadata={
+            "decisions": len(decisions),
+            "status": trace_json.get("status", ""),
+            "objective": trace_json.get("objective") or 0.0,
+            "trace": MetadataValue.json(trace_json),
+            "actions": MetadataValue.json({d.seed_id: d.action_variant for d in decisions}),
+        }
+    )
 
 
 def _decision_for(store: LakeResource, key: str) -> Decision | None:
@@ -125,23 +158,37 @@ def synthesized_bundles(
         synthesizer = forge.synthesizer()
         for sample in range(forge.bundles_per_seed):
             result = synthesizer.synthesize(
-                seed_dir, decision, out_dir=folder / f"{key}--s{sample}", sample_index=sample,
-                validate=lambda d: [f"static:{c.name}: {c.reason}" for c in check_bundle(d).checks if not c.passed],
+                seed_dir,
+                decision,
+                out_dir=folder / f"{key}--s{sample}",
+                sample_index=sample,
+                validate=lambda d: [
+                    f"static:{c.name}: {c.reason}" for c in check_bundle(d).checks if not c.passed
+                ],
             )
-            rows.append({
-                "seed_id": key, "sample": sample, "action_variant": decision.action_variant,
-                "bundle_path": str(result.bundle_dir) if result.bundle_dir else None,
-                "attempts": len(result.attempts), "prompt_tokens": result.prompt_tokens,
-                "completion_tokens": result.completion_tokens,
-                "failures": json.dumps([f for a in result.attempts for f in a.failures]),
-            })
-    store.lake().write_partition("synthesized_bundles", key, rows, Lineage(context.run.run_id, FORGE_CODE_VERSION))
-    return MaterializeResult(metadata={
-        "action": decision.action_variant if decision else "no decision for this seed",
-        "synthesized": sum(r["bundle_path"] is not None for r in rows),
-        "attempts": sum(r["attempts"] for r in rows),
-        "tokens": sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows),
-    })
+            rows.append(
+                {
+                    "seed_id": key,
+                    "sample": sample,
+                    "action_variant": decision.action_variant,
+                    "bundle_path": str(result.bundle_dir) if result.bundle_dir else None,
+                    "attempts": len(result.attempts),
+                    "prompt_tokens": result.prompt_tokens,
+                    "completion_tokens": result.completion_tokens,
+                    "failures": json.dumps([f for a in result.attempts for f in a.failures]),
+                }
+            )
+    store.lake().write_partition(
+        "synthesized_bundles", key, rows, Lineage(context.run.run_id, FORGE_CODE_VERSION)
+    )
+    return MaterializeResult(
+        metadata={
+            "action": decision.action_variant if decision else "no decision for this seed",
+            "synthesized": sum(r["bundle_path"] is not None for r in rows),
+            "attempts": sum(r["attempts"] for r in rows),
+            "tokens": sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows),
+        }
+    )
 
 
 @asset(
@@ -167,26 +214,48 @@ def verified_bundles(
         if not failures:
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(item["bundle_path"], target)
-        rows.append({"seed_id": key, "action_variant": item["action_variant"], "accepted": not failures,
-                     "bundle_path": str(target) if not failures else item["bundle_path"],
-                     "reasons": json.dumps(failures)})
-    store.lake().write_partition("verified_bundles", key, rows, Lineage(context.run.run_id, FORGE_CODE_VERSION))
-    return MaterializeResult(metadata={
-        "accepted": sum(r["accepted"] for r in rows),
-        "rejected": sum(not r["accepted"] for r in rows),
-        "export": MetadataValue.path(str(export)),
-    })
+        rows.append(
+            {
+                "seed_id": key,
+                "action_variant": item["action_variant"],
+                "accepted": not failures,
+                "bundle_path": str(target) if not failures else item["bundle_path"],
+                "reasons": json.dumps(failures),
+            }
+        )
+    store.lake().write_partition(
+        "verified_bundles", key, rows, Lineage(context.run.run_id, FORGE_CODE_VERSION)
+    )
+    return MaterializeResult(
+        metadata={
+            "accepted": sum(r["accepted"] for r in rows),
+            "rejected": sum(not r["accepted"] for r in rows),
+            "export": MetadataValue.path(str(export)),
+        }
+    )
 
 
-pass_rate_job = define_asset_job("pass_rate_job", selection=[seed_pass_rates],
-                                 description="Re-estimate one seed's pass rate with the current policy.")
-selector_job = define_asset_job("selector_job", selection=[selector_decisions], description="Reselect actions.")
-forge_bundle_job = define_asset_job("forge_bundle_job", selection=[synthesized_bundles, verified_bundles],
-                                    description="Synthesize and gold-verify one seed's bundles.")
+pass_rate_job = define_asset_job(
+    "pass_rate_job",
+    selection=[seed_pass_rates],
+    description="Re-estimate one seed's pass rate with the current policy.",
+)
+selector_job = define_asset_job(
+    "selector_job", selection=[selector_decisions], description="Reselect actions."
+)
+forge_bundle_job = define_asset_job(
+    "forge_bundle_job",
+    selection=[synthesized_bundles, verified_bundles],
+    description="Synthesize and gold-verify one seed's bundles.",
+)
 
 
-@schedule(job=pass_rate_job, cron_schedule="0 5 * * 1", default_status=DefaultScheduleStatus.STOPPED,
-          description="Weekly: re-estimate every seed's pass rate with the current policy (then reselect).")
+@schedule(
+    job=pass_rate_job,
+    cron_schedule="0 5 * * 1",
+    default_status=DefaultScheduleStatus.STOPPED,
+    description="Weekly: re-estimate every seed's pass rate with the current policy (then reselect).",
+)
 def forge_refresh_schedule(context: ScheduleEvaluationContext):
     """One run per seed; `selector_decisions` re-runs by its eager automation condition."""
     stamp = context.scheduled_execution_time.strftime("%Y%m%d")

@@ -37,7 +37,11 @@ def terminal_seeds(context: AssetExecutionContext, store: LakeResource) -> Mater
     info = materialize_seed(key, store.bundles_root, store.seeds_folder)
     report = check_bundle(info["bundle_path"])
     failed = {c.name: c.reason for c in report.checks if not c.passed}
-    row = {**info, "static_passed": report.passed, "static_checks": json.dumps(report.model_dump(mode="json"))}
+    row = {
+        **info,
+        "static_passed": report.passed,
+        "static_checks": json.dumps(report.model_dump(mode="json")),
+    }
     lineage = Lineage(context.run.run_id, TERMINAL_CODE_VERSION, {"source": info["source_fingerprint"]})
     store.lake().write_partition("terminal_seeds", key, [row], lineage)
     return MaterializeResult(
@@ -57,7 +61,9 @@ def static_checks_pass(store: LakeResource) -> AssetCheckResult:
     """Schema, path safety, required files, reward file, instruction length, leaks, overlap."""
     rows = store.lake().read("terminal_seeds")
     failing = [r["seed_key"] for r in rows if not r["static_passed"]]
-    return AssetCheckResult(passed=not failing, metadata={"seeds": len(rows), "failing": MetadataValue.json(failing)})
+    return AssetCheckResult(
+        passed=not failing, metadata={"seeds": len(rows), "failing": MetadataValue.json(failing)}
+    )
 
 
 @asset(
@@ -83,7 +89,9 @@ def seed_verification(
     lineage = Lineage(context.run.run_id, TERMINAL_CODE_VERSION, {"terminal_seeds": seed["fingerprint"]})
     lake.write_partition("seed_verification", key, [row], lineage)
     if status == "quarantined":
-        context.log.warning(f"seed {key} stopped passing gold verification and is quarantined: {result.reasons}")
+        context.log.warning(
+            f"seed {key} stopped passing gold verification and is quarantined: {result.reasons}"
+        )
     return MaterializeResult(
         metadata={
             "status": status,
@@ -107,7 +115,9 @@ def oracle_scores_one(store: LakeResource) -> AssetCheckResult:
     """Oracle = 1 on every seed (failures and quarantines listed)."""
     rows = _latest_verifications(store)
     bad = [r["seed_key"] for r in rows if any(x != 1.0 for x in json.loads(r["oracle_rewards"]))]
-    return AssetCheckResult(passed=not bad, metadata={"seeds": len(rows), "oracle_failures": MetadataValue.json(bad)})
+    return AssetCheckResult(
+        passed=not bad, metadata={"seeds": len(rows), "oracle_failures": MetadataValue.json(bad)}
+    )
 
 
 @asset_check(asset=seed_verification, description="Doing nothing scores 0 on every seed.")
@@ -115,7 +125,9 @@ def nop_scores_zero(store: LakeResource) -> AssetCheckResult:
     """Nop = 0 on every seed."""
     rows = _latest_verifications(store)
     bad = [r["seed_key"] for r in rows if r["nop_reward"] != 0.0]
-    return AssetCheckResult(passed=not bad, metadata={"seeds": len(rows), "nop_failures": MetadataValue.json(bad)})
+    return AssetCheckResult(
+        passed=not bad, metadata={"seeds": len(rows), "nop_failures": MetadataValue.json(bad)}
+    )
 
 
 @asset_check(asset=seed_verification, description="No seed is quarantined (oracle rot).")

@@ -46,8 +46,12 @@ def seed_folder_sensor(context: SensorEvaluationContext, store: LakeResource) ->
     existing = set(context.instance.get_dynamic_partitions(terminal_seed_partitions.name))
     new_keys = sorted(set(changed) - existing)
     return SensorResult(
-        run_requests=[RunRequest(partition_key=k, run_key=f"{k}:{fp[:16]}") for k, fp in sorted(changed.items())],
-        dynamic_partitions_requests=[terminal_seed_partitions.build_add_request(new_keys)] if new_keys else [],
+        run_requests=[
+            RunRequest(partition_key=k, run_key=f"{k}:{fp[:16]}") for k, fp in sorted(changed.items())
+        ],
+        dynamic_partitions_requests=[terminal_seed_partitions.build_add_request(new_keys)]
+        if new_keys
+        else [],
         cursor=json.dumps({**seen, **current}, sort_keys=True),
     )
 
@@ -84,8 +88,11 @@ def reverification_sensor(
     context.log.info(f"re-verifying {len(stale)} seeds: {stale}")
     return SensorResult(
         run_requests=[
-            RunRequest(partition_key=k, run_key=f"reverify:{k}:{VERIFIER_VERSION}:{environment}:{reason}",
-                       tags={"envpipeline/reverify_reason": reason})
+            RunRequest(
+                partition_key=k,
+                run_key=f"reverify:{k}:{VERIFIER_VERSION}:{environment}:{reason}",
+                tags={"envpipeline/reverify_reason": reason},
+            )
             for k, reason in sorted(stale.items())
         ]
     )

@@ -29,17 +29,24 @@ persona_partitions = DynamicPartitionsDefinition(name="personas")
 
 
 @asset(group_name="wildawm", code_version=WORLDS_CODE_VERSION, kinds={"python", "parquet"})
-def personas(context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource) -> MaterializeResult:
+def personas(
+    context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource
+) -> MaterializeResult:
     """Procedural personas accepted by the diversity judge (up to two revisions each)."""
     accepted, rejected = propose_personas(worlds.personas, worlds.seed)
-    rows = [{"persona_id": p.persona_id, "occupation": p.occupation, "persona": p.model_dump_json()} for p in accepted]
+    rows = [
+        {"persona_id": p.persona_id, "occupation": p.occupation, "persona": p.model_dump_json()}
+        for p in accepted
+    ]
     store.lake().write_partition("personas", "all", rows, Lineage(context.run.run_id, WORLDS_CODE_VERSION))
     context.instance.add_dynamic_partitions(persona_partitions.name, [p.persona_id for p in accepted])
-    return MaterializeResult(metadata={
-        "accepted": len(accepted),
-        "rejected_candidates": len(rejected),
-        "occupations": MetadataValue.json({p.persona_id: p.occupation for p in accepted}),
-    })
+    return MaterializeResult(
+        metadata={
+            "accepted": len(accepted),
+            "rejected_candidates": len(rejected),
+            "occupations": MetadataValue.json({p.persona_id: p.occupation for p in accepted}),
+        }
+    )
 
 
 def _persona(store: LakeResource, persona_id: str) -> Persona:
@@ -49,20 +56,42 @@ def _persona(store: LakeResource, persona_id: str) -> Persona:
     return Persona.model_validate_json(rows[0]["persona"])
 
 
-@asset(group_name="wildawm", partitions_def=persona_partitions, deps=[personas],
-       code_version=WORLDS_CODE_VERSION, kinds={"python", "sqlite"})
-def persona_worlds(context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource) -> MaterializeResult:
+@asset(
+    group_name="wildawm",
+    partitions_def=persona_partitions,
+    deps=[personas],
+    code_version=WORLDS_CODE_VERSION,
+    kinds={"python", "sqlite"},
+)
+def persona_worlds(
+    context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource
+) -> MaterializeResult:
     """One persona's world, day by day, with every day's checks (lint, replay, declaration, live, review)."""
     persona = _persona(store, context.partition_key)
     build = build_world(persona, worlds.days, worlds.root(store.home), live_health=worlds.live_health)
-    rows = [{"persona_id": persona.persona_id, "day": d.day, "hash": d.hash, "day_dir": str(day_path(Path(build.root), d.day)),
-             "passed": d.passed, "checks": json.dumps([c.model_dump(mode="json") for c in d.checks])}
-            for d in build.days]
-    store.lake().write_partition("persona_worlds", context.partition_key, rows,
-                                 Lineage(context.run.run_id, WORLDS_CODE_VERSION))
+    rows = [
+        {
+            "persona_id": persona.persona_id,
+            "day": d.day,
+            "hash": d.hash,
+            "day_dir": str(day_path(Path(build.root), d.day)),
+            "passed": d.passed,
+            "checks": json.dumps([c.model_dump(mode="json") for c in d.checks]),
+        }
+        for d in build.days
+    ]
+    store.lake().write_partition(
+        "persona_worlds", context.partition_key, rows, Lineage(context.run.run_id, WORLDS_CODE_VERSION)
+    )
     failed = [f"day {d.day}: {c.name}" for d in build.days for c in d.checks if not c.passed]
-    return MaterializeResult(metadata={"days": len(build.days), "passed": build.passed,
-                                       "failed_checks": MetadataValue.json(failed), "root": MetadataValue.path(str(build.root))})
+    return MaterializeResult(
+        metadata={
+            "days": len(build.days),
+            "passed": build.passed,
+            "failed_checks": MetadataValue.json(failed),
+            "root": MetadataValue.path(str(build.root)),
+        }
+    )
 
 
 @asset_check(asset=persona_worlds, description="Every day of every world passes its checks.")
@@ -70,26 +99,51 @@ def world_checks_pass(store: LakeResource) -> AssetCheckResult:
     """Lint, replay determinism, declaration, live health and the reviewer, for every built day."""
     rows = store.lake().read("persona_worlds")
     failing = [f"{r['persona_id']} day {r['day']}" for r in rows if not r["passed"]]
-    return AssetCheckResult(passed=not failing, metadata={"days": len(rows), "failing": MetadataValue.json(failing)})
+    return AssetCheckResult(
+        passed=not failing, metadata={"days": len(rows), "failing": MetadataValue.json(failing)}
+    )
 
 
-@asset(group_name="wildawm", partitions_def=persona_partitions, deps=[persona_worlds],
-       code_version=WORLDS_CODE_VERSION, kinds={"python"})
-def world_tasks(context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource) -> MaterializeResult:
+@asset(
+    group_name="wildawm",
+    partitions_def=persona_partitions,
+    deps=[persona_worlds],
+    code_version=WORLDS_CODE_VERSION,
+    kinds={"python"},
+)
+def world_tasks(
+    context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource
+) -> MaterializeResult:
     """Cross-interface task candidates over one persona's world days."""
     world_dir = Path(worlds.root(store.home)) / context.partition_key
     days = list(range(1, worlds.days + 1))
     candidates = world_candidates(world_dir, days, worlds.tasks_per_world_day)
-    rows = [{"task_id": t.task_id, "persona_id": t.persona_id, "day": t.day, "template": t.template,
-             "flow": ">".join(t.interface_flow), "day_dir": str(d), "task": t.model_dump_json()} for t, d in candidates]
-    store.lake().write_partition("world_tasks", context.partition_key, rows,
-                                 Lineage(context.run.run_id, WORLDS_CODE_VERSION))
-    return MaterializeResult(metadata={"candidates": len(rows),
-                                       "flows": MetadataValue.json(sorted({r["flow"] for r in rows}))})
+    rows = [
+        {
+            "task_id": t.task_id,
+            "persona_id": t.persona_id,
+            "day": t.day,
+            "template": t.template,
+            "flow": ">".join(t.interface_flow),
+            "day_dir": str(d),
+            "task": t.model_dump_json(),
+        }
+        for t, d in candidates
+    ]
+    store.lake().write_partition(
+        "world_tasks", context.partition_key, rows, Lineage(context.run.run_id, WORLDS_CODE_VERSION)
+    )
+    return MaterializeResult(
+        metadata={"candidates": len(rows), "flows": MetadataValue.json(sorted({r["flow"] for r in rows}))}
+    )
 
 
-@asset(group_name="wildawm", deps=[world_tasks], code_version=WORLDS_CODE_VERSION, kinds={"python", "parquet"})
-def gated_world_tasks(context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource) -> MaterializeResult:
+@asset(
+    group_name="wildawm", deps=[world_tasks], code_version=WORLDS_CODE_VERSION, kinds={"python", "parquet"}
+)
+def gated_world_tasks(
+    context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource
+) -> MaterializeResult:
     """Six rollouts per task through web, MCP and CLI, the five gates, and the diversity metrics."""
     lake = store.lake()
     rows = sorted(lake.read("world_tasks"), key=lambda r: (r["persona_id"], r["day"], r["task_id"]))
@@ -99,37 +153,60 @@ def gated_world_tasks(context: AssetExecutionContext, store: LakeResource, world
     world_rows = lake.read("persona_worlds")
     texts = [world_day_text(Path(r["day_dir"])) for r in world_rows if r["day"] > 0]
     summary = summarize([], gated, accepted, texts)
-    out = [{"task_id": g.task.task_id, "persona_id": g.task.persona_id, "status": g.status,
-            "difficulty": g.difficulty, "flow": ">".join(g.task.interface_flow), "reasons": json.dumps(g.reasons),
-            "gates": json.dumps([x.model_dump(mode="json") for x in g.gates]), "record": g.model_dump_json()}
-           for g in gated]
+    out = [
+        {
+            "task_id": g.task.task_id,
+            "persona_id": g.task.persona_id,
+            "status": g.status,
+            "difficulty": g.difficulty,
+            "flow": ">".join(g.task.interface_flow),
+            "reasons": json.dumps(g.reasons),
+            "gates": json.dumps([x.model_dump(mode="json") for x in g.gates]),
+            "record": g.model_dump_json(),
+        }
+        for g in gated
+    ]
     lake.write_partition("gated_world_tasks", "all", out, Lineage(context.run.run_id, WORLDS_CODE_VERSION))
     metrics = summary["metrics"]
-    return MaterializeResult(metadata={
-        "accepted": summary["tasks"]["accepted"],
-        "rejected": summary["tasks"]["rejected"],
-        "interfaces_used": ", ".join(summary["interfaces_used"]),
-        "difficulty": MetadataValue.json(summary["difficulty"]),
-        "gate_pass_rates": MetadataValue.json({k: v["rate"] for k, v in summary["gates"].items()}),
-        "cohen_kappa": metrics.get("kappa") if metrics.get("kappa") is not None else -1.0,
-        "vendi_worlds": metrics["worlds"].get("vendi", 0.0),
-        "vendi_tasks": metrics["tasks"].get("vendi", 0.0),
-        "metrics": MetadataValue.json(metrics),
-    })
+    return MaterializeResult(
+        metadata={
+            "accepted": summary["tasks"]["accepted"],
+            "rejected": summary["tasks"]["rejected"],
+            "interfaces_used": ", ".join(summary["interfaces_used"]),
+            "difficulty": MetadataValue.json(summary["difficulty"]),
+            "gate_pass_rates": MetadataValue.json({k: v["rate"] for k, v in summary["gates"].items()}),
+            "cohen_kappa": metrics.get("kappa") if metrics.get("kappa") is not None else -1.0,
+            "vendi_worlds": metrics["worlds"].get("vendi", 0.0),
+            "vendi_tasks": metrics["tasks"].get("vendi", 0.0),
+            "metrics": MetadataValue.json(metrics),
+        }
+    )
 
 
-@asset_check(asset=gated_world_tasks, description="Accepted tasks passed every gate and use all three interfaces.")
+@asset_check(
+    asset=gated_world_tasks, description="Accepted tasks passed every gate and use all three interfaces."
+)
 def gated_tasks_cover_interfaces(store: LakeResource) -> AssetCheckResult:
     """Initial unsatisfaction, solvability, judge consistency and the probe hold; web, CLI and MCP all used."""
     rows = [r for r in store.lake().read("gated_world_tasks") if r["status"] == "accepted"]
     bad = [r["task_id"] for r in rows if not all(g["passed"] for g in json.loads(r["gates"]))]
     used = {i for r in rows for i in r["flow"].split(">")}
-    return AssetCheckResult(passed=not bad and {"web", "cli", "mcp"} <= used,
-                            metadata={"accepted": len(rows), "violations": MetadataValue.json(bad),
-                                      "interfaces": ", ".join(sorted(used))})
+    return AssetCheckResult(
+        passed=not bad and {"web", "cli", "mcp"} <= used,
+        metadata={
+            "accepted": len(rows),
+            "violations": MetadataValue.json(bad),
+            "interfaces": ", ".join(sorted(used)),
+        },
+    )
 
 
 personas_job = define_asset_job("personas_job", selection=[personas], description="Propose personas.")
-persona_world_job = define_asset_job("persona_world_job", selection=[persona_worlds, world_tasks],
-                                     description="Build one persona's world and its task candidates.")
-gated_tasks_job = define_asset_job("gated_tasks_job", selection=[gated_world_tasks], description="Gate tasks.")
+persona_world_job = define_asset_job(
+    "persona_world_job",
+    selection=[persona_worlds, world_tasks],
+    description="Build one persona's world and its task candidates.",
+)
+gated_tasks_job = define_asset_job(
+    "gated_tasks_job", selection=[gated_world_tasks], description="Gate tasks."
+)

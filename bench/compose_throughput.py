@@ -93,8 +93,10 @@ def main() -> None:
     print(f"candidates composed+verified: {candidates} in {elapsed:.2f}s on 1 core")
     print(f"verified tasks/s (accepted): {len(accepted) / elapsed:,.0f}   (goal >= 500)")
     print(f"candidates/s (all verdicts): {candidates / elapsed:,.0f}")
-    print(f"call_tool calls/s (read tools of the same {len(accepted)} tasks' reference solutions): "
-          f"{calls_per_s:,.0f}   (goal >= 100,000; {calls:,} calls)")
+    print(
+        f"call_tool calls/s (read tools of the same {len(accepted)} tasks' reference solutions): "
+        f"{calls_per_s:,.0f}   (goal >= 100,000; {calls:,} calls)"
+    )
     print(f"bare pydantic-validated function calls/s (same run): {bare:,.0f}")
     print(f"call_tool path / bare pydantic call: {calls_per_s / bare:.2f}x")
 

@@ -38,8 +38,11 @@ def gate_throughput(builds: list[WorldBuild], root: Path, per_day: int = 3) -> d
     seconds = time.perf_counter() - t0
     rollouts = [r for g in gated for r in g.rollouts]
     return {
-        "tasks": len(gated), "accepted": sum(g.status == "accepted" for g in gated),
-        "rollouts": len(rollouts), "generation_s": round(generated, 3), "seconds": round(seconds, 2),
+        "tasks": len(gated),
+        "accepted": sum(g.status == "accepted" for g in gated),
+        "rollouts": len(rollouts),
+        "generation_s": round(generated, 3),
+        "seconds": round(seconds, 2),
         "tasks_per_minute": round(len(gated) / seconds * 60, 1) if seconds else 0.0,
         "rollout_s_median": round(statistics.median(r.seconds for r in rollouts), 3) if rollouts else 0.0,
         "cli_backends": sorted({r.cli_backend for r in rollouts}),
@@ -77,11 +80,15 @@ def main() -> None:
             per_day_plain.append(plain / args.days)
             failed = [f"day {d.day} {c.name}" for d in build.days for c in d.checks if not c.passed]
             live = {c.reason for d in build.days for c in d.checks if c.name == "live_health"}
-            print(f"{persona.persona_id:28s} {args.days} days: {full:7.3f} s with checks "
-                  f"({full / args.days:.3f} s/day), {plain / args.days:.4f} s/day plain; "
-                  f"failed checks: {failed or 'none'}; live: {sorted(live)[0][:60]}")
-        print(f"world build time per day (with checks): mean {statistics.mean(per_day_full):.3f} s "
-              f"over {len(personas)} personas x {args.days} days")
+            print(
+                f"{persona.persona_id:28s} {args.days} days: {full:7.3f} s with checks "
+                f"({full / args.days:.3f} s/day), {plain / args.days:.4f} s/day plain; "
+                f"failed checks: {failed or 'none'}; live: {sorted(live)[0][:60]}"
+            )
+        print(
+            f"world build time per day (with checks): mean {statistics.mean(per_day_full):.3f} s "
+            f"over {len(personas)} personas x {args.days} days"
+        )
         print(f"world materialization per day (no checks): mean {statistics.mean(per_day_plain):.4f} s")
         if args.gates:
             result = gate_throughput(builds, root / "worlds")

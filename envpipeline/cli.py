@@ -49,7 +49,9 @@ def main() -> None:
 @home_option
 @click.option("--batches", default=4, show_default=True, help="Composition batches (dynamic partitions).")
 @click.option("--candidates-per-batch", default=50, show_default=True, help="Candidates drafted per batch.")
-@click.option("--seeds-per-family", default=1, show_default=True, help="Procedural terminal seeds per family.")
+@click.option(
+    "--seeds-per-family", default=1, show_default=True, help="Procedural terminal seeds per family."
+)
 def run_command(home: Path | None, batches: int, candidates_per_batch: int, seeds_per_family: int) -> None:
     """Materialize the whole asset graph offline with Dagster and print a summary."""
     home = (home or default_home()).resolve()
@@ -62,8 +64,11 @@ def run_command(home: Path | None, batches: int, candidates_per_batch: int, seed
             f"the Dagster shell (assets/) is not importable from {REPO_ROOT}: {e}. Run from a checkout."
         ) from e
     summary = runner.run_default_job(
-        home, batches=batches, candidates_per_batch=candidates_per_batch,
-        seeds_per_family=seeds_per_family, console=console,
+        home,
+        batches=batches,
+        candidates_per_batch=candidates_per_batch,
+        seeds_per_family=seeds_per_family,
+        console=console,
     )
     _print_summary(summary)
 
@@ -124,7 +129,9 @@ def _print_summary(summary: dict[str, Any]) -> None:
             f"full success {rollouts['full_success_rate']:.1%}, zero-signal groups {rollouts['zero_signal']})"
         )
     click.echo(f"lake: {summary['home']}/lake   catalog: {summary['home']}/catalog.duckdb")
-    click.echo(f"dagster runs: {summary['runs']} (DAGSTER_HOME={summary['dagster_home']}); `make ui` to browse")
+    click.echo(
+        f"dagster runs: {summary['runs']} (DAGSTER_HOME={summary['dagster_home']}); `make ui` to browse"
+    )
 
 
 @main.group("services")
@@ -177,8 +184,15 @@ def services_list(as_json: bool) -> None:
 @home_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
 def compose_command(
-    n_tasks: int, k: int, distractors: int, walk_length: int | None, seed: int, max_attempts: int | None,
-    out: Path, home: Path | None, as_json: bool,
+    n_tasks: int,
+    k: int,
+    distractors: int,
+    walk_length: int | None,
+    seed: int,
+    max_attempts: int | None,
+    out: Path,
+    home: Path | None,
+    as_json: bool,
 ) -> None:
     """Compose and verify cross-service tasks until N are accepted or the budget runs out."""
     from envpipeline.compose.author import ComposeConfig
@@ -196,7 +210,10 @@ def compose_command(
     with _progress() as progress:
         bar = progress.add_task("composing", total=n_tasks)
         result = compose_until(
-            n_tasks, config, range(seed, seed + budget), seed_key=f"cli_{seed}",
+            n_tasks,
+            config,
+            range(seed, seed + budget),
+            seed_key=f"cli_{seed}",
             on_record=lambda r: progress.advance(bar, int(r.status == "accepted")),
         )
     elapsed = time.perf_counter() - started
@@ -230,7 +247,9 @@ def compose_command(
     if as_json:
         _emit_json(summary)
     else:
-        click.echo(f"{summary['accepted']} accepted, {summary['rejected']} rejected in {elapsed:.2f}s -> {out}")
+        click.echo(
+            f"{summary['accepted']} accepted, {summary['rejected']} rejected in {elapsed:.2f}s -> {out}"
+        )
     if result.budget_exhausted:
         console.print(f"[yellow]budget of {budget} candidates ran out before {n_tasks} were accepted[/]")
         sys.exit(3)
@@ -278,8 +297,12 @@ _register_groups()
 
 def _progress() -> Progress:
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, transient=True,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
     )
 
 

@@ -1,6 +1,5 @@
 """CompoWorld composition settings as a Dagster resource."""
 
-
 from dagster import ConfigurableResource
 from pydantic import Field
 

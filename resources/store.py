@@ -1,6 +1,5 @@
 """The lake and catalog as a Dagster resource."""
 
-
 import os
 from pathlib import Path
 

@@ -24,7 +24,9 @@ def composed_records(n: int = 4) -> list[TaskRecord]:
             records.append(record)
         if len(records) == n:
             break
-    records[1] = records[1].model_copy(update={"seed_key": records[0].seed_key, "provenance": records[0].provenance})
+    records[1] = records[1].model_copy(
+        update={"seed_key": records[0].seed_key, "provenance": records[0].provenance}
+    )
     return records
 
 

@@ -28,7 +28,9 @@ class TrajectoryRecorder:
             {
                 "role": "assistant",
                 "content": "",
-                "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": encoded}}],
+                "tool_calls": [
+                    {"id": call_id, "type": "function", "function": {"name": name, "arguments": encoded}}
+                ],
             }
         )
         content = self.toolbox.dispatch(name, encoded)

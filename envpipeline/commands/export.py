@@ -14,8 +14,12 @@ FORMATS = ("verl", "verl-sft", "trl-sft", "trl-rl", "skyrl", "harbor", "all")
 @click.command("export")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), required=True, help="Output format.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Output folder.")
-@click.option("--home", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Data folder (default: $ENVPIPELINE_HOME or ./data).")
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Data folder (default: $ENVPIPELINE_HOME or ./data).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 def export_command(fmt: str, out: Path, home: Path | None, as_json: bool) -> None:
     """Export every accepted task of the store (run `envpipeline run` first)."""

@@ -11,11 +11,16 @@ import click
 @click.command("serve-mcp")
 @click.argument("task_id")
 @click.option(
-    "--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
     help="stdio (for a client that spawns the server) or streamable HTTP on 127.0.0.1 (path /mcp).",
 )
 @click.option(
-    "--home", type=click.Path(file_okay=False, path_type=Path), default=None,
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
     help="Data folder holding the lake. Default: $ENVPIPELINE_HOME or ./data.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")

@@ -60,7 +60,9 @@ def bundle_group() -> None:
 @bundle_group.command("new")
 @click.argument("family")
 @click.option("--seed", default=0, show_default=True, help="Generator seed.")
-@click.option("--difficulty", type=click.Choice(["easy", "medium", "hard"]), default="medium", show_default=True)
+@click.option(
+    "--difficulty", type=click.Choice(["easy", "medium", "hard"]), default="medium", show_default=True
+)
 @click.option("--variant", default="oracle", show_default=True, help="Solution variant written as solution/.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Bundle folder.")
 def bundle_new(family: str, seed: int, difficulty: str, variant: str, out: Path) -> None:
@@ -75,12 +77,20 @@ def bundle_new(family: str, seed: int, difficulty: str, variant: str, out: Path)
 
 
 @bundle_group.command("check")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--heldout", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="Held-out instructions, one JSON string per line (or plain lines).")
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option(
+    "--heldout",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Held-out instructions, one JSON string per line (or plain lines).",
+)
 @click.option("--overlap-threshold", default=0.5, show_default=True, help="Max n-gram Jaccard vs held-out.")
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
-def bundle_check(paths: tuple[Path, ...], heldout: Path | None, overlap_threshold: float, as_json: bool) -> None:
+def bundle_check(
+    paths: tuple[Path, ...], heldout: Path | None, overlap_threshold: float, as_json: bool
+) -> None:
     """Run the static checks on bundles; exits 1 if any bundle fails."""
     from envpipeline.terminal.checks import check_bundle
 
@@ -111,10 +121,19 @@ def _read_heldout(path: Path) -> list[str]:
 
 
 @bundle_group.command("verify")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--sandbox", "backend", type=click.Choice(["local", "docker"]), default=None,
-              help="Sandbox backend (default: $ENVPIPELINE_SANDBOX, else Docker if it answers, else local).")
-@click.option("--json", "as_json", is_flag=True, help="Print oracle/nop rewards, verdict and reasons as JSON.")
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option(
+    "--sandbox",
+    "backend",
+    type=click.Choice(["local", "docker"]),
+    default=None,
+    help="Sandbox backend (default: $ENVPIPELINE_SANDBOX, else Docker if it answers, else local).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print oracle/nop rewards, verdict and reasons as JSON."
+)
 def bundle_verify(paths: tuple[Path, ...], backend: str | None, as_json: bool) -> None:
     """Gold-verify bundles: oracle = 1 (twice), nop = 0; exits 1 if any bundle fails."""
     from envpipeline.sandbox.detect import select_sandbox
@@ -126,16 +145,23 @@ def bundle_verify(paths: tuple[Path, ...], backend: str | None, as_json: bool) -
         console.print(f"verifying {path} with {sandbox.backend} sandbox ...")
         results.append(verify_bundle(path, sandbox))
     if as_json:
-        _emit_json([
-            {
-                "bundle": r.bundle, "path": r.path, "backend": r.backend, "verdict": r.verdict,
-                "oracle_reward": r.oracle_rewards[0] if r.oracle_rewards else None,
-                "oracle_rewards": r.oracle_rewards, "nop_reward": r.nop_reward, "reasons": r.reasons,
-                "nondeterministic": r.nondeterministic,
-                "durations": [t.durations for t in r.trials],
-            }
-            for r in results
-        ])
+        _emit_json(
+            [
+                {
+                    "bundle": r.bundle,
+                    "path": r.path,
+                    "backend": r.backend,
+                    "verdict": r.verdict,
+                    "oracle_reward": r.oracle_rewards[0] if r.oracle_rewards else None,
+                    "oracle_rewards": r.oracle_rewards,
+                    "nop_reward": r.nop_reward,
+                    "reasons": r.reasons,
+                    "nondeterministic": r.nondeterministic,
+                    "durations": [t.durations for t in r.trials],
+                }
+                for r in results
+            ]
+        )
     else:
         for r in results:
             click.echo(f"{r.verdict:16} oracle={r.oracle_rewards} nop={r.nop_reward} {r.bundle}")
@@ -145,7 +171,9 @@ def bundle_verify(paths: tuple[Path, ...], backend: str | None, as_json: bool) -
 
 
 @bundle_group.command("import")
-@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument(
+    "sources", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Output folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print the import reports as JSON.")
 def bundle_import(sources: tuple[Path, ...], out: Path, as_json: bool) -> None:
@@ -161,27 +189,56 @@ def bundle_import(sources: tuple[Path, ...], out: Path, as_json: bool) -> None:
 
 
 @click.command("forge")
-@click.option("--target", default=100, show_default=True, type=click.IntRange(min=1), help="Accepted bundles.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("forge-out"),
-              show_default=True, help="Output folder (bundles/, decisions.jsonl, trace.json, report.json).")
+@click.option(
+    "--target", default=100, show_default=True, type=click.IntRange(min=1), help="Accepted bundles."
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("forge-out"),
+    show_default=True,
+    help="Output folder (bundles/, decisions.jsonl, trace.json, report.json).",
+)
 @click.option("--seeds-per-family", default=1, show_default=True, help="Procedural seeds per family.")
 @click.option("--rollouts", default=4, show_default=True, help="K rollouts per seed for the pass rate.")
-@click.option("--rollouts-table", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="Recorded rollouts (JSONL {seed_id, reward}) instead of running the policy.")
+@click.option(
+    "--rollouts-table",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Recorded rollouts (JSONL {seed_id, reward}) instead of running the policy.",
+)
 @click.option("--skill", default=0.7, show_default=True, help="Skill of the scripted policy.")
-@click.option("--backend", type=click.Choice(["scip", "enumerate", "greedy"]), default="scip", show_default=True)
-@click.option("--synthesizer", type=click.Choice(["procedural", "llm"]), default="procedural", show_default=True)
+@click.option(
+    "--backend", type=click.Choice(["scip", "enumerate", "greedy"]), default="scip", show_default=True
+)
+@click.option(
+    "--synthesizer", type=click.Choice(["procedural", "llm"]), default="procedural", show_default=True
+)
 @click.option("--model", default=None, help="LLM model for --synthesizer llm, e.g. openai/gpt-4o-mini.")
 @click.option("--api-base", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
 @click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
-@click.option("--max-attempts", type=click.IntRange(min=1), default=None, help="Attempt budget (default 4 x target).")
+@click.option(
+    "--max-attempts", type=click.IntRange(min=1), default=None, help="Attempt budget (default 4 x target)."
+)
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="Token budget (LLM synthesis).")
 @click.option("--sandbox", "sandbox_name", type=click.Choice(["local", "docker"]), default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print the accounting as JSON.")
 def forge_command(
-    target: int, out: Path, seeds_per_family: int, rollouts: int, rollouts_table: Path | None, skill: float, backend: str, synthesizer: str,
-    model: str | None, api_base: str | None, api_key_env: str | None, max_attempts: int | None,
-    max_tokens: int | None, sandbox_name: str | None, as_json: bool,
+    target: int,
+    out: Path,
+    seeds_per_family: int,
+    rollouts: int,
+    rollouts_table: Path | None,
+    skill: float,
+    backend: str,
+    synthesizer: str,
+    model: str | None,
+    api_base: str | None,
+    api_key_env: str | None,
+    max_attempts: int | None,
+    max_tokens: int | None,
+    sandbox_name: str | None,
+    as_json: bool,
 ) -> None:
     """Run Envs-FORGE end to end: pass rates, MILP selection, synthesis, gold-verified export."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -199,14 +256,20 @@ def forge_command(
 
         if not model:
             raise click.BadParameter("--synthesizer llm needs --model", param_hint="--model")
-        synth = LLMSynthesizer(LLMClient(LLMConfig(model=model, api_base=api_base, api_key_env=api_key_env,
-                                                   cache_dir=str(out / "llm-cache"))))
+        synth = LLMSynthesizer(
+            LLMClient(
+                LLMConfig(
+                    model=model, api_base=api_base, api_key_env=api_key_env, cache_dir=str(out / "llm-cache")
+                )
+            )
+        )
     else:
         from envpipeline.synth.procedural import ProceduralSynthesizer
 
         synth = ProceduralSynthesizer()
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
-                  transient=True) as bars:
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console, transient=True
+    ) as bars:
         tasks: dict[str, int] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
@@ -215,9 +278,16 @@ def forge_command(
             bars.update(tasks[stage], completed=done)
 
         summary = forge_run(
-            default_procedural_keys(seeds_per_family), out, select_sandbox(sandbox_name), synth, target=target,
-            policy=ScriptedTerminalPolicy(skill=skill), rollouts=rollouts, backend=backend,
-            budget=ForgeBudget(max_attempts=max_attempts, max_tokens=max_tokens), progress=progress,
+            default_procedural_keys(seeds_per_family),
+            out,
+            select_sandbox(sandbox_name),
+            synth,
+            target=target,
+            policy=ScriptedTerminalPolicy(skill=skill),
+            rollouts=rollouts,
+            backend=backend,
+            budget=ForgeBudget(max_attempts=max_attempts, max_tokens=max_tokens),
+            progress=progress,
             recorded=pass_rates_from_rollouts(rollouts_table) if rollouts_table else None,
         )
     if as_json:

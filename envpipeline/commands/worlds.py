@@ -22,22 +22,28 @@ def worlds_group() -> None:
 @click.option("--tasks-per-day", default=3, show_default=True, type=click.IntRange(min=1))
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Worlds folder.")
 @click.option("--no-live", is_flag=True, help="Skip the live-health check (web app + MCP server) per day.")
-@click.option("--json", "as_json", is_flag=True, help="Print worlds, tasks, gate results and metrics as JSON.")
-def worlds_build(n_personas: int, days: int, seed: int, tasks_per_day: int, out: Path, no_live: bool,
-                 as_json: bool) -> None:
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print worlds, tasks, gate results and metrics as JSON."
+)
+def worlds_build(
+    n_personas: int, days: int, seed: int, tasks_per_day: int, out: Path, no_live: bool, as_json: bool
+) -> None:
     """Build persona worlds day by day, synthesize cross-interface tasks and gate them."""
     from rich.console import Console
 
     from envpipeline.worlds.pipeline import build_and_gate
 
     with Console(stderr=True).status(f"building {n_personas} worlds x {days} days and gating tasks ..."):
-        summary = build_and_gate(n_personas, days, seed, out, tasks_per_world_day=tasks_per_day,
-                                 live_health=not no_live)
+        summary = build_and_gate(
+            n_personas, days, seed, out, tasks_per_world_day=tasks_per_day, live_health=not no_live
+        )
     if as_json:
         click.echo(json.dumps(summary, indent=2, sort_keys=True, default=str))
         return
     tasks = summary["tasks"]
-    click.echo(f"worlds: {len(summary['worlds'])}; tasks: {tasks['accepted']} accepted of {tasks['candidates']}")
+    click.echo(
+        f"worlds: {len(summary['worlds'])}; tasks: {tasks['accepted']} accepted of {tasks['candidates']}"
+    )
     click.echo(f"interfaces: {', '.join(summary['interfaces_used'])}; difficulty: {summary['difficulty']}")
     click.echo("gates: " + ", ".join(f"{k} {v['passed']}/{v['total']}" for k, v in summary["gates"].items()))
     click.echo(f"written to {out} (tasks.jsonl, summary.json)")

@@ -141,7 +141,10 @@ def draft_task(seed: int, config: ComposeConfig) -> Draft:
             else f"fewer than {config.min_actions} actions over {config.min_action_services} services fit the walk"
         )
         return Draft(seed, walk, distractors, {}, "", [], [], [], "", {}, failure=failure)
-    services = {name: library[name](library[name].generate_state(state_rng(state_seed(seed, name)))) for name in chosen}
+    services = {
+        name: library[name](library[name].generate_state(state_rng(state_seed(seed, name))))
+        for name in chosen
+    }
     return _plant_and_write(seed, walk, distractors, services, hops, actions, rng)
 
 
@@ -171,7 +174,9 @@ def _plant_and_write(
         plan = hop.plant(services[service_name].state, rng, values[-1])
         hop_plans.append(plan)
         values.append(plan.output)
-    action_plans = {i: (action, j, action.plant(services[walk[i]].state, rng, values[j])) for i, action, j in actions}
+    action_plans = {
+        i: (action, j, action.plant(services[walk[i]].state, rng, values[j])) for i, action, j in actions
+    }
     initial_state = {name: dump_state(s.state) for name, s in sorted(services.items())}
 
     steps: list[ToolCallStep] = []
@@ -204,7 +209,9 @@ def _plant_and_write(
                 )
         lines.append(line)
     final_noun = TYPE_NOUNS[types[-1]]
-    lines.append(f"Finally, reply with a short summary that states the {final_noun} you found in step {len(walk)}.")
+    lines.append(
+        f"Finally, reply with a short summary that states the {final_noun} you found in step {len(walk)}."
+    )
     criteria.append(
         Criterion(
             id=f"c{len(criteria) + 1}",
@@ -214,7 +221,8 @@ def _plant_and_write(
         )
     )
     edges = [
-        {"from": walk[i], "to": walk[i + 1], "type": types[i + 1], "visit": i + 1} for i in range(len(walk) - 1)
+        {"from": walk[i], "to": walk[i + 1], "type": types[i + 1], "visit": i + 1}
+        for i in range(len(walk) - 1)
     ]
     metadata = {
         "services": sorted(set(walk)),

@@ -27,7 +27,9 @@ def run_reference(
                 value = read_path(observations[binding.step].get("data"), binding.path)
             except (KeyError, IndexError):
                 value = None
-            step.arguments[arg] = binding.template.format(value=value) if binding.template != "{value}" else value
+            step.arguments[arg] = (
+                binding.template.format(value=value) if binding.template != "{value}" else value
+            )
         observation = env.call(step.tool, step.arguments)
         observations.append(observation)
         namespace, _, local = step.tool.partition(".")
@@ -43,8 +45,9 @@ def run_reference(
     return observations, first_pass
 
 
-def reference_passes(criteria: list[Criterion], env: ComposedEnvironment, output: str,
-                     observations: list[dict[str, Any]]) -> GateResult:
+def reference_passes(
+    criteria: list[Criterion], env: ComposedEnvironment, output: str, observations: list[dict[str, Any]]
+) -> GateResult:
     """Gate: the reference solution passes every criterion."""
     vector = pass_vector(criteria, env.states, output)
     failed_calls = [i for i, o in enumerate(observations) if not o.get("success")]
@@ -68,7 +71,8 @@ def criteria_reachable(
     foreign = sorted({s.tool for s in steps} - exposed)
     unreached = [c.id for c, at in zip(criteria, first_pass) if at is None]
     wrong_tool = [
-        c.id for c, at in zip(criteria, first_pass)
+        c.id
+        for c, at in zip(criteria, first_pass)
         if at is not None and c.achieved_by and at < len(steps) and c.achieved_by not in exposed
     ]
     return GateResult(

@@ -61,6 +61,8 @@ def summarize(records: Iterable[TaskRecord]) -> dict[str, Any]:
         "top_rejection_reasons": dict(top_reasons(rejected)),
         "simulated_tool_share": round(len(simulated) / total_tools, 4) if total_tools else 0.0,
         "tasks_touching_simulated_share": (
-            round(sum(touches_simulated(r, simulated) for r in accepted) / len(accepted), 4) if accepted else 0.0
+            round(sum(touches_simulated(r, simulated) for r in accepted) / len(accepted), 4)
+            if accepted
+            else 0.0
         ),
     }

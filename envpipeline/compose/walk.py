@@ -36,7 +36,8 @@ def random_walk(services: list[str], length: int, rng: random.Random) -> list[st
     while len(walk) < length:
         service = rng.choice(services)
         slots = [
-            i for i in range(len(walk) + 1)
+            i
+            for i in range(len(walk) + 1)
             if (i == 0 or walk[i - 1] != service) and (i == len(walk) or walk[i] != service)
         ]
         # A service already on both sides of every gap (e.g. s,a,s) has no slot; draw again

@@ -28,7 +28,9 @@ def accepted_sources(lake: Lake) -> dict[str, list[Any]]:
     composed = sorted({t.task_id: t for t in composed}.values(), key=lambda t: t.task_id)
     worlds = gated_from_lake_rows(_rows(lake, "gated_world_tasks", "status = 'accepted'"))
     seeds = {r["seed_key"] for r in _rows(lake, "seed_verification", "status = 'verified'")}
-    bundles = [Path(r["bundle_path"]) for r in _rows(lake, "terminal_seeds", "true") if r["seed_key"] in seeds]
+    bundles = [
+        Path(r["bundle_path"]) for r in _rows(lake, "terminal_seeds", "true") if r["seed_key"] in seeds
+    ]
     bundles += [Path(r["bundle_path"]) for r in _rows(lake, "verified_bundles", "accepted")]
     return {"compose": composed, "world": worlds, "terminal": sorted(p for p in set(bundles) if p.is_dir())}
 
@@ -37,8 +39,11 @@ def harbor_items(lake: Lake) -> list[Any]:
     """What `export_harbor` takes for every accepted task: records, bundle folders, (world task, day) pairs."""
     sources = accepted_sources(lake)
     days = {(r["persona_id"], r["day"]): Path(r["day_dir"]) for r in _rows(lake, "persona_worlds", "true")}
-    worlds = [(g, days[(g.task.persona_id, g.task.day)]) for g in sources["world"]
-              if (g.task.persona_id, g.task.day) in days]
+    worlds = [
+        (g, days[(g.task.persona_id, g.task.day)])
+        for g in sources["world"]
+        if (g.task.persona_id, g.task.day) in days
+    ]
     return [*sources["compose"], *sources["terminal"], *worlds]
 
 

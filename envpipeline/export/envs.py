@@ -91,7 +91,9 @@ class _TaskSource:
 
     @classmethod
     def bind(
-        cls, tasks: list[TaskRecord] | dict[str, TaskRecord] | None = None, home: str | Path | None = None,
+        cls,
+        tasks: list[TaskRecord] | dict[str, TaskRecord] | None = None,
+        home: str | Path | None = None,
         reward_mode: RewardMode = "binary",
     ) -> type:
         """A subclass bound to these tasks (and/or lake home): pass it as ``environment_factory``."""

@@ -120,7 +120,12 @@ def _files_under(root: Path, skip: tuple[str, ...] = ()) -> Iterable[tuple[str, 
         return
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
-        if path.is_file() and "__pycache__" not in rel.parts and path.suffix != ".pyc" and path.name not in skip:
+        if (
+            path.is_file()
+            and "__pycache__" not in rel.parts
+            and path.suffix != ".pyc"
+            and path.name not in skip
+        ):
             yield rel.as_posix(), path
 
 
@@ -282,8 +287,9 @@ def export_harbor(items: Iterable[Any], out: str | Path, world_root: str | Path 
         if isinstance(item, TaskRecord):
             target = export_composed_task(item, out / safe_name(item.task_id), first_vendor)
             first_vendor = first_vendor or target / "environment" / "app" / "vendor"
-        elif isinstance(item, world_types) or (isinstance(item, tuple) and len(item) == 2
-                                                and isinstance(item[0], world_types)):
+        elif isinstance(item, world_types) or (
+            isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], world_types)
+        ):
             task, day_dir = item if isinstance(item, tuple) else (item, None)
             inner = task.task if isinstance(task, GatedTask) else task
             if day_dir is None:

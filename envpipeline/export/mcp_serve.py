@@ -36,7 +36,9 @@ def _signature(tool_def: ToolDef) -> inspect.Signature:
         default = inspect.Parameter.empty
         if not field.is_required():
             default = None if field.default is PydanticUndefined else field.default
-        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Any, default=default))
+        params.append(
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Any, default=default)
+        )
     return inspect.Signature(params, return_annotation=dict[str, Any])
 
 
@@ -45,7 +47,9 @@ def _handler(env: ComposedEnvironment, namespaced: str, tool_def: ToolDef) -> An
 
     def run(**arguments: Any) -> dict[str, Any] | CallToolResult:
         # optional arguments the caller left out are not forwarded: the service applies its defaults
-        given = {k: v for k, v in arguments.items() if k in fields and (v is not None or fields[k].is_required())}
+        given = {
+            k: v for k, v in arguments.items() if k in fields and (v is not None or fields[k].is_required())
+        }
         observation = env.call(namespaced, given)
         if not observation.get("success"):  # the error observation itself, flagged as a tool error
             text = json.dumps(observation, sort_keys=True, ensure_ascii=False)

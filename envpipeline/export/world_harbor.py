@@ -164,8 +164,10 @@ def world_task_config(task: WorldTask, difficulty: str | None) -> TaskConfig:
 def world_instruction(task: WorldTask) -> str:
     """The task instruction, how to act, and the interface flow."""
     flow = " > ".join(task.interface_flow)
-    return (f"{task.instruction.strip()}\n\n{WORLDTOOL_USAGE}\n"
-            f"The task is meant to be done across the interfaces in this order: {flow}.\n")
+    return (
+        f"{task.instruction.strip()}\n\n{WORLDTOOL_USAGE}\n"
+        f"The task is meant to be done across the interfaces in this order: {flow}.\n"
+    )
 
 
 def export_world_task(item: WorldTask | GatedTask, day_dir: str | Path, out: str | Path) -> Path:
@@ -177,8 +179,10 @@ def export_world_task(item: WorldTask | GatedTask, day_dir: str | Path, out: str
     if not (day_dir / "apps").is_dir():
         raise ConfigError(f"{day_dir}: not a world day folder (no apps/)")
     plan = {"task_id": task.task_id, "steps": [s.model_dump(mode="json") for s in task.solution]}
-    checklist = {"criteria": [c.id for c in task.criteria],
-                 "checklist": [i.model_dump(mode="json") for i in task.checklist]}
+    checklist = {
+        "criteria": [c.id for c in task.criteria],
+        "checklist": [i.model_dump(mode="json") for i in task.checklist],
+    }
     with tempfile.TemporaryDirectory(prefix="world-export-") as work:
         initial = prepare_initial(task, day_dir, Path(work) / f"day-{task.day:02d}")
         files: dict[str, str | bytes] = {

@@ -137,8 +137,10 @@ def write_format(
                 row["messages"] = row_builders.with_string_arguments(row["messages"])
             written.append(write_rows(rows, path, suffix))
             note = folder / f"{name}.arguments.txt"
-            note.write_text("tool-call arguments in `messages` are JSON strings: their value types differ "
-                            "across rows, which one Parquet struct column cannot hold\n")
+            note.write_text(
+                "tool-call arguments in `messages` are JSON strings: their value types differ "
+                "across rows, which one Parquet struct column cannot hold\n"
+            )
     return written
 
 

@@ -20,7 +20,11 @@ def knob_ranges(family: TaskFamily) -> dict[str, tuple[int, int, str]]:
     """name -> (low, high, axis) for every knob of a family."""
     ranges = {}
     for name, prop in family.knob_model.model_json_schema()["properties"].items():
-        ranges[name] = (int(prop.get("minimum", 0)), int(prop.get("maximum", 1)), str(prop.get("axis", "depth")))
+        ranges[name] = (
+            int(prop.get("minimum", 0)),
+            int(prop.get("maximum", 1)),
+            str(prop.get("axis", "depth")),
+        )
     return ranges
 
 
@@ -34,7 +38,11 @@ def difficulty_of(family: TaskFamily, knobs: dict[str, Any]) -> float:
 
 
 def move_knobs(
-    family: TaskFamily, knobs: dict[str, Any], projection: Projection, direction: Direction, rng: random.Random
+    family: TaskFamily,
+    knobs: dict[str, Any],
+    projection: Projection,
+    direction: Direction,
+    rng: random.Random,
 ) -> dict[str, Any]:
     """The knob values after one synthesis action (bounded by each knob's range)."""
     axis = "depth" if direction == "in_depth" else "breadth"

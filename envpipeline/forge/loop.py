@@ -126,7 +126,8 @@ def run_forge(
     index = 0
     while len(report.accepted) < target:
         if report.attempts >= max_attempts or (
-            budget.max_tokens is not None and report.prompt_tokens + report.completion_tokens >= budget.max_tokens
+            budget.max_tokens is not None
+            and report.prompt_tokens + report.completion_tokens >= budget.max_tokens
         ):
             report.budget_exhausted = True
             break
@@ -154,8 +155,12 @@ def run_forge(
         shutil.move(str(result.bundle_dir), final)
         report.accepted.append(
             AcceptedBundle(
-                task_name=name, seed_id=decision.seed_id, action_variant=decision.action_variant,
-                bundle_path=str(final), attempts=len(result.attempts), tokens=result.total_tokens,
+                task_name=name,
+                seed_id=decision.seed_id,
+                action_variant=decision.action_variant,
+                bundle_path=str(final),
+                attempts=len(result.attempts),
+                tokens=result.total_tokens,
             )
         )
         if on_progress is not None:

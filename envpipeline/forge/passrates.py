@@ -31,8 +31,9 @@ def estimate_pass_rate(
     rows = [{"seed_id": seed_id, **policy.rollout(bundle_dir, sandbox, i)} for i in range(k)]
     required, optional = seed_skills(bundle_dir)
     rate = sum(r["reward"] for r in rows) / k
-    return SeedPassRate(seed_id=seed_id, pass_rate=rate, required_skills=required,
-                        optional_skills=optional, rollouts=k), rows
+    return SeedPassRate(
+        seed_id=seed_id, pass_rate=rate, required_skills=required, optional_skills=optional, rollouts=k
+    ), rows
 
 
 def pass_rates_from_rollouts(path: Path) -> list[SeedPassRate]:
@@ -46,11 +47,17 @@ def pass_rates_from_rollouts(path: Path) -> list[SeedPassRate]:
             row = json.loads(line)
             rewards[str(row["seed_id"])].append(float(row["reward"]))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
-            raise ConfigError(f"{path}:{number}: a rollout row needs seed_id and a numeric reward ({e})") from e
+            raise ConfigError(
+                f"{path}:{number}: a rollout row needs seed_id and a numeric reward ({e})"
+            ) from e
         if row.get("required_skills"):
             skills[str(row["seed_id"])] = list(row["required_skills"])
     return [
-        SeedPassRate(seed_id=seed, pass_rate=min(1.0, max(0.0, sum(r) / len(r))),
-                     required_skills=skills.get(seed, []), rollouts=len(r))
+        SeedPassRate(
+            seed_id=seed,
+            pass_rate=min(1.0, max(0.0, sum(r) / len(r))),
+            required_skills=skills.get(seed, []),
+            rollouts=len(r),
+        )
         for seed, r in sorted(rewards.items())
     ]

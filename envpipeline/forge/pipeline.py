@@ -57,7 +57,13 @@ def forge_run(
     _write_jsonl(out / "decisions.jsonl", [d.model_dump() for d in decisions])
     (out / "trace.json").write_text(trace.model_dump_json(indent=2))
     report = run_forge(
-        decisions, seed_dirs, synthesizer, gold_validator(sandbox), target, out / "bundles", budget,
+        decisions,
+        seed_dirs,
+        synthesizer,
+        gold_validator(sandbox),
+        target,
+        out / "bundles",
+        budget,
         on_progress=lambda r: notify("accepted", len(r.accepted), target),
     )
     summary = {
@@ -70,9 +76,13 @@ def forge_run(
         "sandbox": sandbox.backend,
         "out": str(out),
     }
-    (out / "report.json").write_text(json.dumps(
-        {**summary, "accepted_bundles": [a.model_dump() for a in report.accepted]}, indent=2, sort_keys=True
-    ))
+    (out / "report.json").write_text(
+        json.dumps(
+            {**summary, "accepted_bundles": [a.model_dump() for a in report.accepted]},
+            indent=2,
+            sort_keys=True,
+        )
+    )
     return summary
 
 

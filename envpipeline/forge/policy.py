@@ -55,7 +55,9 @@ class ScriptedTerminalPolicy(BaseModel):
         else:
             choice = "nop"
         with tempfile.TemporaryDirectory(prefix="envpipeline-rollout-") as tmp:
-            solution = None if choice in ("oracle", "nop") else write_solution(partials[choice], Path(tmp) / choice)
+            solution = (
+                None if choice in ("oracle", "nop") else write_solution(partials[choice], Path(tmp) / choice)
+            )
             trial = run_trial(sandbox, bundle, choice, limits or Limits(), solution_dir=solution)
         return {
             "rollout": index,

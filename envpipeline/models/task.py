@@ -29,8 +29,10 @@ class Criterion(Strict):
     description: Annotated[str, Field(description="what a grader checks, in words")]
     kind: Annotated[
         Literal["record_exists", "record_absent", "output_contains"],
-        Field(description="record_exists/record_absent: a record matching all conditions "
-              "does/does not exist; output_contains: the final answer contains the value"),
+        Field(
+            description="record_exists/record_absent: a record matching all conditions "
+            "does/does not exist; output_contains: the final answer contains the value"
+        ),
     ]
     service: Annotated[str | None, Field(description="service namespace; None for outputs")] = None
     collection: Annotated[str | None, Field(description="state collection, e.g. events")] = None

@@ -196,7 +196,12 @@ def error_observation(code: int, message: str) -> dict[str, Any]:
 def _collections_of(cls: type[BaseModel]) -> dict[str, type] | None:
     """State field -> record class, when every field is a ``dict[str, Record]`` collection."""
     decorators = cls.__pydantic_decorators__
-    if decorators.field_serializers or decorators.model_serializers or cls.model_computed_fields or cls.model_config.get("extra") == "allow":
+    if (
+        decorators.field_serializers
+        or decorators.model_serializers
+        or cls.model_computed_fields
+        or cls.model_config.get("extra") == "allow"
+    ):
         return None
     found: dict[str, type] = {}
     for name, f in cls.model_fields.items():

@@ -70,7 +70,9 @@ def check_error_handling(cls: type[Service], tool_name: str) -> list[str]:
     failures: list[str] = []
     if schema["name"] != f"{cls.name}.{tool_name}" or not schema["description"]:
         failures.append(f"{tool_name}: schema needs a namespaced name and a description")
-    _expect(failures, service.call(tool_name, {**args, "no_such_argument": 1}), 400, f"{tool_name} unknown arg")
+    _expect(
+        failures, service.call(tool_name, {**args, "no_such_argument": 1}), 400, f"{tool_name} unknown arg"
+    )
     _expect(failures, service.call(tool_name, "not an object"), 400, f"{tool_name} non-object args")  # type: ignore[arg-type]
     for name, field in tool_def.args_model.model_fields.items():
         if field.is_required():

@@ -85,9 +85,7 @@ class Action:
     kind: str = field(default="action", init=False)
 
 
-def expect_record(
-    collection: str, description: str, *, absent: bool = False, **match: Any
-) -> Criterion:
+def expect_record(collection: str, description: str, *, absent: bool = False, **match: Any) -> Criterion:
     """A state criterion: a record in `collection` matching every condition (does not) exist.
 
     Each keyword is a field; its value is either a plain value (equality) or a tuple
@@ -122,9 +120,7 @@ def read_path(data: Any, path: tuple[str | int, ...] | list[str | int]) -> Any:
     return data
 
 
-def resolve_arguments(
-    call: PlannedCall, value: str | None, earlier: list[dict[str, Any]]
-) -> dict[str, Any]:
+def resolve_arguments(call: PlannedCall, value: str | None, earlier: list[dict[str, Any]]) -> dict[str, Any]:
     """The concrete arguments of a planned call, given the carried value and earlier observations."""
     arguments = dict(call.arguments)
     for name, template in call.inputs.items():

@@ -34,7 +34,9 @@ def library_rows() -> list[dict[str, Any]]:
                 "n_write_tools": sum(t.writes for t in cls.tools.values()),
                 "simulated_tools": json.dumps(sorted(n for n, t in cls.tools.items() if t.simulated)),
                 "n_simulated": sum(t.simulated for t in cls.tools.values()),
-                "hops": json.dumps([f"{h.name}:{h.consumes}->{h.produces}" for h in links if isinstance(h, Hop)]),
+                "hops": json.dumps(
+                    [f"{h.name}:{h.consumes}->{h.produces}" for h in links if isinstance(h, Hop)]
+                ),
                 "actions": json.dumps([f"{a.name}:{a.consumes}" for a in links if isinstance(a, Action)]),
                 "tool_schemas": json.dumps(cls.tool_schemas(), sort_keys=True),
                 "library_fingerprint": fingerprint,

@@ -35,12 +35,20 @@ def audit_task(lake: Lake, task_id: str) -> list[dict[str, Any]]:
         )
         if rows:
             return _chain(lake, asset, rows[0])
-    raise UnknownTaskError(f"task '{task_id}' is not in the store at {lake.home}; run `envpipeline run` first")
+    raise UnknownTaskError(
+        f"task '{task_id}' is not in the store at {lake.home}; run `envpipeline run` first"
+    )
 
 
 def _chain(lake: Lake, asset: str, row: dict[str, Any]) -> list[dict[str, Any]]:
-    chain = [{**_hop(row), "task_id": row["task_id"], "status": row["status"],
-              "gates": {g["name"]: g["passed"] for g in json.loads(row["gates"])}}]
+    chain = [
+        {
+            **_hop(row),
+            "task_id": row["task_id"],
+            "status": row["status"],
+            "gates": {g["name"]: g["passed"] for g in json.loads(row["gates"])},
+        }
+    ]
     upstream = UPSTREAM.get(asset)
     while upstream and upstream in lake.assets():
         found = lake.query(f"SELECT * FROM {upstream} WHERE task_id = ? LIMIT 1", [row["task_id"]])

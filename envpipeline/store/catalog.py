@@ -35,7 +35,10 @@ def refresh_catalog(home: str | Path) -> list[str]:
             raise StoreError(f"cannot open the catalog {path}: {e}") from e
         try:
             assets = lake.assets()
-            existing = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+            existing = {
+                r[0]
+                for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
+            }
             for stale in sorted(existing - set(assets)):
                 con.execute(f"DROP VIEW IF EXISTS {stale}")
             for asset in assets:

@@ -102,7 +102,9 @@ class Lake:
         """Assets with at least one written partition."""
         if not self.root.exists():
             return []
-        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and any(p.glob("seed=*/part.parquet")))
+        return sorted(
+            p.name for p in self.root.iterdir() if p.is_dir() and any(p.glob("seed=*/part.parquet"))
+        )
 
     def partitions(self, asset: str) -> list[str]:
         """Written partition keys of one asset."""

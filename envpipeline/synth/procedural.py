@@ -70,15 +70,20 @@ class ProceduralSynthesizer:
         """Move knobs per the action, regenerate the bundle, validate; retry with new seeds."""
         origin = procedural_origin(seed_dir)
         if origin is None:
-            raise ConfigError(f"{seed_dir} has no family provenance: use the LLM synthesizer for imported seeds")
+            raise ConfigError(
+                f"{seed_dir} has no family provenance: use the LLM synthesizer for imported seeds"
+            )
         family = get_family(origin["family"])
         rng = random.Random(f"{decision.seed_id}:{decision.action_variant}:{sample_index}")
         knobs = move_knobs(family, dict(origin["knobs"]), decision.projection, decision.direction, rng)
         difficulty = read_bundle(seed_dir).config.metadata.difficulty
         preset = difficulty if difficulty in ("easy", "medium", "hard") else "medium"
         result = SynthesisResult(
-            synthesizer=self.name, seed_id=decision.seed_id, action_variant=decision.action_variant,
-            sample_index=sample_index, bundle_dir=None,
+            synthesizer=self.name,
+            seed_id=decision.seed_id,
+            action_variant=decision.action_variant,
+            sample_index=sample_index,
+            bundle_dir=None,
         )
         for attempt in range(self.max_attempts):
             seed = derived_seed(decision.seed_id, decision.action_variant, sample_index, attempt)

@@ -23,8 +23,9 @@ _PRODUCT_ROW = re.compile(r'id="product-(SKU-[^"]+)"><td><a [^>]*>([^<]+)</a>')
 _MAIL_ROW = re.compile(r'id="message-link-(\d+)" href="/mail/\d+">([^<]*)</a>')
 
 
-def _store(session: Session, args: dict[str, Any], values: list[str] | None, mistake: str | None,
-           rng: random.Random) -> None:
+def _store(
+    session: Session, args: dict[str, Any], values: list[str] | None, mistake: str | None, rng: random.Random
+) -> None:
     """Remember found values; a wrong-value mistake swaps one for a distractor or a corruption."""
     names = args.get("vars") or [args.get("var")]
     if values is None:
@@ -52,8 +53,11 @@ async def read_chat(s: Session, a: dict, mistake: str | None, rng: random.Random
         channels = [c["name"] for c in listing["channels"]] if ok else channels
     for channel in channels:
         ok, data = await s.tool("chat_read_channel", channel=channel, limit=50)
-        hits = [m for m in (data["messages"] if ok else [])
-                if (not a.get("author") or m["author"] == a["author"]) and _match(a["pattern"], m["body"])]
+        hits = [
+            m
+            for m in (data["messages"] if ok else [])
+            if (not a.get("author") or m["author"] == a["author"]) and _match(a["pattern"], m["body"])
+        ]
         if hits:
             return _store(s, a, _match(a["pattern"], hits[-1]["body"]), mistake, rng)
     _store(s, a, None, mistake, rng)
@@ -66,8 +70,11 @@ async def read_dm(s: Session, a: dict, mistake: str | None, rng: random.Random) 
         peers = [t["peer"] for t in listing["threads"]] if ok else peers
     for peer in peers:
         ok, data = await s.tool("dm_read", peer=peer)
-        hits = [m for m in (data["messages"] if ok else []) if m["direction"] == "in"
-                and _match(a["pattern"], m["body"])]
+        hits = [
+            m
+            for m in (data["messages"] if ok else [])
+            if m["direction"] == "in" and _match(a["pattern"], m["body"])
+        ]
         if hits:
             return _store(s, a, _match(a["pattern"], hits[-1]["body"]), mistake, rng)
     _store(s, a, None, mistake, rng)
@@ -95,7 +102,9 @@ async def _send_elsewhere(s: Session, text: str) -> None:
 async def dm_send(s: Session, a: dict, mistake: str | None, rng: random.Random) -> None:
     body = s.fmt(a["body"], mistake == "wrong_value", rng)
     if mistake == "wrong_interface":  # emails the handle from the webmail instead of a DM
-        s.web("POST", "/mail/send", data={"to": f"{a['peer']}@chat.example", "subject": "Update", "body": body})
+        s.web(
+            "POST", "/mail/send", data={"to": f"{a['peer']}@chat.example", "subject": "Update", "body": body}
+        )
         return
     await s.tool("dm_send", peer=a["peer"], body=body)
 
@@ -148,8 +157,10 @@ async def buy(s: Session, a: dict, mistake: str | None, rng: random.Random) -> N
 
 
 async def read_mail_web(s: Session, a: dict, mistake: str | None, rng: random.Random) -> None:
-    rows = [(mid, unescape(subj)) for mid, subj in _MAIL_ROW.findall(s.web("GET", "/mail",
-                                                                          params={"folder": "inbox"}).text)]
+    rows = [
+        (mid, unescape(subj))
+        for mid, subj in _MAIL_ROW.findall(s.web("GET", "/mail", params={"folder": "inbox"}).text)
+    ]
     if s.hinted:
         rows = [r for r in rows if a["subject"] in r[1]]
     for mid, _ in rows:
@@ -233,10 +244,19 @@ async def replace_line(s: Session, a: dict, mistake: str | None, rng: random.Ran
 
 
 ACTIONS: dict[str, Action] = {
-    "mcp.read_chat": read_chat, "mcp.read_dm": read_dm, "mcp.read_mail": read_mail_mcp,
-    "mcp.dm_send": dm_send, "mcp.chat_post": chat_post, "mcp.mail_send": mail_send_mcp,
-    "web.buy": buy, "web.read_mail": read_mail_web, "web.archive_mail": archive_mail,
-    "web.order_status": order_status, "web.send_mail": send_mail_web,
-    "cli.read_file": read_file, "cli.write_file": write_file, "cli.append_file": append_file,
+    "mcp.read_chat": read_chat,
+    "mcp.read_dm": read_dm,
+    "mcp.read_mail": read_mail_mcp,
+    "mcp.dm_send": dm_send,
+    "mcp.chat_post": chat_post,
+    "mcp.mail_send": mail_send_mcp,
+    "web.buy": buy,
+    "web.read_mail": read_mail_web,
+    "web.archive_mail": archive_mail,
+    "web.order_status": order_status,
+    "web.send_mail": send_mail_web,
+    "cli.read_file": read_file,
+    "cli.write_file": write_file,
+    "cli.append_file": append_file,
     "cli.replace_line": replace_line,
 }

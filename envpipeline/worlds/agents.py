@@ -36,8 +36,10 @@ from envpipeline.models.world_task import WorldTask
 SKILLS: dict[str, float] = {"expert": 0.03, "skilled": 0.08, "novice": 0.2}
 UNHINTED_EXTRA = 0.08
 MISTAKES = (("skip", 0.3), ("wrong_value", 0.45), ("wrong_interface", 0.25))
-SYSTEM_PROMPT = ("You operate a personal computer through three interfaces: web (HTTP storefront and webmail), "
-                 "cli (a bash shell in the home folder) and mcp (chat, direct-message and email tools).")
+SYSTEM_PROMPT = (
+    "You operate a personal computer through three interfaces: web (HTTP storefront and webmail), "
+    "cli (a bash shell in the home folder) and mcp (chat, direct-message and email tools)."
+)
 DIRECT_BACKEND = "direct-subprocess (no sandbox available)"
 
 
@@ -59,8 +61,14 @@ class DirectShell:
         self.home = Path(day_dir) / "home"
 
     def run(self, command: str, timeout_sec: float = 30.0) -> ShellResult:
-        done = subprocess.run(["bash", "-c", command], cwd=self.home, capture_output=True, text=True,
-                              timeout=timeout_sec, env={"PATH": "/usr/bin:/bin", "HOME": str(self.home)})
+        done = subprocess.run(
+            ["bash", "-c", command],
+            cwd=self.home,
+            capture_output=True,
+            text=True,
+            timeout=timeout_sec,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(self.home)},
+        )
         return ShellResult(done.stdout, done.stderr, done.returncode)
 
     def close(self) -> None:
@@ -90,9 +98,19 @@ class Trajectory:
         """One tool call and its (truncated) result."""
         self.calls += 1
         call_id = f"call_{self.calls}"
-        self.messages.append({"role": "assistant", "content": None, "tool_calls": [{
-            "id": call_id, "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}}]})
+        self.messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
+                    }
+                ],
+            }
+        )
         self.messages.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": result[:400]})
 
 
@@ -134,15 +152,19 @@ class Session:
         """One HTTP request to the web app (redirects are not followed)."""
         response = self.http.request(method, path, **kwargs)
         args = {k: v for k, v in {**kwargs.get("params", {}), **kwargs.get("data", {})}.items()}
-        self.trajectory.call(f"web.{method} {path}", args, f"{response.status_code} "
-                             f"{response.headers.get('location', '')} {len(response.text)} bytes")
+        self.trajectory.call(
+            f"web.{method} {path}",
+            args,
+            f"{response.status_code} {response.headers.get('location', '')} {len(response.text)} bytes",
+        )
         return response
 
     def cli(self, command: str) -> ShellResult:
         """One shell command in the home folder."""
         result = self.shell.run(command)
-        self.trajectory.call("cli.exec", {"command": command},
-                             f"exit={result.exit_code}\n{result.stdout}{result.stderr}")
+        self.trajectory.call(
+            "cli.exec", {"command": command}, f"exit={result.exit_code}\n{result.stdout}{result.stderr}"
+        )
         return result
 
     # -- memory -----------------------------------------------------------------------------------
@@ -166,15 +188,16 @@ def corrupt_value(value: str) -> str:
     """A plausible wrong value: the last digit shifted, else a dropped final character."""
     for i in range(len(value) - 1, -1, -1):
         if value[i].isdigit():
-            return value[:i] + str((int(value[i]) + 1) % 10) + value[i + 1:]
+            return value[:i] + str((int(value[i]) + 1) % 10) + value[i + 1 :]
     return value[:-1] if len(value) > 1 else value + "x"
 
 
 class ScriptedAgent:
     """A scripted agent of one skill level, hinted or not; deterministic per seed."""
 
-    def __init__(self, skill: str = "expert", hinted: bool = True, seed: str = "0",
-                 error_rate: float | None = None) -> None:
+    def __init__(
+        self, skill: str = "expert", hinted: bool = True, seed: str = "0", error_rate: float | None = None
+    ) -> None:
         if skill not in SKILLS and error_rate is None:
             raise ValueError(f"unknown skill {skill!r}; choose one of {', '.join(SKILLS)}")
         self.skill, self.hinted = skill, hinted
@@ -204,6 +227,7 @@ class ScriptedAgent:
         mistakes: list[str] = []
         try:
             with httpx.Client(base_url=server.url, timeout=20, follow_redirects=False) as http:
+
                 async def scenario() -> Session:
                     async with Client(create_mcp_server(day_dir)) as mcp:
                         session = Session(day_dir, http, shell, mcp, self.hinted)
@@ -214,9 +238,14 @@ class ScriptedAgent:
         finally:
             shell.close()
             server.stop()
-        return AgentResult(trajectory=session.trajectory.messages, mistakes=mistakes,
-                           tool_calls=session.trajectory.calls, cli_backend=getattr(shell, "backend", "sandbox"),
-                           seconds=round(time.monotonic() - started, 3), variables=dict(session.vars))
+        return AgentResult(
+            trajectory=session.trajectory.messages,
+            mistakes=mistakes,
+            tool_calls=session.trajectory.calls,
+            cli_backend=getattr(shell, "backend", "sandbox"),
+            seconds=round(time.monotonic() - started, 3),
+            variables=dict(session.vars),
+        )
 
     async def _act(self, task: WorldTask, session: Session, mistakes: list[str]) -> None:
         from envpipeline.worlds.agent_actions import ACTIONS
@@ -224,8 +253,10 @@ class ScriptedAgent:
         user = task.instruction
         if self.hinted:
             user += "\n\nHints:\n" + "\n".join(f"{i + 1}. {h}" for i, h in enumerate(task.hints))
-        session.trajectory.messages += [{"role": "system", "content": SYSTEM_PROMPT},
-                                        {"role": "user", "content": user}]
+        session.trajectory.messages += [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": user},
+        ]
         for number, step in enumerate(task.solution):
             mistake = self._mistake()
             if mistake:

@@ -25,8 +25,9 @@ from envpipeline.worlds.skills.base import Skill
 from envpipeline.worlds.state import WorldReader, day_path, diff, touched_apps, world_hash, write_manifest
 
 
-def materialize(persona: Persona, days: int, world_dir: Path,
-                skills: dict[str, Skill] | None = None) -> list[WorldDelta | None]:
+def materialize(
+    persona: Persona, days: int, world_dir: Path, skills: dict[str, Skill] | None = None
+) -> list[WorldDelta | None]:
     """Write day-00..day-D of `persona` under `world_dir` (replacing it); the deltas (None for day 0)."""
     world_dir = Path(world_dir)
     if world_dir.exists():
@@ -47,8 +48,14 @@ def materialize(persona: Persona, days: int, world_dir: Path,
 
 
 def build_world(
-    persona: Persona, days: int, root: Path | str, *, llm: Any = None, live_health: bool = True,
-    replay: bool = True, skills: dict[str, Skill] | None = None,
+    persona: Persona,
+    days: int,
+    root: Path | str,
+    *,
+    llm: Any = None,
+    live_health: bool = True,
+    replay: bool = True,
+    skills: dict[str, Skill] | None = None,
 ) -> WorldBuild:
     """Materialize `<root>/<persona_id>/day-00..day-<days>` and run the checks of every day."""
     world_dir = Path(root) / persona.persona_id
@@ -68,9 +75,14 @@ def build_world(
         else:
             prev = day_path(world_dir, day - 1)
             problems = lint_delta(delta, WorldReader(prev))
-            checks.append(CheckResult(name="lint", passed=not problems,
-                                      reason="; ".join(problems) or f"{len(delta.ops)} ops clean",
-                                      evidence={"problems": problems}))
+            checks.append(
+                CheckResult(
+                    name="lint",
+                    passed=not problems,
+                    reason="; ".join(problems) or f"{len(delta.ops)} ops clean",
+                    evidence={"problems": problems},
+                )
+            )
             decl = check_declaration(prev, day_dir, delta)
             declared, touched = decl.evidence["declared"], decl.evidence["touched"]
             checks.append(decl)
@@ -79,9 +91,16 @@ def build_world(
         checks.append(review_rules(day_dir, day))
         if llm is not None:
             checks.append(review_llm(llm, persona, day_dir, delta))
-        snapshots.append(DaySnapshot(
-            day=day, hash=hashes[day], touched_apps=touched, declared_apps=declared,
-            skills=[a.skill for a in delta.activities] if delta else [], checks=checks))
+        snapshots.append(
+            DaySnapshot(
+                day=day,
+                hash=hashes[day],
+                touched_apps=touched,
+                declared_apps=declared,
+                skills=[a.skill for a in delta.activities] if delta else [],
+                checks=checks,
+            )
+        )
     return WorldBuild(persona_id=persona.persona_id, root=str(world_dir), days=snapshots)
 
 
@@ -97,13 +116,17 @@ def _replay_hashes(persona: Persona, days: int, skills: dict[str, Skill] | None)
 
 def _replay_check(day: int, main_hash: str, replays: list[list[str]] | None) -> CheckResult:
     if replays is None:
-        return CheckResult(name="replay", passed=True, reason="skipped: replay disabled",
-                           evidence={"skipped": True})
+        return CheckResult(
+            name="replay", passed=True, reason="skipped: replay disabled", evidence={"skipped": True}
+        )
     a, b = replays[0][day], replays[1][day]
     ok = a == b == main_hash
-    return CheckResult(name="replay", passed=ok,
-                       reason="two builds from scratch give identical hashes" if ok else "replay hashes differ",
-                       evidence={"hash": main_hash, "replay_a": a, "replay_b": b})
+    return CheckResult(
+        name="replay",
+        passed=ok,
+        reason="two builds from scratch give identical hashes" if ok else "replay hashes differ",
+        evidence={"hash": main_hash, "replay_a": a, "replay_b": b},
+    )
 
 
 def check_declaration(previous_dir: Path, day_dir: Path, delta: WorldDelta) -> CheckResult:
@@ -111,23 +134,37 @@ def check_declaration(previous_dir: Path, day_dir: Path, delta: WorldDelta) -> C
     declared = sorted({app for a in delta.activities for app in a.apps})
     touched = touched_apps(diff(previous_dir, day_dir))
     ok = declared == touched
-    reason = "declared apps match the touched apps" if ok else (
-        f"declared but untouched: {sorted(set(declared) - set(touched))}; "
-        f"touched but undeclared: {sorted(set(touched) - set(declared))}")
-    return CheckResult(name="declaration", passed=ok, reason=reason,
-                       evidence={"declared": declared, "touched": touched})
+    reason = (
+        "declared apps match the touched apps"
+        if ok
+        else (
+            f"declared but untouched: {sorted(set(declared) - set(touched))}; "
+            f"touched but undeclared: {sorted(set(touched) - set(declared))}"
+        )
+    )
+    return CheckResult(
+        name="declaration", passed=ok, reason=reason, evidence={"declared": declared, "touched": touched}
+    )
 
 
 def check_live_health(day_dir: Path, enabled: bool = True) -> CheckResult:
     """The interfaces helper's live check (web app + MCP server start and answer), or a recorded skip."""
     if not enabled:
-        return CheckResult(name="live_health", passed=True, reason="skipped: disabled by the caller",
-                           evidence={"skipped": True})
+        return CheckResult(
+            name="live_health",
+            passed=True,
+            reason="skipped: disabled by the caller",
+            evidence={"skipped": True},
+        )
     try:
         from envpipeline.worlds.interfaces.health import check_live
     except ImportError:
-        return CheckResult(name="live_health", passed=True, reason="skipped: interfaces not available",
-                           evidence={"skipped": True})
+        return CheckResult(
+            name="live_health",
+            passed=True,
+            reason="skipped: interfaces not available",
+            evidence={"skipped": True},
+        )
     try:
         return check_live(day_dir)
     except Exception as exc:  # a crashing health check is a failed check, not a crashed build
@@ -149,34 +186,55 @@ def review_rules(day_dir: Path, day: int) -> CheckResult:
             issues.append(f"order {order['order_number']} references a missing product")
         if sum(i["quantity"] * i["price_cents"] for i in items) != order["total_cents"]:
             issues.append(f"order {order['order_number']} total does not match its items")
-    for acc in r.query("bank", "SELECT a.*, COALESCE(SUM(t.amount_cents), 0) AS total FROM accounts a "
-                       "LEFT JOIN transactions t ON t.account_id = a.id GROUP BY a.id"):
+    for acc in r.query(
+        "bank",
+        "SELECT a.*, COALESCE(SUM(t.amount_cents), 0) AS total FROM accounts a "
+        "LEFT JOIN transactions t ON t.account_id = a.id GROUP BY a.id",
+    ):
         if acc["balance_cents"] != acc["total"]:
-            issues.append(f"bank account {acc['name']} balance {acc['balance_cents']} != transactions {acc['total']}")
+            issues.append(
+                f"bank account {acc['name']} balance {acc['balance_cents']} != transactions {acc['total']}"
+            )
     channels = {c["id"] for c in r.query("chat", "SELECT id FROM channels")}
-    issues += [f"chat message {m['id']} in a missing channel"
-               for m in r.query("chat", "SELECT * FROM messages") if m["channel_id"] not in channels]
-    issues += [f"mail {m['id']} in folder {m['folder']!r}" for m in r.query(
-        "mail", "SELECT id, folder FROM messages WHERE folder NOT IN ('inbox', 'sent', 'archive')")]
-    issues += [f"dm {m['id']} direction {m['direction']!r}" for m in r.query(
-        "dm", "SELECT id, direction FROM messages WHERE direction NOT IN ('in', 'out')")]
-    issues += [f"event {e['id']} ends before it starts"
-               for e in r.query("calendar", "SELECT * FROM events") if e["end"] < e["start"]]
+    issues += [
+        f"chat message {m['id']} in a missing channel"
+        for m in r.query("chat", "SELECT * FROM messages")
+        if m["channel_id"] not in channels
+    ]
+    issues += [
+        f"mail {m['id']} in folder {m['folder']!r}"
+        for m in r.query(
+            "mail", "SELECT id, folder FROM messages WHERE folder NOT IN ('inbox', 'sent', 'archive')"
+        )
+    ]
+    issues += [
+        f"dm {m['id']} direction {m['direction']!r}"
+        for m in r.query("dm", "SELECT id, direction FROM messages WHERE direction NOT IN ('in', 'out')")
+    ]
+    issues += [
+        f"event {e['id']} ends before it starts"
+        for e in r.query("calendar", "SELECT * FROM events")
+        if e["end"] < e["start"]
+    ]
     for (app, table), col in RECORD_TIME_COLUMNS.items():
         late = r.query(app, f'SELECT id FROM "{table}" WHERE "{col}" > ?', [day_end(day)])
         issues += [f"{app}/{table} {row['id']} {col} lies in the future" for row in late]
     for booking in r.query("flights", "SELECT * FROM bookings"):
-        events = r.query("calendar", "SELECT id FROM events WHERE title LIKE ?",
-                         [f"Flight %({booking['confirmation']})"])
+        events = r.query(
+            "calendar", "SELECT id FROM events WHERE title LIKE ?", [f"Flight %({booking['confirmation']})"]
+        )
         if booking["status"] == "confirmed" and not events:
             issues.append(f"confirmed booking {booking['confirmation']} has no calendar event")
         if booking["status"] == "cancelled" and events:
             issues.append(f"cancelled booking {booking['confirmation']} still has a calendar event")
     bad_hash = r.query("accounts", "SELECT id FROM users WHERE length(password_hash) != 64")
     issues += [f"user {u['id']} password hash is not a sha256 hex" for u in bad_hash]
-    return CheckResult(name="reviewer", passed=not issues,
-                       reason="; ".join(issues) or "rule-based review found no inconsistency",
-                       evidence={"issues": issues})
+    return CheckResult(
+        name="reviewer",
+        passed=not issues,
+        reason="; ".join(issues) or "rule-based review found no inconsistency",
+        evidence={"issues": issues},
+    )
 
 
 def review_llm(llm: Any, persona: Persona, day_dir: Path, delta: WorldDelta | None) -> CheckResult:
@@ -195,15 +253,21 @@ def review_llm(llm: Any, persona: Persona, day_dir: Path, delta: WorldDelta | No
     try:
         response = llm.complete([{"role": "user", "content": prompt}])
     except LLMError as exc:
-        return CheckResult(name="llm_reviewer", passed=True, reason=f"skipped: LLM error {exc}",
-                           evidence={"skipped": True})
+        return CheckResult(
+            name="llm_reviewer", passed=True, reason=f"skipped: LLM error {exc}", evidence={"skipped": True}
+        )
     text = (response.content or "").strip()
     try:
         start, end = text.index("{"), text.rindex("}") + 1
         verdict = json.loads(text[start:end])
         ok, issues = bool(verdict.get("ok")), [str(i) for i in verdict.get("issues", [])]
     except (ValueError, AttributeError):
-        return CheckResult(name="llm_reviewer", passed=False, reason="unparseable LLM review",
-                           evidence={"raw": text[:500]})
-    return CheckResult(name="llm_reviewer", passed=ok, reason="; ".join(issues) or "LLM reviewer found no issue",
-                       evidence={"issues": issues, "cached": getattr(response, "cached", False)})
+        return CheckResult(
+            name="llm_reviewer", passed=False, reason="unparseable LLM review", evidence={"raw": text[:500]}
+        )
+    return CheckResult(
+        name="llm_reviewer",
+        passed=ok,
+        reason="; ".join(issues) or "LLM reviewer found no issue",
+        evidence={"issues": issues, "cached": getattr(response, "cached", False)},
+    )

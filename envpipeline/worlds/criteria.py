@@ -54,8 +54,11 @@ def mention_values(initial_dir, final_dir, mention):
     """Values of mention.column of rows added (id new in FINAL) that match mention.where."""
     before = table_rows(initial_dir, mention["app"], mention["table"])
     after = table_rows(final_dir, mention["app"], mention["table"])
-    return [str(row[mention["column"]]) for rid, row in sorted(after.items())
-            if rid not in before and row_matches(row, mention.get("where")) and row.get(mention["column"])]
+    return [
+        str(row[mention["column"]])
+        for rid, row in sorted(after.items())
+        if rid not in before and row_matches(row, mention.get("where")) and row.get(mention["column"])
+    ]
 
 
 def mentions(text, initial_dir, final_dir, mention):
@@ -81,19 +84,27 @@ def check(criterion, initial_dir, final_dir):
         after = table_rows(final_dir, criterion["app"], criterion["table"])
         if kind == "row_added":
             field = criterion.get("field")
-            return any(row_matches(row, where) and (not mention or mentions(
-                str(row.get(field) or ""), initial_dir, final_dir, mention))
-                for rid, row in after.items() if rid not in before)
+            return any(
+                row_matches(row, where)
+                and (not mention or mentions(str(row.get(field) or ""), initial_dir, final_dir, mention))
+                for rid, row in after.items()
+                if rid not in before
+            )
         if kind == "row_count_delta":
             grown = sum(row_matches(r, where) for r in after.values()) - sum(
-                row_matches(r, where) for r in before.values())
+                row_matches(r, where) for r in before.values()
+            )
             return grown >= int(criterion.get("delta", 1))
         field, to = criterion["field"], criterion.get("to")
-        return any(rid in after and row_matches(row, where) and row.get(field) != to
-                   and after[rid].get(field) == to for rid, row in before.items())
+        return any(
+            rid in after and row_matches(row, where) and row.get(field) != to and after[rid].get(field) == to
+            for rid, row in before.items()
+        )
     if kind == "file_added":
-        return read_home(initial_dir, criterion["path"]) is None and read_home(
-            final_dir, criterion["path"]) is not None
+        return (
+            read_home(initial_dir, criterion["path"]) is None
+            and read_home(final_dir, criterion["path"]) is not None
+        )
 
     def holds(text, day_dir):
         if text is None:
@@ -113,7 +124,9 @@ def check(criterion, initial_dir, final_dir):
 _SCRIPT_FUNCTIONS = (table_rows, condition_holds, row_matches, mention_values, mentions, read_home, check)
 
 
-def check_all(criteria: list[dict[str, Any]], initial_dir: Path | str, final_dir: Path | str) -> dict[str, bool]:
+def check_all(
+    criteria: list[dict[str, Any]], initial_dir: Path | str, final_dir: Path | str
+) -> dict[str, bool]:
     """{criterion id: passed} for a list of criterion dicts."""
     return {c["id"]: bool(check(c, initial_dir, final_dir)) for c in criteria}
 

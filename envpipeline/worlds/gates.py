@@ -30,8 +30,12 @@ from envpipeline.worlds.verifier import diff_judge, evaluate, llm_judge
 
 #: (hinted, skill) of the six rollouts.
 ROLLOUT_PLAN: tuple[tuple[bool, str], ...] = (
-    (True, "expert"), (True, "skilled"), (True, "novice"),
-    (False, "expert"), (False, "skilled"), (False, "novice"),
+    (True, "expert"),
+    (True, "skilled"),
+    (True, "novice"),
+    (False, "expert"),
+    (False, "skilled"),
+    (False, "novice"),
 )
 
 
@@ -56,12 +60,21 @@ def diversity_gate(task: WorldTask, accepted: list[str], threshold: float) -> Ga
         return GateResult(name="diversity", passed=True, evidence={"max_similarity": 0.0, "compared": 0})
     sims = cosine_matrix(tfidf([*accepted, task_text(task)]))[-1, :-1]
     best = float(sims.max())
-    return GateResult(name="diversity", passed=best < threshold,
-                      evidence={"max_similarity": round(best, 4), "nearest": int(sims.argmax()),
-                                "threshold": threshold, "compared": len(accepted)})
+    return GateResult(
+        name="diversity",
+        passed=best < threshold,
+        evidence={
+            "max_similarity": round(best, 4),
+            "nearest": int(sims.argmax()),
+            "threshold": threshold,
+            "compared": len(accepted),
+        },
+    )
 
 
-def rollout(task: WorldTask, w0: Path, work: Path, index: int, llm: Any = None, sandbox: Any = None) -> Rollout:
+def rollout(
+    task: WorldTask, w0: Path, work: Path, index: int, llm: Any = None, sandbox: Any = None
+) -> Rollout:
     """One scripted-agent rollout on a fresh copy of W0, scored by the verifier and the judges."""
     hinted, skill = ROLLOUT_PLAN[index % len(ROLLOUT_PLAN)]
     final = work / f"rollout-{index}" / w0.name
@@ -72,11 +85,22 @@ def rollout(task: WorldTask, w0: Path, work: Path, index: int, llm: Any = None, 
     result = agent.run(task, final, sandbox=sandbox)
     ev = evaluate(task, w0, final)
     judged, _ = diff_judge(task, w0, final)
-    return Rollout(index=index, hinted=hinted, skill=skill, verdict=ev.verdict, criteria=ev.criteria,
-                   checklist=ev.checklist, judge=judged, llm_judge=llm_judge(llm, task, w0, final),
-                   format_ok=trajectory_well_formed(result.trajectory), mistakes=result.mistakes,
-                   tool_calls=result.tool_calls, cli_backend=result.cli_backend, seconds=result.seconds,
-                   trajectory=result.trajectory)
+    return Rollout(
+        index=index,
+        hinted=hinted,
+        skill=skill,
+        verdict=ev.verdict,
+        criteria=ev.criteria,
+        checklist=ev.checklist,
+        judge=judged,
+        llm_judge=llm_judge(llm, task, w0, final),
+        format_ok=trajectory_well_formed(result.trajectory),
+        mistakes=result.mistakes,
+        tool_calls=result.tool_calls,
+        cli_backend=result.cli_backend,
+        seconds=result.seconds,
+        trajectory=result.trajectory,
+    )
 
 
 def mutate(criterion: WorldCriterion, initial: Path, final: Path) -> str:
@@ -102,8 +126,10 @@ def mutate(criterion: WorldCriterion, initial: Path, final: Path) -> str:
         if criterion.kind == "row_changed":
             ids = [rid for rid, row in before.items() if rid in after and row_matches(row, c["where"])]
             for rid in ids:
-                db.execute(f'UPDATE "{criterion.table}" SET "{criterion.field}" = ? WHERE id = ?',
-                           (before[rid][criterion.field], rid))
+                db.execute(
+                    f'UPDATE "{criterion.table}" SET "{criterion.field}" = ? WHERE id = ?',
+                    (before[rid][criterion.field], rid),
+                )
             done = f"reverted {criterion.field} of {len(ids)} row(s)"
         else:
             ids = [rid for rid, row in after.items() if rid not in before and row_matches(row, c["where"])]
@@ -119,7 +145,9 @@ def counterfactual_gate(task: WorldTask, w0: Path, rollouts: list[Rollout], work
     """Mutate a successful rollout's outcome per criterion; verifier and judge must both say 0."""
     winners = [r for r in rollouts if r.verdict]
     if not winners:
-        return GateResult(name="counterfactual_probe", passed=False, evidence={"reason": "no successful rollout"})
+        return GateResult(
+            name="counterfactual_probe", passed=False, evidence={"reason": "no successful rollout"}
+        )
     source = work / f"rollout-{winners[0].index}" / w0.name
     probes = []
     for criterion in task.criteria:
@@ -132,12 +160,20 @@ def counterfactual_gate(task: WorldTask, w0: Path, rollouts: list[Rollout], work
         judged, _ = diff_judge(task, w0, probe)
         probes.append({"criterion": criterion.id, "mutation": action, "verifier": verdict, "judge": judged})
     ok = all(p["verifier"] == 0 and not p["judge"] for p in probes)
-    return GateResult(name="counterfactual_probe", passed=ok,
-                      evidence={"rollout": winners[0].index, "probes": probes})
+    return GateResult(
+        name="counterfactual_probe", passed=ok, evidence={"rollout": winners[0].index, "probes": probes}
+    )
 
 
-def gate_task(task: WorldTask, day_dir: Path | str, work: Path | str, accepted: list[str] | None = None,
-              llm: Any = None, config: GateConfig | None = None, sandbox: Any = None) -> GatedTask:
+def gate_task(
+    task: WorldTask,
+    day_dir: Path | str,
+    work: Path | str,
+    accepted: list[str] | None = None,
+    llm: Any = None,
+    config: GateConfig | None = None,
+    sandbox: Any = None,
+) -> GatedTask:
     """Run every gate of one task; `accepted` holds the texts (`task_text`) of accepted tasks."""
     config = config or GateConfig()
     work = Path(work) / task.task_id
@@ -148,28 +184,41 @@ def gate_task(task: WorldTask, day_dir: Path | str, work: Path | str, accepted: 
         if gates[0].passed:
             initial = evaluate(task, w0, w0)
             judged0, _ = diff_judge(task, w0, w0)
-            gates.append(GateResult(name="initial_unsatisfaction", passed=initial.verdict == 0,
-                                    evidence={"verdict": initial.verdict, "criteria": initial.criteria,
-                                              "judge": judged0}))
+            gates.append(
+                GateResult(
+                    name="initial_unsatisfaction",
+                    passed=initial.verdict == 0,
+                    evidence={"verdict": initial.verdict, "criteria": initial.criteria, "judge": judged0},
+                )
+            )
             with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:
-                rollouts = list(pool.map(lambda i: rollout(task, w0, work, i, llm, sandbox),
-                                         range(len(ROLLOUT_PLAN))))
+                rollouts = list(
+                    pool.map(lambda i: rollout(task, w0, work, i, llm, sandbox), range(len(ROLLOUT_PLAN)))
+                )
             rewards, advantages = group_rewards([(r.verdict, r.checklist, r.format_ok) for r in rollouts])
-            rollouts = [r.model_copy(update={"reward": rw, "advantage": ad})
-                        for r, rw, ad in zip(rollouts, rewards, advantages)]
+            rollouts = [
+                r.model_copy(update={"reward": rw, "advantage": ad})
+                for r, rw, ad in zip(rollouts, rewards, advantages)
+            ]
             gates += _outcome_gates(task, w0, rollouts, work, config)
     finally:
         if not config.keep_dirs:
             shutil.rmtree(work, ignore_errors=True)
     failed = [g for g in gates if not g.passed]
     difficulty = next((g.evidence.get("label") for g in gates if g.name == "difficulty"), None)
-    return GatedTask(task=task, status="rejected" if failed else "accepted",
-                     reasons=[f"{g.name}: {_why(g)}" for g in failed], difficulty=difficulty,
-                     gates=gates, rollouts=rollouts)
+    return GatedTask(
+        task=task,
+        status="rejected" if failed else "accepted",
+        reasons=[f"{g.name}: {_why(g)}" for g in failed],
+        difficulty=difficulty,
+        gates=gates,
+        rollouts=rollouts,
+    )
 
 
-def _outcome_gates(task: WorldTask, w0: Path, rollouts: list[Rollout], work: Path,
-                   config: GateConfig) -> list[GateResult]:
+def _outcome_gates(
+    task: WorldTask, w0: Path, rollouts: list[Rollout], work: Path, config: GateConfig
+) -> list[GateResult]:
     votes = [majority([r.judge, r.llm_judge], tie=r.judge) for r in rollouts]
     agree = [int(bool(r.verdict) == bool(v)) for r, v in zip(rollouts, votes)]
     share = sum(agree) / len(agree)
@@ -177,12 +226,27 @@ def _outcome_gates(task: WorldTask, w0: Path, rollouts: list[Rollout], work: Pat
     k = sum(r.verdict for r in rollouts if not r.hinted)
     label = difficulty_label(k)
     return [
-        GateResult(name="judge_consistency", passed=share >= config.consistency_threshold, evidence={
-            "agreement": round(share, 4), "threshold": config.consistency_threshold,
-            "verifier": [r.verdict for r in rollouts], "diff_judge": [int(r.judge) for r in rollouts],
-            "llm_judge": [r.llm_judge for r in rollouts], "majority": [int(bool(v)) for v in votes]}),
-        GateResult(name="solvability", passed=solved >= 1, evidence={
-            "successes": solved, "hinted": sum(r.verdict for r in rollouts if r.hinted), "unhinted": k}),
+        GateResult(
+            name="judge_consistency",
+            passed=share >= config.consistency_threshold,
+            evidence={
+                "agreement": round(share, 4),
+                "threshold": config.consistency_threshold,
+                "verifier": [r.verdict for r in rollouts],
+                "diff_judge": [int(r.judge) for r in rollouts],
+                "llm_judge": [r.llm_judge for r in rollouts],
+                "majority": [int(bool(v)) for v in votes],
+            },
+        ),
+        GateResult(
+            name="solvability",
+            passed=solved >= 1,
+            evidence={
+                "successes": solved,
+                "hinted": sum(r.verdict for r in rollouts if r.hinted),
+                "unhinted": k,
+            },
+        ),
         GateResult(name="difficulty", passed=solved >= 1, evidence={"unhinted_successes": k, "label": label}),
         counterfactual_gate(task, w0, rollouts, work),
     ]

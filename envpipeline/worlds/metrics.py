@@ -68,7 +68,7 @@ def tokens(text: str, ngrams: tuple[int, int] = (1, 2)) -> list[str]:
     words = _TOKEN.findall(text.lower())
     out: list[str] = []
     for n in range(ngrams[0], ngrams[1] + 1):
-        out += [" ".join(words[i:i + n]) for i in range(len(words) - n + 1)]
+        out += [" ".join(words[i : i + n]) for i in range(len(words) - n + 1)]
     return out
 
 
@@ -116,8 +116,12 @@ def nn_cosine(x: np.ndarray, dup_threshold: float = 0.05) -> dict[str, float]:
     sims = cosine_matrix(x)
     np.fill_diagonal(sims, -np.inf)
     dist = 1.0 - sims.max(axis=1)
-    return {"mean": round(max(0.0, float(dist.mean())), 4), "min": round(max(0.0, float(dist.min())), 4),
-            "near_duplicate_share": round(float((dist < dup_threshold).mean()), 4), "n": n}
+    return {
+        "mean": round(max(0.0, float(dist.mean())), 4),
+        "min": round(max(0.0, float(dist.min())), 4),
+        "near_duplicate_share": round(float((dist < dup_threshold).mean()), 4),
+        "n": n,
+    }
 
 
 def diversity(texts: Sequence[str]) -> dict[str, Any]:
@@ -152,11 +156,17 @@ def trajectory_well_formed(messages: Sequence[dict[str, Any]]) -> bool:
         else:
             return False
     last = messages[-1]
-    return not pending and last.get("role") == "assistant" and bool((last.get("content") or "").strip()) \
+    return (
+        not pending
+        and last.get("role") == "assistant"
+        and bool((last.get("content") or "").strip())
         and not last.get("tool_calls")
+    )
 
 
-def reward(success: int, checklist: float, format_ok: bool, alpha: float = ALPHA, beta: float = BETA) -> float:
+def reward(
+    success: int, checklist: float, format_ok: bool, alpha: float = ALPHA, beta: float = BETA
+) -> float:
     """R = success + alpha * checklist + beta * format."""
     return round(float(success) + alpha * float(checklist) + beta * float(bool(format_ok)), 4)
 

@@ -15,17 +15,90 @@ from typing import Any
 
 from envpipeline.models.world import Contact, JudgeVerdict, Persona, StoryArc
 
-FIRST = ["lars", "maja", "amara", "tomas", "ines", "kenji", "sofia", "noah", "leila", "oskar", "priya",
-         "mateo", "freya", "jonas", "elena", "samir", "hanna", "diego", "yuki", "clara", "felix", "nadia",
-         "emil", "zara", "arjun", "lina", "viktor", "rosa", "hugo", "aisha"]
-LAST = ["petersen", "kowalski", "okafor", "novak", "silva", "tanaka", "rossi", "berg", "haddad", "lind",
-        "sharma", "garcia", "holm", "weber", "ivanova", "rahman", "virtanen", "moreau", "costa", "fischer"]
-CITIES = ["Copenhagen", "Rotterdam", "Lyon", "Krakow", "Porto", "Gothenburg", "Munich", "Valencia",
-          "Tallinn", "Bologna", "Ghent", "Bergen"]
-SITES = ["newsdaily.example", "recipes.example", "devforum.example", "trailmaps.example", "gearhub.example",
-         "photolab.example", "bookclub.example", "marketwatch.example", "soundstage.example",
-         "designboard.example", "fitlog.example", "travelnotes.example", "gardenhelp.example",
-         "chessclub.example"]
+FIRST = [
+    "lars",
+    "maja",
+    "amara",
+    "tomas",
+    "ines",
+    "kenji",
+    "sofia",
+    "noah",
+    "leila",
+    "oskar",
+    "priya",
+    "mateo",
+    "freya",
+    "jonas",
+    "elena",
+    "samir",
+    "hanna",
+    "diego",
+    "yuki",
+    "clara",
+    "felix",
+    "nadia",
+    "emil",
+    "zara",
+    "arjun",
+    "lina",
+    "viktor",
+    "rosa",
+    "hugo",
+    "aisha",
+]
+LAST = [
+    "petersen",
+    "kowalski",
+    "okafor",
+    "novak",
+    "silva",
+    "tanaka",
+    "rossi",
+    "berg",
+    "haddad",
+    "lind",
+    "sharma",
+    "garcia",
+    "holm",
+    "weber",
+    "ivanova",
+    "rahman",
+    "virtanen",
+    "moreau",
+    "costa",
+    "fischer",
+]
+CITIES = [
+    "Copenhagen",
+    "Rotterdam",
+    "Lyon",
+    "Krakow",
+    "Porto",
+    "Gothenburg",
+    "Munich",
+    "Valencia",
+    "Tallinn",
+    "Bologna",
+    "Ghent",
+    "Bergen",
+]
+SITES = [
+    "newsdaily.example",
+    "recipes.example",
+    "devforum.example",
+    "trailmaps.example",
+    "gearhub.example",
+    "photolab.example",
+    "bookclub.example",
+    "marketwatch.example",
+    "soundstage.example",
+    "designboard.example",
+    "fitlog.example",
+    "travelnotes.example",
+    "gardenhelp.example",
+    "chessclub.example",
+]
 #: occupation -> apps its core tools are drawn from
 OCCUPATIONS: dict[str, list[str]] = {
     "freelance AV technician": ["flights", "calendar", "shop", "files", "dm"],
@@ -52,60 +125,156 @@ OCCUPATIONS: dict[str, list[str]] = {
     "chef": ["shop", "chat", "dm", "calendar", "bank"],
 }
 ARCS: list[StoryArc] = [
-    StoryArc(name="conference-trip", description="travels to a conference abroad",
-             skills=["book_flight", "plan_trip", "rent_car", "write_journal"]),
-    StoryArc(name="home-office-upgrade", description="upgrades the home office equipment",
-             skills=["order_product", "track_delivery", "download_receipt", "track_delivery"]),
-    StoryArc(name="client-project", description="delivers a project for a client",
-             skills=["schedule_meeting", "share_document", "invoice_client"]),
-    StoryArc(name="fitness-goal", description="trains for a 10k run",
-             skills=["gym_session", "write_journal", "gym_session", "order_product"]),
-    StoryArc(name="budget-cleanup", description="gets personal finances in order",
-             skills=["pay_bill", "transfer_savings", "update_todo", "pay_bill"]),
-    StoryArc(name="family-visit", description="plans a family visit that falls through",
-             skills=["dm_friend_plans", "book_flight", "cancel_flight"]),
-    StoryArc(name="side-business", description="runs a small side business",
-             skills=["restock_supplies", "invoice_client", "salary_deposit"]),
-    StoryArc(name="security-hygiene", description="cleans up passwords and online accounts",
-             skills=["change_password", "sign_up_service", "update_todo"]),
-    StoryArc(name="inbox-zero", description="fights the overflowing inbox",
-             skills=["receive_newsletter", "reply_email", "reply_email"]),
-    StoryArc(name="team-launch", description="launches a team product",
-             skills=["team_standup_chat", "schedule_meeting", "share_document", "team_standup_chat"]),
-    StoryArc(name="unhappy-purchase", description="buys something and sends it back",
-             skills=["order_product", "track_delivery", "track_delivery", "return_product"]),
-    StoryArc(name="weekend-getaway", description="books a weekend away with friends",
-             skills=["dm_friend_plans", "rent_car", "write_journal"]),
-    StoryArc(name="new-job", description="starts a new job",
-             skills=["salary_deposit", "sign_up_service", "schedule_meeting"]),
-    StoryArc(name="moving-house", description="moves to a new flat",
-             skills=["update_todo", "order_product", "pay_bill", "share_document"]),
-    StoryArc(name="reading-challenge", description="keeps up a reading challenge",
-             skills=["browse_shop", "order_product", "write_journal"]),
-    StoryArc(name="team-offsite", description="organises a team offsite",
-             skills=["schedule_meeting", "book_flight", "restock_supplies", "plan_trip"]),
-    StoryArc(name="tax-season", description="prepares the yearly tax return",
-             skills=["download_receipt", "share_document", "pay_bill", "update_todo"]),
-    StoryArc(name="festival-tour", description="plays a string of festival gigs",
-             skills=["book_flight", "team_standup_chat", "plan_trip", "invoice_client"]),
-    StoryArc(name="new-laptop", description="replaces a broken laptop and restores the accounts",
-             skills=["order_product", "track_delivery", "change_password", "write_journal"]),
-    StoryArc(name="mentoring", description="mentors a junior colleague",
-             skills=["dm_friend_plans", "schedule_meeting", "share_document"]),
-    StoryArc(name="savings-plan", description="saves up for a big purchase",
-             skills=["salary_deposit", "transfer_savings", "browse_shop", "transfer_savings"]),
-    StoryArc(name="community-garden", description="helps run a community garden",
-             skills=["restock_supplies", "team_standup_chat", "gym_session"]),
-    StoryArc(name="newsletter-launch", description="starts writing a personal newsletter",
-             skills=["write_journal", "sign_up_service", "receive_newsletter", "share_document"]),
-    StoryArc(name="late-refund", description="chases a refund for a cancelled trip",
-             skills=["book_flight", "cancel_flight", "reply_email", "pay_bill"]),
+    StoryArc(
+        name="conference-trip",
+        description="travels to a conference abroad",
+        skills=["book_flight", "plan_trip", "rent_car", "write_journal"],
+    ),
+    StoryArc(
+        name="home-office-upgrade",
+        description="upgrades the home office equipment",
+        skills=["order_product", "track_delivery", "download_receipt", "track_delivery"],
+    ),
+    StoryArc(
+        name="client-project",
+        description="delivers a project for a client",
+        skills=["schedule_meeting", "share_document", "invoice_client"],
+    ),
+    StoryArc(
+        name="fitness-goal",
+        description="trains for a 10k run",
+        skills=["gym_session", "write_journal", "gym_session", "order_product"],
+    ),
+    StoryArc(
+        name="budget-cleanup",
+        description="gets personal finances in order",
+        skills=["pay_bill", "transfer_savings", "update_todo", "pay_bill"],
+    ),
+    StoryArc(
+        name="family-visit",
+        description="plans a family visit that falls through",
+        skills=["dm_friend_plans", "book_flight", "cancel_flight"],
+    ),
+    StoryArc(
+        name="side-business",
+        description="runs a small side business",
+        skills=["restock_supplies", "invoice_client", "salary_deposit"],
+    ),
+    StoryArc(
+        name="security-hygiene",
+        description="cleans up passwords and online accounts",
+        skills=["change_password", "sign_up_service", "update_todo"],
+    ),
+    StoryArc(
+        name="inbox-zero",
+        description="fights the overflowing inbox",
+        skills=["receive_newsletter", "reply_email", "reply_email"],
+    ),
+    StoryArc(
+        name="team-launch",
+        description="launches a team product",
+        skills=["team_standup_chat", "schedule_meeting", "share_document", "team_standup_chat"],
+    ),
+    StoryArc(
+        name="unhappy-purchase",
+        description="buys something and sends it back",
+        skills=["order_product", "track_delivery", "track_delivery", "return_product"],
+    ),
+    StoryArc(
+        name="weekend-getaway",
+        description="books a weekend away with friends",
+        skills=["dm_friend_plans", "rent_car", "write_journal"],
+    ),
+    StoryArc(
+        name="new-job",
+        description="starts a new job",
+        skills=["salary_deposit", "sign_up_service", "schedule_meeting"],
+    ),
+    StoryArc(
+        name="moving-house",
+        description="moves to a new flat",
+        skills=["update_todo", "order_product", "pay_bill", "share_document"],
+    ),
+    StoryArc(
+        name="reading-challenge",
+        description="keeps up a reading challenge",
+        skills=["browse_shop", "order_product", "write_journal"],
+    ),
+    StoryArc(
+        name="team-offsite",
+        description="organises a team offsite",
+        skills=["schedule_meeting", "book_flight", "restock_supplies", "plan_trip"],
+    ),
+    StoryArc(
+        name="tax-season",
+        description="prepares the yearly tax return",
+        skills=["download_receipt", "share_document", "pay_bill", "update_todo"],
+    ),
+    StoryArc(
+        name="festival-tour",
+        description="plays a string of festival gigs",
+        skills=["book_flight", "team_standup_chat", "plan_trip", "invoice_client"],
+    ),
+    StoryArc(
+        name="new-laptop",
+        description="replaces a broken laptop and restores the accounts",
+        skills=["order_product", "track_delivery", "change_password", "write_journal"],
+    ),
+    StoryArc(
+        name="mentoring",
+        description="mentors a junior colleague",
+        skills=["dm_friend_plans", "schedule_meeting", "share_document"],
+    ),
+    StoryArc(
+        name="savings-plan",
+        description="saves up for a big purchase",
+        skills=["salary_deposit", "transfer_savings", "browse_shop", "transfer_savings"],
+    ),
+    StoryArc(
+        name="community-garden",
+        description="helps run a community garden",
+        skills=["restock_supplies", "team_standup_chat", "gym_session"],
+    ),
+    StoryArc(
+        name="newsletter-launch",
+        description="starts writing a personal newsletter",
+        skills=["write_journal", "sign_up_service", "receive_newsletter", "share_document"],
+    ),
+    StoryArc(
+        name="late-refund",
+        description="chases a refund for a cancelled trip",
+        skills=["book_flight", "cancel_flight", "reply_email", "pay_bill"],
+    ),
 ]
 RELATIONS = ["colleague", "colleague", "client", "friend", "family"]
 DOMAINS = ["example.org", "example.net", "mail.example"]
 WORDS = ["harbor", "maple", "copper", "lantern", "meadow", "falcon", "cobalt", "willow"]
-STOPWORDS = {"the", "and", "for", "with", "who", "this", "month", "relies", "often", "visits", "close",
-             "contacts", "lives", "year", "old", "works", "from", "that", "on", "in", "a", "an", "of", "to"}
+STOPWORDS = {
+    "the",
+    "and",
+    "for",
+    "with",
+    "who",
+    "this",
+    "month",
+    "relies",
+    "often",
+    "visits",
+    "close",
+    "contacts",
+    "lives",
+    "year",
+    "old",
+    "works",
+    "from",
+    "that",
+    "on",
+    "in",
+    "a",
+    "an",
+    "of",
+    "to",
+}
 
 
 def _tokens(text: str) -> set[str]:
@@ -141,8 +310,14 @@ def generate_persona(
     contacts = []
     for name, relation in zip(others, RELATIONS):
         surname = rng.choice(LAST)
-        contacts.append(Contact(name=f"{name.title()} {surname.title()}", handle=f"{name}.{surname[0]}",
-                                email=f"{name}.{surname}@{rng.choice(DOMAINS)}", relation=relation))
+        contacts.append(
+            Contact(
+                name=f"{name.title()} {surname.title()}",
+                handle=f"{name}.{surname[0]}",
+                email=f"{name}.{surname}@{rng.choice(DOMAINS)}",
+                relation=relation,
+            )
+        )
     full = f"{first.title()} {last.title()}"
     description = (
         f"{full} is a {rng.randint(24, 61)}-year-old {occupation} who lives in {city}. "
@@ -151,10 +326,20 @@ def generate_persona(
         f"Close contacts: {', '.join(c.name + ' (' + c.relation + ')' for c in contacts)}."
     )
     return Persona(
-        persona_id=f"p{index + 1:02d}-{first}-{last}", name=full, username=f"{first}.{last}",
-        email=f"{first}.{last}@example.com", password=f"{rng.choice(WORDS)}-{rng.randint(1000, 9999)}",
-        occupation=occupation, city=city, description=description, contacts=contacts,
-        favourite_sites=sites, core_tools=core_tools, arcs=arcs, seed=seed, index=index,
+        persona_id=f"p{index + 1:02d}-{first}-{last}",
+        name=full,
+        username=f"{first}.{last}",
+        email=f"{first}.{last}@example.com",
+        password=f"{rng.choice(WORDS)}-{rng.randint(1000, 9999)}",
+        occupation=occupation,
+        city=city,
+        description=description,
+        contacts=contacts,
+        favourite_sites=sites,
+        core_tools=core_tools,
+        arcs=arcs,
+        seed=seed,
+        index=index,
         revision=revision,
     )
 
@@ -182,25 +367,37 @@ class DiversityJudge:
             for arc in sorted(arcs & {a.name for a in other.arcs}):
                 # the feedback names every arc already taken so the revision can avoid all of them
                 repeats.setdefault("arcs", []).extend([arc, *taken_arcs])
-                notes.append(f"story arc '{arc}' repeats {other.persona_id}, choose an arc outside "
-                             f"{taken_arcs}")
+                notes.append(
+                    f"story arc '{arc}' repeats {other.persona_id}, choose an arc outside {taken_arcs}"
+                )
         similarity, nearest = 0.0, None
         for other in accepted:
             score = jaccard(candidate.description, other.description)
             if score > similarity:
                 similarity, nearest = score, other.persona_id
         if similarity > self.threshold:
-            notes.append(f"description too similar to {nearest} (Jaccard {similarity:.2f} > "
-                         f"{self.threshold:.2f}), change occupation, city and arcs")
+            notes.append(
+                f"description too similar to {nearest} (Jaccard {similarity:.2f} > "
+                f"{self.threshold:.2f}), change occupation, city and arcs"
+            )
             repeats.setdefault("occupation", []).append(
-                next(p.occupation for p in accepted if p.persona_id == nearest))
+                next(p.occupation for p in accepted if p.persona_id == nearest)
+            )
         repeats = {k: sorted(set(v)) for k, v in repeats.items()}
-        return JudgeVerdict(accepted=not notes, feedback="; ".join(notes), similarity=round(similarity, 4),
-                            nearest=nearest, repeats=repeats)
+        return JudgeVerdict(
+            accepted=not notes,
+            feedback="; ".join(notes),
+            similarity=round(similarity, 4),
+            nearest=nearest,
+            repeats=repeats,
+        )
 
 
 def propose_personas(
-    n: int, seed: int, max_revisions: int = 2, judge: DiversityJudge | None = None,
+    n: int,
+    seed: int,
+    max_revisions: int = 2,
+    judge: DiversityJudge | None = None,
     max_candidates: int | None = None,
 ) -> tuple[list[Persona], list[dict[str, Any]]]:
     """Generate candidates until `n` are accepted; each may be revised `max_revisions` times.
@@ -221,9 +418,16 @@ def propose_personas(
             if verdict.accepted:
                 accepted.append(candidate)
                 break
-            rejected.append({"index": index, "revision": revision, "persona_id": candidate.persona_id,
-                             "feedback": verdict.feedback, "similarity": verdict.similarity,
-                             "gave_up": revision == max_revisions})
+            rejected.append(
+                {
+                    "index": index,
+                    "revision": revision,
+                    "persona_id": candidate.persona_id,
+                    "feedback": verdict.feedback,
+                    "similarity": verdict.similarity,
+                    "gave_up": revision == max_revisions,
+                }
+            )
             if revision == max_revisions:
                 break
             for key, values in verdict.repeats.items():

@@ -67,11 +67,15 @@ def rollout_metrics(gated: list[GatedTask]) -> dict[str, Any]:
     agree = sum(a == b for a, b in zip(verifier, judges)) / len(verifier)
     hinted = [bool(r.verdict) for g in gated for r in g.rollouts if r.hinted]
     unhinted = [bool(r.verdict) for g in gated for r in g.rollouts if not r.hinted]
-    return {"rollouts": len(verifier), "kappa": round(cohen_kappa(verifier, judges), 4),
-            "agreement": round(agree, 4), "success_rate": round(sum(verifier) / len(verifier), 4),
-            "hinted_success_rate": round(sum(hinted) / max(len(hinted), 1), 4),
-            "unhinted_success_rate": round(sum(unhinted) / max(len(unhinted), 1), 4),
-            "mean_reward": round(sum(rewards) / len(rewards), 4)}
+    return {
+        "rollouts": len(verifier),
+        "kappa": round(cohen_kappa(verifier, judges), 4),
+        "agreement": round(agree, 4),
+        "success_rate": round(sum(verifier) / len(verifier), 4),
+        "hinted_success_rate": round(sum(hinted) / max(len(hinted), 1), 4),
+        "unhinted_success_rate": round(sum(unhinted) / max(len(unhinted), 1), 4),
+        "mean_reward": round(sum(rewards) / len(rewards), 4),
+    }
 
 
 def world_candidates(world_dir: Path, days: list[int], per_day: int) -> list[tuple[WorldTask, Path]]:
@@ -89,8 +93,9 @@ def world_candidates(world_dir: Path, days: list[int], per_day: int) -> list[tup
     return out
 
 
-def gate_all(candidates: list[tuple[WorldTask, Path]], work: Path, llm: Any = None,
-             config: GateConfig | None = None) -> list[GatedTask]:
+def gate_all(
+    candidates: list[tuple[WorldTask, Path]], work: Path, llm: Any = None, config: GateConfig | None = None
+) -> list[GatedTask]:
     """Gate candidates in order; the diversity gate compares with the ones accepted so far."""
     gated: list[GatedTask] = []
     accepted: list[str] = []
@@ -103,9 +108,16 @@ def gate_all(candidates: list[tuple[WorldTask, Path]], work: Path, llm: Any = No
 
 
 def build_and_gate(
-    n_personas: int = 3, days: int = 5, seed: int = 0, root: Path | str = "worlds",
-    tasks_per_world_day: int = 3, llm: Any = None, task_days: list[int] | None = None,
-    config: GateConfig | None = None, live_health: bool = True, replay: bool = True,
+    n_personas: int = 3,
+    days: int = 5,
+    seed: int = 0,
+    root: Path | str = "worlds",
+    tasks_per_world_day: int = 3,
+    llm: Any = None,
+    task_days: list[int] | None = None,
+    config: GateConfig | None = None,
+    live_health: bool = True,
+    replay: bool = True,
 ) -> dict[str, Any]:
     """Build `n_personas` worlds of `days` days, generate and gate tasks; return the summary."""
     root = Path(root)
@@ -116,11 +128,18 @@ def build_and_gate(
     for persona in personas:
         t0 = time.monotonic()
         build = build_world(persona, days, root, llm=llm, live_health=live_health, replay=replay)
-        worlds.append({"persona_id": persona.persona_id, "occupation": persona.occupation,
-                       "days": len(build.days), "passed": build.passed,
-                       "failed_checks": [f"day {d.day}: {c.name}" for d in build.days for c in d.checks
-                                         if not c.passed],
-                       "seconds": round(time.monotonic() - t0, 3)})
+        worlds.append(
+            {
+                "persona_id": persona.persona_id,
+                "occupation": persona.occupation,
+                "days": len(build.days),
+                "passed": build.passed,
+                "failed_checks": [
+                    f"day {d.day}: {c.name}" for d in build.days for c in d.checks if not c.passed
+                ],
+                "seconds": round(time.monotonic() - t0, 3),
+            }
+        )
         chosen = list(task_days or range(1, days + 1))
         world_texts += [world_day_text(day_path(Path(build.root), day)) for day in chosen]
         if build.passed:
@@ -133,23 +152,34 @@ def build_and_gate(
         for record in gated:
             out.write(record.model_dump_json() + "\n")
     summary = summarize(worlds, gated, accepted, world_texts, rejected_personas)
-    summary["seconds"] = {"build": round(built - started, 2), "gate": round(gate_seconds, 2),
-                          "total": round(time.monotonic() - started, 2)}
-    summary["throughput"] = {"tasks_gated_per_minute": round(len(gated) / gate_seconds * 60, 2)
-                             if gate_seconds else 0.0}
+    summary["seconds"] = {
+        "build": round(built - started, 2),
+        "gate": round(gate_seconds, 2),
+        "total": round(time.monotonic() - started, 2),
+    }
+    summary["throughput"] = {
+        "tasks_gated_per_minute": round(len(gated) / gate_seconds * 60, 2) if gate_seconds else 0.0
+    }
     (root / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return summary
 
 
-def summarize(worlds: list[dict[str, Any]], gated: list[GatedTask], accepted: list[WorldTask],
-              world_texts: list[str], rejected_personas: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def summarize(
+    worlds: list[dict[str, Any]],
+    gated: list[GatedTask],
+    accepted: list[WorldTask],
+    world_texts: list[str],
+    rejected_personas: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """The summary dict of a run."""
     ok = [g for g in gated if g.status == "accepted"]
     return {
         "worlds": worlds,
         "personas_rejected": len(rejected_personas or []),
         "tasks": {
-            "candidates": len(gated), "accepted": len(ok), "rejected": len(gated) - len(ok),
+            "candidates": len(gated),
+            "accepted": len(ok),
+            "rejected": len(gated) - len(ok),
             "by_template": dict(sorted(Counter(g.task.template for g in ok).items())),
             "flows": dict(sorted(Counter(">".join(g.task.interface_flow) for g in ok).items())),
             "rejections": [{"task_id": g.task.task_id, "reasons": g.reasons} for g in gated if g.reasons],

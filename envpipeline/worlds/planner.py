@@ -47,8 +47,12 @@ def arc_progress(reader: WorldReader) -> Counter[str]:
 
 
 def plan_day(
-    persona: Persona, day: int, previous_world: WorldReader, rng: random.Random,
-    *, skills: dict[str, Skill] | None = None,
+    persona: Persona,
+    day: int,
+    previous_world: WorldReader,
+    rng: random.Random,
+    *,
+    skills: dict[str, Skill] | None = None,
 ) -> DayPlan:
     """Plan day `day` (>= 1) from the previous day's world."""
     skills = skills if skills is not None else all_skills()
@@ -79,7 +83,7 @@ def plan_day(
     if arcs:
         start = day % len(arcs)
         for arc in arcs[start:] + arcs[:start]:
-            steps = [s for s in arc.skills[progress[arc.name]:] if s in available and free(available[s])]
+            steps = [s for s in arc.skills[progress[arc.name] :] if s in available and free(available[s])]
             if steps:
                 take(available[steps[0]], arc.name, "arc")
                 break
@@ -92,17 +96,28 @@ def plan_day(
             break
         take(min(pool, key=score), None, "balance")
     activities = [
-        Activity(index=i, skill=s.name, apps=list(s.apps), description=s.describe(persona), arc=arc,
-                 reason=reason, time=stamp(day, i))
+        Activity(
+            index=i,
+            skill=s.name,
+            apps=list(s.apps),
+            description=s.describe(persona),
+            arc=arc,
+            reason=reason,
+            time=stamp(day, i),
+        )
         for i, (s, arc, reason) in enumerate(chosen)
     ]
-    return DayPlan(persona_id=persona.persona_id, day=day, activities=activities,
-                   app_usage=dict(sorted(usage.items())))
+    return DayPlan(
+        persona_id=persona.persona_id, day=day, activities=activities, app_usage=dict(sorted(usage.items()))
+    )
 
 
 def plan_to_delta(
-    persona: Persona, plan: DayPlan, previous_world: WorldReader,
-    *, skills: dict[str, Skill] | None = None,
+    persona: Persona,
+    plan: DayPlan,
+    previous_world: WorldReader,
+    *,
+    skills: dict[str, Skill] | None = None,
 ) -> WorldDelta:
     """Run each activity's skill against the previous world; tag every op with its activity."""
     skills = skills if skills is not None else all_skills()

@@ -69,9 +69,7 @@ SCHEMA: dict[str, dict[str, list[str]]] = {
     "chat": {"channels": ["name", "topic"], "messages": ["channel_id", "author", "body", "posted_at"]},
     "dm": {"messages": ["peer", "direction", "body", "sent_at"]},
     "calendar": {"events": ["title", "start", "end", "location", "attendees_json"]},
-    "flights": {
-        "bookings": ["confirmation", "origin", "destination", "depart_at", "passenger", "status"]
-    },
+    "flights": {"bookings": ["confirmation", "origin", "destination", "depart_at", "passenger", "status"]},
     "bank": {
         "accounts": ["name", "balance_cents"],
         "transactions": ["account_id", "amount_cents", "memo", "posted_at"],
@@ -165,44 +163,135 @@ def genesis_ops(persona: Persona) -> list[Operation]:
     rng = random.Random(f"{persona.persona_id}:0:genesis")
     t0 = stamp(0, 0)
     ops: list[Operation] = [
-        Operation(app="accounts", table="users", op="insert",
-                  values={"username": persona.username, "password_hash": password_hash(persona.password)}),
+        Operation(
+            app="accounts",
+            table="users",
+            op="insert",
+            values={"username": persona.username, "password_hash": password_hash(persona.password)},
+        ),
     ]
     products = sorted(rng.sample(range(len(PRODUCT_POOL)), 14))
     for i in products:
         sku, name, category, price, desc = PRODUCT_POOL[i]
-        ops.append(Operation(app="shop", table="products", op="insert", values={
-            "sku": f"SKU-{sku}", "name": name, "category": category, "price_cents": price,
-            "stock": rng.randint(6, 40), "description": desc, "image_alt": f"Photo of {name.lower()}",
-        }))
+        ops.append(
+            Operation(
+                app="shop",
+                table="products",
+                op="insert",
+                values={
+                    "sku": f"SKU-{sku}",
+                    "name": name,
+                    "category": category,
+                    "price_cents": price,
+                    "stock": rng.randint(6, 40),
+                    "description": desc,
+                    "image_alt": f"Photo of {name.lower()}",
+                },
+            )
+        )
     checking, savings = rng.randint(150, 400) * 1000, rng.randint(300, 900) * 1000
     for name, balance in (("Checking", checking), ("Savings", savings)):
-        ops.append(Operation(app="bank", table="accounts", op="insert",
-                             values={"name": name, "balance_cents": balance}))
+        ops.append(
+            Operation(
+                app="bank", table="accounts", op="insert", values={"name": name, "balance_cents": balance}
+            )
+        )
     for account_id, balance in ((1, checking), (2, savings)):
-        ops.append(Operation(app="bank", table="transactions", op="insert", values={
-            "account_id": account_id, "amount_cents": balance, "memo": "Opening balance", "posted_at": t0}))
-    ops.append(Operation(app="chat", table="channels", op="insert",
-                         values={"name": "general", "topic": "Everything and nothing"}))
-    ops.append(Operation(app="chat", table="channels", op="insert",
-                         values={"name": "team", "topic": f"{persona.occupation} work chat"}))
+        ops.append(
+            Operation(
+                app="bank",
+                table="transactions",
+                op="insert",
+                values={
+                    "account_id": account_id,
+                    "amount_cents": balance,
+                    "memo": "Opening balance",
+                    "posted_at": t0,
+                },
+            )
+        )
+    ops.append(
+        Operation(
+            app="chat",
+            table="channels",
+            op="insert",
+            values={"name": "general", "topic": "Everything and nothing"},
+        )
+    )
+    ops.append(
+        Operation(
+            app="chat",
+            table="channels",
+            op="insert",
+            values={"name": "team", "topic": f"{persona.occupation} work chat"},
+        )
+    )
     for contact in persona.contacts:
-        ops.append(Operation(app="chat", table="channels", op="insert",
-                             values={"name": contact.handle, "topic": f"Chat with {contact.name}"}))
-    ops.append(Operation(app="chat", table="messages", op="insert", values={
-        "channel_id": 1, "author": persona.contacts[0].handle,
-        "body": f"Welcome to the workspace, {persona.name.split()[0]}!", "posted_at": t0}))
-    ops.append(Operation(app="mail", table="messages", op="insert", values={
-        "folder": "inbox", "sender": "welcome@mail.example", "recipients": persona.email,
-        "subject": "Welcome to your mailbox", "body": f"Hello {persona.name}, your mailbox is ready.",
-        "sent_at": t0, "is_read": 0}))
+        ops.append(
+            Operation(
+                app="chat",
+                table="channels",
+                op="insert",
+                values={"name": contact.handle, "topic": f"Chat with {contact.name}"},
+            )
+        )
+    ops.append(
+        Operation(
+            app="chat",
+            table="messages",
+            op="insert",
+            values={
+                "channel_id": 1,
+                "author": persona.contacts[0].handle,
+                "body": f"Welcome to the workspace, {persona.name.split()[0]}!",
+                "posted_at": t0,
+            },
+        )
+    )
+    ops.append(
+        Operation(
+            app="mail",
+            table="messages",
+            op="insert",
+            values={
+                "folder": "inbox",
+                "sender": "welcome@mail.example",
+                "recipients": persona.email,
+                "subject": "Welcome to your mailbox",
+                "body": f"Hello {persona.name}, your mailbox is ready.",
+                "sent_at": t0,
+                "is_read": 0,
+            },
+        )
+    )
     friend = persona.contacts[-1]
-    ops.append(Operation(app="dm", table="messages", op="insert", values={
-        "peer": friend.handle, "direction": "in", "body": "Hey! Long time no see, how are you?",
-        "sent_at": stamp(0, 0, 5)}))
-    ops.append(Operation(app="calendar", table="events", op="insert", values={
-        "title": "Weekly planning", "start": stamp(0, 1), "end": stamp(0, 1, 30), "location": "Home office",
-        "attendees_json": "[]"}))
+    ops.append(
+        Operation(
+            app="dm",
+            table="messages",
+            op="insert",
+            values={
+                "peer": friend.handle,
+                "direction": "in",
+                "body": "Hey! Long time no see, how are you?",
+                "sent_at": stamp(0, 0, 5),
+            },
+        )
+    )
+    ops.append(
+        Operation(
+            app="calendar",
+            table="events",
+            op="insert",
+            values={
+                "title": "Weekly planning",
+                "start": stamp(0, 1),
+                "end": stamp(0, 1, 30),
+                "location": "Home office",
+                "attendees_json": "[]",
+            },
+        )
+    )
     todo = "# TODO\n- [ ] sort out this week's plans\n- [ ] reply to " + friend.name + "\n"
     files = {
         "todo.txt": todo,

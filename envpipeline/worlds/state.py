@@ -84,13 +84,21 @@ def _tables(db: Path) -> dict[str, list[dict[str, Any]]]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     conn.row_factory = sqlite3.Row
     try:
-        names = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        names = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            )
+        ]
         out = {}
         for name in names:
             rows = [dict(r) for r in conn.execute(f'SELECT * FROM "{name}"')]
-            rows.sort(key=lambda r: (r.get("id") if isinstance(r.get("id"), int) else 0,
-                                     json.dumps(r, sort_keys=True, default=str)))
+            rows.sort(
+                key=lambda r: (
+                    r.get("id") if isinstance(r.get("id"), int) else 0,
+                    json.dumps(r, sort_keys=True, default=str),
+                )
+            )
             out[name] = rows
         return out
     finally:
@@ -107,7 +115,8 @@ def canonical_dump(day_dir: Path | str) -> dict[str, Any]:
     home = day_dir / "home"
     files = {
         p.relative_to(home).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(home.rglob("*")) if p.is_file()
+        for p in sorted(home.rglob("*"))
+        if p.is_file()
     }
     return {"tables": tables, "files": dict(sorted(files.items()))}
 
@@ -140,9 +149,14 @@ def diff(initial_dir: Path | str, final_dir: Path | str) -> dict[str, Any]:
         added = [after[i] for i in sorted(set(after) - set(before))]
         removed = [before[i] for i in sorted(set(before) - set(after))]
         changed = [
-            {"id": i, "fields": sorted(k for k in after[i] if after[i][k] != before[i].get(k)),
-             "before": before[i], "after": after[i]}
-            for i in sorted(set(before) & set(after)) if before[i] != after[i]
+            {
+                "id": i,
+                "fields": sorted(k for k in after[i] if after[i][k] != before[i].get(k)),
+                "before": before[i],
+                "after": after[i],
+            }
+            for i in sorted(set(before) & set(after))
+            if before[i] != after[i]
         ]
         if added or removed or changed:
             out[key] = {"added": added, "removed": removed, "changed": changed}
@@ -171,7 +185,12 @@ def write_manifest(day_dir: Path | str, persona_id: str, day: int) -> dict[str, 
     for key, rows in dump["tables"].items():
         app, table = key.split("/", 1)
         apps.setdefault(app, {})[table] = len(rows)
-    manifest = {"persona_id": persona_id, "day": day, "hash": world_hash(day_dir), "apps": apps,
-                "files": len(dump["files"])}
+    manifest = {
+        "persona_id": persona_id,
+        "day": day,
+        "hash": world_hash(day_dir),
+        "apps": apps,
+        "files": len(dump["files"]),
+    }
     (day_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest

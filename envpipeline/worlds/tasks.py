@@ -96,8 +96,9 @@ class TaskBuilder:
 
     def sub(self, interface: Interface, description: str, hint: str) -> int:
         """Add the next sub-task; returns its index."""
-        self.subtasks.append(SubTask(index=len(self.subtasks), interface=interface,
-                                     description=description, hint=hint))
+        self.subtasks.append(
+            SubTask(index=len(self.subtasks), interface=interface, description=description, hint=hint)
+        )
         return len(self.subtasks) - 1
 
     def step(self, action: str, **args: Any) -> None:
@@ -109,10 +110,14 @@ class TaskBuilder:
         """A criterion achieved by the latest sub-task, plus its checklist item; returns its id."""
         cid = f"c{len(self.criteria) + 1}"
         interface = self.subtasks[-1].interface
-        self.criteria.append(WorldCriterion(id=cid, kind=kind, description=description,
-                                            interface=interface, **spec))
-        self.checklist.append(ChecklistItem(id=f"k{len(self.checklist) + 1}", description=description,
-                                            weight=weight, criteria=[cid]))
+        self.criteria.append(
+            WorldCriterion(id=cid, kind=kind, description=description, interface=interface, **spec)
+        )
+        self.checklist.append(
+            ChecklistItem(
+                id=f"k{len(self.checklist) + 1}", description=description, weight=weight, criteria=[cid]
+            )
+        )
         return cid
 
     def expect(self, app: str, *tokens: str, table: str | None = None, path: str | None = None) -> None:
@@ -123,11 +128,21 @@ class TaskBuilder:
         """The finished task (its id hashes everything but the id)."""
         flow = [s.interface for s in self.subtasks]
         body = {
-            "persona_id": persona_id, "day": day, "index": index, "template": self.template,
-            "instruction": self.instruction, "interface_flow": flow,
-            "setup": self.setup, "criteria": self.criteria, "checklist": self.checklist,
-            "hints": [s.hint for s in self.subtasks], "subtasks": self.subtasks, "document": "",
-            "expectations": self.expectations, "solution": self.steps, "facts": self.facts,
+            "persona_id": persona_id,
+            "day": day,
+            "index": index,
+            "template": self.template,
+            "instruction": self.instruction,
+            "interface_flow": flow,
+            "setup": self.setup,
+            "criteria": self.criteria,
+            "checklist": self.checklist,
+            "hints": [s.hint for s in self.subtasks],
+            "subtasks": self.subtasks,
+            "document": "",
+            "expectations": self.expectations,
+            "solution": self.steps,
+            "facts": self.facts,
         }
         task = WorldTask(task_id="pending", **body)
         task = task.model_copy(update={"document": render_document(task)})
@@ -137,8 +152,16 @@ class TaskBuilder:
 
 def render_document(task: WorldTask) -> str:
     """The ordered sub-task document (markdown)."""
-    lines = [f"# Task {task.template} ({task.persona_id}, day {task.day:02d})", "", task.instruction, "",
-             f"**Interface flow**: {'>'.join(task.interface_flow)}", "", "## Sub-tasks", ""]
+    lines = [
+        f"# Task {task.template} ({task.persona_id}, day {task.day:02d})",
+        "",
+        task.instruction,
+        "",
+        f"**Interface flow**: {'>'.join(task.interface_flow)}",
+        "",
+        "## Sub-tasks",
+        "",
+    ]
     for sub in task.subtasks:
         lines.append(f"{sub.index + 1}. [{sub.interface}] {sub.description}")
     lines += ["", "## Verifier (all criteria must hold)", ""]
@@ -154,8 +177,13 @@ def load_persona(day_dir: Path | str) -> Persona:
     return Persona.model_validate_json(path.read_text(encoding="utf-8"))
 
 
-def generate_task(day_dir: Path | str, index: int, persona: Persona | None = None,
-                  exclude: set[str] | None = None, avoid: set[str] | None = None) -> WorldTask | None:
+def generate_task(
+    day_dir: Path | str,
+    index: int,
+    persona: Persona | None = None,
+    exclude: set[str] | None = None,
+    avoid: set[str] | None = None,
+) -> WorldTask | None:
     """Task `index` of a day, or None when no template applies (deterministic per persona/day/index).
 
     Templates are tried in a rotation that depends on (persona, day, index); `exclude` is never
@@ -173,15 +201,21 @@ def generate_task(day_dir: Path | str, index: int, persona: Persona | None = Non
             if name in skip:
                 continue
             template = TEMPLATES[name]
-            ctx = Context(reader=reader, persona=persona, day=reader.day, index=index,
-                          rng=random.Random(f"{persona.persona_id}:{reader.day}:task:{index}:{name}"))
+            ctx = Context(
+                reader=reader,
+                persona=persona,
+                day=reader.day,
+                index=index,
+                rng=random.Random(f"{persona.persona_id}:{reader.day}:task:{index}:{name}"),
+            )
             if template.applicable(ctx):
                 return template.build(ctx).build(persona.persona_id, reader.day, index)
     return None
 
 
-def generate_tasks(day_dir: Path | str, n: int, persona: Persona | None = None,
-                   avoid: set[str] | None = None) -> list[WorldTask]:
+def generate_tasks(
+    day_dir: Path | str, n: int, persona: Persona | None = None, avoid: set[str] | None = None
+) -> list[WorldTask]:
     """Up to `n` tasks of one day, each from a different template (`avoid`ing some when possible)."""
     persona = persona or load_persona(day_dir)
     tasks: list[WorldTask] = []
@@ -212,7 +246,9 @@ def criterion_scripts(task: WorldTask) -> dict[str, str]:
 
 def task_text(task: WorldTask) -> str:
     """The text the diversity gate and metrics embed: instruction, flow and sub-tasks."""
-    return " ".join([task.instruction, " ".join(task.interface_flow), *(s.description for s in task.subtasks)])
+    return " ".join(
+        [task.instruction, " ".join(task.interface_flow), *(s.description for s in task.subtasks)]
+    )
 
 
 def to_json(task: WorldTask) -> str:

@@ -43,8 +43,12 @@ def evaluate(task: WorldTask, initial_dir: Path | str, final_dir: Path | str) ->
     total = sum(item.weight for item in task.checklist)
     got = sum(item.weight for item in task.checklist if all(results.get(c, False) for c in item.criteria))
     verdict = int(all(results.values()) and bool(results))
-    return Evaluation(criteria=results, verdict=verdict, checklist=round(got / total, 4) if total else 0.0,
-                      failed=[cid for cid, ok in results.items() if not ok])
+    return Evaluation(
+        criteria=results,
+        verdict=verdict,
+        checklist=round(got / total, 4) if total else 0.0,
+        failed=[cid for cid, ok in results.items() if not ok],
+    )
 
 
 def _row_text(row: dict[str, Any]) -> str:
@@ -67,8 +71,9 @@ def _token_options(token: str, state_diff: dict[str, Any]) -> list[str]:
     return [str(row[column]) for row in added if row.get(column)]
 
 
-def _all_tokens(text: str, tokens: list[str], state_diff: dict[str, Any],
-                row: dict[str, Any] | None = None) -> bool:
+def _all_tokens(
+    text: str, tokens: list[str], state_diff: dict[str, Any], row: dict[str, Any] | None = None
+) -> bool:
     """Every token occurs in `text`; a ``{column=value}`` token must equal the row's column."""
     for token in tokens:
         field = _FIELD.fullmatch(token)
@@ -82,7 +87,9 @@ def _all_tokens(text: str, tokens: list[str], state_diff: dict[str, Any],
     return True
 
 
-def diff_judge(task: WorldTask, initial_dir: Path | str, final_dir: Path | str) -> tuple[bool, dict[str, Any]]:
+def diff_judge(
+    task: WorldTask, initial_dir: Path | str, final_dir: Path | str
+) -> tuple[bool, dict[str, Any]]:
     """(success, evidence): every expectation is met by the state diff."""
     state_diff = diff(initial_dir, final_dir)
     met: dict[str, bool] = {}
@@ -98,8 +105,11 @@ def diff_judge(task: WorldTask, initial_dir: Path | str, final_dir: Path | str) 
         rows = list(entry.get("added", [])) + [c["after"] for c in entry.get("changed", [])]
         met[key] = any(_all_tokens(_row_text(row), exp.tokens, state_diff, row) for row in rows)
     changed = sorted(k for k in state_diff if k != "files")
-    return bool(met) and all(met.values()), {"expectations": met, "changed_tables": changed,
-                                               "files": state_diff["files"]}
+    return bool(met) and all(met.values()), {
+        "expectations": met,
+        "changed_tables": changed,
+        "files": state_diff["files"],
+    }
 
 
 def _diff_summary(state_diff: dict[str, Any], final_dir: Path, limit: int = 6000) -> str:
@@ -121,15 +131,17 @@ def llm_judge(llm: Any, task: WorldTask, initial_dir: Path | str, final_dir: Pat
     if llm is None:
         return None
     summary = _diff_summary(diff(initial_dir, final_dir), Path(final_dir))
-    prompt = ("You judge whether a computer-use agent completed a task. Judge only from the state change.\n"
-              f"Task: {task.instruction}\nSub-tasks:\n"
-              + "\n".join(f"- [{s.interface}] {s.description}" for s in task.subtasks)
-              + f"\nState change (final vs initial):\n{summary or '(nothing changed)'}\n"
-              'Answer with JSON only: {"success": true|false, "reason": "..."}')
+    prompt = (
+        "You judge whether a computer-use agent completed a task. Judge only from the state change.\n"
+        f"Task: {task.instruction}\nSub-tasks:\n"
+        + "\n".join(f"- [{s.interface}] {s.description}" for s in task.subtasks)
+        + f"\nState change (final vs initial):\n{summary or '(nothing changed)'}\n"
+        'Answer with JSON only: {"success": true|false, "reason": "..."}'
+    )
     try:
         response = llm.complete([{"role": "user", "content": prompt}])
         text = (response.content or "").strip()
-        verdict = json.loads(text[text.index("{"): text.rindex("}") + 1])
+        verdict = json.loads(text[text.index("{") : text.rindex("}") + 1])
         return bool(verdict.get("success"))
     except Exception:  # an unavailable or confused judge abstains; the recorded gates say so
         return None

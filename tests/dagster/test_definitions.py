@@ -28,7 +28,9 @@ def test_materializing_a_batch_writes_the_lake_and_catalog(tmp_path):
     resources = {"store": LakeResource(home=str(home)), "composer": ComposerResource(candidates_per_batch=12)}
     with DagsterInstance.ephemeral() as instance:
         instance.add_dynamic_partitions("composition_batches", ["batch-0007"])
-        library = materialize([service_library, service_contract_passes], instance=instance, resources=resources)
+        library = materialize(
+            [service_library, service_contract_passes], instance=instance, resources=resources
+        )
         assert library.success
         checks = library.get_asset_check_evaluations()
         assert checks and all(c.passed for c in checks)
@@ -47,7 +49,9 @@ def test_materializing_a_batch_writes_the_lake_and_catalog(tmp_path):
         assert all(c.passed for c in batch.get_asset_check_evaluations())
         assert materialize([catalog], instance=instance, resources=resources).success
     con = duckdb.connect(str(home / "catalog.duckdb"), read_only=True)
-    n = con.execute("select count(*) from verified_composed_tasks where _partition = 'batch-0007'").fetchone()[0]
+    n = con.execute(
+        "select count(*) from verified_composed_tasks where _partition = 'batch-0007'"
+    ).fetchone()[0]
     assert n == 12
     seeds = con.execute("select distinct seed from composed_task_specs").fetchall()
     assert seeds == [("batch-0007",)]

@@ -23,15 +23,23 @@ def test_forge_assets_select_synthesize_and_verify(tmp_path, local_sandbox):
     with DagsterInstance.ephemeral() as instance:
         instance.add_dynamic_partitions("terminal_seeds", KEYS)
         for key in KEYS:
-            assert materialize([terminal_seeds, seed_verification, seed_pass_rates], instance=instance,
-                               resources=resources, partition_key=key).success
+            assert materialize(
+                [terminal_seeds, seed_verification, seed_pass_rates],
+                instance=instance,
+                resources=resources,
+                partition_key=key,
+            ).success
         selected = materialize([selector_decisions], instance=instance, resources=resources)
         assert selected.success
         meta = selected.asset_materializations_for_node("selector_decisions")[0].metadata
         assert meta["trace"].value["backend"] == "scip" and meta["trace"].value["status"] == "optimal"
         for key in KEYS:
-            assert materialize([synthesized_bundles, verified_bundles], instance=instance, resources=resources,
-                               partition_key=key).success
+            assert materialize(
+                [synthesized_bundles, verified_bundles],
+                instance=instance,
+                resources=resources,
+                partition_key=key,
+            ).success
     rates = {r["seed_id"]: r for r in lake.read("seed_pass_rates")}
     assert set(rates) == set(KEYS)
     assert all(len(json.loads(r["rollouts"])) == 2 for r in rates.values())

@@ -35,9 +35,17 @@ def _resources(home):
 
 def _materialize(instance, resources, key):
     return materialize(
-        [terminal_seeds, seed_verification, static_checks_pass, oracle_scores_one, nop_scores_zero,
-         no_quarantined_seeds],
-        instance=instance, resources=resources, partition_key=key,
+        [
+            terminal_seeds,
+            seed_verification,
+            static_checks_pass,
+            oracle_scores_one,
+            nop_scores_zero,
+            no_quarantined_seeds,
+        ],
+        instance=instance,
+        resources=resources,
+        partition_key=key,
     )
 
 
@@ -59,7 +67,9 @@ def test_a_seed_is_checked_verified_and_quarantined_when_it_rots(tmp_path, local
         (bundle / "solution" / "solve.sh").write_text("#!/bin/bash\nexit 0\n")
         again = materialize(
             [seed_verification, oracle_scores_one, no_quarantined_seeds],
-            instance=instance, resources=resources, partition_key=KEY,
+            instance=instance,
+            resources=resources,
+            partition_key=KEY,
             selection=[seed_verification, oracle_scores_one, no_quarantined_seeds],
         )
         assert again.success
@@ -81,7 +91,9 @@ def test_seed_folder_sensor_adds_partitions_and_requests_runs(tmp_path):
         result = seed_folder_sensor(context)
         assert [r.partition_key for r in result.run_requests] == ["my-task"]
         assert result.dynamic_partitions_requests[0].partition_keys == ["my-task"]
-        instance.add_dynamic_partitions("terminal_seeds", ["my-task"])  # what the daemon does with the request
+        instance.add_dynamic_partitions(
+            "terminal_seeds", ["my-task"]
+        )  # what the daemon does with the request
         # Nothing changed: the next tick skips; a changed bundle requests a rerun.
         context = build_sensor_context(instance=instance, resources=resources, cursor=result.cursor)
         assert seed_folder_sensor(context).skip_message
@@ -103,7 +115,9 @@ def test_reverification_sensor_and_rot_schedule(tmp_path, local_sandbox, monkeyp
         assert [r.partition_key for r in stale.run_requests] == [KEY]
         assert stale.run_requests[0].tags["envpipeline/reverify_reason"] == "verifier code version changed"
         when = datetime.datetime(2026, 12, 2, 4, tzinfo=datetime.UTC)
-        requests = list(oracle_rot_schedule(build_schedule_context(instance=instance, scheduled_execution_time=when)))
+        requests = list(
+            oracle_rot_schedule(build_schedule_context(instance=instance, scheduled_execution_time=when))
+        )
         assert [r.partition_key for r in requests] == [KEY]
 
 

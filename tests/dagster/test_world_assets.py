@@ -23,15 +23,25 @@ def test_personas_worlds_tasks_and_gates(tmp_path, local_sandbox):
         keys = instance.get_dynamic_partitions("personas")
         assert len(keys) == 2
         for key in keys:
-            result = materialize([persona_worlds, world_tasks, world_checks_pass], instance=instance,
-                                 resources=resources, partition_key=key)
+            result = materialize(
+                [persona_worlds, world_tasks, world_checks_pass],
+                instance=instance,
+                resources=resources,
+                partition_key=key,
+            )
             assert result.success and all(c.passed for c in result.get_asset_check_evaluations())
-        gated = materialize([gated_world_tasks, gated_tasks_cover_interfaces], instance=instance, resources=resources)
+        gated = materialize(
+            [gated_world_tasks, gated_tasks_cover_interfaces], instance=instance, resources=resources
+        )
         assert gated.success
         meta = gated.asset_materializations_for_node("gated_world_tasks")[0].metadata
         assert meta["accepted"].value > 0
         assert set(meta["gate_pass_rates"].value) >= {
-            "diversity", "judge_consistency", "initial_unsatisfaction", "solvability", "difficulty",
+            "diversity",
+            "judge_consistency",
+            "initial_unsatisfaction",
+            "solvability",
+            "difficulty",
             "counterfactual_probe",
         }
     lake = resources["store"].lake()

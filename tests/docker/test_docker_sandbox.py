@@ -95,7 +95,9 @@ def test_tag_is_content_addressed(tmp_path: Path) -> None:
     a = make_bundle(tmp_path / "a")
     b = make_bundle(tmp_path / "b")
     assert image_tag(a.paths.environment) == image_tag(b.paths.environment)
-    combined = hashlib.sha256(f"{environment_digest(a.paths.environment)}:{base_image_id()}".encode()).hexdigest()
+    combined = hashlib.sha256(
+        f"{environment_digest(a.paths.environment)}:{base_image_id()}".encode()
+    ).hexdigest()
     assert image_tag(a.paths.environment) == f"envpipeline-env:{combined[:16]}", "base image id is in the tag"
     (b.paths.environment / "app" / "input.txt").chmod(0o600)
     assert image_tag(a.paths.environment) != image_tag(b.paths.environment), "modes are part of the hash"

@@ -14,7 +14,12 @@ CLI = [sys.executable, "-m", "envpipeline.cli"]
 
 def run_cli(*args, env=None, check=True):
     result = subprocess.run(
-        [*CLI, *args], capture_output=True, text=True, cwd=REPO, env={**os.environ, **(env or {})}, timeout=600
+        [*CLI, *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+        timeout=600,
     )
     if check and result.returncode != 0:
         raise AssertionError(f"{args} exited {result.returncode}: {result.stderr[-2000:]}")
@@ -32,12 +37,23 @@ def test_services_list_json_shows_tools_and_schemas():
     assert sum(len(s["tools"]) for s in services) >= 150
     calendar = next(s for s in services if s["name"] == "calendar")
     update = next(t for t in calendar["tools"] if t["name"] == "calendar.update_event")
-    assert set(update["parameters"]["properties"]) == {"eventId", "summary", "description", "location", "start", "end"}
+    assert set(update["parameters"]["properties"]) == {
+        "eventId",
+        "summary",
+        "description",
+        "location",
+        "start",
+        "end",
+    }
 
 
 def test_compose_writes_jsonl_records_the_store_and_audit_finds_them(tmp_path):
     out, home = tmp_path / "out", tmp_path / "home"
-    summary = json.loads(run_cli("compose", "--tasks", "6", "--seed", "3", "--out", str(out), "--home", str(home), "--json").stdout)
+    summary = json.loads(
+        run_cli(
+            "compose", "--tasks", "6", "--seed", "3", "--out", str(out), "--home", str(home), "--json"
+        ).stdout
+    )
     assert summary["accepted"] == 6
     assert summary["candidates_per_second"] > 0
     accepted = [json.loads(line) for line in (out / "accepted.jsonl").read_text().splitlines()]
@@ -60,8 +76,19 @@ def test_audit_of_an_unknown_task_fails_clearly(tmp_path):
 
 
 def test_compose_reports_an_exhausted_budget(tmp_path):
-    result = run_cli("compose", "--tasks", "50", "--max-attempts", "3", "--out", str(tmp_path / "o"),
-                     "--home", str(tmp_path / "h"), "--json", check=False)
+    result = run_cli(
+        "compose",
+        "--tasks",
+        "50",
+        "--max-attempts",
+        "3",
+        "--out",
+        str(tmp_path / "o"),
+        "--home",
+        str(tmp_path / "h"),
+        "--json",
+        check=False,
+    )
     assert result.returncode == 3
     assert json.loads(result.stdout)["budget_exhausted"] is True
 
@@ -82,12 +109,18 @@ def test_default_job_yields_at_least_100_verified_tasks(tmp_path):
         assert n_criteria >= 4 and n_services >= 3
         verdicts = {g["name"]: g["passed"] for g in json.loads(gates)}
         assert verdicts["reference_pass"] and verdicts["initial_unsatisfied"]
-    days = con.execute("select count(distinct persona_id), count(*) from persona_worlds where day > 0").fetchone()
+    days = con.execute(
+        "select count(distinct persona_id), count(*) from persona_worlds where day > 0"
+    ).fetchone()
     assert days[0] >= 3 and days[1] >= 15, "at least 3 personas x 5 days"
-    flows = [f for (f,) in con.execute("select flow from gated_world_tasks where status = 'accepted'").fetchall()]
+    flows = [
+        f for (f,) in con.execute("select flow from gated_world_tasks where status = 'accepted'").fetchall()
+    ]
     assert len(flows) >= 20
     assert {"web", "cli", "mcp"} <= {i for f in flows for i in f.split(">")}
-    verified_seeds = con.execute("select count(*) from seed_verification where status = 'verified'").fetchone()[0]
+    verified_seeds = con.execute(
+        "select count(*) from seed_verification where status = 'verified'"
+    ).fetchone()[0]
     assert verified_seeds >= 12
     assert con.execute("select count(*) from verified_bundles where accepted").fetchone()[0] >= 1
     families = dict(con.execute("select family, count(*) from accepted_tasks group by 1").fetchall())

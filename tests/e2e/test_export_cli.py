@@ -12,8 +12,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def run_cli(*args):
-    result = subprocess.run([sys.executable, "-m", "envpipeline.cli", *args], capture_output=True, text=True,
-                            cwd=REPO, env=dict(os.environ), timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "envpipeline.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=dict(os.environ),
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     return result
 
@@ -21,13 +27,24 @@ def run_cli(*args):
 def test_export_every_row_format_loads_with_datasets(tmp_path):
     home = tmp_path / "home"
     run_cli("compose", "--tasks", "8", "--out", str(tmp_path / "c"), "--home", str(home))
-    for fmt, split in [("verl", "rl"), ("skyrl", "rl"), ("trl-rl", "rl"), ("verl-sft", "sft"), ("trl-sft", "sft")]:
+    for fmt, split in [
+        ("verl", "rl"),
+        ("skyrl", "rl"),
+        ("trl-rl", "rl"),
+        ("verl-sft", "sft"),
+        ("trl-sft", "sft"),
+    ]:
         out = tmp_path / fmt
-        summary = json.loads(run_cli("export", "--format", fmt, "--out", str(out), "--home", str(home), "--json").stdout)
+        summary = json.loads(
+            run_cli("export", "--format", fmt, "--out", str(out), "--home", str(home), "--json").stdout
+        )
         files = [f for f in summary["datasets"]["files"][fmt] if f"/{split}." in f]
         assert files, summary
         data = load_dataset("parquet", data_files=str(out / files[0]), split="train")
         assert len(data) >= 1
-    harbor = json.loads(run_cli("export", "--format", "harbor", "--out", str(tmp_path / "h"), "--home", str(home),
-                                "--json").stdout)
+    harbor = json.loads(
+        run_cli(
+            "export", "--format", "harbor", "--out", str(tmp_path / "h"), "--home", str(home), "--json"
+        ).stdout
+    )
     assert harbor["harbor"]["tasks"] == 8

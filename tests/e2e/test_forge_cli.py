@@ -10,8 +10,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def run_cli(*args, check=True):
-    result = subprocess.run([sys.executable, "-m", "envpipeline.cli", *args], capture_output=True, text=True,
-                            cwd=REPO, env=dict(os.environ), timeout=900)
+    result = subprocess.run(
+        [sys.executable, "-m", "envpipeline.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=dict(os.environ),
+        timeout=900,
+    )
     if check and result.returncode != 0:
         raise AssertionError(f"{args} exited {result.returncode}: {result.stderr[-2000:]}")
     return result
@@ -22,8 +28,20 @@ def test_forge_from_a_recorded_rollouts_table_exports_exactly_n_verified_bundles
     rows = [("fam-text-parsing-easy-0", 1), ("fam-text-parsing-easy-0", 1), ("fam-log-processing-hard-0", 0)]
     table.write_text("".join(json.dumps({"seed_id": s, "reward": r}) + "\n" for s, r in rows))
     out = tmp_path / "forge"
-    summary = json.loads(run_cli("forge", "--target", "3", "--out", str(out), "--rollouts-table", str(table),
-                                 "--sandbox", "local", "--json").stdout)
+    summary = json.loads(
+        run_cli(
+            "forge",
+            "--target",
+            "3",
+            "--out",
+            str(out),
+            "--rollouts-table",
+            str(table),
+            "--sandbox",
+            "local",
+            "--json",
+        ).stdout
+    )
     assert summary["accepted"] == 3 and summary["selector"]["status"] == "optimal"
     assert summary["attempts_per_accepted"] >= 1.0 and summary["tokens_per_accepted"] == 0.0
     decisions = [json.loads(x) for x in (out / "decisions.jsonl").read_text().splitlines()]
@@ -32,7 +50,9 @@ def test_forge_from_a_recorded_rollouts_table_exports_exactly_n_verified_bundles
     assert by_seed["fam-log-processing-hard-0"]["projection"] == "reduce_complexity"
     bundles = sorted((out / "bundles").iterdir())
     assert len(bundles) == 3
-    verify = json.loads(run_cli("bundle", "verify", *map(str, bundles), "--sandbox", "local", "--json").stdout)
+    verify = json.loads(
+        run_cli("bundle", "verify", *map(str, bundles), "--sandbox", "local", "--json").stdout
+    )
     assert all(v["oracle_reward"] == 1.0 and v["nop_reward"] == 0.0 for v in verify)
     assert json.loads((out / "trace.json").read_text())["formulation"] == "local"
 
@@ -40,7 +60,17 @@ def test_forge_from_a_recorded_rollouts_table_exports_exactly_n_verified_bundles
 def test_bundle_new_check_and_verify_report_failures(tmp_path, local_sandbox):
     good, partial = tmp_path / "good", tmp_path / "partial"
     run_cli("bundle", "new", "csv-json-merge", "--seed", "2", "--out", str(good))
-    run_cli("bundle", "new", "csv-json-merge", "--seed", "2", "--variant", "csv_always_wins", "--out", str(partial))
+    run_cli(
+        "bundle",
+        "new",
+        "csv-json-merge",
+        "--seed",
+        "2",
+        "--variant",
+        "csv_always_wins",
+        "--out",
+        str(partial),
+    )
     assert run_cli("bundle", "check", str(good)).returncode == 0
     result = run_cli("bundle", "verify", str(good), str(partial), "--sandbox", "local", "--json", check=False)
     assert result.returncode == 1

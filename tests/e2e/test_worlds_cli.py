@@ -12,8 +12,25 @@ REPO = Path(__file__).resolve().parents[2]
 def test_worlds_build_json_lists_worlds_tasks_gates_and_metrics(tmp_path, local_sandbox):
     out = tmp_path / "worlds"
     result = subprocess.run(
-        [sys.executable, "-m", "envpipeline.cli", "worlds", "build", "--personas", "2", "--days", "2",
-         "--out", str(out), "--json"], capture_output=True, text=True, cwd=REPO, env=dict(os.environ), timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "envpipeline.cli",
+            "worlds",
+            "build",
+            "--personas",
+            "2",
+            "--days",
+            "2",
+            "--out",
+            str(out),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=dict(os.environ),
+        timeout=600,
     )
     assert result.returncode == 0, result.stderr[-2000:]
     summary = json.loads(result.stdout)

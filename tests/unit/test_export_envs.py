@@ -51,7 +51,10 @@ def test_trl_episode_oracle_and_nop(accepted: list[TaskRecord]) -> None:
     task = accepted[0]
     factory = ComposedTaskEnv.bind([task])
     env = factory()
-    row = {"prompt": [{"role": "user", "content": task.instruction}], "info": json.dumps({"task_id": task.task_id})}
+    row = {
+        "prompt": [{"role": "user", "content": task.instruction}],
+        "info": json.dumps({"task_id": task.task_id}),
+    }
     assert env.reset(**row) is None
     services = json.loads(env.list_services())["data"]["services"]
     assert {s["name"] for s in services} >= set(task.environment["services"])
@@ -105,7 +108,10 @@ def test_row_without_a_task_is_a_clear_error() -> None:
 def test_parse_tool_call() -> None:
     tagged = 'I will look.\n<tool_call>{"name": "list_tools", "arguments": {"service": "mail"}}</tool_call>'
     assert parse_tool_call(tagged) == ("list_tools", {"service": "mail"})
-    assert parse_tool_call('{"name": "mail.search", "arguments": "{\\"q\\": 1}"}') == ("mail.search", {"q": 1})
+    assert parse_tool_call('{"name": "mail.search", "arguments": "{\\"q\\": 1}"}') == (
+        "mail.search",
+        {"q": 1},
+    )
     assert parse_tool_call("All done: the city is Lima.") is None
     assert parse_tool_call("{not json}") is None
 

@@ -94,7 +94,9 @@ def test_runtime_runs_on_a_bare_python(exported, tmp_path: Path) -> None:
     env = {"PATH": os.environ["PATH"], "ENVTOOL_APP": str(app), "ENVTOOL_LOGS": str(logs)}
 
     def run(*argv: str) -> subprocess.CompletedProcess:
-        return subprocess.run([STDLIB_PYTHON, "-S", *argv], env=env, capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            [STDLIB_PYTHON, "-S", *argv], env=env, capture_output=True, text=True, timeout=60
+        )
 
     listing = json.loads(run(str(app / "envtool.py"), "services").stdout)
     assert listing["success"] and listing["data"]["services"]
@@ -115,11 +117,15 @@ def test_editing_the_state_file_earns_nothing(exported, tmp_path: Path) -> None:
     path = shutil.copytree(exported["composed"][0], tmp_path / "task")
     app, logs = path / "environment" / "app", tmp_path / "logs"
     env = {**os.environ, "ENVTOOL_APP": str(app), "ENVTOOL_LOGS": str(logs)}
-    subprocess.run([sys.executable, str(path / "solution" / "solve.py")], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(path / "solution" / "solve.py")], env=env, check=True, capture_output=True
+    )
     solved_state = (app / "state.json").read_text()
     (app / "calls.jsonl").unlink()
     (app / "state.json").write_text(solved_state)  # the solved state, but no calls made
-    subprocess.run([sys.executable, str(path / "tests" / "evaluate.py")], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(path / "tests" / "evaluate.py")], env=env, check=True, capture_output=True
+    )
     details = json.loads((logs / "reward-details.json").read_text())
     assert details["reward"] == 0 and details["state_file_consistent"] is False
 
@@ -151,11 +157,18 @@ def test_gold_verification_docker(exported, docker_sandbox) -> None:
 
 
 def _harbor_python() -> str | None:
-    for candidate in (os.environ.get("HARBOR_PYTHON"), "/root/.pyenv/versions/3.12.1/bin/python",
-                      shutil.which("python3.13"), shutil.which("python3.12")):
+    for candidate in (
+        os.environ.get("HARBOR_PYTHON"),
+        "/root/.pyenv/versions/3.12.1/bin/python",
+        shutil.which("python3.13"),
+        shutil.which("python3.12"),
+    ):
         if candidate and Path(candidate).is_file():
-            probe = subprocess.run([candidate, "-c", "import sys; print(sys.version_info >= (3, 12))"],
-                                   capture_output=True, text=True)
+            probe = subprocess.run(
+                [candidate, "-c", "import sys; print(sys.version_info >= (3, 12))"],
+                capture_output=True,
+                text=True,
+            )
             if probe.stdout.strip() == "True":
                 return candidate
     return None
@@ -168,8 +181,11 @@ def test_harbor_package_validates_every_export(exported, tmp_path: Path) -> None
         pytest.skip("no Python >= 3.12 interpreter for harbor (set HARBOR_PYTHON)")
     script = REPO / "scripts" / "harbor-validate.sh"
     run = subprocess.run(
-        ["bash", str(script), str(exported["out"])], env={**os.environ, "HARBOR_PYTHON": python},
-        capture_output=True, text=True, timeout=600,
+        ["bash", str(script), str(exported["out"])],
+        env={**os.environ, "HARBOR_PYTHON": python},
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     if run.returncode == 3:
         pytest.skip(f"harbor could not be installed: {run.stderr[-500:]}")
@@ -177,6 +193,11 @@ def test_harbor_package_validates_every_export(exported, tmp_path: Path) -> None
     assert run.stdout.count("OK ") == 3
     broken = shutil.copytree(exported["terminal"], tmp_path / "broken")
     (broken / "tests" / "test.sh").unlink()
-    again = subprocess.run(["bash", str(script), str(broken)], env={**os.environ, "HARBOR_PYTHON": python},
-                           capture_output=True, text=True, timeout=600)
+    again = subprocess.run(
+        ["bash", str(script), str(broken)],
+        env={**os.environ, "HARBOR_PYTHON": python},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert again.returncode == 1 and "FAIL" in again.stdout

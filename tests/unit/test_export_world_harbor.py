@@ -55,11 +55,18 @@ def test_world_layout(exported) -> None:
 
 def test_worldtool_runs_on_plain_python(exported) -> None:
     app = exported[0][1] / "environment" / "app"
-    listing = subprocess.run([sys.executable, "-I", str(app / "worldtool.py"), "chat", "channels"],
-                             capture_output=True, text=True, check=True)
+    listing = subprocess.run(
+        [sys.executable, "-I", str(app / "worldtool.py"), "chat", "channels"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert json.loads(listing.stdout)["channels"]
-    missing = subprocess.run([sys.executable, "-I", str(app / "worldtool.py"), "mail", "read", "999999"],
-                             capture_output=True, text=True)
+    missing = subprocess.run(
+        [sys.executable, "-I", str(app / "worldtool.py"), "mail", "read", "999999"],
+        capture_output=True,
+        text=True,
+    )
     assert missing.returncode == 1 and json.loads(missing.stdout)["status"] == 404
 
 

@@ -16,8 +16,17 @@ from envpipeline.terminal.verify import score_variant, verify_bundle
 
 FAMILIES = all_families()
 REQUIRED_COVERAGE = {
-    "log-processing", "csv-json-merge", "text-parsing", "file-organization", "sqlite-query", "git-operations",
-    "config-editing", "archive-handling", "data-validation", "cron-scheduling", "service-monitoring",
+    "log-processing",
+    "csv-json-merge",
+    "text-parsing",
+    "file-organization",
+    "sqlite-query",
+    "git-operations",
+    "config-editing",
+    "archive-handling",
+    "data-validation",
+    "cron-scheduling",
+    "service-monitoring",
 }
 
 
@@ -76,7 +85,9 @@ def _assert_gold(root: Path, variants: dict, sandbox) -> None:
     for variant, folder in variants.items():
         trial = score_variant(root, sandbox, folder)
         assert trial.verdict == "ok", (variant, trial.reason)
-        assert trial.reward is not None and trial.reward < 1.0, f"partial variant {variant} scored {trial.reward}"
+        assert trial.reward is not None and trial.reward < 1.0, (
+            f"partial variant {variant} scored {trial.reward}"
+        )
 
 
 @pytest.mark.parametrize("difficulty", DIFFICULTIES)

@@ -26,8 +26,15 @@ def seed_dir(tmp_path_factory):
 
 def decision(projection="increase_complexity", direction="in_depth"):
     return Decision(
-        seed_id=KEY, projection=projection, direction=direction, action_variant=f"{projection}/{direction}",
-        pass_rate=0.8, reward_band="easy", projected_pass_rate=0.55, frontier_score=0.97, backend="scip",
+        seed_id=KEY,
+        projection=projection,
+        direction=direction,
+        action_variant=f"{projection}/{direction}",
+        pass_rate=0.8,
+        reward_band="easy",
+        projected_pass_rate=0.55,
+        frontier_score=0.97,
+        backend="scip",
     )
 
 
@@ -62,9 +69,16 @@ def test_pass_rate_comes_from_executed_rollouts(seed_dir, local_sandbox):
 
 def test_recorded_rollouts_table(tmp_path):
     table = tmp_path / "rollouts.jsonl"
-    table.write_text("\n".join(json.dumps(r) for r in [
-        {"seed_id": "a", "reward": 1}, {"seed_id": "a", "reward": 0}, {"seed_id": "b", "reward": 1},
-    ]))
+    table.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"seed_id": "a", "reward": 1},
+                {"seed_id": "a", "reward": 0},
+                {"seed_id": "b", "reward": 1},
+            ]
+        )
+    )
     rates = {r.seed_id: r for r in pass_rates_from_rollouts(table)}
     assert rates["a"].pass_rate == 0.5 and rates["a"].rollouts == 2 and rates["b"].pass_rate == 1.0
     table.write_text('{"seed_id": "a"}\n')
@@ -87,10 +101,18 @@ def test_procedural_synthesis_keeps_the_family_and_moves_knobs(seed_dir, tmp_pat
 
 def test_loop_stops_at_exactly_n_accepted_with_accounting(seed_dir, tmp_path, local_sandbox):
     decisions = [decision(), decision("diversify_frontier", "in_breadth")]
-    report = run_forge(decisions, {KEY: seed_dir}, ProceduralSynthesizer(), gold_validator(local_sandbox), 3,
-                       tmp_path / "export")
+    report = run_forge(
+        decisions,
+        {KEY: seed_dir},
+        ProceduralSynthesizer(),
+        gold_validator(local_sandbox),
+        3,
+        tmp_path / "export",
+    )
     assert len(report.accepted) == 3 and not report.budget_exhausted
-    assert sorted(p.name for p in (tmp_path / "export").iterdir()) == sorted(a.task_name for a in report.accepted)
+    assert sorted(p.name for p in (tmp_path / "export").iterdir()) == sorted(
+        a.task_name for a in report.accepted
+    )
     assert report.attempts >= 3 and report.records >= 3 and report.attempts_per_accepted >= 1.0
     assert report.tokens_per_accepted == 0.0
 
@@ -99,8 +121,15 @@ def test_loop_reports_an_exhausted_budget(seed_dir, tmp_path):
     def reject(bundle_dir):
         return ["gold:oracle_failed: oracle rewards [0.0, 0.0], expected 1.0"]
 
-    report = run_forge([decision()], {KEY: seed_dir}, ProceduralSynthesizer(max_attempts=2), reject, 2,
-                       tmp_path / "export", ForgeBudget(max_attempts=4))
+    report = run_forge(
+        [decision()],
+        {KEY: seed_dir},
+        ProceduralSynthesizer(max_attempts=2),
+        reject,
+        2,
+        tmp_path / "export",
+        ForgeBudget(max_attempts=4),
+    )
     assert report.budget_exhausted and not report.accepted
     assert report.attempts == 4
     assert report.rejection_reasons == {"validate:gold:oracle_failed": 4}

@@ -52,7 +52,9 @@ def test_in_memory_tools_calls_and_errors(accepted: list[TaskRecord]) -> None:
             await solve_over_mcp(client, task)
             missing = await client.call_tool(step.tool, {})
             assert missing.is_error
-            unknown_id = next(name for name in tools if name.endswith((".get_event", ".get_message", ".get_issue")))
+            unknown_id = next(
+                name for name in tools if name.endswith((".get_event", ".get_message", ".get_issue"))
+            )
             id_arg = next(iter(tools[unknown_id].input_schema["required"]))
             not_found = await client.call_tool(unknown_id, {id_arg: "no-such-id"})
             assert not_found.is_error
@@ -65,6 +67,7 @@ def test_http_transport(accepted: list[TaskRecord]) -> None:
     task = accepted[0]
     server = serve_http(task)
     try:
+
         async def scenario() -> None:
             async with Client(f"{server.url}/mcp") as client:
                 assert len((await client.list_tools()).tools) > 10

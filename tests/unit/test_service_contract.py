@@ -11,8 +11,22 @@ SERVICES = all_services()
 TOOL_CASES = [(s, t) for s, cls in SERVICES.items() for t in cls.tools]
 LINK_CASES = [(s, i) for s, cls in SERVICES.items() for i in range(len(cls.links()))]
 REQUIRED = {
-    "calendar", "mail", "chat", "forum", "lists", "weather", "maps", "crm", "hr", "tickets",
-    "banking", "shop", "flights", "notes", "files", "todo",
+    "calendar",
+    "mail",
+    "chat",
+    "forum",
+    "lists",
+    "weather",
+    "maps",
+    "crm",
+    "hr",
+    "tickets",
+    "banking",
+    "shop",
+    "flights",
+    "notes",
+    "files",
+    "todo",
 }
 
 

@@ -99,25 +99,67 @@ def test_every_applicable_template_is_solvable_by_a_perfect_agent(world, tmp_pat
 
 # -- verifier on hand-made states ------------------------------------------------------------------
 def _hand_task() -> WorldTask:
-    mention = Mention(app="shop", table="orders", column="order_number",
-                      where={"items_json": Condition(op="contains", value="SKU-KETTLE")})
+    mention = Mention(
+        app="shop",
+        table="orders",
+        column="order_number",
+        where={"items_json": Condition(op="contains", value="SKU-KETTLE")},
+    )
     criteria = [
-        WorldCriterion(id="c1", kind="row_added", description="order", interface="web", app="shop",
-                       table="orders", where={"items_json": Condition(op="contains", value="SKU-KETTLE")}),
-        WorldCriterion(id="c2", kind="row_added", description="dm", interface="mcp", app="dm", table="messages",
-                       where={"peer": Condition(op="eq", value="olaf.b")}, field="body", mention=mention),
-        WorldCriterion(id="c3", kind="file_contains", description="note", interface="cli",
-                       path="notes/orders.md", mention=mention),
+        WorldCriterion(
+            id="c1",
+            kind="row_added",
+            description="order",
+            interface="web",
+            app="shop",
+            table="orders",
+            where={"items_json": Condition(op="contains", value="SKU-KETTLE")},
+        ),
+        WorldCriterion(
+            id="c2",
+            kind="row_added",
+            description="dm",
+            interface="mcp",
+            app="dm",
+            table="messages",
+            where={"peer": Condition(op="eq", value="olaf.b")},
+            field="body",
+            mention=mention,
+        ),
+        WorldCriterion(
+            id="c3",
+            kind="file_contains",
+            description="note",
+            interface="cli",
+            path="notes/orders.md",
+            mention=mention,
+        ),
     ]
     return WorldTask(
-        task_id="hand", persona_id="p01-test-persona", day=3, index=0, template="hand", instruction="x",
-        interface_flow=["web", "mcp", "cli"], criteria=criteria,
-        checklist=[ChecklistItem(id=f"k{i}", description="", weight=w, criteria=[c.id])
-                   for i, (c, w) in enumerate(zip(criteria, [2.0, 1.0, 1.0]))],
-        hints=["a", "b", "c"], subtasks=[], document="", solution=[],
-        expectations=[Expectation(app="shop", table="orders", tokens=["SKU-KETTLE"]),
-                      Expectation(app="dm", table="messages", tokens=["{peer=olaf.b}", "{new:shop/orders.order_number}"]),
-                      Expectation(app="files", path="notes/orders.md", tokens=["{new:shop/orders.order_number}"])])
+        task_id="hand",
+        persona_id="p01-test-persona",
+        day=3,
+        index=0,
+        template="hand",
+        instruction="x",
+        interface_flow=["web", "mcp", "cli"],
+        criteria=criteria,
+        checklist=[
+            ChecklistItem(id=f"k{i}", description="", weight=w, criteria=[c.id])
+            for i, (c, w) in enumerate(zip(criteria, [2.0, 1.0, 1.0]))
+        ],
+        hints=["a", "b", "c"],
+        subtasks=[],
+        document="",
+        solution=[],
+        expectations=[
+            Expectation(app="shop", table="orders", tokens=["SKU-KETTLE"]),
+            Expectation(
+                app="dm", table="messages", tokens=["{peer=olaf.b}", "{new:shop/orders.order_number}"]
+            ),
+            Expectation(app="files", path="notes/orders.md", tokens=["{new:shop/orders.order_number}"]),
+        ],
+    )
 
 
 def test_verifier_scores_hand_made_states_and_scripts_agree(tmp_path):
@@ -127,10 +169,14 @@ def test_verifier_scores_hand_made_states_and_scripts_agree(tmp_path):
     task = _hand_task()
     assert evaluate(task, initial, initial).verdict == 0
     with sqlite3.connect(final / "apps" / "shop.sqlite") as db:
-        db.execute("INSERT INTO orders (order_number, status, total_cents, placed_at, items_json) "
-                   "VALUES ('ORD-00002', 'placed', 3299, 'x', '[{\"sku\": \"SKU-KETTLE\"}]')")
+        db.execute(
+            "INSERT INTO orders (order_number, status, total_cents, placed_at, items_json) "
+            "VALUES ('ORD-00002', 'placed', 3299, 'x', '[{\"sku\": \"SKU-KETTLE\"}]')"
+        )
     with sqlite3.connect(final / "apps" / "dm.sqlite") as db:
-        db.execute("INSERT INTO messages (peer, direction, body, sent_at) VALUES ('olaf.b', 'out', 'ORD-00002', 'x')")
+        db.execute(
+            "INSERT INTO messages (peer, direction, body, sent_at) VALUES ('olaf.b', 'out', 'ORD-00002', 'x')"
+        )
     partial = evaluate(task, initial, final)
     assert partial.criteria == {"c1": True, "c2": True, "c3": False}
     assert partial.verdict == 0 and partial.checklist == 0.75
@@ -148,15 +194,23 @@ def test_verifier_scores_hand_made_states_and_scripts_agree(tmp_path):
 
 # -- agents really act ------------------------------------------------------------------------------
 def test_skilled_hinted_agent_acts_through_all_three_interfaces(world, tmp_path):
-    task = next(t for d in range(1, DAYS + 1) for t in generate_tasks(_day(world, d), len(TEMPLATES))
-                if t.template == "chat_goahead_order")
+    task = next(
+        t
+        for d in range(1, DAYS + 1)
+        for t in generate_tasks(_day(world, d), len(TEMPLATES))
+        if t.template == "chat_goahead_order"
+    )
     w0, final, result = _solve(task, world, tmp_path, skill="expert", error_rate=0.0)
     with sqlite3.connect(final / "apps" / "shop.sqlite") as db:
-        orders = db.execute("SELECT order_number, items_json FROM orders WHERE order_number LIKE 'ORD-0%'").fetchall()
+        orders = db.execute(
+            "SELECT order_number, items_json FROM orders WHERE order_number LIKE 'ORD-0%'"
+        ).fetchall()
     assert any(task.facts["sku"] in items for _, items in orders)
     number = orders[-1][0]
     with sqlite3.connect(final / "apps" / "dm.sqlite") as db:
-        dms = db.execute("SELECT body FROM messages WHERE peer = ? AND direction = 'out'", (task.facts["peer"],))
+        dms = db.execute(
+            "SELECT body FROM messages WHERE peer = ? AND direction = 'out'", (task.facts["peer"],)
+        )
         assert any(number in body for (body,) in dms)
     assert task.facts["product"] in (final / "home" / "documents" / "shortlist.txt").read_text()
     assert number in (final / "home" / "notes" / "orders.md").read_text()
@@ -171,8 +225,14 @@ def test_gates_on_a_real_world(world, tmp_path):
     task = generate_task(_day(world, 4), 0)
     record = gate_task(task, _day(world, 4), tmp_path, [], config=GateConfig(keep_dirs=True))
     gates = {g.name: g for g in record.gates}
-    assert set(gates) == {"diversity", "initial_unsatisfaction", "judge_consistency", "solvability",
-                          "difficulty", "counterfactual_probe"}
+    assert set(gates) == {
+        "diversity",
+        "initial_unsatisfaction",
+        "judge_consistency",
+        "solvability",
+        "difficulty",
+        "counterfactual_probe",
+    }
     assert gates["initial_unsatisfaction"].passed and gates["initial_unsatisfaction"].evidence["verdict"] == 0
     assert len(record.rollouts) == 6 and sum(r.hinted for r in record.rollouts) == 3
     assert gates["solvability"].passed == (sum(r.verdict for r in record.rollouts) >= 1)
@@ -223,7 +283,9 @@ def test_vendi_kappa_nn_and_reward():
 
 
 def test_pipeline_summary_and_records(tmp_path):
-    summary = build_and_gate(1, 2, seed=3, root=tmp_path, tasks_per_world_day=2, live_health=False, replay=False)
+    summary = build_and_gate(
+        1, 2, seed=3, root=tmp_path, tasks_per_world_day=2, live_health=False, replay=False
+    )
     assert summary["tasks"]["candidates"] >= 2 and summary["worlds"][0]["passed"]
     assert {"diversity", "initial_unsatisfaction"} <= set(summary["gates"])
     assert {"kappa", "worlds", "tasks"} <= set(summary["metrics"])

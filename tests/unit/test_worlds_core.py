@@ -46,11 +46,22 @@ def run_skill(persona: Persona, world: Path, day: int, skill: Skill) -> WorldDel
     """Apply one activity of `skill` as day `day` on top of day-1."""
     reader = WorldReader(day_path(world, day - 1))
     assert skill.available(persona, reader), f"{skill.name} not available on day {day}"
-    plan = DayPlan.model_validate({
-        "persona_id": persona.persona_id, "day": day, "app_usage": {},
-        "activities": [{"index": 0, "skill": skill.name, "apps": list(skill.apps), "description": "t",
-                        "time": stamp(day, 0)}],
-    })
+    plan = DayPlan.model_validate(
+        {
+            "persona_id": persona.persona_id,
+            "day": day,
+            "app_usage": {},
+            "activities": [
+                {
+                    "index": 0,
+                    "skill": skill.name,
+                    "apps": list(skill.apps),
+                    "description": "t",
+                    "time": stamp(day, 0),
+                }
+            ],
+        }
+    )
     delta = plan_to_delta(persona, plan, reader, skills={skill.name: skill})
     apply_delta(day_path(world, day), delta)
     return delta
@@ -91,8 +102,12 @@ class RejectFirst(DiversityJudge):
 
     def review(self, candidate, accepted):
         if candidate.revision == 0:
-            return JudgeVerdict(accepted=False, feedback="forced", similarity=0.0,
-                                repeats={"occupation": [candidate.occupation]})
+            return JudgeVerdict(
+                accepted=False,
+                feedback="forced",
+                similarity=0.0,
+                repeats={"occupation": [candidate.occupation]},
+            )
         return super().review(candidate, accepted)
 
 
@@ -146,8 +161,13 @@ def test_skill_touches_exactly_its_declared_apps(name, persona, tmp_path):
 def test_ids_are_max_plus_one(persona, tmp_path):
     world = fresh_world(persona, tmp_path)
     d0 = day_path(world, 0)
-    apply_ops(d0, [Operation(app="bank", table="transactions", op="delete", where={"id": 1}),
-                   ins("bank", "transactions", account_id=2, amount_cents=5, memo="x", posted_at=stamp(0))])
+    apply_ops(
+        d0,
+        [
+            Operation(app="bank", table="transactions", op="delete", where={"id": 1}),
+            ins("bank", "transactions", account_id=2, amount_cents=5, memo="x", posted_at=stamp(0)),
+        ],
+    )
     ids = [r["id"] for r in WorldReader(d0).query("bank", "SELECT id FROM transactions ORDER BY id")]
     assert ids == [2, 3]  # MAX(id)+1, not COUNT+1
 
@@ -159,7 +179,9 @@ def test_timestamps_frozen_and_password_hash_fixed_salt(persona, tmp_path):
     build = build_world(persona, 3, tmp_path, live_health=False, replay=False)
     world = Path(build.root)
     users = WorldReader(day_path(world, 0)).query("accounts", "SELECT * FROM users")
-    assert users == [{"id": 1, "username": persona.username, "password_hash": password_hash(persona.password)}]
+    assert users == [
+        {"id": 1, "username": persona.username, "password_hash": password_hash(persona.password)}
+    ]
     for day in range(1, 4):
         d = diff(day_path(world, day - 1), day_path(world, day))
         for (app, table), col in RECORD_TIME_COLUMNS.items():
@@ -175,7 +197,9 @@ def test_build_world_is_deterministic_and_checks_pass(tmp_path):
         runs.append(builds)
     for first, second in zip(*runs):
         assert [d.hash for d in first.days] == [d.hash for d in second.days]
-        assert len(first.days) == 4 and first.passed, [c for d in first.days for c in d.checks if not c.passed]
+        assert len(first.days) == 4 and first.passed, [
+            c for d in first.days for c in d.checks if not c.passed
+        ]
         names = {c.name for c in first.days[1].checks}
         assert {"lint", "replay", "declaration", "live_health", "reviewer"} <= names
         for day in range(1, 4):
@@ -189,16 +213,21 @@ def test_build_world_is_deterministic_and_checks_pass(tmp_path):
 
 def test_lint_catches_bad_ops(persona, tmp_path):
     world = fresh_world(persona, tmp_path)
-    delta = WorldDelta.model_validate({
-        "persona_id": persona.persona_id, "day": 1,
-        "activities": [{"index": 0, "skill": "x", "apps": ["shop", "files"], "description": "", "time": stamp(1)}],
-        "ops": [
-            {"app": "shop", "table": "wishlist", "op": "insert", "values": {"name": "x"}},
-            {"app": "shop", "table": "orders", "op": "update", "values": {"status": "x"}},
-            {"app": "files", "op": "write_file", "path": "../escape.txt", "content": "x"},
-            {"app": "mail", "table": "messages", "op": "delete", "where": {"id": 1}},
-        ],
-    })
+    delta = WorldDelta.model_validate(
+        {
+            "persona_id": persona.persona_id,
+            "day": 1,
+            "activities": [
+                {"index": 0, "skill": "x", "apps": ["shop", "files"], "description": "", "time": stamp(1)}
+            ],
+            "ops": [
+                {"app": "shop", "table": "wishlist", "op": "insert", "values": {"name": "x"}},
+                {"app": "shop", "table": "orders", "op": "update", "values": {"status": "x"}},
+                {"app": "files", "op": "write_file", "path": "../escape.txt", "content": "x"},
+                {"app": "mail", "table": "messages", "op": "delete", "where": {"id": 1}},
+            ],
+        }
+    )
     problems = lint_delta(delta, day_path(world, 0))
     text = "\n".join(problems)
     assert "unknown table 'wishlist'" in text
@@ -213,14 +242,26 @@ class LyingSkill(Skill):
     summary = "lies about its apps"
 
     def plan(self, persona, reader, rng, day, slot=0):
-        return [ins("mail", "messages", folder="inbox", sender="a@b", recipients=persona.email, subject="s",
-                    body="b", sent_at=stamp(day, slot), is_read=0),
-                write("notes/secret.md", "hidden\n")]
+        return [
+            ins(
+                "mail",
+                "messages",
+                folder="inbox",
+                sender="a@b",
+                recipients=persona.email,
+                subject="s",
+                body="b",
+                sent_at=stamp(day, slot),
+                is_read=0,
+            ),
+            write("notes/secret.md", "hidden\n"),
+        ]
 
 
 def test_declaration_check_catches_a_lying_skill(persona, tmp_path):
-    build = build_world(persona, 1, tmp_path, live_health=False, replay=False,
-                        skills={"lying_skill": LyingSkill()})
+    build = build_world(
+        persona, 1, tmp_path, live_health=False, replay=False, skills={"lying_skill": LyingSkill()}
+    )
     day1 = {c.name: c for c in build.days[1].checks}
     assert not day1["declaration"].passed and not build.passed
     assert day1["declaration"].evidence == {"declared": ["bank", "mail"], "touched": ["files", "mail"]}
@@ -240,8 +281,14 @@ def test_world_hash_ignores_raw_sqlite_bytes(persona, tmp_path):
     conn.close()
     assert (day0 / "apps" / "shop.sqlite").read_bytes() != raw
     assert world_hash(day0) == before
-    apply_ops(day0, [Operation(app="shop", table="products", op="update", where={"id": 1},
-                               values={"stock": {"$add": -1}})])
+    apply_ops(
+        day0,
+        [
+            Operation(
+                app="shop", table="products", op="update", where={"id": 1}, values={"stock": {"$add": -1}}
+            )
+        ],
+    )
     assert world_hash(day0) != before
     assert canonical_dump(day0)["tables"]["shop/products"][0]["id"] == 1
 

@@ -71,7 +71,11 @@ def main() -> int:
             answer = handle.read()
     vector = pass_vector(criteria, ComposedEnvironment.from_initial_state(state).states, answer)
     passed = sum(vector)
-    reward = {"reward": int(bool(vector) and all(vector)), "criteria_passed": passed, "criteria_total": len(vector)}
+    reward = {
+        "reward": int(bool(vector) and all(vector)),
+        "criteria_passed": passed,
+        "criteria_total": len(vector),
+    }
     state_file = os.path.join(APP, "state.json")
     consistent = None
     if os.path.isfile(state_file):

@@ -20,8 +20,9 @@ VARS: dict = {}
 
 def tool(*args: str) -> dict:
     """Run one worldtool command; its JSON output (exits on an error)."""
-    done = subprocess.run([sys.executable, f"{APP}/worldtool.py", *map(str, args)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, f"{APP}/worldtool.py", *map(str, args)], capture_output=True, text=True
+    )
     print(f"$ worldtool {shlex.join(map(str, args))}\n{done.stdout.strip()[:400]}")
     data = json.loads(done.stdout or "{}")
     if done.returncode != 0:
@@ -60,14 +61,20 @@ def remember(args: dict, values) -> None:
 
 def read_chat(a):
     messages = tool("chat", "read", a["channel"], "50")["messages"]
-    hits = [m for m in messages if (not a.get("author") or m["author"] == a["author"])
-            and match(a["pattern"], m["body"])]
+    hits = [
+        m
+        for m in messages
+        if (not a.get("author") or m["author"] == a["author"]) and match(a["pattern"], m["body"])
+    ]
     remember(a, match(a["pattern"], hits[-1]["body"]) if hits else None)
 
 
 def read_dm(a):
-    hits = [m for m in tool("dm", "read", a["peer"])["messages"]
-            if m["direction"] == "in" and match(a["pattern"], m["body"])]
+    hits = [
+        m
+        for m in tool("dm", "read", a["peer"])["messages"]
+        if m["direction"] == "in" and match(a["pattern"], m["body"])
+    ]
     remember(a, match(a["pattern"], hits[-1]["body"]) if hits else None)
 
 
@@ -94,8 +101,13 @@ def buy(a):
     tool("shop", "add-to-cart", product["sku"], "1")
     order = tool("shop", "checkout")
     names = a.get("vars", {})
-    VARS.update({names.get("sku", "sku"): product["sku"], names.get("order", "order"): order["order_number"],
-                 names.get("price", "price"): f"${product['price_cents'] / 100:,.2f}"})
+    VARS.update(
+        {
+            names.get("sku", "sku"): product["sku"],
+            names.get("order", "order"): order["order_number"],
+            names.get("price", "price"): f"${product['price_cents'] / 100:,.2f}",
+        }
+    )
 
 
 def order_status(a):
@@ -124,15 +136,21 @@ def read_file(a):
 
 
 ACTIONS = {
-    "mcp.read_chat": read_chat, "mcp.read_dm": read_dm, "mcp.read_mail": read_mail, "web.read_mail": read_mail,
+    "mcp.read_chat": read_chat,
+    "mcp.read_dm": read_dm,
+    "mcp.read_mail": read_mail,
+    "web.read_mail": read_mail,
     "mcp.dm_send": lambda a: tool("dm", "send", a["peer"], fmt(a["body"])),
     "mcp.chat_post": lambda a: tool("chat", "post", a["channel"], fmt(a["body"])),
     "mcp.mail_send": lambda a: tool("mail", "send", a["to"], fmt(a["subject"]), fmt(a["body"])),
     "web.send_mail": lambda a: tool("mail", "send", a["to"], fmt(a["subject"]), fmt(a["body"])),
-    "web.buy": buy, "web.order_status": order_status,
+    "web.buy": buy,
+    "web.order_status": order_status,
     "web.archive_mail": lambda a: tool("mail", "archive", VARS[a["id_var"]]),
-    "cli.read_file": read_file, "cli.write_file": write_file,
-    "cli.append_file": lambda a: write_file(a, ">>"), "cli.replace_line": replace_line,
+    "cli.read_file": read_file,
+    "cli.write_file": write_file,
+    "cli.append_file": lambda a: write_file(a, ">>"),
+    "cli.replace_line": replace_line,
 }
 
 

@@ -38,8 +38,11 @@ def commands(store: WorldStore) -> dict:
         ("shop", "categories"): ([], 0, lambda: {"categories": store.categories()}),
         ("shop", "show"): (["SKU"], 0, store.product),
         ("shop", "cart"): ([], 0, lambda: {"cart": store.cart()}),
-        ("shop", "add-to-cart"): (["SKU", "QTY"], 1,
-                                  lambda sku, qty="1": store.add_to_cart(sku, _int(qty, "QTY"))),
+        ("shop", "add-to-cart"): (
+            ["SKU", "QTY"],
+            1,
+            lambda sku, qty="1": store.add_to_cart(sku, _int(qty, "QTY")),
+        ),
         ("shop", "remove"): (["SKU"], 0, lambda sku: store.remove_from_cart(sku) or {"removed": sku}),
         ("shop", "checkout"): ([], 0, store.checkout),
         ("shop", "orders"): ([], 0, lambda: {"orders": store.orders()}),
@@ -47,11 +50,20 @@ def commands(store: WorldStore) -> dict:
         ("mail", "list"): (["FOLDER"], 1, lambda folder="inbox": {"messages": store.mail_list(folder)}),
         ("mail", "read"): (["ID"], 0, lambda mid: store.mail_read(_int(mid, "ID"))),
         ("mail", "send"): (["TO", "SUBJECT", "BODY"], 0, store.mail_send),
-        ("mail", "archive"): (["ID"], 0,
-                              lambda mid: store.mail_archive(_int(mid, "ID")) or {"archived": int(mid)}),
+        ("mail", "archive"): (
+            ["ID"],
+            0,
+            lambda mid: store.mail_archive(_int(mid, "ID")) or {"archived": int(mid)},
+        ),
         ("chat", "channels"): ([], 0, lambda: {"channels": store.channels()}),
-        ("chat", "read"): (["CHANNEL", "LIMIT"], 1, lambda channel, limit="20": {
-            "channel": channel, "messages": store.channel_messages(channel, _int(limit, "LIMIT"))}),
+        ("chat", "read"): (
+            ["CHANNEL", "LIMIT"],
+            1,
+            lambda channel, limit="20": {
+                "channel": channel,
+                "messages": store.channel_messages(channel, _int(limit, "LIMIT")),
+            },
+        ),
         ("chat", "post"): (["CHANNEL", "BODY"], 0, store.chat_post),
         ("dm", "threads"): ([], 0, lambda: {"threads": store.dm_threads()}),
         ("dm", "read"): (["PEER"], 0, lambda peer: {"peer": peer, "messages": store.dm_read(peer)}),

@@ -80,8 +80,17 @@ def append(reader: WorldReader, path: str, line: str, header: str) -> Operation:
 
 def mail(folder: str, sender: str, recipients: str, subject: str, body: str, at: str) -> Operation:
     """One email (inbox mail arrives unread, sent mail is read)."""
-    return ins("mail", "messages", folder=folder, sender=sender, recipients=recipients, subject=subject,
-               body=body, sent_at=at, is_read=1 if folder == "sent" else 0)
+    return ins(
+        "mail",
+        "messages",
+        folder=folder,
+        sender=sender,
+        recipients=recipients,
+        subject=subject,
+        body=body,
+        sent_at=at,
+        is_read=1 if folder == "sent" else 0,
+    )
 
 
 def dm(peer: str, direction: str, body: str, at: str) -> Operation:
@@ -91,16 +100,24 @@ def dm(peer: str, direction: str, body: str, at: str) -> Operation:
 
 def event(title: str, start: str, end: str, location: str, attendees: list[str]) -> Operation:
     """One calendar event."""
-    return ins("calendar", "events", title=title, start=start, end=end, location=location,
-               attendees_json=json.dumps(attendees))
+    return ins(
+        "calendar",
+        "events",
+        title=title,
+        start=start,
+        end=end,
+        location=location,
+        attendees_json=json.dumps(attendees),
+    )
 
 
 def bank_tx(reader: WorldReader, account: str, amount_cents: int, memo: str, at: str) -> list[Operation]:
     """A transaction plus the matching balance change (balances stay equal to their sums)."""
     account_id = reader.query("bank", "SELECT id FROM accounts WHERE name = ?", [account])[0]["id"]
     return [
-        ins("bank", "transactions", account_id=account_id, amount_cents=amount_cents, memo=memo,
-            posted_at=at),
+        ins(
+            "bank", "transactions", account_id=account_id, amount_cents=amount_cents, memo=memo, posted_at=at
+        ),
         upd("bank", "accounts", {"id": account_id}, balance_cents={"$add": amount_cents}),
     ]
 

@@ -16,13 +16,21 @@ class BrowseShop(Skill):
     apps = ("shop",)
     summary = "browses the shop and saves an item in the cart"
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         in_cart = {r["product_id"] for r in reader.query("shop", "SELECT product_id FROM cart_items")}
         products = reader.query("shop", "SELECT id FROM products WHERE stock > 0 ORDER BY id")
         choices = [p["id"] for p in products if p["id"] not in in_cart] or [p["id"] for p in products]
-        return [ins("shop", "cart_items", product_id=rng.choice(choices), quantity=rng.randint(1, 3),
-                    added_at=stamp(day, slot, 7))]
+        return [
+            ins(
+                "shop",
+                "cart_items",
+                product_id=rng.choice(choices),
+                quantity=rng.randint(1, 3),
+                added_at=stamp(day, slot, 7),
+            )
+        ]
 
 
 register_skill(BrowseShop())

@@ -24,14 +24,25 @@ class ChangePassword(Skill):
     apps = ("accounts", "mail")
     summary = "changes the account password"
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         return [
-            upd("accounts", "users", {"username": persona.username},
-                password_hash=password_hash(new_password(persona, day))),
-            mail("inbox", "security@accounts.example", persona.email, "Your password was changed",
-                 f"The password of {persona.username} was changed on {stamp(day, slot)[:10]}. "
-                 "If this was not you, contact support.", stamp(day, slot, 1)),
+            upd(
+                "accounts",
+                "users",
+                {"username": persona.username},
+                password_hash=password_hash(new_password(persona, day)),
+            ),
+            mail(
+                "inbox",
+                "security@accounts.example",
+                persona.email,
+                "Your password was changed",
+                f"The password of {persona.username} was changed on {stamp(day, slot)[:10]}. "
+                "If this was not you, contact support.",
+                stamp(day, slot, 1),
+            ),
         ]
 
 

@@ -10,8 +10,13 @@ from envpipeline.worlds.skills.base import Skill, at_day, contact, dm, event, pl
 from envpipeline.worlds.skills.registry import register_skill
 from envpipeline.worlds.state import WorldReader
 
-PLANS = [("dinner", "Trattoria Roma"), ("coffee", "Corner Cafe"), ("a concert", "City Hall"),
-         ("a hike", "North trailhead"), ("the cinema", "Odeon")]
+PLANS = [
+    ("dinner", "Trattoria Roma"),
+    ("coffee", "Corner Cafe"),
+    ("a concert", "City Hall"),
+    ("a hike", "North trailhead"),
+    ("the cinema", "Odeon"),
+]
 
 
 class DmFriendPlans(Skill):
@@ -19,8 +24,9 @@ class DmFriendPlans(Skill):
     apps = ("dm", "calendar")
     summary = "makes plans with a friend"
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         friend = contact(persona, rng, "friend", "family")
         what, where = rng.choice(PLANS)
         start = at_day(day + rng.randint(1, 4), rng.choice([18, 19, 20]))
@@ -28,8 +34,13 @@ class DmFriendPlans(Skill):
         return [
             dm(friend.handle, "in", f"Up for {what} on {start[:10]}?", at),
             dm(friend.handle, "out", f"Yes! {where} at {start[11:16]} works.", plus_minutes(at, 6)),
-            event(f"{what.capitalize()} with {friend.name}", start, plus_minutes(start, 120), where,
-                  [persona.email, friend.email]),
+            event(
+                f"{what.capitalize()} with {friend.name}",
+                start,
+                plus_minutes(start, 120),
+                where,
+                [persona.email, friend.email],
+            ),
         ]
 
 

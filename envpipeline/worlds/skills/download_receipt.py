@@ -26,17 +26,26 @@ class DownloadReceipt(Skill):
     def available(self, persona: Persona, reader: WorldReader) -> bool:
         return bool(self._missing(reader))
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         order = self._missing(reader)[0]
         number = order["order_number"]
         lines = [f"RECEIPT {number}", f"Date: {order['placed_at'][:10]}", f"Customer: {persona.name}"]
         for item in json.loads(order["items_json"]):
-            lines.append(f"{item['quantity']} x {item['name']} ({item['sku']}) @ {money(item['price_cents'])}")
+            lines.append(
+                f"{item['quantity']} x {item['name']} ({item['sku']}) @ {money(item['price_cents'])}"
+            )
         lines.append(f"TOTAL {money(order['total_cents'])}")
         return [
-            mail("inbox", "receipts@shop.example", persona.email, f"Receipt for order {number}",
-                 "Your receipt is attached.\n\n" + "\n".join(lines), stamp(day, slot)),
+            mail(
+                "inbox",
+                "receipts@shop.example",
+                persona.email,
+                f"Receipt for order {number}",
+                "Your receipt is attached.\n\n" + "\n".join(lines),
+                stamp(day, slot),
+            ),
             write(f"downloads/receipt-{number}.txt", "\n".join(lines) + "\n"),
         ]
 

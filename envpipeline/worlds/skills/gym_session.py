@@ -17,13 +17,16 @@ class GymSession(Skill):
     apps = ("calendar", "files")
     summary = "goes to the gym"
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         workout, minutes = rng.choice(WORKOUTS), rng.choice([30, 45, 60])
         start = at_day(day, 18, 30)
         return [
             event(f"Gym: {workout}", start, plus_minutes(start, minutes), "City gym", [persona.email]),
-            append(reader, "notes/fitness.md", f"- {start[:10]}: {workout}, {minutes} min\n", "# Fitness log\n\n"),
+            append(
+                reader, "notes/fitness.md", f"- {start[:10]}: {workout}, {minutes} min\n", "# Fitness log\n\n"
+            ),
         ]
 
 

@@ -12,21 +12,38 @@ from envpipeline.worlds.skills.registry import register_skill
 from envpipeline.worlds.state import WorldReader
 
 
-def order_ops(reader: WorldReader, rng: random.Random, day: int, slot: int,
-              category: str | None = None) -> tuple[str, list[dict], list[Operation]]:
+def order_ops(
+    reader: WorldReader, rng: random.Random, day: int, slot: int, category: str | None = None
+) -> tuple[str, list[dict], list[Operation]]:
     """Order 1-2 units of an in-stock product: (order number, items, ops for orders + stock)."""
-    sql = "SELECT * FROM products WHERE stock >= 3" + (" AND category = ?" if category else "") + " ORDER BY id"
+    sql = (
+        "SELECT * FROM products WHERE stock >= 3" + (" AND category = ?" if category else "") + " ORDER BY id"
+    )
     products = reader.query("shop", sql, [category] if category else [])
     if not products:
         products = reader.query("shop", "SELECT * FROM products WHERE stock >= 3 ORDER BY id")
     product = rng.choice(products)
     quantity = rng.randint(1, 2)
     number = "ORD-" + code(rng, 3, day, slot)
-    items = [{"product_id": product["id"], "sku": product["sku"], "name": product["name"],
-              "quantity": quantity, "price_cents": product["price_cents"]}]
+    items = [
+        {
+            "product_id": product["id"],
+            "sku": product["sku"],
+            "name": product["name"],
+            "quantity": quantity,
+            "price_cents": product["price_cents"],
+        }
+    ]
     ops = [
-        ins("shop", "orders", order_number=number, status="placed", total_cents=quantity * product["price_cents"],
-            placed_at=stamp(day, slot), items_json=json.dumps(items)),
+        ins(
+            "shop",
+            "orders",
+            order_number=number,
+            status="placed",
+            total_cents=quantity * product["price_cents"],
+            placed_at=stamp(day, slot),
+            items_json=json.dumps(items),
+        ),
         upd("shop", "products", {"id": product["id"]}, stock={"$add": -quantity}),
     ]
     return number, items, ops
@@ -37,14 +54,24 @@ class OrderProduct(Skill):
     apps = ("shop", "mail")
     summary = "orders something from the online shop"
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         number, items, ops = order_ops(reader, rng, day, slot)
         item = items[0]
         total = item["quantity"] * item["price_cents"]
-        return [*ops, mail("inbox", "orders@shop.example", persona.email, f"Order {number} confirmed",
-                           f"Thanks for your order of {item['quantity']} x {item['name']} ({item['sku']}). "
-                           f"Total: {money(total)}.", stamp(day, slot, 1))]
+        return [
+            *ops,
+            mail(
+                "inbox",
+                "orders@shop.example",
+                persona.email,
+                f"Order {number} confirmed",
+                f"Thanks for your order of {item['quantity']} x {item['name']} ({item['sku']}). "
+                f"Total: {money(total)}.",
+                stamp(day, slot, 1),
+            ),
+        ]
 
 
 register_skill(OrderProduct())

@@ -29,19 +29,27 @@ class PlanTrip(Skill):
     def available(self, persona: Persona, reader: WorldReader) -> bool:
         return bool(unplanned(reader))
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         booking = unplanned(reader)[0]
         hotel = rng.choice(HOTELS)
         checkin = plus_minutes(booking["depart_at"], 300)
         nights = rng.randint(2, 4)
-        text = (f"# Trip to {booking['destination']}\n\n- Flight: {booking['confirmation']} "
-                f"departing {booking['depart_at']}\n- Hotel: {hotel}, {nights} nights\n- Check-in: {checkin}\n"
-                "- Pack: passport, charger, adapter\n")
+        text = (
+            f"# Trip to {booking['destination']}\n\n- Flight: {booking['confirmation']} "
+            f"departing {booking['depart_at']}\n- Hotel: {hotel}, {nights} nights\n- Check-in: {checkin}\n"
+            "- Pack: passport, charger, adapter\n"
+        )
         return [
             write(f"documents/trip-{booking['confirmation']}.md", text),
-            event(f"Check-in {hotel}, {booking['destination']}", checkin, plus_minutes(checkin, 30), hotel,
-                  [persona.email]),
+            event(
+                f"Check-in {hotel}, {booking['destination']}",
+                checkin,
+                plus_minutes(checkin, 30),
+                hotel,
+                [persona.email],
+            ),
         ]
 
 

@@ -18,11 +18,20 @@ class ReceiveNewsletter(Skill):
     apps = ("mail",)
     summary = "receives a newsletter"
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         site, topic = rng.choice(persona.favourite_sites), rng.choice(TOPICS)
-        return [mail("inbox", f"newsletter@{site}", persona.email, f"{site}: {topic}",
-                     f"{topic} from {site}. Read more at https://{site}/news", stamp(day, slot, 1))]
+        return [
+            mail(
+                "inbox",
+                f"newsletter@{site}",
+                persona.email,
+                f"{site}: {topic}",
+                f"{topic} from {site}. Read more at https://{site}/news",
+                stamp(day, slot, 1),
+            )
+        ]
 
 
 register_skill(ReceiveNewsletter())

@@ -18,18 +18,29 @@ class RentCar(Skill):
     apps = ("calendar", "mail", "bank")
     summary = "rents a car for the weekend"
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         car, ref = rng.choice(CARS), "R" + code(rng, 4, day, slot)
         price = rng.randint(60, 180) * 100
         pickup = at_day(day + rng.randint(2, 6), 10)
         at = stamp(day, slot)
         return [
-            event(f"Car pickup ({ref})", pickup, plus_minutes(pickup, 30), "Rentio, central station",
-                  [persona.email]),
-            mail("inbox", "reservations@rentio.example", persona.email, f"Your car reservation {ref}",
-                 f"A {car} is reserved for pickup at {pickup}. Total charged: {money(price)}.",
-                 plus_minutes(at, 4)),
+            event(
+                f"Car pickup ({ref})",
+                pickup,
+                plus_minutes(pickup, 30),
+                "Rentio, central station",
+                [persona.email],
+            ),
+            mail(
+                "inbox",
+                "reservations@rentio.example",
+                persona.email,
+                f"Your car reservation {ref}",
+                f"A {car} is reserved for pickup at {pickup}. Total charged: {money(price)}.",
+                plus_minutes(at, 4),
+            ),
             *bank_tx(reader, "Checking", -price, f"Rentio car rental {ref}", plus_minutes(at, 5)),
         ]
 

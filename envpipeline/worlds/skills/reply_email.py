@@ -21,18 +21,27 @@ class ReplyEmail(Skill):
     consumes = "inbox"
 
     def _unread(self, reader: WorldReader) -> list[dict]:
-        return reader.query("mail", "SELECT * FROM messages WHERE folder = 'inbox' AND is_read = 0 ORDER BY id")
+        return reader.query(
+            "mail", "SELECT * FROM messages WHERE folder = 'inbox' AND is_read = 0 ORDER BY id"
+        )
 
     def available(self, persona: Persona, reader: WorldReader) -> bool:
         return bool(self._unread(reader))
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         message = self._unread(reader)[0]
         return [
             upd("mail", "messages", {"id": message["id"]}, is_read=1),
-            mail("sent", persona.email, message["sender"], f"Re: {message['subject']}", rng.choice(REPLIES),
-                 stamp(day, slot, 12)),
+            mail(
+                "sent",
+                persona.email,
+                message["sender"],
+                f"Re: {message['subject']}",
+                rng.choice(REPLIES),
+                stamp(day, slot, 12),
+            ),
         ]
 
 

@@ -17,16 +17,26 @@ class RestockSupplies(Skill):
     apps = ("shop", "chat", "files")
     summary = "restocks team supplies"
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         number, items, ops = order_ops(reader, rng, day, slot, category="supplies")
         item = items[0]
         return [
             *ops,
-            chat_post(reader, "team", persona.username, f"Ordered {item['quantity']} x {item['name']} "
-                      f"for the team (order {number}).", stamp(day, slot, 6)),
-            append(reader, "notes/supplies.md", f"- {stamp(day, slot)[:10]}: {item['quantity']} x "
-                   f"{item['name']} ({number})\n", "# Supplies log\n\n"),
+            chat_post(
+                reader,
+                "team",
+                persona.username,
+                f"Ordered {item['quantity']} x {item['name']} for the team (order {number}).",
+                stamp(day, slot, 6),
+            ),
+            append(
+                reader,
+                "notes/supplies.md",
+                f"- {stamp(day, slot)[:10]}: {item['quantity']} x {item['name']} ({number})\n",
+                "# Supplies log\n\n",
+            ),
         ]
 
 

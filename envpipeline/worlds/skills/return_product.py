@@ -28,18 +28,31 @@ class ReturnProduct(Skill):
     def available(self, persona: Persona, reader: WorldReader) -> bool:
         return bool(self._delivered(reader))
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         order = self._delivered(reader)[0]
         number, reason = order["order_number"], rng.choice(REASONS)
         ops = [upd("shop", "orders", {"order_number": number}, status="returned")]
         for item in json.loads(order["items_json"]):
             ops.append(upd("shop", "products", {"id": item["product_id"]}, stock={"$add": item["quantity"]}))
         ops += [
-            mail("sent", persona.email, "returns@shop.example", f"Return request {number}",
-                 f"Hello, I would like to return order {number}: {reason}.", stamp(day, slot)),
-            mail("inbox", "returns@shop.example", persona.email, f"Return accepted {number}",
-                 f"Your return of order {number} was accepted; the refund follows.", stamp(day, slot, 20)),
+            mail(
+                "sent",
+                persona.email,
+                "returns@shop.example",
+                f"Return request {number}",
+                f"Hello, I would like to return order {number}: {reason}.",
+                stamp(day, slot),
+            ),
+            mail(
+                "inbox",
+                "returns@shop.example",
+                persona.email,
+                f"Return accepted {number}",
+                f"Your return of order {number} was accepted; the refund follows.",
+                stamp(day, slot, 20),
+            ),
         ]
         return ops
 

@@ -16,8 +16,9 @@ class SalaryDeposit(Skill):
     apps = ("bank",)
     summary = "gets paid"
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         amount = rng.randint(22, 48) * 10000
         return bank_tx(reader, "Checking", amount, f"Salary ({persona.occupation})", stamp(day, 0))
 

@@ -18,18 +18,27 @@ class ShareDocument(Skill):
     apps = ("files", "mail", "dm")
     summary = "shares a document with a contact"
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         other = contact(persona, rng, "colleague", "client", "friend")
         kind = rng.choice(DOCS)
         path = f"documents/{kind}-{day:02d}{slot}.md"
         at = stamp(day, slot)
         return [
-            write(path, f"# {kind.replace('-', ' ').title()}\n\nPrepared by {persona.name} for "
-                  f"{other.name} on {at[:10]}.\n"),
-            mail("sent", persona.email, other.email, f"{kind.replace('-', ' ').title()} attached",
-                 f"Hi {other.name.split()[0]}, attached is the {kind} ({path.split('/')[-1]}).",
-                 plus_minutes(at, 8)),
+            write(
+                path,
+                f"# {kind.replace('-', ' ').title()}\n\nPrepared by {persona.name} for "
+                f"{other.name} on {at[:10]}.\n",
+            ),
+            mail(
+                "sent",
+                persona.email,
+                other.email,
+                f"{kind.replace('-', ' ').title()} attached",
+                f"Hi {other.name.split()[0]}, attached is the {kind} ({path.split('/')[-1]}).",
+                plus_minutes(at, 8),
+            ),
             dm(other.handle, "out", f"Just emailed you the {kind}.", plus_minutes(at, 9)),
         ]
 

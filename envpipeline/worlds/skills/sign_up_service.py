@@ -28,14 +28,25 @@ class SignUpService(Skill):
     def available(self, persona: Persona, reader: WorldReader) -> bool:
         return bool(self._sites(persona, reader))
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         site = rng.choice(self._sites(persona, reader))
         return [
-            ins("accounts", "users", username=site_username(persona, site),
-                password_hash=password_hash(f"{persona.password}@{site}")),
-            mail("inbox", f"welcome@{site}", persona.email, f"Welcome to {site}",
-                 f"Your account {site_username(persona, site)} is ready.", stamp(day, slot, 2)),
+            ins(
+                "accounts",
+                "users",
+                username=site_username(persona, site),
+                password_hash=password_hash(f"{persona.password}@{site}"),
+            ),
+            mail(
+                "inbox",
+                f"welcome@{site}",
+                persona.email,
+                f"Welcome to {site}",
+                f"Your account {site_username(persona, site)} is ready.",
+                stamp(day, slot, 2),
+            ),
         ]
 
 

@@ -10,8 +10,14 @@ from envpipeline.worlds.skills.base import Skill, chat_post, contact
 from envpipeline.worlds.skills.registry import register_skill
 from envpipeline.worlds.state import WorldReader
 
-UPDATES = ["finishing the draft today", "blocked on a review", "testing the new setup",
-           "meeting the client at 2", "cleaning up last week's notes", "on the budget numbers"]
+UPDATES = [
+    "finishing the draft today",
+    "blocked on a review",
+    "testing the new setup",
+    "meeting the client at 2",
+    "cleaning up last week's notes",
+    "on the budget numbers",
+]
 
 
 class TeamStandupChat(Skill):
@@ -19,8 +25,9 @@ class TeamStandupChat(Skill):
     apps = ("chat",)
     summary = "posts a stand-up update in the team chat"
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         colleague = contact(persona, rng, "colleague")
         mine, theirs = rng.sample(UPDATES, 2)
         return [

@@ -27,15 +27,24 @@ class TrackDelivery(Skill):
     def available(self, persona: Persona, reader: WorldReader) -> bool:
         return bool(self._open(reader))
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         order = self._open(reader)[0]
         status = NEXT[order["status"]]
-        subject = f"Order {order['order_number']} " + ("has shipped" if status == "shipped" else "was delivered")
+        subject = f"Order {order['order_number']} " + (
+            "has shipped" if status == "shipped" else "was delivered"
+        )
         return [
             upd("shop", "orders", {"order_number": order["order_number"]}, status=status),
-            mail("inbox", "shipping@shop.example", persona.email, subject,
-                 f"Status update for order {order['order_number']}: {status}.", stamp(day, slot, 2)),
+            mail(
+                "inbox",
+                "shipping@shop.example",
+                persona.email,
+                subject,
+                f"Status update for order {order['order_number']}: {status}.",
+                stamp(day, slot, 2),
+            ),
         ]
 
 

@@ -20,12 +20,15 @@ class TransferSavings(Skill):
         rows = reader.query("bank", "SELECT balance_cents FROM accounts WHERE name = 'Checking'")
         return bool(rows) and rows[0]["balance_cents"] > 60000
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         amount = rng.randint(10, 50) * 1000
         at = stamp(day, slot, 30)
-        return [*bank_tx(reader, "Checking", -amount, "Transfer to savings", at),
-                *bank_tx(reader, "Savings", amount, "Transfer from checking", at)]
+        return [
+            *bank_tx(reader, "Checking", -amount, "Transfer to savings", at),
+            *bank_tx(reader, "Savings", amount, "Transfer from checking", at),
+        ]
 
 
 register_skill(TransferSavings())

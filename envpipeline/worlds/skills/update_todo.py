@@ -9,8 +9,16 @@ from envpipeline.worlds.skills.base import Skill, write
 from envpipeline.worlds.skills.registry import register_skill
 from envpipeline.worlds.state import WorldReader
 
-ITEMS = ["call the bank", "renew the insurance", "back up the laptop", "buy a birthday gift",
-         "book a dentist appointment", "clean the inbox", "update the CV", "water the plants"]
+ITEMS = [
+    "call the bank",
+    "renew the insurance",
+    "back up the laptop",
+    "buy a birthday gift",
+    "book a dentist appointment",
+    "clean the inbox",
+    "update the CV",
+    "water the plants",
+]
 
 
 class UpdateTodo(Skill):
@@ -18,8 +26,9 @@ class UpdateTodo(Skill):
     apps = ("files",)
     summary = "updates the to-do list"
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         lines = reader.read_file("todo.txt").splitlines() if reader.exists("todo.txt") else ["# TODO"]
         for i, line in enumerate(lines):
             if line.startswith("- [ ]"):

@@ -18,8 +18,9 @@ class WriteJournal(Skill):
     apps = ("files",)
     summary = "writes a journal entry"
 
-    def plan(self, persona: Persona, reader: WorldReader, rng: random.Random, day: int,
-             slot: int = 0) -> list[Operation]:
+    def plan(
+        self, persona: Persona, reader: WorldReader, rng: random.Random, day: int, slot: int = 0
+    ) -> list[Operation]:
         entry = f"\n## {stamp(day, slot)[:10]}\nFeeling {rng.choice(MOODS)}. Work as a {persona.occupation} today.\n"
         return [append(reader, "notes/journal.md", entry, "# Journal\n")]
 
