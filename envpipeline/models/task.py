@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from envpipeline.models.base import Strict
+from envpipeline.models.gates import GateResult
 
 ConditionOp = Literal["eq", "ne", "contains", "icontains"]
-
-
-class Strict(BaseModel):
-    """Base of every stored model: unknown fields are an error."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 class Condition(Strict):
@@ -60,14 +57,6 @@ class ToolCallStep(Strict):
     bindings: Annotated[
         dict[str, Binding], Field(description="arguments whose value is read from an observation")
     ] = {}
-
-
-class GateResult(Strict):
-    """The outcome of one verification gate, with its evidence."""
-
-    name: Annotated[str, Field(description="gate name")]
-    passed: Annotated[bool, Field(description="whether the gate passed")]
-    evidence: Annotated[dict[str, Any], Field(description="what the gate observed")] = {}
 
 
 class Provenance(Strict):
