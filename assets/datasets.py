@@ -22,9 +22,10 @@ from envpipeline.export.collect import collect_accepted, harbor_items
 from envpipeline.export.harbor import export_harbor
 from envpipeline.export.writers import write_all
 from envpipeline.store.lake import Lineage
+from envpipeline.versions import Stage, code_version
 from resources.store import LakeResource
 
-DATASETS_CODE_VERSION = "datasets-1"
+DATASETS_CODE_VERSION = code_version(Stage.DATASETS)
 
 
 @asset(

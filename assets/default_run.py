@@ -3,8 +3,12 @@
 Dynamic partitions cannot share one run, so the graph is materialized as a sequence of runs on
 the persistent instance (``DAGSTER_HOME``, default ``<repo>/dagster_home``): the library, one run
 per composition batch, then the catalog. Every run shows up in the Dagster UI (`make ui`).
+
+Started by ``envpipeline run`` as ``python -m assets.default_run --home DIR ... --summary FILE``;
+the data folder reaches the resources through each run's config, never through the environment.
 """
 
+import argparse
 import json
 import os
 import shutil
@@ -32,7 +36,6 @@ def run_default_job(
     console: Any = None,
 ) -> dict[str, Any]:
     """Run library -> compose batches -> catalog on the persistent instance; return a summary."""
-    os.environ["ENVPIPELINE_HOME"] = str(home)
     dagster_home = _prepare_instance_home()
     from dagster import DagsterInstance
 
@@ -46,14 +49,20 @@ def run_default_job(
     lake_home = Path(home)
     seed_keys = default_procedural_keys(seeds_per_family) + sorted(discover_seed_folders(lake_home / "seeds"))
     runs = 0
-    quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+    quiet = {
+        "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+        "resources": {"store": {"config": {"home": str(home)}}},
+    }
     with DagsterInstance.get() as instance:
         instance.add_dynamic_partitions("composition_batches", keys)
         _execute(defs, "library_job", instance, None, console, quiet)
         runs += 1
         batch_config = {
             **quiet,
-            "resources": {"composer": {"config": {"candidates_per_batch": candidates_per_batch}}},
+            "resources": {
+                **quiet["resources"],
+                "composer": {"config": {"candidates_per_batch": candidates_per_batch}},
+            },
         }
         for key in keys:
             _execute(defs, "compose_batch_job", instance, key, console, batch_config)
@@ -152,3 +161,28 @@ def _execute(
     )
     if not result.success:
         raise RuntimeError(f"dagster run {result.run_id} of {job_name} failed")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command-line entry of the shell (see the module docstring)."""
+    parser = argparse.ArgumentParser(prog="python -m assets.default_run", description=__doc__)
+    parser.add_argument("--home", type=Path, required=True, help="data folder (lake, catalog, bundles)")
+    parser.add_argument("--batches", type=int, default=4)
+    parser.add_argument("--candidates-per-batch", type=int, default=50)
+    parser.add_argument("--seeds-per-family", type=int, default=1)
+    parser.add_argument("--summary", type=Path, required=True, help="where to write the summary JSON")
+    args = parser.parse_args(argv)
+    from rich.console import Console
+
+    summary = run_default_job(
+        args.home.resolve(),
+        batches=args.batches,
+        candidates_per_batch=args.candidates_per_batch,
+        seeds_per_family=args.seeds_per_family,
+        console=Console(stderr=True),
+    )
+    args.summary.write_text(json.dumps(summary, indent=2, sort_keys=True, default=str))
+
+
+if __name__ == "__main__":
+    main()

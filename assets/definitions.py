@@ -1,4 +1,11 @@
-"""The single Definitions of the project (loaded by workspace.yaml)."""
+"""The single Definitions of the project (loaded by workspace.yaml): the composition root.
+
+The deployment (``ENVPIPELINE_DEPLOYMENT``: local, docker or cluster) and the data folder
+(``ENVPIPELINE_HOME``) are read here once, as a Dagster code location reads its settings; every
+run can override the data folder through its resource config.
+"""
+
+import os
 
 from dagster import AssetSelection, Definitions, define_asset_job
 
@@ -49,11 +56,7 @@ from assets.worlds import (
     world_checks_pass,
     world_tasks,
 )
-from resources.composer import ComposerResource
-from resources.forge import ForgeResource
-from resources.sandbox import SandboxResource
-from resources.store import LakeResource
-from resources.worlds import WorldsResource
+from resources.deployments import deployment_resources
 
 library_job = define_asset_job(
     "library_job",
@@ -122,11 +125,7 @@ defs = Definitions(
     ],
     sensors=[seed_folder_sensor, reverification_sensor],
     schedules=[oracle_rot_schedule, forge_refresh_schedule],
-    resources={
-        "store": LakeResource(),
-        "composer": ComposerResource(),
-        "sandbox": SandboxResource(),
-        "forge": ForgeResource(),
-        "worlds": WorldsResource(),
-    },
+    resources=deployment_resources(
+        os.environ.get("ENVPIPELINE_DEPLOYMENT", "local"), os.environ.get("ENVPIPELINE_HOME")
+    ),
 )

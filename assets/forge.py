@@ -24,11 +24,12 @@ from envpipeline.models.selection import Decision, SeedPassRate
 from envpipeline.select.selector import select_actions
 from envpipeline.store.lake import Lineage
 from envpipeline.terminal.checks import check_bundle
+from envpipeline.versions import Stage, code_version
 from resources.forge import ForgeResource
 from resources.sandbox import SandboxResource
 from resources.store import LakeResource
 
-FORGE_CODE_VERSION = "forge-1"
+FORGE_CODE_VERSION = code_version(Stage.FORGE)
 
 
 @asset(

@@ -17,11 +17,12 @@ from dagster import (
 from envpipeline.store.lake import Lineage
 from envpipeline.terminal.checks import check_bundle
 from envpipeline.terminal.seeds import materialize_seed, next_status, verification_row
-from envpipeline.terminal.verify import VERIFIER_VERSION, verify_bundle
+from envpipeline.terminal.verify import verify_bundle
+from envpipeline.versions import Stage, code_version
 from resources.sandbox import SandboxResource
 from resources.store import LakeResource
 
-TERMINAL_CODE_VERSION = f"terminal-{VERIFIER_VERSION}"
+TERMINAL_CODE_VERSION = code_version(Stage.TERMINAL)
 terminal_seed_partitions = DynamicPartitionsDefinition(name="terminal_seeds")
 
 

@@ -17,6 +17,7 @@ from dagster import (
 from envpipeline.models.world import Persona
 from envpipeline.models.world_task import WorldTask
 from envpipeline.store.lake import Lineage
+from envpipeline.versions import Stage, code_version
 from envpipeline.worlds.build import build_world
 from envpipeline.worlds.personas import propose_personas
 from envpipeline.worlds.pipeline import gate_all, summarize, world_candidates, world_day_text
@@ -24,7 +25,7 @@ from envpipeline.worlds.state import day_path
 from resources.store import LakeResource
 from resources.worlds import WorldsResource
 
-WORLDS_CODE_VERSION = "wildawm-1"
+WORLDS_CODE_VERSION = code_version(Stage.WORLDS)
 persona_partitions = DynamicPartitionsDefinition(name="personas")
 
 

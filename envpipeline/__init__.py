@@ -1,3 +1,5 @@
 """envpipeline: a factory of verified training environments for LLM agents."""
 
-__version__ = "0.1.0"
+from envpipeline.versions import PACKAGE as __version__
+
+__all__ = ["__version__"]

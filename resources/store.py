@@ -1,6 +1,5 @@
 """The lake and catalog as a Dagster resource."""
 
-import os
 from pathlib import Path
 
 from dagster import ConfigurableResource
@@ -11,12 +10,9 @@ from envpipeline.store.lake import Lake
 
 
 class LakeResource(ConfigurableResource):
-    """Parquet lake + DuckDB catalog under one home folder."""
+    """Parquet lake + DuckDB catalog under one home folder (set by the deployment or the run config)."""
 
-    home: str = Field(
-        default_factory=lambda: os.path.abspath(os.environ.get("ENVPIPELINE_HOME", "data")),
-        description="data folder: lake/, catalog.duckdb",
-    )
+    home: str = Field(description="data folder (absolute): lake/, catalog.duckdb, bundles/, worlds/")
 
     def lake(self) -> Lake:
         """The lake under `home`."""

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import click
+
+from envpipeline.commands.common import home_option, resolve_home
 
 FORMATS = ("verl", "verl-sft", "trl-sft", "trl-rl", "skyrl", "harbor", "all")
 
@@ -14,12 +15,7 @@ FORMATS = ("verl", "verl-sft", "trl-sft", "trl-rl", "skyrl", "harbor", "all")
 @click.command("export")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), required=True, help="Output format.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Output folder.")
-@click.option(
-    "--home",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Data folder (default: $ENVPIPELINE_HOME or ./data).",
-)
+@home_option
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 def export_command(fmt: str, out: Path, home: Path | None, as_json: bool) -> None:
     """Export every accepted task of the store (run `envpipeline run` first)."""
@@ -29,7 +25,7 @@ def export_command(fmt: str, out: Path, home: Path | None, as_json: bool) -> Non
     from envpipeline.export.writers import ROW_FORMATS, write_all
     from envpipeline.store.lake import Lake
 
-    lake = Lake((home or Path(os.environ.get("ENVPIPELINE_HOME", "data"))).resolve())
+    lake = Lake(resolve_home(home))
     summary: dict = {}
     if fmt != "harbor":
         tasks = collect_accepted(lake)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
+
+from envpipeline.commands.common import home_option, resolve_home
 
 
 @click.command("serve-mcp")
@@ -17,12 +18,7 @@ import click
     show_default=True,
     help="stdio (for a client that spawns the server) or streamable HTTP on 127.0.0.1 (path /mcp).",
 )
-@click.option(
-    "--home",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Data folder holding the lake. Default: $ENVPIPELINE_HOME or ./data.",
-)
+@home_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="HTTP port.")
 def serve_mcp_command(task_id: str, transport: str, home: Path | None, host: str, port: int) -> None:
@@ -34,7 +30,7 @@ def serve_mcp_command(task_id: str, transport: str, home: Path | None, host: str
     from envpipeline.errors import UnknownTaskError
     from envpipeline.export.mcp_serve import load_task, run_http, run_stdio
 
-    home = (home or Path(os.environ.get("ENVPIPELINE_HOME", "data"))).resolve()
+    home = resolve_home(home)
     try:
         task = load_task(task_id, home)
     except UnknownTaskError as e:

@@ -10,11 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-console = Console(stderr=True)
-
-
-def _emit_json(payload: object) -> None:
-    click.echo(json.dumps(payload, indent=2, sort_keys=True, default=str))
+from envpipeline.commands.common import console, emit_json
 
 
 @click.group("families")
@@ -42,7 +38,7 @@ def families_list(as_json: bool) -> None:
         for f in families.values()
     ]
     if as_json:
-        _emit_json(rows)
+        emit_json(rows)
         return
     table = Table(title=f"{len(rows)} task families")
     for column in ("family", "category", "skills", "variants"):
@@ -97,7 +93,7 @@ def bundle_check(
     held = _read_heldout(heldout) if heldout else None
     reports = [check_bundle(p, heldout=held, overlap_threshold=overlap_threshold) for p in paths]
     if as_json:
-        _emit_json([r.model_dump(mode="json") for r in reports])
+        emit_json([r.model_dump(mode="json") for r in reports])
     else:
         for report in reports:
             status = "ok" if report.passed else "FAILED"
@@ -145,7 +141,7 @@ def bundle_verify(paths: tuple[Path, ...], backend: str | None, as_json: bool) -
         console.print(f"verifying {path} with {sandbox.backend} sandbox ...")
         results.append(verify_bundle(path, sandbox))
     if as_json:
-        _emit_json(
+        emit_json(
             [
                 {
                     "bundle": r.bundle,
@@ -182,7 +178,7 @@ def bundle_import(sources: tuple[Path, ...], out: Path, as_json: bool) -> None:
 
     reports = [import_terminal_bench(src, out / src.name) for src in sources]
     if as_json:
-        _emit_json([r.model_dump(mode="json") for r in reports])
+        emit_json([r.model_dump(mode="json") for r in reports])
     else:
         for report in reports:
             click.echo(f"imported {report.model_dump().get('task_name', '')} -> {out}")
@@ -291,7 +287,7 @@ def forge_command(
             recorded=pass_rates_from_rollouts(rollouts_table) if rollouts_table else None,
         )
     if as_json:
-        _emit_json(summary)
+        emit_json(summary)
     else:
         click.echo(
             f"{summary['accepted']}/{target} bundles accepted in {summary['attempts']} attempts "

@@ -5,15 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import envpipeline
-from envpipeline.compose.author import GENERATOR_VERSION
 from envpipeline.compose.pipeline import gate_pass_rates, top_reasons
 from envpipeline.models.task import TaskRecord
 from envpipeline.services.summary import library_fingerprint, library_rows, simulated_tool_names
 from envpipeline.store.lake import Lake, Lineage
 from envpipeline.store.records import fingerprint_rows, task_to_row
+from envpipeline.versions import Stage, code_version
 
-CODE_VERSION = f"envpipeline-{envpipeline.__version__}+compose-{GENERATOR_VERSION}"
+CODE_VERSION = code_version(Stage.COMPOSE)
 
 
 def record_library(lake: Lake, run_id: str) -> str:

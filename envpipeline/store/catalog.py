@@ -44,7 +44,7 @@ def refresh_catalog(home: str | Path) -> list[str]:
             for asset in assets:
                 con.execute(
                     f"CREATE OR REPLACE VIEW {asset} AS SELECT * FROM read_parquet('{lake.glob(asset)}', "
-                    "hive_partitioning=true, union_by_name=true)"
+                    "union_by_name=true)"
                 )
             return assets
         finally:

@@ -1,6 +1,6 @@
 """The Parquet lake: one file per (asset, partition), written atomically, lineage on every row.
 
-Layout: ``<home>/lake/<asset>/seed=<partition>/part.parquet``. A write goes to a hidden temp
+Layout: ``<home>/lake/<asset>/partition=<key>/part.parquet``. A write goes to a hidden temp
 file in the same directory and is renamed over the target, so a run killed mid-write leaves
 either the old file or the new one, never half of one; rewriting a partition replaces it, so a
 rerun converges.
@@ -8,7 +8,6 @@ rerun converges.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -21,17 +20,17 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from envpipeline.canonical import canonical_hash
 from envpipeline.errors import StoreError
 
 PARTITION_KEY = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 ASSET_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 LINEAGE_COLUMNS = ("_asset", "_partition", "_run_id", "_code_version", "_inputs", "_row_hash")
+#: Column names a row may not use: lineage columns start with "_"; these name partitions.
+RESERVED_COLUMNS = ("seed", "partition")
+PARTITION_FOLDER = "partition="
 
-
-def canonical_hash(payload: Any) -> str:
-    """sha256 of the canonical JSON of `payload`."""
-    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
+__all__ = ["LINEAGE_COLUMNS", "Lake", "Lineage", "canonical_hash", "check_partition_key"]
 
 
 def check_partition_key(key: str) -> str:
@@ -61,7 +60,7 @@ class Lake:
         """Where one partition of an asset lives."""
         if not ASSET_NAME.fullmatch(asset):
             raise StoreError(f"asset name {asset!r} must be lowercase snake_case")
-        return self.root / asset / f"seed={check_partition_key(partition)}" / "part.parquet"
+        return self.root / asset / f"{PARTITION_FOLDER}{check_partition_key(partition)}" / "part.parquet"
 
     def write_partition(
         self, asset: str, partition: str, rows: list[dict[str, Any]], lineage: Lineage
@@ -72,8 +71,10 @@ class Lake:
         inputs = json.dumps(lineage.inputs, sort_keys=True)
         stamped = []
         for row in rows:
-            if any(k.startswith("_") or k == "seed" for k in row):
-                raise StoreError(f"row columns may not start with '_' or be 'seed': {sorted(row)}")
+            if any(k.startswith("_") or k in RESERVED_COLUMNS for k in row):
+                raise StoreError(
+                    f"row columns may not start with '_' or be one of {RESERVED_COLUMNS}: {sorted(row)}"
+                )
             stamped.append(
                 {
                     **row,
@@ -103,13 +104,15 @@ class Lake:
         if not self.root.exists():
             return []
         return sorted(
-            p.name for p in self.root.iterdir() if p.is_dir() and any(p.glob("seed=*/part.parquet"))
+            p.name
+            for p in self.root.iterdir()
+            if p.is_dir() and any(p.glob(f"{PARTITION_FOLDER}*/part.parquet"))
         )
 
     def partitions(self, asset: str) -> list[str]:
         """Written partition keys of one asset."""
         base = self.root / asset
-        return sorted(p.parent.name.split("=", 1)[1] for p in base.glob("seed=*/part.parquet"))
+        return sorted(p.parent.name.split("=", 1)[1] for p in base.glob(f"{PARTITION_FOLDER}*/part.parquet"))
 
     def glob(self, asset: str) -> str:
         """The Parquet glob of one asset (for DuckDB)."""
@@ -122,7 +125,7 @@ class Lake:
             for asset in self.assets():
                 con.execute(
                     f"CREATE VIEW {asset} AS SELECT * FROM read_parquet('{self.glob(asset)}', "
-                    "hive_partitioning=true, union_by_name=true)"
+                    "union_by_name=true)"
                 )
             cursor = con.execute(sql, params or [])
             names = [d[0] for d in cursor.description]

@@ -1,36 +1,35 @@
-"""Task records as flat lake rows (nested parts as JSON strings) and back."""
+"""Task records as flat lake rows (nested parts as JSON strings) and back, through the row codec."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from envpipeline.canonical import canonical_hash
 from envpipeline.models.task import TaskRecord
-from envpipeline.store.lake import canonical_hash
+from envpipeline.store.rows import RowCodec
 
-JSON_FIELDS = ("environment", "criteria", "reference_solution", "metadata", "provenance", "gates", "reasons")
+
+def _task_columns(record: TaskRecord) -> dict[str, Any]:
+    return {
+        "n_criteria": len(record.criteria),
+        "n_services": len({c.service for c in record.criteria if c.service}),
+        "generator": record.provenance.generator,
+        "rng_seed": record.provenance.seed,
+    }
+
+
+#: Composed task records: one column per field, nested parts as JSON, plus query columns.
+TASK_ROWS = RowCodec(TaskRecord, derived=_task_columns)
 
 
 def task_to_row(record: TaskRecord) -> dict[str, Any]:
     """One flat row: scalar columns for filtering, JSON strings for nested parts."""
-    data = record.model_dump(mode="json")
-    row = {k: v for k, v in data.items() if k not in JSON_FIELDS}
-    for name in JSON_FIELDS:
-        row[name] = json.dumps(data[name], sort_keys=True, separators=(",", ":"))
-    row["n_criteria"] = len(record.criteria)
-    row["n_services"] = len({c.service for c in record.criteria if c.service})
-    row["generator"] = record.provenance.generator
-    row["rng_seed"] = record.provenance.seed
-    return row
+    return TASK_ROWS.encode(record)
 
 
 def row_to_task(row: dict[str, Any]) -> TaskRecord:
     """Rebuild a task record from a lake row (lineage and derived columns are dropped)."""
-    data = {k: v for k, v in row.items() if k in TaskRecord.model_fields}
-    for name in JSON_FIELDS:
-        if isinstance(data.get(name), str):
-            data[name] = json.loads(data[name])
-    return TaskRecord.model_validate(data)
+    return TASK_ROWS.decode(row)
 
 
 def fingerprint_rows(rows: list[dict[str, Any]]) -> str:

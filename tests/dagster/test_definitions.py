@@ -53,5 +53,5 @@ def test_materializing_a_batch_writes_the_lake_and_catalog(tmp_path):
         "select count(*) from verified_composed_tasks where _partition = 'batch-0007'"
     ).fetchone()[0]
     assert n == 12
-    seeds = con.execute("select distinct seed from composed_task_specs").fetchall()
+    seeds = con.execute("select distinct _partition from composed_task_specs").fetchall()
     assert seeds == [("batch-0007",)]

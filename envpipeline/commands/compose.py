@@ -1,0 +1,160 @@
+"""`envpipeline compose`, `services list` and `audit`: CompoWorld from the shell."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from envpipeline.commands.common import console, emit_json, home_option, progress, resolve_home
+
+
+@click.group("services")
+def services_group() -> None:
+    """The CompoWorld service library."""
+
+
+@services_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print services with tools and schemas as JSON.")
+def services_list(as_json: bool) -> None:
+    """List services with their tools (and schemas with --json)."""
+    from envpipeline.services.registry import all_services
+
+    services = all_services()
+    if as_json:
+        emit_json(
+            [
+                {
+                    "name": n,
+                    "title": c.title,
+                    "domain": c.domain,
+                    "tools": [
+                        {**t.json_schema(n)["function"], "writes": t.writes, "simulated": t.simulated}
+                        for t in c.tools.values()
+                    ],
+                }
+                for n, c in services.items()
+            ]
+        )
+        return
+    table = Table(title=f"{len(services)} services, {sum(len(c.tools) for c in services.values())} tools")
+    table.add_column("service")
+    table.add_column("domain")
+    table.add_column("tools", justify="right")
+    table.add_column("simulated", justify="right")
+    for name, cls in services.items():
+        simulated = sum(t.simulated for t in cls.tools.values())
+        table.add_row(name, cls.domain, str(len(cls.tools)), str(simulated))
+    Console().print(table)
+
+
+def cli_partition(seed: int, k: int, distractors: int, n_tasks: int) -> str:
+    """The lake partition (and task `seed_key`) of one `envpipeline compose` call."""
+    return f"cli_s{seed}_k{k}_d{distractors}_n{n_tasks}"
+
+
+@click.command("compose")
+@click.option("--tasks", "n_tasks", type=click.IntRange(min=1), required=True, help="Accepted tasks wanted.")
+@click.option("--services", "k", default=5, show_default=True, type=click.IntRange(min=2), help="K services.")
+@click.option("--distractors", default=5, show_default=True, type=click.IntRange(min=0), help="Distractors.")
+@click.option("--walk-length", type=click.IntRange(min=3), default=None, help="Visits per walk (>= K+1).")
+@click.option("--seed", default=0, show_default=True, help="First candidate rng seed.")
+@click.option("--max-attempts", type=click.IntRange(min=1), default=None, help="Budget (default 20 x tasks).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Output folder.")
+@home_option
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
+def compose_command(
+    n_tasks: int,
+    k: int,
+    distractors: int,
+    walk_length: int | None,
+    seed: int,
+    max_attempts: int | None,
+    out: Path,
+    home: Path | None,
+    as_json: bool,
+) -> None:
+    """Compose and verify cross-service tasks until N are accepted or the budget runs out."""
+    from envpipeline.compose.author import ComposeConfig
+    from envpipeline.compose.pipeline import compose_until
+    from envpipeline.compose.recording import record_candidates, record_library, record_verified, summarize
+    from envpipeline.store.catalog import refresh_catalog
+    from envpipeline.store.lake import Lake
+
+    try:
+        config = ComposeConfig(services=k, distractors=distractors, walk_length=walk_length)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from e
+    budget = max_attempts or 20 * n_tasks
+    partition = cli_partition(seed, k, distractors, n_tasks)
+    started = time.perf_counter()
+    with progress() as bar:
+        accepted_bar = bar.add_task("composing", total=n_tasks)
+        result = compose_until(
+            n_tasks,
+            config,
+            range(seed, seed + budget),
+            seed_key=partition,
+            on_record=lambda r: bar.advance(accepted_bar, int(r.status == "accepted")),
+        )
+    elapsed = time.perf_counter() - started
+    records = result.accepted + result.rejected
+    out.mkdir(parents=True, exist_ok=True)
+    for name, group in (("accepted", result.accepted), ("rejected", result.rejected)):
+        with open(out / f"{name}.jsonl", "w") as handle:
+            for record in group:
+                line = {**record.model_dump(mode="json"), "services": record.environment["services"]}
+                handle.write(json.dumps(line, sort_keys=True) + "\n")
+    home = resolve_home(home)
+    lake = Lake(home)
+    run_id = f"cli-{uuid.uuid4().hex[:12]}"
+    record_library(lake, run_id)
+    fingerprint = record_candidates(lake, partition, records, run_id)
+    record_verified(lake, partition, records, fingerprint, run_id)
+    refresh_catalog(home)
+    summary = {
+        **summarize(records),
+        "attempts": result.attempts,
+        "budget": budget,
+        "budget_exhausted": result.budget_exhausted,
+        "seconds": round(elapsed, 3),
+        "candidates_per_second": round(result.attempts / elapsed, 1) if elapsed else None,
+        "accepted_per_second": round(len(result.accepted) / elapsed, 1) if elapsed else None,
+        "out": str(out.resolve()),
+        "home": str(home),
+        "partition": partition,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True))
+    if as_json:
+        emit_json(summary)
+    else:
+        click.echo(
+            f"{summary['accepted']} accepted, {summary['rejected']} rejected in {elapsed:.2f}s -> {out}"
+        )
+    if result.budget_exhausted:
+        console.print(f"[yellow]budget of {budget} candidates ran out before {n_tasks} were accepted[/]")
+        sys.exit(3)
+
+
+@click.command("audit")
+@click.argument("task_id")
+@home_option
+@click.option("--json", "as_json", is_flag=True, help="Print the chain as JSON.")
+def audit_command(task_id: str, home: Path | None, as_json: bool) -> None:
+    """Print the lineage of a task back to its seed, run and code version."""
+    from envpipeline.store.audit import audit_task
+    from envpipeline.store.lake import Lake
+
+    chain = audit_task(Lake(resolve_home(home)), task_id)
+    if as_json:
+        emit_json(chain)
+        return
+    for depth, hop in enumerate(chain):
+        fields = ", ".join(f"{k}={v}" for k, v in hop.items() if k != "asset")
+        click.echo(f"{'  ' * depth}{'└─ ' if depth else ''}{hop['asset']}: {fields}")
