@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from envpipeline.errors import ConfigError
+from envpipeline.models.task import ComposeEnvironmentRef
 from envpipeline.services import vocab
 from envpipeline.services.base import NOT_FOUND, Service, dump_state, error_observation
 from envpipeline.services.registry import get_service
@@ -27,14 +28,18 @@ class ComposedEnvironment:
         return cls(services)
 
     @classmethod
-    def from_task_environment(cls, environment: dict[str, Any]) -> ComposedEnvironment:
+    def from_task_environment(
+        cls, environment: ComposeEnvironmentRef | dict[str, Any]
+    ) -> ComposedEnvironment:
         """Rebuild a task's environment: planted states as stored, untouched services from seeds.
 
         Services the task does not need (distractors) keep their generated initial state, so a
         task stores only their state seed (``"<candidate seed>:<service>"``).
         """
-        env = cls.from_initial_state(environment["initial_state"])
-        for name, state_seed in environment.get("state_seeds", {}).items():
+        if isinstance(environment, dict):
+            environment = ComposeEnvironmentRef.model_validate(environment)
+        env = cls.from_initial_state(environment.initial_state)
+        for name, state_seed in environment.state_seeds.items():
             service_cls = get_service(name)
             env.services[name] = service_cls(service_cls.generate_state(vocab.seeded(state_seed)))
         return env

@@ -109,7 +109,7 @@ def compose_command(
     for name, group in (("accepted", result.accepted), ("rejected", result.rejected)):
         with open(out / f"{name}.jsonl", "w") as handle:
             for record in group:
-                line = {**record.model_dump(mode="json"), "services": record.environment["services"]}
+                line = {**record.model_dump(mode="json"), "services": record.environment.services}
                 handle.write(json.dumps(line, sort_keys=True) + "\n")
     home = resolve_home(home)
     lake = Lake(home)

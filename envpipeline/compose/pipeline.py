@@ -69,11 +69,11 @@ def _judge(record: TaskRecord, env: ComposedEnvironment, config: ComposeConfig) 
         env, record.reference_solution, record.criteria, record.reference_output
     )
     replay = draft_task(record.provenance.seed, config)
-    exposed = exposed_tools(record.environment["services"] + record.environment["distractors"])
+    exposed = exposed_tools(record.environment.services + record.environment.distractors)
     record.gates = [
         GateResult(name="composable", passed=True, evidence={"walk": record.metadata.get("walk", [])}),
         gates.reference_passes(record.criteria, env, record.reference_output, observations),
-        gates.initial_unsatisfied(record.criteria, record.environment["initial_state"]),
+        gates.initial_unsatisfied(record.criteria, record.environment.initial_state),
         gates.criteria_reachable(record.criteria, record.reference_solution, first_pass, exposed),
         gates.replay_deterministic(record.task_id, f"cw-{replay.task_hash()[:16]}"),
         gates.chain_hidden(record.instruction, record.metadata.get("hidden_values", [])),

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from envpipeline.export.splits import SplitResult
-from envpipeline.export.unified import AcceptedTask
+from envpipeline.models.dataset import AcceptedTask
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:

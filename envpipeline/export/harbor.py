@@ -54,11 +54,12 @@ THIRD_PARTY = ("pydantic", "pydantic_core", "annotated_types", "typing_inspectio
 #: The envpipeline parts a composed environment needs (relative to the package).
 ENVPIPELINE_PARTS = (
     "__init__.py",
+    "versions.py",
+    "canonical.py",
     "errors.py",
     "plugins.py",
     "services",
-    "models/__init__.py",
-    "models/task.py",
+    "models",
     "compose/__init__.py",
     "compose/rubric.py",
     "agents/__init__.py",
@@ -178,7 +179,7 @@ def _difficulty(metadata: dict[str, Any]) -> str:
 
 def composed_task_config(record: TaskRecord) -> TaskConfig:
     """The task.toml of a composed task, with its provenance under [metadata].envpipeline."""
-    services = list(record.environment.get("services", []))
+    services = list(record.environment.services)
     return TaskConfig(
         metadata=MetadataSection(
             author_name="envpipeline",
@@ -194,7 +195,7 @@ def composed_task_config(record: TaskRecord) -> TaskConfig:
                 "generator_version": record.provenance.generator_version,
                 "seed": record.provenance.seed,
                 "services": services,
-                "distractors": list(record.environment.get("distractors", [])),
+                "distractors": list(record.environment.distractors),
                 "runtime": f"envtool + vendored envpipeline {envpipeline.__version__} (cp311)",
             },
         ),

@@ -33,7 +33,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from envpipeline.export.unified import Rubric
+from envpipeline.models.dataset import Rubric
 from envpipeline.models.task import Criterion, Strict
 from envpipeline.rewards.cfrr import cfrr_rewards, checklist_rewards, criterion_weights, grpo_advantages
 

@@ -28,7 +28,7 @@ import json
 from typing import Any
 
 from envpipeline.export.schemas import flatten_schema
-from envpipeline.export.unified import AcceptedTask
+from envpipeline.models.dataset import AcceptedTask
 
 __all__ = [
     "flatten_schema",

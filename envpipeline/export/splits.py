@@ -21,7 +21,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from envpipeline.export.unified import AcceptedTask
+from envpipeline.models.dataset import AcceptedTask
 from envpipeline.models.task import Strict
 
 SplitName = Literal["sft", "rl", "eval"]

@@ -1,44 +1,50 @@
-"""The canonical task record shared by every family, and its parts."""
+"""The one task record of every family (`TaskRecord`) and its parts.
+
+A record says what the agent is asked (`instruction`), where it acts (`environment`: a tagged
+union with one reference type per family), how the result is checked (`criteria`: a tagged union
+over the criterion kinds), how it was made (`provenance`) and how it fared (`gates`, `status`,
+`reasons`). CompoWorld builds records directly; WildAWM (`worlds.records`) and the terminal
+families (`terminal.records`) build them from their gated tasks and verified bundles, and every
+export (`export.unified.accepted_task`) reads records only.
+
+Vocabulary: a record's ``seed_key`` is the *partition* it came from (a composition batch such as
+``batch-0003``, a persona id, a terminal seed key); ``provenance.seed`` is the integer *rng seed*
+it was drawn from.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import Field
 
 from envpipeline.models.base import Strict
+from envpipeline.models.criteria import Condition, ConditionOp, Criterion, VerifierCriterion
 from envpipeline.models.gates import GateResult
+from envpipeline.models.world_task import WorldCriterion
 
-ConditionOp = Literal["eq", "ne", "contains", "icontains"]
+Family = Literal["compose", "world", "terminal"]
 
-
-class Condition(Strict):
-    """One field condition of a criterion."""
-
-    op: Annotated[ConditionOp, Field(description="comparison: eq, ne, contains, icontains")]
-    value: Annotated[Any, Field(description="the expected value")]
-
-
-class Criterion(Strict):
-    """An executable check on the final joint state or the recorded outputs."""
-
-    id: Annotated[str, Field(description="stable id within the task, e.g. c1")]
-    description: Annotated[str, Field(description="what a grader checks, in words")]
-    kind: Annotated[
-        Literal["record_exists", "record_absent", "output_contains"],
-        Field(
-            description="record_exists/record_absent: a record matching all conditions "
-            "does/does not exist; output_contains: the final answer contains the value"
-        ),
-    ]
-    service: Annotated[str | None, Field(description="service namespace; None for outputs")] = None
-    collection: Annotated[str | None, Field(description="state collection, e.g. events")] = None
-    match: Annotated[
-        dict[str, Condition], Field(description="field name -> condition; other fields ignored")
-    ] = {}
-    achieved_by: Annotated[
-        str | None, Field(description="namespaced tool that makes this criterion pass")
-    ] = None
+__all__ = [
+    "Binding",
+    "ComposeEnvironmentRef",
+    "ComposedTaskRecord",
+    "Condition",
+    "ConditionOp",
+    "Criterion",
+    "EnvironmentRef",
+    "Family",
+    "GateResult",
+    "Provenance",
+    "TaskCriterion",
+    "TaskRecord",
+    "TerminalEnvironmentRef",
+    "TerminalTaskRecord",
+    "ToolCallStep",
+    "VerifierCriterion",
+    "WorldEnvironmentRef",
+    "WorldTaskRecord",
+]
 
 
 class Binding(Strict):
@@ -64,20 +70,68 @@ class Provenance(Strict):
 
     generator: Annotated[str, Field(description="generator name")]
     generator_version: Annotated[str, Field(description="generator code version")]
-    seed: Annotated[int, Field(description="rng seed of the candidate")]
+    seed: Annotated[int | None, Field(description="rng seed of the candidate (None: not generated here)")]
     parent: Annotated[str | None, Field(description="parent task id, if derived")] = None
 
 
-class TaskRecord(Strict):
-    """One candidate task of any family, accepted or rejected."""
+class ComposeEnvironmentRef(Strict):
+    """A composed task's environment: the services it needs, the distractors, their initial state."""
+
+    kind: Literal["compose"] = "compose"
+    services: Annotated[list[str], Field(description="services the task composes")]
+    distractors: Annotated[list[str], Field(description="extra services exposed but not needed")] = []
+    initial_state: Annotated[
+        dict[str, Any], Field(description="service -> planted initial state of the composed services")
+    ]
+    state_seeds: Annotated[
+        dict[str, str], Field(description="distractor service -> seed its state is generated from")
+    ] = {}
+
+
+class WorldEnvironmentRef(Strict):
+    """A WildAWM task's environment: one persona world day (plus the setup that makes its W0)."""
+
+    kind: Literal["world"] = "world"
+    persona_id: Annotated[str, Field(description="the persona whose world it is")]
+    day: Annotated[int, Field(ge=0, description="the world day the task starts from")]
+    template: Annotated[str, Field(description="the task template that made it")]
+    interface_flow: Annotated[list[str], Field(description="interfaces in sub-task order (web, cli, mcp)")]
+    hints: Annotated[list[str], Field(description="one hint per sub-task")] = []
+    checklist: Annotated[list[dict[str, Any]], Field(description="weighted partial-credit items")] = []
+
+
+class TerminalEnvironmentRef(Strict):
+    """A terminal task's environment: a Harbor bundle folder and the hash of its files."""
+
+    kind: Literal["terminal"] = "terminal"
+    bundle_path: Annotated[str, Field(description="the bundle folder")]
+    fingerprint: Annotated[str, Field(description="content hash of the bundle's files")]
+    category: Annotated[str, Field(description="task category from task.toml")] = ""
+    tags: Annotated[list[str], Field(description="task.toml tags")] = []
+    verifier_timeout_sec: Annotated[float, Field(gt=0, description="the verifier's wall timeout")] = 120.0
+
+
+EnvironmentRef = ComposeEnvironmentRef | WorldEnvironmentRef | TerminalEnvironmentRef
+TaskCriterion = Criterion | WorldCriterion | VerifierCriterion
+EnvT = TypeVar("EnvT", bound=EnvironmentRef)
+CriterionT = TypeVar("CriterionT", bound=TaskCriterion)
+
+
+class TaskRecord(Strict, Generic[EnvT, CriterionT]):
+    """One candidate task of any family, accepted or rejected.
+
+    Unparameterized, it holds any family's record (the environment and criteria types follow
+    their ``kind``); `ComposedTaskRecord`, `WorldTaskRecord` and `TerminalTaskRecord` are the
+    per-family parameterizations.
+    """
 
     task_id: Annotated[str, Field(description="stable content hash")]
-    family: Annotated[Literal["compose", "world", "terminal"], Field(description="method")]
-    seed_key: Annotated[str, Field(description="the seed (batch/persona/bundle) it came from")]
+    family: Annotated[Family, Field(description="method: compose, world or terminal")]
+    seed_key: Annotated[str, Field(description="the partition it came from (batch, persona, seed bundle)")]
     instruction: Annotated[str, Field(description="the prompt given to the agent")]
-    environment: Annotated[dict[str, Any], Field(description="environment reference")]
-    criteria: Annotated[list[Criterion], Field(description="executable checks")]
-    reference_solution: Annotated[list[ToolCallStep], Field(description="gold tool calls")]
+    environment: Annotated[EnvT, Field(description="where the agent acts (one reference type per family)")]
+    criteria: Annotated[list[CriterionT], Field(description="executable checks")]
+    reference_solution: Annotated[list[ToolCallStep], Field(description="gold tool calls (compose)")] = []
     reference_output: Annotated[str, Field(description="the gold final answer")] = ""
     metadata: Annotated[dict[str, Any], Field(description="difficulty, skills, interfaces")] = {}
     provenance: Annotated[Provenance, Field(description="generator, version, seed, parent")]
@@ -87,3 +141,8 @@ class TaskRecord(Strict):
         Field(description="candidate (not yet verified), accepted or rejected"),
     ] = "candidate"
     reasons: Annotated[list[str], Field(description="why it was rejected")] = []
+
+
+ComposedTaskRecord = TaskRecord[ComposeEnvironmentRef, Criterion]
+WorldTaskRecord = TaskRecord[WorldEnvironmentRef, WorldCriterion]
+TerminalTaskRecord = TaskRecord[TerminalEnvironmentRef, VerifierCriterion]

@@ -11,7 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from envpipeline.models.task import Condition, GateResult
+from envpipeline.models.criteria import Condition
+from envpipeline.models.gates import GateResult
 from envpipeline.models.world import Operation, WorldModel
 
 Interface = Literal["mcp", "cli", "web"]

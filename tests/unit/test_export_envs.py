@@ -57,7 +57,7 @@ def test_trl_episode_oracle_and_nop(accepted: list[TaskRecord]) -> None:
     }
     assert env.reset(**row) is None
     services = json.loads(env.list_services())["data"]["services"]
-    assert {s["name"] for s in services} >= set(task.environment["services"])
+    assert {s["name"] for s in services} >= set(task.environment.services)
     first = task.reference_solution[0].tool
     assert json.loads(env.describe_tool(first))["data"]["name"] == first
     assert json.loads(env.call_tool("nosuch.tool", {}))["error"]["code"] == 404
@@ -89,7 +89,7 @@ def test_tasks_load_from_the_lake(accepted: list[TaskRecord], tmp_path: Path) ->
     assert loaded == accepted[1]
     env = ComposedTaskEnv.bind(home=tmp_path)()
     env.reset(extra_info={"task_id": accepted[0].task_id})
-    assert json.loads(env.list_tools(accepted[0].environment["services"][0]))["success"]
+    assert json.loads(env.list_tools(accepted[0].environment.services[0]))["success"]
     with pytest.raises(UnknownTaskError):
         load_accepted_task("cw-missing", tmp_path)
     with pytest.raises(UnknownTaskError):

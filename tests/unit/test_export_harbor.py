@@ -59,8 +59,8 @@ def test_composed_layout(exported) -> None:
     assert (app / "envtool.py").is_file() and (app / "vendor" / "pydantic_core").is_dir()
     assert (app / "vendor" / "envpipeline" / "services" / "registry.py").is_file()
     state = json.loads((app / "state.json").read_text())
-    assert set(record.environment["services"]) <= set(state)
-    assert set(record.environment.get("state_seeds", {})) <= set(state)  # distractors materialized
+    assert set(record.environment.services) <= set(state)
+    assert set(record.environment.state_seeds) <= set(state)  # distractors materialized
     task = json.loads((path / "tests" / "task.json").read_text())
     assert task["initial_state"] == state and len(task["criteria"]) == len(record.criteria)
     assert (path / "environment" / "Dockerfile").read_text().startswith("FROM envpipeline/base:bookworm")

@@ -69,7 +69,7 @@ def test_text_alone_checks_only_text_criteria(tasks: list[AcceptedTask], records
     assert passes == [c.check == "text" for c in rubric.criteria], "state criteria fail without evidence"
     full = completion_passes(rubric, answer, final_state=json.dumps(final_state(records[0])))
     assert all(full)
-    initial = completion_passes(rubric, answer, final_state=records[0].environment["initial_state"])
+    initial = completion_passes(rubric, answer, final_state=records[0].environment.initial_state)
     assert initial == passes
     reported = completion_passes(rubric, "nothing", criteria_passed={c.id: True for c in rubric.criteria})
     assert all(reported)

@@ -43,7 +43,7 @@ def test_in_memory_tools_calls_and_errors(accepted: list[TaskRecord]) -> None:
     async def scenario() -> None:
         async with Client(server) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            services = set(task.environment["services"]) | set(task.environment["distractors"])
+            services = set(task.environment.services) | set(task.environment.distractors)
             assert {name.split(".")[0] for name in tools} == services
             step = task.reference_solution[0]
             schema = tools[step.tool].input_schema

@@ -1,0 +1,53 @@
+"""Executable criteria: what a task's verifier checks, per family (one tagged union over `kind`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from envpipeline.models.base import Strict
+
+ConditionOp = Literal["eq", "ne", "contains", "icontains"]
+
+
+class Condition(Strict):
+    """One field condition of a criterion."""
+
+    op: Annotated[ConditionOp, Field(description="comparison: eq, ne, contains, icontains")]
+    value: Annotated[Any, Field(description="the expected value")]
+
+
+class Criterion(Strict):
+    """An executable check on the final joint state or the recorded outputs."""
+
+    id: Annotated[str, Field(description="stable id within the task, e.g. c1")]
+    description: Annotated[str, Field(description="what a grader checks, in words")]
+    kind: Annotated[
+        Literal["record_exists", "record_absent", "output_contains"],
+        Field(
+            description="record_exists/record_absent: a record matching all conditions "
+            "does/does not exist; output_contains: the final answer contains the value"
+        ),
+    ]
+    service: Annotated[str | None, Field(description="service namespace; None for outputs")] = None
+    collection: Annotated[str | None, Field(description="state collection, e.g. events")] = None
+    match: Annotated[
+        dict[str, Condition], Field(description="field name -> condition; other fields ignored")
+    ] = {}
+    achieved_by: Annotated[
+        str | None, Field(description="namespaced tool that makes this criterion pass")
+    ] = None
+
+
+class VerifierCriterion(Strict):
+    """A terminal bundle's own tests: they pass when ``tests/test.sh`` writes a reward of 1."""
+
+    id: Annotated[str, Field(description="stable id within the task")] = "tests"
+    description: Annotated[str, Field(description="what a grader checks, in words")] = (
+        "tests/test.sh reports a reward of 1"
+    )
+    kind: Annotated[Literal["verifier_reward"], Field(description="the bundle's verifier reward")] = (
+        "verifier_reward"
+    )
+    verifier_timeout_sec: Annotated[float, Field(gt=0, description="the verifier's wall timeout")] = 120.0
