@@ -1,7 +1,8 @@
 """One registry shape for every plug-in kind (services, task families, world skills).
 
 Each plug-in package holds one module per plug-in; modules register on import, and the first
-lookup imports every module of the package (skipping `base`, `registry` and `_private` ones).
+lookup imports every module of the package (skipping `base`, `registry` and `_private` ones). A
+registry may also name a single module that registers several small plug-ins itself.
 A second, different plug-in under a taken name is an error.
 """
 
@@ -39,7 +40,8 @@ class PluginRegistry(Generic[T]):
         """Every plug-in by name, sorted (the package's modules are imported on first use)."""
         if not self._loaded:
             package = importlib.import_module(self.package)
-            for module in pkgutil.iter_modules(package.__path__):
+            # a package's plug-in modules register on import; a plain module registers its own
+            for module in pkgutil.iter_modules(getattr(package, "__path__", [])):
                 if module.name not in ("base", "registry") and not module.name.startswith("_"):
                     importlib.import_module(f"{self.package}.{module.name}")
             self._loaded = True

@@ -8,8 +8,9 @@ from pathlib import Path
 import click
 
 from envpipeline.commands.common import home_option, resolve_home
+from envpipeline.export.formats import export_formats
 
-FORMATS = ("verl", "verl-sft", "trl-sft", "trl-rl", "skyrl", "harbor", "all")
+FORMATS = (*export_formats(), "harbor", "all")
 
 
 @click.command("export")

@@ -1,13 +1,8 @@
 """One pure group-scoring function and thin reward adapters for verl, TRL, verifiers and OpenRLHF.
 
-`score_group` maps a rollout group's criteria pass matrix to rewards and GRPO advantages:
-
-* ``cfrr`` (default): Completion-Focused Rubric Reward (`envpipeline.rewards.cfrr`); optional prior
-  `criteria_weights` multiply the CFRR weights before normalization;
-* ``checklist``: weighted share of criteria passed (uniform weights by default);
-* ``binary``: 1.0 when every criterion passes, else 0.0.
-
-In every mode a full pass scores 1.0 and any partial pass scores strictly less.
+`score_group` maps a rollout group's criteria pass matrix to rewards and GRPO advantages with one
+of the registered reward modes (`envpipeline.rewards.modes`: ``cfrr`` by default, ``checklist``,
+``binary``). In every mode a full pass scores 1.0 and any partial pass scores strictly less.
 
 How a completion becomes a pass vector (`completion_passes`), per criterion of the task's rubric:
 
@@ -35,7 +30,8 @@ from typing import Any, Literal
 
 from envpipeline.models.dataset import Rubric
 from envpipeline.models.task import Criterion, Strict
-from envpipeline.rewards.cfrr import cfrr_rewards, checklist_rewards, criterion_weights, grpo_advantages
+from envpipeline.rewards.cfrr import grpo_advantages
+from envpipeline.rewards.modes import get_reward_mode, reward_modes
 
 Mode = Literal["cfrr", "checklist", "binary"]
 DATA_SOURCE_PREFIX = "envpipeline/"
@@ -66,26 +62,9 @@ def score_group(
     if criteria_weights is not None and (len(criteria_weights) != width or min(criteria_weights) <= 0):
         raise ValueError("criteria_weights needs one positive weight per criterion")
     rates = [sum(bool(row[c]) for row in pass_matrix) / len(pass_matrix) for c in range(width)]
-    if mode == "binary":
-        rewards = [1.0 if all(row) else 0.0 for row in pass_matrix]
-    elif mode == "checklist":
-        if criteria_weights is None:
-            rewards = checklist_rewards(pass_matrix)
-        else:
-            total = sum(criteria_weights)
-            rewards = [sum(w for w, ok in zip(criteria_weights, row) if ok) / total for row in pass_matrix]
-    elif mode == "cfrr":
-        if criteria_weights is None:
-            rewards = cfrr_rewards(pass_matrix, floor=floor, partial_scale=partial_scale)
-        else:
-            raw = [w * p for w, p in zip(criterion_weights(pass_matrix, floor), criteria_weights)]
-            weights = [w / sum(raw) for w in raw]
-            rewards = [
-                1.0 if all(row) else partial_scale * sum(w for w, ok in zip(weights, row) if ok)
-                for row in pass_matrix
-            ]
-    else:
-        raise ValueError(f"unknown mode {mode!r}; choose cfrr, checklist or binary")
+    if mode not in reward_modes():
+        raise ValueError(f"unknown mode {mode!r}; choose {', '.join(reward_modes())}")
+    rewards = get_reward_mode(mode)(pass_matrix, criteria_weights, floor, partial_scale)
     return GroupScores(
         rewards=rewards, advantages=grpo_advantages(rewards, eps=eps), per_criterion_pass_rate=rates
     )

@@ -20,7 +20,7 @@ file. ``jsonl`` is offered too (``suffix="jsonl"``). Nested messages are Parquet
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 
 from envpipeline.export import rows as row_builders
 from envpipeline.export.card import dataset_card
+from envpipeline.export.formats import STAGE_SPLITS, export_formats, get_format
 from envpipeline.export.splits import SplitConfig, SplitResult, assign_splits
 from envpipeline.export.unified import (
     AcceptedTask,
@@ -41,16 +42,7 @@ from envpipeline.models.task import TaskRecord
 from envpipeline.models.world_task import GatedTask
 
 RowFormat = Literal["verl", "verl-sft", "trl-sft", "trl-rl", "skyrl"]
-RL_BUILDERS: dict[str, Callable[[AcceptedTask, str, int], dict[str, Any]]] = {
-    "verl": row_builders.verl_rl_row,
-    "skyrl": row_builders.skyrl_row,
-    "trl-rl": row_builders.trl_rl_row,
-}
-SFT_BUILDERS: dict[str, Callable[[AcceptedTask], dict[str, Any]]] = {
-    "verl-sft": row_builders.verl_sft_row,
-    "trl-sft": row_builders.trl_sft_row,
-}
-ROW_FORMATS: tuple[str, ...] = (*RL_BUILDERS, *SFT_BUILDERS)
+ROW_FORMATS: tuple[str, ...] = tuple(export_formats())
 
 
 def accepted_tasks(
@@ -69,25 +61,18 @@ def format_rows(
     fmt: str, tasks: Sequence[AcceptedTask], split: SplitResult
 ) -> dict[str, list[dict[str, Any]]]:
     """Rows of one format per split name (empty splits omitted)."""
+    if fmt not in export_formats():
+        raise ExportError(f"unknown format {fmt!r}; choose one of {', '.join(ROW_FORMATS)}")
+    spec = get_format(fmt)
     by_id = {t.task_id: t for t in tasks}
     out: dict[str, list[dict[str, Any]]] = {}
-    if fmt in RL_BUILDERS:
-        for name in ("rl", "eval"):
-            chosen = [by_id[i] for i in split.of(name) if i in by_id]
-            rows = [RL_BUILDERS[fmt](t, name, index) for index, t in enumerate(chosen)]
-            if rows:
-                out[name] = rows
-    elif fmt in SFT_BUILDERS:
-        for name in ("sft", "eval"):
-            rows = [
-                SFT_BUILDERS[fmt](by_id[i])
-                for i in split.of(name)
-                if i in by_id and by_id[i].reference_messages is not None
-            ]
-            if rows:
-                out[name] = rows
-    else:
-        raise ExportError(f"unknown format {fmt!r}; choose one of {', '.join(ROW_FORMATS)}")
+    for name in STAGE_SPLITS[spec.stage]:
+        chosen = [by_id[i] for i in split.of(name) if i in by_id]
+        if spec.stage == "sft":
+            chosen = [t for t in chosen if t.reference_messages is not None]
+        rows = [spec.row(t, name, index) for index, t in enumerate(chosen)]
+        if rows:
+            out[name] = rows
     return out
 
 
@@ -131,7 +116,7 @@ def write_format(
         try:
             written.append(write_rows(rows, path, suffix))
         except ExportError:
-            if fmt not in SFT_BUILDERS:
+            if get_format(fmt).stage != "sft":
                 raise
             for row in rows:
                 row["messages"] = row_builders.with_string_arguments(row["messages"])
