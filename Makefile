@@ -28,13 +28,15 @@ sandbox-ready: system-deps ## the local sandbox, plus the Docker base image wher
 run: $(STAMP) sandbox-ready ## materialize the whole asset graph offline and print a summary
 	$(BIN)/envpipeline run
 
-test: $(STAMP) sandbox-ready ## lint, then every test
-	$(BIN)/ruff check .
+test: $(STAMP) sandbox-ready ## lint, format check, type check, then every test
+	$(MAKE) --no-print-directory lint
 	$(BIN)/python -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
-lint: $(STAMP)
-	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+lint: $(STAMP) ## ruff check, ruff format --check, and basedpyright (standard) on envpipeline/, assets/, resources/
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/basedpyright
 
 ui: $(STAMP) ## the Dagster UI with run history kept in ./dagster_home
 	mkdir -p dagster_home && cp -n dagster.yaml dagster_home/dagster.yaml || true

@@ -22,6 +22,7 @@ from envpipeline.export.collect import collect_accepted, harbor_items
 from envpipeline.export.harbor import export_harbor
 from envpipeline.export.writers import write_all
 from envpipeline.store.lake import Lineage
+from envpipeline.store.tables import ACCEPTED_TASKS
 from envpipeline.versions import Stage, code_version
 from resources.store import LakeResource
 
@@ -37,10 +38,7 @@ DATASETS_CODE_VERSION = code_version(Stage.DATASETS)
 def accepted_tasks(context: AssetExecutionContext, store: LakeResource) -> MaterializeResult:
     """Every accepted task of CompoWorld, WildAWM and the terminal families, in one schema."""
     tasks = collect_accepted(store.lake())
-    rows = [t.model_dump(mode="json") for t in tasks]
-    for row in rows:
-        row["task_seed_key"] = row.pop("seed_key")  # "seed" columns are reserved for partitions
-        row.update({k: json.dumps(v) for k, v in row.items() if isinstance(v, list | dict)})
+    rows = ACCEPTED_TASKS.encode_all(tasks)
     store.lake().write_partition(
         "accepted_tasks", "all", rows, Lineage(context.run.run_id, DATASETS_CODE_VERSION)
     )

@@ -23,6 +23,7 @@ from envpipeline.forge.passrates import estimate_pass_rate
 from envpipeline.models.selection import Decision, SeedPassRate
 from envpipeline.select.selector import select_actions
 from envpipeline.store.lake import Lineage
+from envpipeline.store.tables import SELECTOR_DECISIONS
 from envpipeline.terminal.checks import check_bundle
 from envpipeline.versions import Stage, code_version
 from resources.forge import ForgeResource
@@ -105,14 +106,7 @@ def selector_decisions(
         if r["pass_rate"] is not None
     ]
     decisions, trace = select_actions(rates, mode=forge.mode, backend=forge.backend) if rates else ([], None)
-    rows = [
-        {
-            **d.model_dump(),
-            "required_skills": json.dumps(d.required_skills),
-            "selected_optional_skills": json.dumps(d.selected_optional_skills),
-        }
-        for d in decisions
-    ]
+    rows = SELECTOR_DECISIONS.encode_all(decisions)
     lake.write_partition("selector_decisions", "all", rows, Lineage(context.run.run_id, FORGE_CODE_VERSION))
     trace_json = trace.model_dump(mode="json") if trace else {"status": "no seeds with a pass rate"}
     Path(store.home, "forge").mkdir(parents=True, exist_ok=True)
@@ -132,10 +126,7 @@ def _decision_for(store: LakeResource, key: str) -> Decision | None:
     rows = [r for r in store.lake().read("selector_decisions", "all") if r["seed_id"] == key]
     if not rows:
         return None
-    row = {k: v for k, v in rows[0].items() if not k.startswith("_")}
-    row["required_skills"] = json.loads(row["required_skills"])
-    row["selected_optional_skills"] = json.loads(row["selected_optional_skills"])
-    return Decision.model_validate(row)
+    return SELECTOR_DECISIONS.decode(rows[0])
 
 
 @asset(

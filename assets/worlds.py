@@ -15,8 +15,8 @@ from dagster import (
 )
 
 from envpipeline.models.world import Persona
-from envpipeline.models.world_task import WorldTask
 from envpipeline.store.lake import Lineage
+from envpipeline.store.tables import GATED_WORLD_TASKS, PERSONAS, WORLD_DAYS, WORLD_TASKS
 from envpipeline.versions import Stage, code_version
 from envpipeline.worlds.build import build_world
 from envpipeline.worlds.personas import propose_personas
@@ -35,10 +35,7 @@ def personas(
 ) -> MaterializeResult:
     """Procedural personas accepted by the diversity judge (up to two revisions each)."""
     accepted, rejected = propose_personas(worlds.personas, worlds.seed)
-    rows = [
-        {"persona_id": p.persona_id, "occupation": p.occupation, "persona": p.model_dump_json()}
-        for p in accepted
-    ]
+    rows = PERSONAS.encode_all(accepted)
     store.lake().write_partition("personas", "all", rows, Lineage(context.run.run_id, WORLDS_CODE_VERSION))
     context.instance.add_dynamic_partitions(persona_partitions.name, [p.persona_id for p in accepted])
     return MaterializeResult(
@@ -54,7 +51,7 @@ def _persona(store: LakeResource, persona_id: str) -> Persona:
     rows = [r for r in store.lake().read("personas", "all") if r["persona_id"] == persona_id]
     if not rows:
         raise ValueError(f"persona {persona_id} is not in the personas asset; materialize personas first")
-    return Persona.model_validate_json(rows[0]["persona"])
+    return PERSONAS.decode(rows[0])
 
 
 @asset(
@@ -71,14 +68,7 @@ def persona_worlds(
     persona = _persona(store, context.partition_key)
     build = build_world(persona, worlds.days, worlds.root(store.home), live_health=worlds.live_health)
     rows = [
-        {
-            "persona_id": persona.persona_id,
-            "day": d.day,
-            "hash": d.hash,
-            "day_dir": str(day_path(Path(build.root), d.day)),
-            "passed": d.passed,
-            "checks": json.dumps([c.model_dump(mode="json") for c in d.checks]),
-        }
+        WORLD_DAYS.encode(d, persona_id=persona.persona_id, day_dir=str(day_path(Path(build.root), d.day)))
         for d in build.days
     ]
     store.lake().write_partition(
@@ -119,18 +109,7 @@ def world_tasks(
     world_dir = Path(worlds.root(store.home)) / context.partition_key
     days = list(range(1, worlds.days + 1))
     candidates = world_candidates(world_dir, days, worlds.tasks_per_world_day)
-    rows = [
-        {
-            "task_id": t.task_id,
-            "persona_id": t.persona_id,
-            "day": t.day,
-            "template": t.template,
-            "flow": ">".join(t.interface_flow),
-            "day_dir": str(d),
-            "task": t.model_dump_json(),
-        }
-        for t, d in candidates
-    ]
+    rows = [WORLD_TASKS.encode(t, day_dir=str(d)) for t, d in candidates]
     store.lake().write_partition(
         "world_tasks", context.partition_key, rows, Lineage(context.run.run_id, WORLDS_CODE_VERSION)
     )
@@ -148,25 +127,13 @@ def gated_world_tasks(
     """Six rollouts per task through web, MCP and CLI, the five gates, and the diversity metrics."""
     lake = store.lake()
     rows = sorted(lake.read("world_tasks"), key=lambda r: (r["persona_id"], r["day"], r["task_id"]))
-    candidates = [(WorldTask.model_validate_json(r["task"]), Path(r["day_dir"])) for r in rows]
+    candidates = [(WORLD_TASKS.decode(r), Path(r["day_dir"])) for r in rows]
     gated = gate_all(candidates, Path(worlds.root(store.home)) / ".gate-work")
     accepted = [g.task for g in gated if g.status == "accepted"]
     world_rows = lake.read("persona_worlds")
     texts = [world_day_text(Path(r["day_dir"])) for r in world_rows if r["day"] > 0]
     summary = summarize([], gated, accepted, texts)
-    out = [
-        {
-            "task_id": g.task.task_id,
-            "persona_id": g.task.persona_id,
-            "status": g.status,
-            "difficulty": g.difficulty,
-            "flow": ">".join(g.task.interface_flow),
-            "reasons": json.dumps(g.reasons),
-            "gates": json.dumps([x.model_dump(mode="json") for x in g.gates]),
-            "record": g.model_dump_json(),
-        }
-        for g in gated
-    ]
+    out = GATED_WORLD_TASKS.encode_all(gated)
     lake.write_partition("gated_world_tasks", "all", out, Lineage(context.run.run_id, WORLDS_CODE_VERSION))
     metrics = summary["metrics"]
     return MaterializeResult(

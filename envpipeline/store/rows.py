@@ -67,8 +67,8 @@ class RowCodec(Generic[M]):
             name for name, info in model.model_fields.items() if not _is_scalar(info.annotation)
         )
 
-    def encode(self, record: M) -> dict[str, Any]:
-        """One flat row."""
+    def encode(self, record: M, **extra: Any) -> dict[str, Any]:
+        """One flat row; `extra` adds columns that are not part of the record (e.g. a folder)."""
         row: dict[str, Any] = {}
         if self.embed is None:
             data = record.model_dump(mode="json")
@@ -76,6 +76,7 @@ class RowCodec(Generic[M]):
                 row[self.renamed.get(name, name)] = to_json(value) if name in self.nested else value
         if self.derived is not None:
             row.update(self.derived(record))
+        row.update(extra)
         if self.embed is not None:
             row[self.embed] = record.model_dump_json()
         return row
