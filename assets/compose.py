@@ -30,7 +30,8 @@ from envpipeline.store.records import fingerprint_rows, row_to_task
 from resources.composer import ComposerResource
 from resources.store import LakeResource
 
-composition_batches = DynamicPartitionsDefinition(name="composition_batches")
+COMPOSITION_BATCHES = "composition_batches"
+composition_batches = DynamicPartitionsDefinition(name=COMPOSITION_BATCHES)
 
 
 @asset(group_name="compoworld", code_version=CODE_VERSION, kinds={"python", "parquet"})

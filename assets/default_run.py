@@ -39,7 +39,10 @@ def run_default_job(
     dagster_home = _prepare_instance_home()
     from dagster import DagsterInstance
 
+    from assets.compose import COMPOSITION_BATCHES
     from assets.definitions import defs
+    from assets.terminal import TERMINAL_SEEDS
+    from assets.worlds import PERSONA_PARTITIONS
     from envpipeline.compose.recording import summarize
     from envpipeline.store.lake import Lake
     from envpipeline.store.records import row_to_task
@@ -54,7 +57,7 @@ def run_default_job(
         "resources": {"store": {"config": {"home": str(home)}}},
     }
     with DagsterInstance.get() as instance:
-        instance.add_dynamic_partitions("composition_batches", keys)
+        instance.add_dynamic_partitions(COMPOSITION_BATCHES, keys)
         _execute(defs, "library_job", instance, None, console, quiet)
         runs += 1
         batch_config = {
@@ -67,7 +70,7 @@ def run_default_job(
         for key in keys:
             _execute(defs, "compose_batch_job", instance, key, console, batch_config)
             runs += 1
-        instance.add_dynamic_partitions("terminal_seeds", seed_keys)
+        instance.add_dynamic_partitions(TERMINAL_SEEDS, seed_keys)
         for key in seed_keys:
             _execute(defs, "terminal_seed_job", instance, key, console, quiet)
             _execute(defs, "pass_rate_job", instance, key, console, quiet)
@@ -79,7 +82,7 @@ def run_default_job(
             runs += 1
         _execute(defs, "personas_job", instance, None, console, quiet)
         runs += 1
-        for persona_id in instance.get_dynamic_partitions("personas"):
+        for persona_id in instance.get_dynamic_partitions(PERSONA_PARTITIONS):
             _execute(defs, "persona_world_job", instance, persona_id, console, quiet)
             runs += 1
         _execute(defs, "gated_tasks_job", instance, None, console, quiet)

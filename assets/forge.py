@@ -17,7 +17,7 @@ from dagster import (
     schedule,
 )
 
-from assets.terminal import seed_verification, terminal_seed_partitions
+from assets.terminal import TERMINAL_SEEDS, seed_verification, terminal_seed_partitions
 from envpipeline.forge.loop import gold_validator
 from envpipeline.forge.passrates import estimate_pass_rate
 from envpipeline.models.selection import Decision, SeedPassRate
@@ -251,5 +251,5 @@ forge_bundle_job = define_asset_job(
 def forge_refresh_schedule(context: ScheduleEvaluationContext):
     """One run per seed; `selector_decisions` re-runs by its eager automation condition."""
     stamp = context.scheduled_execution_time.strftime("%Y%m%d")
-    for key in context.instance.get_dynamic_partitions(terminal_seed_partitions.name):
+    for key in context.instance.get_dynamic_partitions(TERMINAL_SEEDS):
         yield RunRequest(partition_key=key, run_key=f"refresh:{key}:{stamp}")

@@ -23,7 +23,8 @@ from resources.sandbox import SandboxResource
 from resources.store import LakeResource
 
 TERMINAL_CODE_VERSION = code_version(Stage.TERMINAL)
-terminal_seed_partitions = DynamicPartitionsDefinition(name="terminal_seeds")
+TERMINAL_SEEDS = "terminal_seeds"
+terminal_seed_partitions = DynamicPartitionsDefinition(name=TERMINAL_SEEDS)
 
 
 @asset(

@@ -16,7 +16,7 @@ from dagster import (
     sensor,
 )
 
-from assets.terminal import seed_verification, terminal_seed_partitions, terminal_seeds
+from assets.terminal import TERMINAL_SEEDS, seed_verification, terminal_seed_partitions, terminal_seeds
 from envpipeline.terminal.seeds import discover_seed_folders, source_fingerprint
 from envpipeline.terminal.verify import VERIFIER_VERSION, bundle_fingerprint
 from resources.sandbox import SandboxResource
@@ -43,7 +43,7 @@ def seed_folder_sensor(context: SensorEvaluationContext, store: LakeResource) ->
     changed = {key: fp for key, fp in current.items() if seen.get(key) != fp}
     if not changed:
         return SkipReason(f"no new or changed bundles in {store.seeds_folder}")
-    existing = set(context.instance.get_dynamic_partitions(terminal_seed_partitions.name))
+    existing = set(context.instance.get_dynamic_partitions(TERMINAL_SEEDS))
     new_keys = sorted(set(changed) - existing)
     return SensorResult(
         run_requests=[
@@ -80,7 +80,7 @@ def reverification_sensor(
     context: SensorEvaluationContext, store: LakeResource, sandbox: SandboxResource
 ) -> SensorResult | SkipReason:
     """Re-verify seeds when the verifier's code version, the base image or a bundle's inputs change."""
-    keys = context.instance.get_dynamic_partitions(terminal_seed_partitions.name)
+    keys = list(context.instance.get_dynamic_partitions(TERMINAL_SEEDS))
     environment = sandbox.fingerprint()
     stale = stale_seeds(store, keys, environment)
     if not stale:
@@ -106,7 +106,7 @@ def reverification_sensor(
 )
 def oracle_rot_schedule(context: ScheduleEvaluationContext):
     """One run request per seed partition (dynamic partitions need a custom schedule)."""
-    keys = context.instance.get_dynamic_partitions(terminal_seed_partitions.name)
+    keys = list(context.instance.get_dynamic_partitions(TERMINAL_SEEDS))
     stamp = context.scheduled_execution_time.strftime("%Y%m%d")
     for key in keys:
         yield RunRequest(partition_key=key, run_key=f"rot:{key}:{stamp}")

@@ -26,7 +26,8 @@ from resources.store import LakeResource
 from resources.worlds import WorldsResource
 
 WORLDS_CODE_VERSION = code_version(Stage.WORLDS)
-persona_partitions = DynamicPartitionsDefinition(name="personas")
+PERSONA_PARTITIONS = "personas"
+persona_partitions = DynamicPartitionsDefinition(name=PERSONA_PARTITIONS)
 
 
 @asset(group_name="wildawm", code_version=WORLDS_CODE_VERSION, kinds={"python", "parquet"})
@@ -37,7 +38,7 @@ def personas(
     accepted, rejected = propose_personas(worlds.personas, worlds.seed)
     rows = PERSONAS.encode_all(accepted)
     store.lake().write_partition("personas", "all", rows, Lineage(context.run.run_id, WORLDS_CODE_VERSION))
-    context.instance.add_dynamic_partitions(persona_partitions.name, [p.persona_id for p in accepted])
+    context.instance.add_dynamic_partitions(PERSONA_PARTITIONS, [p.persona_id for p in accepted])
     return MaterializeResult(
         metadata={
             "accepted": len(accepted),

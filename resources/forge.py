@@ -11,13 +11,15 @@ from resources.llm import LLMResource
 class ForgeResource(ConfigurableResource):
     """How pass rates are estimated, actions selected and bundles synthesized."""
 
-    policy_skill: float = Field(0.7, description="skill of the scripted terminal policy")
-    rollouts: int = Field(4, description="K rollouts per seed")
-    mode: str = Field("local", description="selector mode: local or portfolio")
-    backend: str = Field("scip", description="selector backend: scip, enumerate or greedy")
-    synthesizer_kind: str = Field("procedural", description="procedural (offline) or llm")
-    bundles_per_seed: int = Field(1, description="bundles synthesized per seed and refresh")
-    llm: LLMResource | None = Field(None, description="the shared LLM client settings for llm synthesis")
+    policy_skill: float = Field(default=0.7, description="skill of the scripted terminal policy")
+    rollouts: int = Field(default=4, description="K rollouts per seed")
+    mode: str = Field(default="local", description="selector mode: local or portfolio")
+    backend: str = Field(default="scip", description="selector backend: scip, enumerate or greedy")
+    synthesizer_kind: str = Field(default="procedural", description="procedural (offline) or llm")
+    bundles_per_seed: int = Field(default=1, description="bundles synthesized per seed and refresh")
+    llm: LLMResource | None = Field(
+        default=None, description="the shared LLM client settings for llm synthesis"
+    )
 
     def policy(self) -> ScriptedTerminalPolicy:
         """The current policy."""

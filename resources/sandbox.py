@@ -11,7 +11,7 @@ from envpipeline.sandbox.fingerprint import environment_fingerprint
 class SandboxResource(ConfigurableResource):
     """Which sandbox runs bundle code: "" = auto ($ENVPIPELINE_SANDBOX, Docker, else local)."""
 
-    backend: str = Field("", description="local, docker, or empty for automatic detection")
+    backend: str = Field(default="", description="local, docker, or empty for automatic detection")
 
     def get(self) -> Sandbox:
         """The selected sandbox backend."""

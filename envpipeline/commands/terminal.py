@@ -237,7 +237,7 @@ def forge_command(
     as_json: bool,
 ) -> None:
     """Run Envs-FORGE end to end: pass rates, MILP selection, synthesis, gold-verified export."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
     from envpipeline.forge.loop import ForgeBudget
     from envpipeline.forge.passrates import pass_rates_from_rollouts
@@ -255,7 +255,7 @@ def forge_command(
         synth = LLMSynthesizer(
             LLMClient(
                 LLMConfig(
-                    model=model, api_base=api_base, api_key_env=api_key_env, cache_dir=str(out / "llm-cache")
+                    model=model, api_base=api_base, api_key_env=api_key_env, cache_dir=out / "llm-cache"
                 )
             )
         )
@@ -266,7 +266,7 @@ def forge_command(
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console, transient=True
     ) as bars:
-        tasks: dict[str, int] = {}
+        tasks: dict[str, TaskID] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
             if stage not in tasks:

@@ -24,7 +24,7 @@ import os
 import re
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict
 
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.agents.metatools import MetaToolbox
@@ -184,40 +184,48 @@ class ComposedTaskEnv(_TaskSource):
 
 
 # -- SkyRL ------------------------------------------------------------------------------------------
-try:  # pragma: no cover - depends on the optional skyrl-gym package
-    from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
+class _StandInStepOutput(TypedDict):
+    """SkyRL's step output (``skyrl_gym.envs.base_text_env``)."""
 
-    SKYRL_GYM = True
-except ImportError:
+    observations: list[dict[str, str]]
+    reward: float
+    done: bool
+    metadata: dict[str, Any]
+
+
+class _StandInTextEnv(ABC):
+    """Stand-in for ``skyrl_gym.envs.base_text_env.BaseTextEnv`` (same methods; `step` is abstract)."""
+
+    def __init__(self) -> None:
+        self.turns = 0
+        self.max_turns = 1
+
+    def init(self, prompt: list[dict[str, str]]) -> tuple[list[dict[str, str]], dict[str, Any]]:
+        return prompt, {}
+
+    @abstractmethod
+    def step(self, action: str) -> _StandInStepOutput:
+        """Apply one action; subclasses implement it."""
+
+    def close(self) -> None:
+        return None
+
+    def get_metrics(self) -> dict[str, Any]:
+        return {}
+
+
+if TYPE_CHECKING:  # the type checker sees the stand-in's interface, which matches SkyRL's
+    BaseTextEnv = _StandInTextEnv
+    BaseTextEnvStepOutput = _StandInStepOutput
     SKYRL_GYM = False
+else:
+    try:  # pragma: no cover - depends on the optional skyrl-gym package
+        from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
-    class BaseTextEnvStepOutput(TypedDict):  # type: ignore[no-redef]
-        """SkyRL's step output (``skyrl_gym.envs.base_text_env``)."""
-
-        observations: list[dict[str, str]]
-        reward: float
-        done: bool
-        metadata: dict[str, Any]
-
-    class BaseTextEnv(ABC):  # type: ignore[no-redef]
-        """Stand-in for ``skyrl_gym.envs.base_text_env.BaseTextEnv`` (same methods; `step` is abstract)."""
-
-        def __init__(self) -> None:
-            self.turns = 0
-            self.max_turns = 1
-
-        def init(self, prompt: list[dict[str, str]]) -> tuple[list[dict[str, str]], dict[str, Any]]:
-            return prompt, {}
-
-        @abstractmethod
-        def step(self, action: str) -> BaseTextEnvStepOutput:
-            """Apply one action; subclasses implement it."""
-
-        def close(self) -> None:
-            return None
-
-        def get_metrics(self) -> dict[str, Any]:
-            return {}
+        SKYRL_GYM = True
+    except ImportError:
+        BaseTextEnv, BaseTextEnvStepOutput = _StandInTextEnv, _StandInStepOutput
+        SKYRL_GYM = False
 
 
 _TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.S)

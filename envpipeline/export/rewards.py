@@ -270,7 +270,7 @@ def openrlhf_reward_func(
     rewards = [r for r, _ in scored]
     logs = {"full_pass": [float(all(s[2])) for s in samples], "advantage": [a for _, a in scored]}
     try:
-        import torch
+        import torch  # pyright: ignore[reportMissingImports]  # only where OpenRLHF (and torch) is installed
     except ImportError:
         return {"rewards": rewards, "scores": rewards, "extra_logs": logs}
     tensor = torch.tensor(rewards, dtype=torch.float32)

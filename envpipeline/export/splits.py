@@ -44,7 +44,7 @@ class SplitConfig(Strict):
             raise ValueError("at least one split fraction must be positive")
         return self
 
-    def fractions(self) -> dict[str, float]:
+    def fractions(self) -> dict[SplitName, float]:
         """Normalized target share of each split."""
         total = self.sft + self.rl + self.eval
         return {"sft": self.sft / total, "rl": self.rl / total, "eval": self.eval / total}
@@ -159,16 +159,20 @@ def assign_splits(tasks: Sequence[AcceptedTask], config: SplitConfig | None = No
             by_family[name], key=lambda g: hashlib.sha256(f"{config.salt}:{','.join(g)}".encode()).hexdigest()
         )
         total = sum(len(g) for g in ordered)
-        counts = dict.fromkeys(SPLITS, 0)
-        eligible = [s for s in SPLITS if fractions[s] > 0]
+        counts: dict[SplitName, int] = dict.fromkeys(SPLITS, 0)
+        eligible: list[SplitName] = [s for s in SPLITS if fractions[s] > 0]
         for i, group in enumerate(ordered):
             # a group without any SFT trajectory (e.g. terminal bundles) is useless in the SFT split
-            wanted = [s for s in eligible if s != "sft" or any(has_sft[t] for t in group)] or eligible
-            empty = [s for s in wanted if counts[s] == 0]
+            wanted: list[SplitName] = [
+                s for s in eligible if s != "sft" or any(has_sft[t] for t in group)
+            ] or eligible
+            empty: list[SplitName] = [s for s in wanted if counts[s] == 0]
+            score: dict[SplitName, tuple[float, int]]
             if empty and len(ordered) - i >= len(empty):
-                split = max(empty, key=lambda s: (fractions[s], -SPLITS.index(s)))
+                score = {s: (fractions[s], -SPLITS.index(s)) for s in empty}
             else:
-                split = max(wanted, key=lambda s: (fractions[s] * total - counts[s], -SPLITS.index(s)))
+                score = {s: (fractions[s] * total - counts[s], -SPLITS.index(s)) for s in wanted}
+            split: SplitName = max(score, key=score.__getitem__)
             counts[split] += len(group)
             assignments.update(dict.fromkeys(group, split))
     report = leakage_report(tasks, assignments, config.near_duplicate_threshold, config.ngram, len(groups))

@@ -16,12 +16,12 @@ class UsageSnapshot(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    calls: int = Field(0, description="every complete() call that returned, cached or not")
-    cached_calls: int = Field(0, description="calls served from the disk cache")
-    prompt_tokens: int = Field(0, description="prompt tokens of live calls")
-    completion_tokens: int = Field(0, description="completion tokens of live calls")
-    cost_usd: float = Field(0.0, description="summed cost of live calls that had a price")
-    unpriced_calls: int = Field(0, description="live calls without a price (local models)")
+    calls: int = Field(default=0, description="every complete() call that returned, cached or not")
+    cached_calls: int = Field(default=0, description="calls served from the disk cache")
+    prompt_tokens: int = Field(default=0, description="prompt tokens of live calls")
+    completion_tokens: int = Field(default=0, description="completion tokens of live calls")
+    cost_usd: float = Field(default=0.0, description="summed cost of live calls that had a price")
+    unpriced_calls: int = Field(default=0, description="live calls without a price (local models)")
 
     @property
     def total_tokens(self) -> int:
