@@ -19,7 +19,16 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
+from envpipeline.services.links import (
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    Link,
+    PlannedCall,
+    expect_record,
+    query_hop,
+)
 from envpipeline.services.registry import register_service
 
 ME = "me"
@@ -124,13 +133,10 @@ class TopicArgs(ToolArgs):
     topic: Annotated[str, Field(description="new channel topic")]
 
 
-class ChatService(Service):
+class ChatService(Service[ChatState]):
     name = "chat"
     title = "Team Chat"
     domain = "communication"
-    state_model = ChatState
-
-    state: ChatState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> ChatState:
@@ -358,7 +364,7 @@ class ChatService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[ChatState]]:
         return [
             Hop("member_email", "person", "email", _plant_member_email),
             Hop("member_city", "person", "city", _plant_member_city),

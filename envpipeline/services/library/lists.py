@@ -20,7 +20,16 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
+from envpipeline.services.links import (
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    Link,
+    PlannedCall,
+    expect_record,
+    query_hop,
+)
 from envpipeline.services.registry import register_service
 
 NOW = "2026-05-15T10:00"
@@ -205,13 +214,10 @@ def _make_list(lists: dict[str, SPList], title: str) -> SPList:
     return lists[lid]
 
 
-class ListsService(Service):
+class ListsService(Service[ListsState]):
     name = "lists"
     title = "Lists"
     domain = "productivity"
-    state_model = ListsState
-
-    state: ListsState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> ListsState:
@@ -386,7 +392,7 @@ class ListsService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[ListsState]]:
         return [
             Hop("traveler_destination", "person", "city", _plant_traveler_destination),
             Hop("project_due", "title", "date", _plant_project_due),

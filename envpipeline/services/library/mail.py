@@ -19,7 +19,16 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
+from envpipeline.services.links import (
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    Link,
+    PlannedCall,
+    expect_record,
+    query_hop,
+)
 from envpipeline.services.registry import register_service
 
 NOW = "2026-05-15T10:00"
@@ -131,13 +140,10 @@ def _addresses(text: str) -> list[str]:
     return found
 
 
-class MailService(Service):
+class MailService(Service[MailState]):
     name = "mail"
     title = "Mail"
     domain = "communication"
-    state_model = MailState
-
-    state: MailState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> MailState:
@@ -341,7 +347,7 @@ class MailService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[MailState]]:
         return [
             Hop("subject_sender", "title", "email", _plant_subject_sender),
             Hop("sender_subject", "email", "title", _plant_sender_subject),

@@ -20,7 +20,16 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
+from envpipeline.services.links import (
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    Link,
+    PlannedCall,
+    expect_record,
+    query_hop,
+)
 from envpipeline.services.registry import register_service
 
 NOW = "2026-05-15T10:00"
@@ -110,13 +119,10 @@ class PinArgs(ToolArgs):
     pinned: Annotated[bool, Field(description="true pins, false unpins")] = True
 
 
-class NotesService(Service):
+class NotesService(Service[NotesState]):
     name = "notes"
     title = "Notes"
     domain = "productivity"
-    state_model = NotesState
-
-    state: NotesState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> NotesState:
@@ -324,7 +330,7 @@ class NotesService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[NotesState]]:
         return [
             Hop("note_tag_code", "title", "code", _plant_note_tag_code),
             Hop("person_note_title", "person", "title", _plant_person_note_title),

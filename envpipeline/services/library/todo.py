@@ -20,7 +20,16 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
+from envpipeline.services.links import (
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    Link,
+    PlannedCall,
+    expect_record,
+    query_hop,
+)
 from envpipeline.services.registry import register_service
 
 LIST_NAMES = ("Work", "Personal", "Groceries", "Home Projects", "Errands", "Reading")
@@ -119,13 +128,10 @@ def _check_priority(priority: str | None) -> None:
         raise bad_request("priority must be low, medium or high")
 
 
-class TodoService(Service):
+class TodoService(Service[TodoState]):
     name = "todo"
     title = "To-Do"
     domain = "productivity"
-    state_model = TodoState
-
-    state: TodoState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> TodoState:
@@ -319,7 +325,7 @@ class TodoService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[TodoState]]:
         return [
             Hop("item_due_date", "title", "date", _plant_item_due),
             Hop("item_due_assignee", "date", "person", _plant_due_assignee),
