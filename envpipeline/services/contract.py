@@ -10,7 +10,7 @@ import json
 import random
 from typing import Any
 
-from envpipeline.compose.rubric import pass_vector
+from envpipeline.rubric import pass_vector
 from envpipeline.services import vocab
 from envpipeline.services.base import Service
 from envpipeline.services.links import HopPlan, execute_planned, read_path
