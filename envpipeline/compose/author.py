@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import random
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
+from envpipeline.canonical import canonical_hash
 from envpipeline.compose.walk import assign_actions, assign_hops, random_walk
 from envpipeline.errors import CompositionError
 from envpipeline.models.task import Binding, Condition, Criterion, ToolCallStep
@@ -69,7 +68,7 @@ class Draft:
     failure: str | None = None
 
     def task_hash(self) -> str:
-        """Content hash over everything that defines the task."""
+        """Content hash over everything that defines the task (`canonical_hash`: the task id's source)."""
         payload = {
             "instruction": self.instruction,
             "initial_state": self.initial_state,
@@ -78,8 +77,7 @@ class Draft:
             "steps": [s.model_dump() for s in self.steps],
             "exposed": sorted(self.services),
         }
-        blob = orjson.dumps(payload, default=str, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
-        return hashlib.sha256(blob).hexdigest()
+        return canonical_hash(payload)
 
 
 @functools.lru_cache(maxsize=1024)
