@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from types import UnionType
 from typing import Any, ClassVar, Generic, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from envpipeline.errors import ServiceError
+from envpipeline.models.base import Strict
 from envpipeline.services.links import Link, StateT
 
 BAD_REQUEST = 400
@@ -58,16 +59,12 @@ def conflict(message: str) -> ToolError:
     return ToolError(CONFLICT, message)
 
 
-class ToolArgs(BaseModel):
+class ToolArgs(Strict):
     """Base of every tool-arguments model: unknown arguments are rejected."""
 
-    model_config = ConfigDict(extra="forbid")
 
-
-class Record(BaseModel):
-    """Base of every state record."""
-
-    model_config = ConfigDict(extra="forbid")
+class Record(Strict):
+    """Base of every state record: unknown fields are an error."""
 
 
 @dataclass(frozen=True)

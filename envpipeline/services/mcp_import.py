@@ -24,9 +24,10 @@ import random
 from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import ConfigDict, Field, create_model
 
 from envpipeline.errors import SpecError
+from envpipeline.models.base import Strict
 from envpipeline.services import mcp_values
 from envpipeline.services.base import (
     Record,
@@ -70,10 +71,10 @@ __all__ = [
 WRITES = frozenset({"create", "update", "delete"})
 
 
-class SynthesisReport(BaseModel):
+class SynthesisReport(Strict):
     """What a synthesis produced: tool count and which tools the world model simulates."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(strict=True)
 
     service: Annotated[str, Field(description="service namespace")]
     tools: Annotated[int, Field(description="number of tools")]

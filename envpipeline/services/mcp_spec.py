@@ -15,9 +15,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, Field, create_model
 
 from envpipeline.errors import SpecError
+from envpipeline.models.base import Strict
 from envpipeline.services.base import ToolArgs, plain_dump
 from envpipeline.services.mcp_values import NULL, schema_type, words
 
@@ -328,10 +329,8 @@ def args_model(service: str, spec: ToolSpec) -> type[ToolArgs]:
     return fields_model(_model_name(service, spec.name, "args"), spec.input_schema, ToolArgs)  # type: ignore[return-value]
 
 
-class ImportedState(BaseModel):
+class ImportedState(Strict):
     """Base of synthesized state models: one ``dict[str, Record]`` field per collection."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 @dataclass

@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -65,8 +66,7 @@ class Transaction(Record):
     category: str = "other"
 
 
-class BankingState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class BankingState(Strict):
     accounts: dict[str, Account] = {}
     payees: dict[str, Payee] = {}
     transactions: dict[str, Transaction] = {}

@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -45,8 +46,7 @@ class Event(Record):
     status: str = "confirmed"
 
 
-class CalendarState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CalendarState(Strict):
     events: dict[str, Event] = {}
 
 

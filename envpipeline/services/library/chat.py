@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -65,8 +66,7 @@ class ChatMessage(Record):
     pinned: bool = False
 
 
-class ChatState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ChatState(Strict):
     members: dict[str, Member] = {}
     channels: dict[str, Channel] = {}
     messages: dict[str, ChatMessage] = {}

@@ -6,8 +6,9 @@ import random
 from operator import attrgetter
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -83,8 +84,7 @@ class Activity(Record):
     note: str = ""
 
 
-class CrmState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CrmState(Strict):
     companies: dict[str, Company] = {}
     contacts: dict[str, Contact] = {}
     deals: dict[str, Deal] = {}

@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -52,8 +53,7 @@ class File(Record):
     sharedWith: list[str] = []
 
 
-class FilesState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class FilesState(Strict):
     folders: dict[str, Folder] = {}
     files: dict[str, File] = {}
 

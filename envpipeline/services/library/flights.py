@@ -6,8 +6,9 @@ import random
 import re
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -53,8 +54,7 @@ class Booking(Record):
     status: str = "confirmed"
 
 
-class FlightsState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class FlightsState(Strict):
     flights: dict[str, Flight] = {}
     passengers: dict[str, Passenger] = {}
     bookings: dict[str, Booking] = {}

@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -67,8 +68,7 @@ class Comment(Record):
     myVote: int = 0
 
 
-class ForumState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ForumState(Strict):
     subreddits: dict[str, Subreddit] = {}
     posts: dict[str, Post] = {}
     comments: dict[str, Comment] = {}

@@ -6,8 +6,9 @@ import random
 from operator import attrgetter
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -79,8 +80,7 @@ class OnboardingTask(Record):
     done: bool = False
 
 
-class HrState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class HrState(Strict):
     departments: dict[str, Department] = {}
     employees: dict[str, Employee] = {}
     leave_requests: dict[str, LeaveRequest] = {}

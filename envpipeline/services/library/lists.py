@@ -6,8 +6,9 @@ import random
 import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -73,8 +74,7 @@ TEMPLATES: dict[str, tuple[str, list[tuple[str, str, list[str]]]]] = {
 }
 
 
-class Column(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Column(Strict):
     name: Annotated[str, Field(description="column name")]
     type: Annotated[ColumnType, Field(description="text, number, date, choice, person or boolean")]
     choices: Annotated[list[str], Field(description="allowed values of a choice column")] = []
@@ -95,8 +95,7 @@ class ListItem(Record):
     modified: str = NOW
 
 
-class ListsState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ListsState(Strict):
     lists: dict[str, SPList] = {}
     items: dict[str, ListItem] = {}
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -62,8 +63,7 @@ class Contact(Record):
     city: str = ""
 
 
-class MailState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class MailState(Strict):
     folders: dict[str, Folder] = {}
     messages: dict[str, Message] = {}
     contacts: dict[str, Contact] = {}

@@ -7,8 +7,9 @@ import random
 import zlib
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -68,8 +69,7 @@ class Route(Record):
     destinationCity: str
 
 
-class MapsState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class MapsState(Strict):
     places: dict[str, Place] = {}
     saved: dict[str, SavedPlace] = {}
     routes: dict[str, Route] = {}

@@ -6,8 +6,9 @@ import random
 import re
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -56,8 +57,7 @@ class Note(Record):
     updated: str = NOW
 
 
-class NotesState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class NotesState(Strict):
     notebooks: dict[str, Notebook] = {}
     notes: dict[str, Note] = {}
 

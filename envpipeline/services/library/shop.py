@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -83,8 +84,7 @@ class Return(Record):
     status: str = "requested"
 
 
-class ShopState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ShopState(Strict):
     products: dict[str, Product] = {}
     customers: dict[str, Customer] = {}
     orders: dict[str, Order] = {}

@@ -6,8 +6,9 @@ import random
 from operator import attrgetter
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -65,8 +66,7 @@ class Comment(Record):
     internal: bool = False
 
 
-class TicketsState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class TicketsState(Strict):
     agents: dict[str, Agent] = {}
     tickets: dict[str, Ticket] = {}
     comments: dict[str, Comment] = {}

@@ -6,8 +6,9 @@ import random
 from datetime import date as Date
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -52,8 +53,7 @@ class TodoItem(Record):
     notes: str = ""
 
 
-class TodoState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class TodoState(Strict):
     lists: dict[str, TaskList] = {}
     items: dict[str, TodoItem] = {}
 

@@ -6,8 +6,9 @@ import datetime as dt
 import random
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -56,8 +57,7 @@ class Subscription(Record):
     active: bool = True
 
 
-class WeatherState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class WeatherState(Strict):
     locations: dict[str, Location] = {}
     advisories: dict[str, Advisory] = {}
     subscriptions: dict[str, Subscription] = {}
