@@ -11,7 +11,7 @@ from envpipeline.compose import gates
 from envpipeline.compose.author import GENERATOR, GENERATOR_VERSION, ComposeConfig, Draft, draft_task
 from envpipeline.models import gates as gate_models
 from envpipeline.models.gates import GateResult
-from envpipeline.models.task import Provenance, TaskRecord
+from envpipeline.models.task import ComposeEnvironmentRef, Provenance, TaskRecord
 from envpipeline.services.registry import all_services
 
 
@@ -28,12 +28,12 @@ def _record_from_draft(draft: Draft, seed_key: str) -> TaskRecord:
         family="compose",
         seed_key=seed_key,
         instruction=draft.instruction,
-        environment={
-            "services": sorted(set(draft.walk)),
-            "distractors": draft.distractors,
-            "initial_state": draft.initial_state,
-            "state_seeds": draft.state_seeds,
-        },
+        environment=ComposeEnvironmentRef(
+            services=sorted(set(draft.walk)),
+            distractors=draft.distractors,
+            initial_state=draft.initial_state,
+            state_seeds=draft.state_seeds,
+        ),
         criteria=draft.criteria,
         reference_solution=draft.steps,
         reference_output=draft.reference_output,
@@ -73,14 +73,15 @@ def _judge(record: TaskRecord, env: ComposedEnvironment, config: ComposeConfig) 
     observations, first_pass = gates.run_reference(
         env, record.reference_solution, record.criteria, record.reference_output
     )
-    replay = draft_task(record.provenance.seed, config)
+    seed = record.provenance.seed  # None only for a record composed elsewhere: it cannot replay
+    replay_id = f"cw-{draft_task(seed, config).task_hash()[:16]}" if seed is not None else ""
     exposed = exposed_tools(record.environment.services + record.environment.distractors)
     verdicts = [
         GateResult(name="composable", passed=True, evidence={"walk": record.metadata.get("walk", [])}),
         gates.reference_passes(record.criteria, env, record.reference_output, observations),
         gates.initial_unsatisfied(record.criteria, record.environment.initial_state),
         gates.criteria_reachable(record.criteria, record.reference_solution, first_pass, exposed),
-        gates.replay_deterministic(record.task_id, f"cw-{replay.task_hash()[:16]}"),
+        gates.replay_deterministic(record.task_id, replay_id),
         gates.chain_hidden(record.instruction, record.metadata.get("hidden_values", [])),
     ]
     record.gates = [g if g.passed else g.model_copy(update={"reason": _explain(g)}) for g in verdicts]
