@@ -126,8 +126,8 @@ class MetaToolbox:
             return error_observation(NOT_FOUND, f"unknown tool '{tool}'")
         return {"success": True, "data": svc.tools[local].json_schema(namespace)["function"]}
 
-    def call_tool(self, tool: str, arguments: Any) -> dict[str, Any]:
-        """Call one service tool."""
+    def call_tool(self, tool: object, arguments: Any) -> dict[str, Any]:
+        """Call one service tool (`tool` as the agent sent it: a 400 unless it is a string)."""
         if not isinstance(tool, str):
             return error_observation(BAD_REQUEST, "'tool' must be a string")
         return self.env.call(tool, arguments)

@@ -16,8 +16,8 @@ from typing import Any
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.agents.metatools import MetaToolbox
 from envpipeline.agents.trajectory import TrajectoryRecorder
-from envpipeline.compose.rubric import pass_vector
 from envpipeline.models.task import TaskRecord
+from envpipeline.rubric import pass_vector
 from envpipeline.services.links import read_path
 
 MISTAKES = ("skip", "corrupt", "wrong_tool")

@@ -1,1 +1,1 @@
-"""CompoWorld composition: random walks, task authoring, rubric checks and gates."""
+"""CompoWorld composition: random walks, task authoring, verification gates and their records."""

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
-import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.canonical import canonical_hash
 from envpipeline.compose.walk import assign_actions, assign_hops, random_walk
 from envpipeline.errors import CompositionError
+from envpipeline.models.base import Strict
 from envpipeline.models.task import Binding, Condition, Criterion, ToolCallStep
 from envpipeline.services import vocab
 from envpipeline.services.base import Service, dump_state
@@ -32,18 +32,18 @@ TYPE_NOUNS = {
 }
 
 
-class ComposeConfig(BaseModel):
+class ComposeConfig(Strict):
     """Knobs of the composer (defaults follow the paper: 5 services + 5 distractors)."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    services: int = Field(5, ge=2, description="K: services each task composes")
-    distractors: int = Field(5, ge=0, description="extra services exposed but not needed")
-    walk_length: int | None = Field(None, description="visits in the walk (>= K+1; default K+1)")
-    min_actions: int = Field(4, ge=1, description="state-changing steps each task needs")
-    min_action_services: int = Field(3, ge=1, description="distinct services those steps touch")
-    library: list[str] | None = Field(None, description="restrict to these services")
-    walk_attempts: int = Field(20, ge=1, description="walks tried per candidate before rejecting it")
+    services: Annotated[int, Field(ge=2, description="K: services each task composes")] = 5
+    distractors: Annotated[int, Field(ge=0, description="extra services exposed but not needed")] = 5
+    walk_length: Annotated[int | None, Field(description="visits in the walk (>= K+1; default K+1)")] = None
+    min_actions: Annotated[int, Field(ge=1, description="state-changing steps each task needs")] = 4
+    min_action_services: Annotated[int, Field(ge=1, description="distinct services those steps touch")] = 3
+    library: Annotated[list[str] | None, Field(description="restrict to these services")] = None
+    walk_attempts: Annotated[
+        int, Field(ge=1, description="walks tried per candidate before rejecting it")
+    ] = 20
 
     def length(self) -> int:
         """The effective walk length."""
@@ -69,7 +69,7 @@ class Draft:
     failure: str | None = None
 
     def task_hash(self) -> str:
-        """Content hash over everything that defines the task."""
+        """Content hash over everything that defines the task (`canonical_hash`: the task id's source)."""
         payload = {
             "instruction": self.instruction,
             "initial_state": self.initial_state,
@@ -78,8 +78,7 @@ class Draft:
             "steps": [s.model_dump() for s in self.steps],
             "exposed": sorted(self.services),
         }
-        blob = orjson.dumps(payload, default=str, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
-        return hashlib.sha256(blob).hexdigest()
+        return canonical_hash(payload)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from envpipeline.agents.environment import ComposedEnvironment
-from envpipeline.compose.rubric import pass_vector
 from envpipeline.models.task import Criterion, GateResult, ToolCallStep
+from envpipeline.rubric import pass_vector
 from envpipeline.services.links import read_path
 
 

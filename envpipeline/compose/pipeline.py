@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.compose import gates
 from envpipeline.compose.author import GENERATOR, GENERATOR_VERSION, ComposeConfig, Draft, draft_task
-from envpipeline.models.task import GateResult, Provenance, TaskRecord
+from envpipeline.models import gates as gate_models
+from envpipeline.models.gates import GateResult
+from envpipeline.models.task import ComposeEnvironmentRef, Provenance, TaskRecord
 from envpipeline.services.registry import all_services
 
 
@@ -26,12 +28,12 @@ def _record_from_draft(draft: Draft, seed_key: str) -> TaskRecord:
         family="compose",
         seed_key=seed_key,
         instruction=draft.instruction,
-        environment={
-            "services": sorted(set(draft.walk)),
-            "distractors": draft.distractors,
-            "initial_state": draft.initial_state,
-            "state_seeds": draft.state_seeds,
-        },
+        environment=ComposeEnvironmentRef(
+            services=sorted(set(draft.walk)),
+            distractors=draft.distractors,
+            initial_state=draft.initial_state,
+            state_seeds=draft.state_seeds,
+        ),
         criteria=draft.criteria,
         reference_solution=draft.steps,
         reference_output=draft.reference_output,
@@ -39,9 +41,12 @@ def _record_from_draft(draft: Draft, seed_key: str) -> TaskRecord:
         provenance=Provenance(generator=GENERATOR, generator_version=GENERATOR_VERSION, seed=seed),
     )
     if draft.failure is not None:
-        record.gates = [GateResult(name="composable", passed=False, evidence={"walk": draft.walk})]
+        gate = GateResult(
+            name="composable", passed=False, reason=draft.failure, evidence={"walk": draft.walk}
+        )
+        record.gates = [gate]
         record.status = "rejected"
-        record.reasons = [f"composable: {draft.failure}"]
+        record.reasons = [f"{gate.name}: {gate.reason}"]
     return record
 
 
@@ -68,17 +73,19 @@ def _judge(record: TaskRecord, env: ComposedEnvironment, config: ComposeConfig) 
     observations, first_pass = gates.run_reference(
         env, record.reference_solution, record.criteria, record.reference_output
     )
-    replay = draft_task(record.provenance.seed, config)
+    seed = record.provenance.seed  # None only for a record composed elsewhere: it cannot replay
+    replay_id = f"cw-{draft_task(seed, config).task_hash()[:16]}" if seed is not None else ""
     exposed = exposed_tools(record.environment.services + record.environment.distractors)
-    record.gates = [
+    verdicts = [
         GateResult(name="composable", passed=True, evidence={"walk": record.metadata.get("walk", [])}),
         gates.reference_passes(record.criteria, env, record.reference_output, observations),
         gates.initial_unsatisfied(record.criteria, record.environment.initial_state),
         gates.criteria_reachable(record.criteria, record.reference_solution, first_pass, exposed),
-        gates.replay_deterministic(record.task_id, f"cw-{replay.task_hash()[:16]}"),
+        gates.replay_deterministic(record.task_id, replay_id),
         gates.chain_hidden(record.instruction, record.metadata.get("hidden_values", [])),
     ]
-    record.reasons = [f"{g.name}: {_explain(g)}" for g in record.gates if not g.passed]
+    record.gates = [g if g.passed else g.model_copy(update={"reason": _explain(g)}) for g in verdicts]
+    record.reasons = [f"{g.name}: {g.reason}" for g in record.gates if not g.passed]
     record.status = "rejected" if record.reasons else "accepted"
     return record
 
@@ -90,6 +97,7 @@ def exposed_tools(service_names: list[str]) -> set[str]:
 
 
 def _explain(gate: GateResult) -> str:
+    """Why a gate failed, in words (from its evidence): its `reason` and the record's reason text."""
     ev = gate.evidence
     if gate.name == "reference_pass":
         failed = [i for i, ok in enumerate(ev.get("pass_vector", [])) if not ok]
@@ -123,13 +131,7 @@ class BatchResult:
 
 def gate_pass_rates(records: Iterable[TaskRecord]) -> dict[str, float]:
     """Share of records passing each gate, over the records that reached it."""
-    seen: Counter[str] = Counter()
-    passed: Counter[str] = Counter()
-    for record in records:
-        for g in record.gates:
-            seen[g.name] += 1
-            passed[g.name] += int(g.passed)
-    return {name: round(passed[name] / seen[name], 4) for name in sorted(seen)}
+    return gate_models.gate_pass_rates(r.gates for r in records)
 
 
 def top_reasons(records: Iterable[TaskRecord], n: int = 5) -> list[tuple[str, int]]:

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict
 
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.agents.metatools import MetaToolbox
-from envpipeline.compose.rubric import pass_vector
 from envpipeline.errors import ConfigError, UnknownTaskError
 from envpipeline.models.task import TaskRecord
+from envpipeline.rubric import pass_vector
 
 RewardMode = Literal["binary", "checklist"]
 META_TOOLS = ("list_services", "list_tools", "describe_tool", "call_tool")

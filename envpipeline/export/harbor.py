@@ -60,8 +60,7 @@ ENVPIPELINE_PARTS = (
     "plugins.py",
     "services",
     "models",
-    "compose/__init__.py",
-    "compose/rubric.py",
+    "rubric.py",
     "agents/__init__.py",
     "agents/environment.py",
 )

@@ -10,7 +10,7 @@ How a completion becomes a pass vector (`completion_passes`), per criterion of t
    keyword, or ``info``), wins: environments and verifiers that saw the final state report it;
 2. ``text`` criteria (compose ``output_contains``) are checked on the completion text alone;
 3. ``state`` criteria of composed tasks are checked when a ``final_state`` (service -> state JSON)
-   is supplied, with `envpipeline.compose.rubric.pass_vector`;
+   is supplied, with `envpipeline.rubric.pass_vector`;
 4. anything else fails. From text alone an adapter can therefore check only the text criteria:
    world criteria (state diffs) and terminal criteria (the bundle's tests) always need
    ``criteria_passed`` from the environment / verifier, and composed state criteria need it or a
@@ -105,7 +105,7 @@ def completion_passes(
     criteria_passed: Mapping[str, bool] | None = None,
 ) -> list[bool]:
     """The criteria pass vector of one completion (see the module docstring for what is checkable)."""
-    from envpipeline.compose.rubric import evaluate_criterion
+    from envpipeline.rubric import evaluate_criterion
 
     states = _loads(final_state) or None
     reported = _loads(criteria_passed) or {}

@@ -1,9 +1,10 @@
 """Service base: typed pydantic state, namespaced tools, structured observations, never a crash.
 
-A service is a subclass of `Service` with:
+A service is a subclass of `Service[S]`, where ``S`` is its pydantic state model, with:
 
 - `name` (the namespace, e.g. ``calendar``), `title`, `domain`;
-- `state_model`: a pydantic model holding the whole service state (collections of records);
+- `state_model`: ``S``, the pydantic model holding the whole service state (collections of
+  records), read from the ``Service[S]`` base (``self.state`` is an ``S``);
 - `generate_state(rng)`: a seeded, deterministic initial-state generator;
 - tools: methods decorated with `@tool(writes=...)` that take one pydantic arguments model
   (``extra="forbid"``) and return JSON-able data, or raise `ToolError` (400/404/409);
@@ -18,14 +19,16 @@ from __future__ import annotations
 import inspect
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import UnionType
-from typing import Any, ClassVar, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Any, ClassVar, Generic, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from envpipeline.errors import ServiceError
+from envpipeline.models.base import Strict
+from envpipeline.services.links import Link, StateT
 
 BAD_REQUEST = 400
 NOT_FOUND = 404
@@ -56,16 +59,12 @@ def conflict(message: str) -> ToolError:
     return ToolError(CONFLICT, message)
 
 
-class ToolArgs(BaseModel):
+class ToolArgs(Strict):
     """Base of every tool-arguments model: unknown arguments are rejected."""
 
-    model_config = ConfigDict(extra="forbid")
 
-
-class Record(BaseModel):
-    """Base of every state record."""
-
-    model_config = ConfigDict(extra="forbid")
+class Record(Strict):
+    """Base of every state record: unknown fields are an error."""
 
 
 @dataclass(frozen=True)
@@ -97,11 +96,15 @@ class ToolDef:
         }
 
 
+#: The attribute `tool` sets on a method: whether the tool writes.
+_TOOL_MARK = "__tool_writes__"
+
+
 def tool(*, writes: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a service method as a tool; its docstring's first paragraph is the description."""
 
     def mark(func: Callable[..., Any]) -> Callable[..., Any]:
-        func.__tool_writes__ = writes  # type: ignore[attr-defined]
+        setattr(func, _TOOL_MARK, writes)
         return func
 
     return mark
@@ -121,7 +124,7 @@ def format_validation_error(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-class Service:
+class Service(Generic[StateT]):
     """Base class of every executable service; see the module docstring for the contract."""
 
     name: ClassVar[str]
@@ -132,9 +135,12 @@ class Service:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        declared = _declared_state(cls)
+        if declared is not None and "state_model" not in cls.__dict__:
+            cls.state_model = declared
         cls.tools = {}
         for attr, func in inspect.getmembers(cls, inspect.isfunction):
-            if not hasattr(func, "__tool_writes__"):
+            if not hasattr(func, _TOOL_MARK):
                 continue
             hints = get_type_hints(func)
             args_model = hints.get("args")
@@ -143,23 +149,23 @@ class Service:
             description = inspect.cleandoc(func.__doc__ or "").split("\n\n")[0].replace("\n", " ")
             if not description:
                 raise ServiceError(f"{cls.__name__}.{attr}: a tool needs a docstring")
-            cls.tools[attr] = ToolDef(attr, description, args_model, func, func.__tool_writes__)
+            cls.tools[attr] = ToolDef(attr, description, args_model, func, getattr(func, _TOOL_MARK))
 
-    def __init__(self, state: BaseModel) -> None:
+    def __init__(self, state: StateT) -> None:
         self.state = state
 
     @classmethod
-    def generate_state(cls, rng: random.Random) -> BaseModel:
+    def generate_state(cls, rng: random.Random) -> StateT:
         """Build a deterministic initial state from `rng`."""
         raise ServiceError(f"service {cls.name} has no initial-state generator")
 
     @classmethod
-    def example_arguments(cls, state: BaseModel) -> dict[str, dict[str, Any]]:
+    def example_arguments(cls, state: StateT) -> dict[str, dict[str, Any]]:
         """Valid arguments for every tool against `state` (drives the generated service tests)."""
         raise ServiceError(f"service {cls.name} gives no example arguments")
 
     @classmethod
-    def links(cls) -> list[Any]:
+    def links(cls) -> list[Link[StateT]]:
         """The hops and actions this service offers to the composer (none by default)."""
         return []
 
@@ -186,6 +192,17 @@ class Service:
         except ToolError as e:
             return error_observation(e.code, e.message)
         return {"success": True, "data": data}
+
+
+def _declared_state(cls: type) -> type[BaseModel] | None:
+    """The ``S`` of a class declared as ``class X(Service[S])``; None for any other base."""
+    for base in cls.__dict__.get("__orig_bases__", ()):
+        origin = get_origin(base)
+        if isinstance(origin, type) and issubclass(origin, Service):
+            (state,) = get_args(base)
+            if isinstance(state, type) and issubclass(state, BaseModel):
+                return state
+    return None
 
 
 def error_observation(code: int, message: str) -> dict[str, Any]:
@@ -238,6 +255,35 @@ def text_hit(query: str, values: tuple[str, ...]) -> bool:
     if "\x00" in query:  # the separator below could join two values into a false hit
         return any(query in v.lower() for v in values)
     return query in "\x00".join(values).lower()
+
+
+RecordT = TypeVar("RecordT", bound=BaseModel)
+
+
+def find_record(records: dict[str, RecordT], kind: str, record_id: str) -> RecordT:
+    """The record with id `record_id` of one collection.
+
+    Args:
+        records: a state collection (id -> record).
+        kind: what a record is, for the error message (``contact``).
+        record_id: the id a tool was given.
+
+    Raises:
+        ToolError: 404 when no record has that id.
+    """
+    if record_id not in records:
+        raise not_found(kind, record_id)
+    return records[record_id]
+
+
+def check_reference(records: Mapping[str, BaseModel], kind: str, record_id: str | None) -> None:
+    """Check an optional id argument: None passes, an id must name a record of `records`.
+
+    Raises:
+        ToolError: 404 when `record_id` is given and no record has it.
+    """
+    if record_id is not None and record_id not in records:
+        raise not_found(kind, record_id)
 
 
 def next_id(prefix: str, existing: dict[str, Any]) -> str:

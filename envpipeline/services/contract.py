@@ -10,10 +10,10 @@ import json
 import random
 from typing import Any
 
-from envpipeline.compose.rubric import pass_vector
+from envpipeline.rubric import pass_vector
 from envpipeline.services import vocab
 from envpipeline.services.base import Service
-from envpipeline.services.links import Action, Hop, execute_planned, read_path
+from envpipeline.services.links import HopPlan, execute_planned, read_path
 
 
 def _fresh(cls: type[Service], seed: int = 7) -> Service:
@@ -97,21 +97,9 @@ def check_link(cls: type[Service], index: int) -> list[str]:
     planted = service.state.model_copy(deep=True)
     observations = execute_planned(service, plan.calls, value)
     failures = [f"{link.name}: call {i} failed: {o}" for i, o in enumerate(observations) if not o["success"]]
-    if isinstance(link, Hop):
-        if not plan.output or plan.output == value:
-            failures.append(f"{link.name}: a hop must reveal a new value")
-        revealed = []
-        for call, obs in zip(plan.calls, observations):
-            if call.reveals and obs["success"]:
-                try:
-                    revealed.append(read_path(obs["data"], call.reveals))
-                except KeyError:
-                    failures.append(f"{link.name}: reveal path {call.reveals} not in the observation")
-        if not revealed or revealed[-1] != plan.output:
-            failures.append(f"{link.name}: revealed {revealed[-1:]} instead of {plan.output!r}")
-        if value.lower() in plan.phrase.lower():
-            failures.append(f"{link.name}: the phrase quotes the carried value")
-    elif isinstance(link, Action):
+    if isinstance(plan, HopPlan):
+        failures += _check_hop_plan(link.name, plan, value, observations)
+    else:
         criteria = [c.model_copy(update={"service": cls.name}) for c in plan.criteria]
         if not criteria:
             failures.append(f"{link.name}: an action needs criteria")
@@ -119,6 +107,25 @@ def check_link(cls: type[Service], index: int) -> list[str]:
             failures.append(f"{link.name}: criteria already pass before acting")
         if not all(pass_vector(criteria, {cls.name: service.state})):
             failures.append(f"{link.name}: criteria fail after acting")
+    return failures
+
+
+def _check_hop_plan(name: str, plan: HopPlan, value: str, observations: list[dict[str, Any]]) -> list[str]:
+    """A planted hop reveals a new value, at its reveal paths, without quoting the carried one."""
+    failures = []
+    if not plan.output or plan.output == value:
+        failures.append(f"{name}: a hop must reveal a new value")
+    revealed = []
+    for call, obs in zip(plan.calls, observations):
+        if call.reveals and obs["success"]:
+            try:
+                revealed.append(read_path(obs["data"], call.reveals))
+            except KeyError:
+                failures.append(f"{name}: reveal path {call.reveals} not in the observation")
+    if not revealed or revealed[-1] != plan.output:
+        failures.append(f"{name}: revealed {revealed[-1:]} instead of {plan.output!r}")
+    if value.lower() in plan.phrase.lower():
+        failures.append(f"{name}: the phrase quotes the carried value")
     return failures
 
 

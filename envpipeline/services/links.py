@@ -13,11 +13,14 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
 from envpipeline.models.task import Condition, Criterion
+
+#: The state model of one service (what its hops and actions plant into).
+StateT = TypeVar("StateT", bound=BaseModel)
 
 ValueType = Literal["person", "email", "city", "date", "code", "title"]
 VALUE_TYPES: tuple[ValueType, ...] = ("person", "email", "city", "date", "code", "title")
@@ -65,24 +68,28 @@ class ActionPlan:
 
 
 @dataclass(frozen=True)
-class Hop:
-    """A read link: knows `consumes`, reveals `produces`."""
+class Hop(Generic[StateT]):
+    """A read link: knows `consumes`, reveals `produces`; plants into a `StateT` state."""
 
     name: str
     consumes: ValueType
     produces: ValueType
-    plant: Callable[[BaseModel, random.Random, str], HopPlan]
+    plant: Callable[[StateT, random.Random, str], HopPlan]
     kind: str = field(default="hop", init=False)
 
 
 @dataclass(frozen=True)
-class Action:
-    """A write link: uses a known `consumes` value to change the state."""
+class Action(Generic[StateT]):
+    """A write link: uses a known `consumes` value to change a `StateT` state."""
 
     name: str
     consumes: ValueType
-    plant: Callable[[BaseModel, random.Random, str], ActionPlan]
+    plant: Callable[[StateT, random.Random, str], ActionPlan]
     kind: str = field(default="action", init=False)
+
+
+#: What a service offers the composer: its hops and actions over its state model.
+Link = Hop[StateT] | Action[StateT]
 
 
 def expect_record(collection: str, description: str, *, absent: bool = False, **match: Any) -> Criterion:

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import ConfigDict, Field, create_model
 
 from envpipeline.errors import SpecError
+from envpipeline.models.base import Strict
 from envpipeline.services import mcp_values
 from envpipeline.services.base import (
     Record,
@@ -39,10 +40,12 @@ from envpipeline.services.base import (
     not_found,
     text_hit,
 )
+from envpipeline.services.links import Link
 from envpipeline.services.mcp_links import derive_links
 from envpipeline.services.mcp_spec import (
     LIMIT_ARGS,
     CollectionInfo,
+    ImportedState,
     Shape,
     ToolSpec,
     args_model,
@@ -56,15 +59,22 @@ from envpipeline.services.mcp_spec import (
 )
 from envpipeline.services.worldmodel import OfflineWorldModel, WorldModel
 
-__all__ = ["SynthesisReport", "parse_tools_list", "synthesize_service", "synthesis_report"]
+__all__ = [
+    "ImportedService",
+    "ImportedState",
+    "SynthesisReport",
+    "parse_tools_list",
+    "synthesis_report",
+    "synthesize_service",
+]
 
 WRITES = frozenset({"create", "update", "delete"})
 
 
-class SynthesisReport(BaseModel):
+class SynthesisReport(Strict):
     """What a synthesis produced: tool count and which tools the world model simulates."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(strict=True)
 
     service: Annotated[str, Field(description="service namespace")]
     tools: Annotated[int, Field(description="number of tools")]
@@ -73,10 +83,12 @@ class SynthesisReport(BaseModel):
     simulated_share: Annotated[float, Field(description="simulated tools / all tools, 0..1")]
 
 
-class ImportedState(BaseModel):
-    """Base of synthesized state models: one ``dict[str, Record]`` field per collection."""
+class ImportedService(Service[ImportedState]):
+    """Base of synthesized services: the state is an `ImportedState` with one field per collection."""
 
-    model_config = ConfigDict(extra="forbid")
+    world_model: ClassVar[WorldModel]
+    #: typed collection -> the tools serving it
+    collections: ClassVar[dict[str, list[str]]]
 
 
 # ---------------------------------------------------------------------------------- typed state
@@ -99,25 +111,28 @@ def _collections(service: str, shapes: list[Shape]) -> dict[str, CollectionInfo]
             fields = {"name": {"type": "string", "description": f"{singular(name)} name"}}
         required = set.intersection(*(set(s.required) for s in creates)) if creates else set()
         refs = {f: t for s in mine for f, t in s.refs.items() if f in fields}
-        model = create_model(  # type: ignore[call-overload]
+        record_fields: dict[str, Any] = {
+            "id": (str, Field(description=f"{singular(name)} id")),
+            **{python_name(f): field_info(f, sch, f in required) for f, sch in fields.items()},
+        }
+        model = create_model(
             "".join(w.capitalize() for w in f"{service}_{singular(name)}".split("_")),
             __base__=Record,
-            id=(str, Field(description=f"{singular(name)} id")),
-            **{python_name(f): field_info(f, sch, f in required) for f, sch in fields.items()},
+            **record_fields,
         )
         tools = {s.spec.name: s.op or "" for s in mine}
         infos[name] = CollectionInfo(name, singular(name), model, fields, refs, tools)
     return infos
 
 
-def _state_model(service: str, infos: dict[str, CollectionInfo]) -> type[BaseModel]:
-    fields = {n: (dict[str, i.record], Field(default_factory=dict)) for n, i in infos.items()}  # type: ignore[name-defined]
-    return create_model(f"{service.capitalize()}State", __base__=ImportedState, **fields)  # type: ignore[call-overload]
+def _state_model(service: str, infos: dict[str, CollectionInfo]) -> type[ImportedState]:
+    fields: dict[str, Any] = {n: (dict[str, i.record], Field(default_factory=dict)) for n, i in infos.items()}
+    return create_model(f"{service.capitalize()}State", __base__=ImportedState, **fields)
 
 
 def _generate(
-    state_model: type[BaseModel], infos: dict[str, CollectionInfo], rng: random.Random
-) -> BaseModel:
+    state_model: type[ImportedState], infos: dict[str, CollectionInfo], rng: random.Random
+) -> ImportedState:
     """3-6 records per collection; values chosen by field name; id-like fields point at real ids."""
     ids = {n: [f"{i.noun}_{k + 1}" for k in range(rng.randint(3, 6))] for n, i in infos.items()}
     data: dict[str, dict[str, Any]] = {}
@@ -136,7 +151,7 @@ def _generate(
 # ---------------------------------------------------------------------------------- tools
 
 
-def _check_refs(service: Service, shape: Shape, data: dict[str, Any]) -> None:
+def _check_refs(service: ImportedService, shape: Shape, data: dict[str, Any]) -> None:
     for arg, target in shape.refs.items():
         value = data.get(arg)
         if value is not None and value not in getattr(service.state, target):
@@ -160,7 +175,7 @@ def _implementation(
     """The function serving one tool (called as ``func(service, args)``)."""
     spec = shape.spec
 
-    def simulated(service: Service, args: ToolArgs) -> Any:
+    def simulated(service: ImportedService, args: ToolArgs) -> Any:
         data = args.model_dump(mode="json", by_alias=True)
         _check_refs(service, shape, data)
         return world_model.simulate(service.name, spec.name, data, spec.output_schema)
@@ -169,7 +184,7 @@ def _implementation(
         return simulated
     coll, noun = info.name, info.noun
 
-    def run(service: Service, args: ToolArgs) -> Any:
+    def run(service: ImportedService, args: ToolArgs) -> Any:
         data = args.model_dump(mode="json", by_alias=True)
         _check_refs(service, shape, data)
         records: dict[str, Any] = getattr(service.state, coll)
@@ -216,14 +231,14 @@ def _implementation(
 # ---------------------------------------------------------------------------------- examples
 
 
-def _example_value(shape: Shape, prop: str, state: BaseModel, rng: random.Random) -> Any:
+def _example_value(shape: Shape, prop: str, state: ImportedState, rng: random.Random) -> Any:
     target = shape.refs.get(prop)
     if target:
         return next(iter(getattr(state, target)), "none")
     return mcp_values.sample(shape.spec.properties[prop], rng, prop)
 
 
-def _examples(shapes: list[Shape], infos: dict[str, CollectionInfo], state: BaseModel) -> dict[str, dict]:
+def _examples(shapes: list[Shape], infos: dict[str, CollectionInfo], state: ImportedState) -> dict[str, dict]:
     """Valid arguments for every tool against `state` (each call succeeds on a fresh state)."""
     rng = random.Random(0)
     examples: dict[str, dict] = {}
@@ -269,8 +284,8 @@ def synthesize_service(
     *,
     title: str | None = None,
     domain: str = "imported",
-) -> type[Service]:
-    """A `Service` subclass built from a ``tools/list`` payload (see the module docstring).
+) -> type[ImportedService]:
+    """An `ImportedService` subclass built from a ``tools/list`` payload (see the module docstring).
 
     The class is not registered; pass it to `register_service` to join the library.
     """
@@ -292,15 +307,15 @@ def synthesize_service(
         )
         for s in shapes
     }
-    cached_links: list[Any] = []
+    cached_links: list[Link[ImportedState]] = []
 
-    def generate_state(cls: type[Service], rng: random.Random) -> BaseModel:
+    def generate_state(cls: type[ImportedService], rng: random.Random) -> ImportedState:
         return _generate(state_model, infos, rng)
 
-    def example_arguments(cls: type[Service], state: BaseModel) -> dict[str, dict]:
+    def example_arguments(cls: type[ImportedService], state: ImportedState) -> dict[str, dict]:
         return _examples(shapes, infos, state)
 
-    def links(cls: type[Service]) -> list[Any]:
+    def links(cls: type[ImportedService]) -> list[Link[ImportedState]]:
         if not cached_links:
             cached_links.extend(derive_links(cls.title, shapes, infos, tools, model, service_name))
         return list(cached_links)
@@ -318,7 +333,8 @@ def synthesize_service(
         "example_arguments": classmethod(example_arguments),
         "links": classmethod(links),
     }
-    cls = type(f"{state_model.__name__.removesuffix('State')}Service", (Service,), namespace)
+    name = f"{state_model.__name__.removesuffix('State')}Service"
+    cls = cast(type[ImportedService], type(name, (ImportedService,), namespace))
     cls.tools = tools
     return cls
 

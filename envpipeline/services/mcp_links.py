@@ -18,8 +18,6 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel
-
 from envpipeline.services import vocab
 from envpipeline.services.base import ToolDef, next_id
 from envpipeline.services.links import (
@@ -28,10 +26,19 @@ from envpipeline.services.links import (
     ActionPlan,
     Hop,
     HopPlan,
+    Link,
     PlannedCall,
+    ValueType,
     expect_record,
 )
-from envpipeline.services.mcp_spec import CollectionInfo, Shape, dump_record, python_name, texts
+from envpipeline.services.mcp_spec import (
+    CollectionInfo,
+    ImportedState,
+    Shape,
+    dump_record,
+    python_name,
+    texts,
+)
 from envpipeline.services.mcp_values import field_value_type, harmonize, sample, schema_type, words
 from envpipeline.services.worldmodel import WorldModel, first_string_path
 
@@ -63,9 +70,9 @@ WRITE_VERBS = frozenset(
 )
 
 
-def typed_fields(info: CollectionInfo, names: list[str] | None = None) -> dict[str, str]:
+def typed_fields(info: CollectionInfo, names: list[str] | None = None) -> dict[ValueType, str]:
     """Plain string fields (no enum, not ids) whose names map to a value type: type -> first field."""
-    found: dict[str, str] = {}
+    found: dict[ValueType, str] = {}
     for prop in names if names is not None else info.fields:
         schema = info.fields.get(prop)
         if schema is None or prop in info.refs or schema.get("enum") or schema_type(schema) != "string":
@@ -98,7 +105,7 @@ def _fresh(value_type: str, rng: random.Random, avoid: str) -> str:
 
 
 def _plant_record(
-    info: CollectionInfo, state: BaseModel, rng: random.Random, fixed: dict[str, Any], avoid: str
+    info: CollectionInfo, state: ImportedState, rng: random.Random, fixed: dict[str, Any], avoid: str
 ) -> None:
     """Insert a record with `fixed` values; other fields sampled so that none mentions `avoid`."""
     row: dict[str, Any] = {}
@@ -117,20 +124,24 @@ def _plant_record(
     records[rid] = info.record.model_validate({"id": rid, **harmonize(row, set(fixed))})
 
 
-def _drop(info: CollectionInfo, state: BaseModel, keep: Callable[[dict[str, Any]], bool]) -> None:
+def _drop(info: CollectionInfo, state: ImportedState, keep: Callable[[dict[str, Any]], bool]) -> None:
     records: dict[str, Any] = getattr(state, info.name)
     for rid in [rid for rid, r in records.items() if not keep(dump_record(r))]:
         del records[rid]
 
 
 def _field_hop(
-    title: str, info: CollectionInfo, finder: Shape, src: tuple[str, str], dst: tuple[str, str]
-) -> Hop:
+    title: str,
+    info: CollectionInfo,
+    finder: Shape,
+    src: tuple[ValueType, str],
+    dst: tuple[ValueType, str],
+) -> Hop[ImportedState]:
     (in_type, in_field), (out_type, out_field) = src, dst
     by_search = finder.op == "search"
-    arg = finder.query_arg if by_search else in_field
+    arg = finder.query_arg if by_search and finder.query_arg else in_field
 
-    def plant(state: BaseModel, rng: random.Random, value: str) -> HopPlan:
+    def plant(state: ImportedState, rng: random.Random, value: str) -> HopPlan:
         low = value.lower()
         if by_search:
             _drop(info, state, lambda r: not any(low in t.lower() for t in texts(r)))
@@ -147,18 +158,20 @@ def _field_hop(
         )
         return HopPlan([call], output, phrase)
 
-    return Hop(f"{info.noun}_{in_field}_to_{out_field}", in_type, out_type, plant)  # type: ignore[arg-type]
+    return Hop(f"{info.noun}_{in_field}_to_{out_field}", in_type, out_type, plant)
 
 
 def _quote(value: Any) -> str:
     return f"'{value}'" if isinstance(value, str) else json.dumps(value)
 
 
-def _create_action(title: str, info: CollectionInfo, shape: Shape, value_type: str, field: str) -> Action:
+def _create_action(
+    title: str, info: CollectionInfo, shape: Shape, value_type: ValueType, field: str
+) -> Action[ImportedState]:
     spec = shape.spec
     markers = [p for p in spec.required if p != field and field_value_type(p) == "title" and p in info.fields]
 
-    def plant(state: BaseModel, rng: random.Random, value: str) -> ActionPlan:
+    def plant(state: ImportedState, rng: random.Random, value: str) -> ActionPlan:
         _drop(info, state, lambda r: r.get(field) != value)
         constants: dict[str, Any] = {}
         for prop in spec.required:
@@ -176,12 +189,12 @@ def _create_action(title: str, info: CollectionInfo, shape: Shape, value_type: s
         phrase = f"{_where(title)}, create {_a(info.noun)} with its {_say(field)} set to {VALUE_PHRASES[value_type]}"
         return ActionPlan([call], [crit], f"{phrase} ({described})" if described else phrase)
 
-    return Action(f"{spec.name}_with_{field}", value_type, plant)  # type: ignore[arg-type]
+    return Action(f"{spec.name}_with_{field}", value_type, plant)
 
 
 def _simulated_hop(
     title: str, service: str, shape: Shape, tool: ToolDef, world_model: WorldModel
-) -> Hop | None:
+) -> Hop[ImportedState] | None:
     spec = shape.spec
     props = spec.properties
     if len(props) != 1 or words(spec.name)[0] in WRITE_VERBS:
@@ -198,7 +211,7 @@ def _simulated_hop(
     ):
         return None
 
-    def plant(state: BaseModel, rng: random.Random, value: str) -> HopPlan:
+    def plant(state: ImportedState, rng: random.Random, value: str) -> HopPlan:
         arguments = tool.args_model.model_validate({arg: value}).model_dump(mode="json", by_alias=True)
         response: Any = world_model.simulate(service, spec.name, arguments, spec.output_schema)
         for key in path:
@@ -207,7 +220,7 @@ def _simulated_hop(
         phrase = f"use the {title.lower()} service's '{spec.name}' tool on {VALUE_PHRASES[value_type]} and note the {_say(path[-1])} it returns"
         return HopPlan([call], str(response), phrase)
 
-    return Hop(f"{spec.name}_lookup", value_type, "code", plant)  # type: ignore[arg-type]
+    return Hop(f"{spec.name}_lookup", value_type, "code", plant)
 
 
 def derive_links(
@@ -217,9 +230,9 @@ def derive_links(
     tools: dict[str, ToolDef],
     world_model: WorldModel,
     service: str,
-) -> list[Hop | Action]:
+) -> list[Link[ImportedState]]:
     """Every hop and action of a synthesized service, in a deterministic order."""
-    found: list[Hop | Action] = []
+    found: list[Link[ImportedState]] = []
     for info in infos.values():
         typed = typed_fields(info)
         mine = [s for s in shapes if s.collection == info.name]

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from envpipeline.errors import SpecError
+from envpipeline.models.base import Strict
 from envpipeline.services.base import ToolArgs, plain_dump
 from envpipeline.services.mcp_values import NULL, schema_type, words
 
@@ -279,6 +280,9 @@ def _model_name(*parts: str) -> str:
     return "".join(w.capitalize() for p in parts for w in words(p)) or "Model"
 
 
+_SCALARS: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool}
+
+
 def annotation(schema: dict[str, Any], name: str) -> Any:
     """The pydantic annotation of one property schema (nested objects become strict models)."""
     nullable = isinstance(schema.get("type"), list) and NULL in schema["type"]
@@ -292,8 +296,10 @@ def annotation(schema: dict[str, Any], name: str) -> Any:
             result = fields_model(_model_name(name), schema, base=ToolArgs)
         elif kind == "object":
             result = dict[str, str | int | float | bool | None]
+        elif kind in _SCALARS:
+            result = _SCALARS[kind]
         else:
-            result = {"string": str, "integer": int, "number": float, "boolean": bool}[kind]
+            raise SpecError(f"property '{name}' has unsupported type {kind!r}")
     return result | None if nullable else result
 
 
@@ -321,6 +327,10 @@ def fields_model(model_name: str, schema: dict[str, Any], base: type[BaseModel])
 def args_model(service: str, spec: ToolSpec) -> type[ToolArgs]:
     """The `ToolArgs` model of one tool (extra arguments forbidden)."""
     return fields_model(_model_name(service, spec.name, "args"), spec.input_schema, ToolArgs)  # type: ignore[return-value]
+
+
+class ImportedState(Strict):
+    """Base of synthesized state models: one ``dict[str, Record]`` field per collection."""
 
 
 @dataclass

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from envpipeline.services import vocab
+from envpipeline.services.links import ValueType
 
 #: name words -> composer value type (see `envpipeline.services.links.VALUE_TYPES`)
 TYPE_WORDS: dict[str, frozenset[str]] = {
@@ -37,7 +38,7 @@ TYPE_WORDS: dict[str, frozenset[str]] = {
     "code": frozenset({"code", "ref", "reference", "sku", "key", "number"}),
     "title": frozenset({"title", "subject", "name"}),
 }
-TYPE_PRIORITY = ("email", "date", "city", "person", "code", "title")
+TYPE_PRIORITY: tuple[ValueType, ...] = ("email", "date", "city", "person", "code", "title")
 TEXT_WORDS = frozenset(
     {
         "description",
@@ -72,7 +73,7 @@ def words(name: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=4096)
-def field_value_type(name: str) -> str | None:
+def field_value_type(name: str) -> ValueType | None:
     """The composer value type a field name suggests, or None.
 
     The last word decides (``employeeNumber`` is a code) except that a trailing ``name`` after a

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from envpipeline.canonical import canonical_hash
 from envpipeline.services.links import Action, Hop
 from envpipeline.services.registry import all_services
-from envpipeline.store.lake import canonical_hash
 
 
 def library_fingerprint() -> str:

@@ -37,7 +37,11 @@ class WorldModel(Protocol):
 
 
 def canonical_json(arguments: dict[str, Any]) -> str:
-    """Arguments as canonical JSON (sorted keys, no whitespace): the identity of a call."""
+    """Arguments as canonical JSON (sorted keys, no whitespace): the identity of a call.
+
+    Stdlib `json`, not `envpipeline.canonical`: this module runs inside exported Harbor images
+    (no orjson there), and these exact bytes seed the simulated responses planted in tasks.
+    """
     return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 

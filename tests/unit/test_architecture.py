@@ -122,3 +122,43 @@ def test_resources_never_import_assets():
         if d.startswith("assets")
     ]
     assert offenders == []
+
+
+#: The CompoWorld core: services below compose, agents and rewards, and no package cycle among them.
+COMPOWORLD_PACKAGES = (
+    "envpipeline.services",
+    "envpipeline.compose",
+    "envpipeline.agents",
+    "envpipeline.rewards",
+)
+
+
+def package_of(module: str) -> str:
+    """The package of a module: its first two dotted parts (``envpipeline.compose``)."""
+    return ".".join(module.split(".")[:2])
+
+
+def package_graph(graph: dict[str, set[str]], packages: tuple[str, ...]) -> dict[str, set[str]]:
+    """Package -> the other packages of `packages` its modules import (lazy imports count)."""
+    edges: dict[str, set[str]] = {p: set() for p in packages}
+    for module, deps in graph.items():
+        source = package_of(module)
+        if source not in edges:
+            continue
+        edges[source] |= {package_of(d) for d in deps if package_of(d) in edges and package_of(d) != source}
+    return edges
+
+
+def test_the_compoworld_packages_have_no_cycles():
+    edges = package_graph(import_graph(), COMPOWORLD_PACKAGES)
+    assert cycles(edges) == [], edges
+
+
+def test_the_package_graph_finds_a_package_cycle():
+    graph = {
+        "envpipeline.a.x": {"envpipeline.b.y"},
+        "envpipeline.b.y": {"envpipeline.a.z"},
+        "envpipeline.a.z": set(),
+    }
+    edges = package_graph(graph, ("envpipeline.a", "envpipeline.b"))
+    assert cycles(edges) == [["envpipeline.a", "envpipeline.b"]]

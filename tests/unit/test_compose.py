@@ -62,6 +62,25 @@ def test_rejected_tasks_say_why(composed):
         assert {r.split(":", 1)[0] for r in record.reasons} <= failed
 
 
+def _assert_failed_gates_say_why(record):
+    failed = [g for g in record.gates if not g.passed]
+    assert failed, record.task_id
+    assert all(g.reason for g in failed), [g.name for g in failed if not g.reason]
+    assert record.reasons == [f"{g.name}: {g.reason}" for g in failed]
+    assert all(g.reason == "" for g in record.gates if g.passed)
+
+
+def test_failed_gates_carry_their_reason(composed, accepted, compose_config):
+    for record in composed:
+        if record.status == "rejected":
+            _assert_failed_gates_say_why(record)
+    task = accepted[0]
+    judged = verify_record(task.model_copy(update={"reference_output": "I am done."}), compose_config)
+    _assert_failed_gates_say_why(judged)
+    reference = next(g for g in judged.gates if g.name == "reference_pass")
+    assert not reference.passed and reference.reason.startswith("criteria [")
+
+
 def _tamperable(task):
     for k, criterion in enumerate(task.criteria):
         if criterion.kind != "record_exists":

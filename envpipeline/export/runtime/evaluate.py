@@ -56,8 +56,8 @@ def replay(initial: dict[str, Any], calls: list[dict[str, Any]]) -> tuple[dict[s
 
 def main() -> int:
     from envpipeline.agents.environment import ComposedEnvironment
-    from envpipeline.compose.rubric import pass_vector
     from envpipeline.models.task import Criterion
+    from envpipeline.rubric import pass_vector
 
     with open(os.path.join(HERE, "task.json"), encoding="utf-8") as handle:
         task = json.load(handle)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -19,7 +20,16 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
+from envpipeline.services.links import (
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    Link,
+    PlannedCall,
+    expect_record,
+    query_hop,
+)
 from envpipeline.services.registry import register_service
 
 ACCOUNT_KINDS = ("Everyday Checking", "Travel Savings", "Household Checking", "Rainy Day Savings")
@@ -56,8 +66,7 @@ class Transaction(Record):
     category: str = "other"
 
 
-class BankingState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class BankingState(Strict):
     accounts: dict[str, Account] = {}
     payees: dict[str, Payee] = {}
     transactions: dict[str, Transaction] = {}
@@ -134,13 +143,10 @@ class CategorizeArgs(ToolArgs):
 TODAY = "2026-06-15"
 
 
-class BankingService(Service):
+class BankingService(Service[BankingState]):
     name = "banking"
     title = "Online Banking"
     domain = "finance"
-    state_model = BankingState
-
-    state: BankingState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> BankingState:
@@ -378,7 +384,7 @@ class BankingService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[BankingState]]:
         return [
             Hop("payee_email", "person", "email", _plant_payee_email),
             Hop("payee_bank_city", "email", "city", _plant_payee_city),

@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -19,7 +20,16 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
+from envpipeline.services.links import (
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    Link,
+    PlannedCall,
+    expect_record,
+    query_hop,
+)
 from envpipeline.services.registry import register_service
 
 UPDATABLE_FIELDS = ("summary", "description", "location", "start", "end")
@@ -36,8 +46,7 @@ class Event(Record):
     status: str = "confirmed"
 
 
-class CalendarState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CalendarState(Strict):
     events: dict[str, Event] = {}
 
 
@@ -84,13 +93,10 @@ class RespondArgs(ToolArgs):
     status: Annotated[str, Field(description="confirmed, tentative or cancelled")]
 
 
-class CalendarService(Service):
+class CalendarService(Service[CalendarState]):
     name = "calendar"
     title = "Calendar"
     domain = "productivity"
-    state_model = CalendarState
-
-    state: CalendarState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> CalendarState:
@@ -215,7 +221,7 @@ class CalendarService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[CalendarState]]:
         return [
             Hop("event_location", "title", "city", _plant_event_location),
             Hop("event_on_date", "date", "title", _plant_event_on_date),

@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -19,7 +20,16 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
+from envpipeline.services.links import (
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    Link,
+    PlannedCall,
+    expect_record,
+    query_hop,
+)
 from envpipeline.services.registry import register_service
 
 ME = "me"
@@ -56,8 +66,7 @@ class ChatMessage(Record):
     pinned: bool = False
 
 
-class ChatState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ChatState(Strict):
     members: dict[str, Member] = {}
     channels: dict[str, Channel] = {}
     messages: dict[str, ChatMessage] = {}
@@ -124,13 +133,10 @@ class TopicArgs(ToolArgs):
     topic: Annotated[str, Field(description="new channel topic")]
 
 
-class ChatService(Service):
+class ChatService(Service[ChatState]):
     name = "chat"
     title = "Team Chat"
     domain = "communication"
-    state_model = ChatState
-
-    state: ChatState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> ChatState:
@@ -358,7 +364,7 @@ class ChatService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[ChatState]]:
         return [
             Hop("member_email", "person", "email", _plant_member_email),
             Hop("member_city", "person", "city", _plant_member_city),

@@ -6,22 +6,33 @@ import random
 from operator import attrgetter
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
     Service,
     ToolArgs,
     bad_request,
+    check_reference,
     conflict,
     dump,
+    find_record,
     next_id,
-    not_found,
     text_hit,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
+from envpipeline.services.links import (
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    Link,
+    PlannedCall,
+    expect_record,
+    query_hop,
+)
 from envpipeline.services.registry import register_service
 
 INDUSTRIES = ("software", "logistics", "retail", "energy", "healthcare", "finance", "media")
@@ -73,8 +84,7 @@ class Activity(Record):
     note: str = ""
 
 
-class CrmState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CrmState(Strict):
     companies: dict[str, Company] = {}
     contacts: dict[str, Contact] = {}
     deals: dict[str, Deal] = {}
@@ -179,13 +189,10 @@ def _new_deal(state: CrmState, rng: random.Random, **fields) -> Deal:
     return deal
 
 
-class CrmService(Service):
+class CrmService(Service[CrmState]):
     name = "crm"
     title = "CRM"
     domain = "business"
-    state_model = CrmState
-
-    state: CrmState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> CrmState:
@@ -216,11 +223,6 @@ class CrmService(Service):
             )
         return state
 
-    def _get(self, collection: dict, kind: str, rid: str | None):
-        if rid is not None and rid not in collection:
-            raise not_found(kind, rid)
-        return collection.get(rid) if rid is not None else None
-
     @tool(writes=False)
     def search_contacts(self, args: QueryArgs) -> dict:
         """Search contacts by text in their name, email, city or job title."""
@@ -233,14 +235,14 @@ class CrmService(Service):
     @tool(writes=False)
     def get_contact(self, args: ContactIdArgs) -> dict:
         """Get one contact with its logged activities."""
-        contact = self._get(self.state.contacts, "contact", args.contactId)
+        contact = find_record(self.state.contacts, "contact", args.contactId)
         acts = [dump(a) for a in self.state.activities.values() if a.contactId == contact.id]
         return {"contact": dump(contact), "activities": acts}
 
     @tool(writes=True)
     def create_contact(self, args: CreateContactArgs) -> dict:
         """Create a contact; the email address must be unique."""
-        self._get(self.state.companies, "company", args.companyId)
+        check_reference(self.state.companies, "company", args.companyId)
         if "@" not in args.email or not args.name.strip():
             raise bad_request("a contact needs a name and a valid email address")
         if any(c.email.lower() == args.email.lower() for c in self.state.contacts.values()):
@@ -253,7 +255,7 @@ class CrmService(Service):
     @tool(writes=True)
     def update_contact(self, args: UpdateContactArgs) -> dict:
         """Update a contact's email, city, job title or phone."""
-        contact = self._get(self.state.contacts, "contact", args.contactId)
+        contact = find_record(self.state.contacts, "contact", args.contactId)
         changes = {f: v for f, v in args.model_dump(exclude={"contactId"}).items() if v is not None}
         if not changes:
             raise bad_request("nothing to update; give email, city, jobTitle or phone")
@@ -266,7 +268,7 @@ class CrmService(Service):
     @tool(writes=True)
     def delete_contact(self, args: ContactIdArgs) -> dict:
         """Delete a contact and its activities."""
-        self._get(self.state.contacts, "contact", args.contactId)
+        check_reference(self.state.contacts, "contact", args.contactId)
         del self.state.contacts[args.contactId]
         for aid in [a.id for a in self.state.activities.values() if a.contactId == args.contactId]:
             del self.state.activities[aid]
@@ -281,7 +283,7 @@ class CrmService(Service):
     @tool(writes=False)
     def get_company(self, args: CompanyIdArgs) -> dict:
         """Get one company with its contacts and deals."""
-        company = self._get(self.state.companies, "company", args.companyId)
+        company = find_record(self.state.companies, "company", args.companyId)
         contacts = [dump(c) for c in self.state.contacts.values() if c.companyId == company.id]
         deals = [dump(d) for d in self.state.deals.values() if d.companyId == company.id]
         return {"company": dump(company), "contacts": contacts, "deals": deals}
@@ -301,7 +303,7 @@ class CrmService(Service):
     @tool(writes=False)
     def list_deals(self, args: ListDealsArgs) -> dict:
         """List deals, optionally filtered by text (title, code, owner), stage or company."""
-        self._get(self.state.companies, "company", args.companyId)
+        check_reference(self.state.companies, "company", args.companyId)
         q = (args.query or "").strip().lower()
         found = [
             d
@@ -315,8 +317,8 @@ class CrmService(Service):
     @tool(writes=True)
     def create_deal(self, args: CreateDealArgs) -> dict:
         """Open a new deal with a company (stage 'lead')."""
-        self._get(self.state.companies, "company", args.companyId)
-        self._get(self.state.contacts, "contact", args.contactId)
+        check_reference(self.state.companies, "company", args.companyId)
+        check_reference(self.state.contacts, "contact", args.contactId)
         if args.amount <= 0:
             raise bad_request("amount must be positive")
         codes = {d.code for d in self.state.deals.values()}
@@ -331,7 +333,7 @@ class CrmService(Service):
     @tool(writes=True)
     def update_deal_stage(self, args: DealStageArgs) -> dict:
         """Move a deal to another pipeline stage; won and lost deals are final."""
-        deal = self._get(self.state.deals, "deal", args.dealId)
+        deal = find_record(self.state.deals, "deal", args.dealId)
         if args.stage not in STAGES:
             raise bad_request(f"stage must be one of {', '.join(STAGES)}")
         if deal.stage in ("won", "lost"):
@@ -344,7 +346,7 @@ class CrmService(Service):
     @tool(writes=True)
     def log_activity(self, args: LogActivityArgs) -> dict:
         """Log a call, email, meeting or note with a contact."""
-        self._get(self.state.contacts, "contact", args.contactId)
+        check_reference(self.state.contacts, "contact", args.contactId)
         if args.kind not in KINDS:
             raise bad_request("kind must be call, email, meeting or note")
         aid = next_id("act", self.state.activities)
@@ -355,7 +357,7 @@ class CrmService(Service):
     @tool(writes=False)
     def list_activities(self, args: ListActivitiesArgs) -> dict:
         """List logged activities, optionally with one contact or on one day."""
-        self._get(self.state.contacts, "contact", args.contactId)
+        check_reference(self.state.contacts, "contact", args.contactId)
         found = [
             a
             for a in self.state.activities.values()
@@ -394,7 +396,7 @@ class CrmService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[CrmState]]:
         return [
             Hop("contact_city", "person", "city", _plant_contact_city),
             Hop("contact_email", "person", "email", _plant_contact_email),

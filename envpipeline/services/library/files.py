@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -19,7 +20,16 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
+from envpipeline.services.links import (
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    Link,
+    PlannedCall,
+    expect_record,
+    query_hop,
+)
 from envpipeline.services.registry import register_service
 
 FOLDERS = ("Documents", "Projects", "Finance", "Travel", "Photos", "Reports")
@@ -43,8 +53,7 @@ class File(Record):
     sharedWith: list[str] = []
 
 
-class FilesState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class FilesState(Strict):
     folders: dict[str, Folder] = {}
     files: dict[str, File] = {}
 
@@ -104,13 +113,10 @@ class ShareArgs(ToolArgs):
     email: Annotated[str, Field(description="email address to share with / stop sharing with")]
 
 
-class FilesService(Service):
+class FilesService(Service[FilesState]):
     name = "files"
     title = "Cloud Drive"
     domain = "productivity"
-    state_model = FilesState
-
-    state: FilesState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> FilesState:
@@ -318,7 +324,7 @@ class FilesService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[FilesState]]:
         return [
             Hop("file_owner", "title", "person", _plant_file_owner),
             Hop("file_shared_with", "email", "title", _plant_shared_file),

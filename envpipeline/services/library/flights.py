@@ -6,8 +6,9 @@ import random
 import re
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -20,7 +21,7 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, Link, PlannedCall, expect_record
 from envpipeline.services.registry import register_service
 
 SEAT = re.compile(r"^([1-9]|[1-3][0-9])[A-F]$")
@@ -53,8 +54,7 @@ class Booking(Record):
     status: str = "confirmed"
 
 
-class FlightsState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class FlightsState(Strict):
     flights: dict[str, Flight] = {}
     passengers: dict[str, Passenger] = {}
     bookings: dict[str, Booking] = {}
@@ -119,13 +119,10 @@ class ChangeFlightArgs(ToolArgs):
     flightId: Annotated[str, Field(description="id of the new flight")]
 
 
-class FlightsService(Service):
+class FlightsService(Service[FlightsState]):
     name = "flights"
     title = "Flight Booking"
     domain = "travel"
-    state_model = FlightsState
-
-    state: FlightsState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> FlightsState:
@@ -342,7 +339,7 @@ class FlightsService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[FlightsState]]:
         return [
             Hop("booking_passenger", "code", "person", _plant_booking_passenger),
             Hop("passenger_destination", "person", "city", _plant_passenger_destination),

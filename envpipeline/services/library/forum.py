@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -19,7 +20,16 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
+from envpipeline.services.links import (
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    Link,
+    PlannedCall,
+    expect_record,
+    query_hop,
+)
 from envpipeline.services.registry import register_service
 
 ME = "me"
@@ -58,8 +68,7 @@ class Comment(Record):
     myVote: int = 0
 
 
-class ForumState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ForumState(Strict):
     subreddits: dict[str, Subreddit] = {}
     posts: dict[str, Post] = {}
     comments: dict[str, Comment] = {}
@@ -124,13 +133,10 @@ def _apply_vote(item: Post | Comment, direction: int) -> None:
     item.myVote = direction
 
 
-class ForumService(Service):
+class ForumService(Service[ForumState]):
     name = "forum"
     title = "Forum"
     domain = "social"
-    state_model = ForumState
-
-    state: ForumState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> ForumState:
@@ -347,7 +353,7 @@ class ForumService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[ForumState]]:
         return [
             Hop("post_author", "title", "person", _plant_post_author),
             Hop("city_pinned_post", "city", "title", _plant_city_pinned),

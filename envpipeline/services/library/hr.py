@@ -6,22 +6,24 @@ import random
 from operator import attrgetter
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
     Service,
     ToolArgs,
     bad_request,
+    check_reference,
     conflict,
     dump,
+    find_record,
     next_id,
-    not_found,
     text_hit,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, Link, PlannedCall, expect_record
 from envpipeline.services.registry import register_service
 
 DEPARTMENTS = ("Engineering", "Sales", "Finance", "People", "Support", "Marketing", "Legal")
@@ -78,8 +80,7 @@ class OnboardingTask(Record):
     done: bool = False
 
 
-class HrState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class HrState(Strict):
     departments: dict[str, Department] = {}
     employees: dict[str, Employee] = {}
     leave_requests: dict[str, LeaveRequest] = {}
@@ -205,13 +206,10 @@ def _new_leave(
     return leave
 
 
-class HrService(Service):
+class HrService(Service[HrState]):
     name = "hr"
     title = "HR"
     domain = "business"
-    state_model = HrState
-
-    state: HrState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> HrState:
@@ -244,11 +242,6 @@ class HrService(Service):
             )
         return state
 
-    def _get(self, collection: dict, kind: str, rid: str | None):
-        if rid is not None and rid not in collection:
-            raise not_found(kind, rid)
-        return collection.get(rid) if rid is not None else None
-
     @tool(writes=False)
     def list_departments(self, args: ListDepartmentsArgs) -> dict:
         """List departments, optionally only those based in one city."""
@@ -260,7 +253,7 @@ class HrService(Service):
     @tool(writes=False)
     def list_employees(self, args: ListEmployeesArgs) -> dict:
         """List employees, optionally by department or status."""
-        self._get(self.state.departments, "department", args.departmentId)
+        check_reference(self.state.departments, "department", args.departmentId)
         found = [
             e
             for e in self.state.employees.values()
@@ -281,12 +274,12 @@ class HrService(Service):
     @tool(writes=False)
     def get_employee(self, args: EmployeeIdArgs) -> dict:
         """Get one employee's record."""
-        return {"employee": dump(self._get(self.state.employees, "employee", args.employeeId))}
+        return {"employee": dump(find_record(self.state.employees, "employee", args.employeeId))}
 
     @tool(writes=True)
     def hire_employee(self, args: HireArgs) -> dict:
         """Hire a new employee into a department; the work email must be unique."""
-        self._get(self.state.departments, "department", args.departmentId)
+        check_reference(self.state.departments, "department", args.departmentId)
         if "@" not in args.email or not args.name.strip():
             raise bad_request("an employee needs a name and a valid email address")
         if any(e.email.lower() == args.email.lower() for e in self.state.employees.values()):
@@ -303,8 +296,8 @@ class HrService(Service):
     @tool(writes=True)
     def update_employee(self, args: UpdateEmployeeArgs) -> dict:
         """Update an employee's job title, office city, department or manager."""
-        employee = self._get(self.state.employees, "employee", args.employeeId)
-        self._get(self.state.departments, "department", args.departmentId)
+        employee = find_record(self.state.employees, "employee", args.employeeId)
+        check_reference(self.state.departments, "department", args.departmentId)
         changes = {f: v for f, v in args.model_dump(exclude={"employeeId"}).items() if v is not None}
         if not changes:
             raise bad_request("nothing to update; give jobTitle, city, departmentId or manager")
@@ -315,7 +308,7 @@ class HrService(Service):
     @tool(writes=True)
     def terminate_employee(self, args: EmployeeIdArgs) -> dict:
         """Terminate an active employee."""
-        employee = self._get(self.state.employees, "employee", args.employeeId)
+        employee = find_record(self.state.employees, "employee", args.employeeId)
         if employee.status == "terminated":
             raise conflict(f"{employee.name} is already terminated")
         employee.status = "terminated"
@@ -324,7 +317,7 @@ class HrService(Service):
     @tool(writes=False)
     def list_leave_requests(self, args: ListLeaveArgs) -> dict:
         """List leave requests, optionally by employee, status or a day they cover."""
-        self._get(self.state.employees, "employee", args.employeeId)
+        check_reference(self.state.employees, "employee", args.employeeId)
         found = [
             lv
             for lv in self.state.leave_requests.values()
@@ -337,7 +330,7 @@ class HrService(Service):
     @tool(writes=True)
     def request_leave(self, args: RequestLeaveArgs) -> dict:
         """File a leave request for an employee (status pending)."""
-        employee = self._get(self.state.employees, "employee", args.employeeId)
+        employee = find_record(self.state.employees, "employee", args.employeeId)
         if args.kind not in LEAVE_KINDS:
             raise bad_request(f"kind must be one of {', '.join(LEAVE_KINDS)}")
         if args.endDate < args.startDate:
@@ -348,7 +341,7 @@ class HrService(Service):
     @tool(writes=True)
     def decide_leave(self, args: DecideLeaveArgs) -> dict:
         """Approve or reject a pending leave request."""
-        leave = self._get(self.state.leave_requests, "leave request", args.leaveId)
+        leave = find_record(self.state.leave_requests, "leave request", args.leaveId)
         if args.decision not in ("approved", "rejected"):
             raise bad_request("decision must be approved or rejected")
         if leave.status != "pending":
@@ -359,7 +352,7 @@ class HrService(Service):
     @tool(writes=False)
     def list_reviews(self, args: ListReviewsArgs) -> dict:
         """List performance reviews, optionally of one employee."""
-        self._get(self.state.employees, "employee", args.employeeId)
+        check_reference(self.state.employees, "employee", args.employeeId)
         found = [
             r for r in self.state.reviews.values() if not args.employeeId or r.employeeId == args.employeeId
         ]
@@ -368,7 +361,7 @@ class HrService(Service):
     @tool(writes=True)
     def submit_review(self, args: SubmitReviewArgs) -> dict:
         """Submit a performance review (rating 1 to 5) for an employee."""
-        self._get(self.state.employees, "employee", args.employeeId)
+        check_reference(self.state.employees, "employee", args.employeeId)
         if not 1 <= args.rating <= 5:
             raise bad_request("rating must be between 1 and 5")
         rid = next_id("rev", self.state.reviews)
@@ -379,7 +372,7 @@ class HrService(Service):
     @tool(writes=False)
     def list_onboarding_tasks(self, args: ListOnboardingArgs) -> dict:
         """List onboarding tasks, optionally of one employee."""
-        self._get(self.state.employees, "employee", args.employeeId)
+        check_reference(self.state.employees, "employee", args.employeeId)
         found = [
             t
             for t in self.state.onboarding.values()
@@ -390,7 +383,7 @@ class HrService(Service):
     @tool(writes=True)
     def add_onboarding_task(self, args: AddOnboardingArgs) -> dict:
         """Add an onboarding task for an employee."""
-        self._get(self.state.employees, "employee", args.employeeId)
+        check_reference(self.state.employees, "employee", args.employeeId)
         if not args.title.strip():
             raise bad_request("title must not be empty")
         tid = next_id("onb", self.state.onboarding)
@@ -401,7 +394,7 @@ class HrService(Service):
     @tool(writes=True)
     def complete_onboarding_task(self, args: TaskIdArgs) -> dict:
         """Mark an onboarding task as done."""
-        task = self._get(self.state.onboarding, "onboarding task", args.taskId)
+        task = find_record(self.state.onboarding, "onboarding task", args.taskId)
         if task.done:
             raise conflict(f"onboarding task {task.id} is already done")
         task.done = True
@@ -448,7 +441,7 @@ class HrService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[HrState]]:
         return [
             Hop("employee_by_code", "code", "person", _plant_code_person),
             Hop("employee_office_city", "email", "city", _plant_email_city),

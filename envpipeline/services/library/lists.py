@@ -6,8 +6,9 @@ import random
 import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -20,7 +21,16 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
+from envpipeline.services.links import (
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    Link,
+    PlannedCall,
+    expect_record,
+    query_hop,
+)
 from envpipeline.services.registry import register_service
 
 NOW = "2026-05-15T10:00"
@@ -64,8 +74,7 @@ TEMPLATES: dict[str, tuple[str, list[tuple[str, str, list[str]]]]] = {
 }
 
 
-class Column(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Column(Strict):
     name: Annotated[str, Field(description="column name")]
     type: Annotated[ColumnType, Field(description="text, number, date, choice, person or boolean")]
     choices: Annotated[list[str], Field(description="allowed values of a choice column")] = []
@@ -86,8 +95,7 @@ class ListItem(Record):
     modified: str = NOW
 
 
-class ListsState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ListsState(Strict):
     lists: dict[str, SPList] = {}
     items: dict[str, ListItem] = {}
 
@@ -205,13 +213,10 @@ def _make_list(lists: dict[str, SPList], title: str) -> SPList:
     return lists[lid]
 
 
-class ListsService(Service):
+class ListsService(Service[ListsState]):
     name = "lists"
     title = "Lists"
     domain = "productivity"
-    state_model = ListsState
-
-    state: ListsState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> ListsState:
@@ -386,7 +391,7 @@ class ListsService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[ListsState]]:
         return [
             Hop("traveler_destination", "person", "city", _plant_traveler_destination),
             Hop("project_due", "title", "date", _plant_project_due),

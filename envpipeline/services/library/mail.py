@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -19,7 +20,16 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
+from envpipeline.services.links import (
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    Link,
+    PlannedCall,
+    expect_record,
+    query_hop,
+)
 from envpipeline.services.registry import register_service
 
 NOW = "2026-05-15T10:00"
@@ -53,8 +63,7 @@ class Contact(Record):
     city: str = ""
 
 
-class MailState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class MailState(Strict):
     folders: dict[str, Folder] = {}
     messages: dict[str, Message] = {}
     contacts: dict[str, Contact] = {}
@@ -131,13 +140,10 @@ def _addresses(text: str) -> list[str]:
     return found
 
 
-class MailService(Service):
+class MailService(Service[MailState]):
     name = "mail"
     title = "Mail"
     domain = "communication"
-    state_model = MailState
-
-    state: MailState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> MailState:
@@ -341,7 +347,7 @@ class MailService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[MailState]]:
         return [
             Hop("subject_sender", "title", "email", _plant_subject_sender),
             Hop("sender_subject", "email", "title", _plant_sender_subject),

@@ -7,8 +7,9 @@ import random
 import zlib
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -21,7 +22,16 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
+from envpipeline.services.links import (
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    Link,
+    PlannedCall,
+    expect_record,
+    query_hop,
+)
 from envpipeline.services.registry import register_service
 
 CATEGORIES = ("cafe", "museum", "park", "station", "office", "hotel", "restaurant", "market", "landmark")
@@ -59,8 +69,7 @@ class Route(Record):
     destinationCity: str
 
 
-class MapsState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class MapsState(Strict):
     places: dict[str, Place] = {}
     saved: dict[str, SavedPlace] = {}
     routes: dict[str, Route] = {}
@@ -177,13 +186,10 @@ def _route(state: MapsState, origin: Place, dest: Place, mode: str, day: str) ->
     )
 
 
-class MapsService(Service):
+class MapsService(Service[MapsState]):
     name = "maps"
     title = "Maps"
     domain = "information"
-    state_model = MapsState
-
-    state: MapsState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> MapsState:
@@ -367,7 +373,7 @@ class MapsService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[MapsState]]:
         return [
             Hop("saved_place_city", "title", "city", _plant_saved_city),
             Hop("place_code_city", "code", "city", _plant_code_city),

@@ -6,8 +6,9 @@ import random
 import re
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -20,7 +21,16 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
+from envpipeline.services.links import (
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    Link,
+    PlannedCall,
+    expect_record,
+    query_hop,
+)
 from envpipeline.services.registry import register_service
 
 NOW = "2026-05-15T10:00"
@@ -47,8 +57,7 @@ class Note(Record):
     updated: str = NOW
 
 
-class NotesState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class NotesState(Strict):
     notebooks: dict[str, Notebook] = {}
     notes: dict[str, Note] = {}
 
@@ -110,13 +119,10 @@ class PinArgs(ToolArgs):
     pinned: Annotated[bool, Field(description="true pins, false unpins")] = True
 
 
-class NotesService(Service):
+class NotesService(Service[NotesState]):
     name = "notes"
     title = "Notes"
     domain = "productivity"
-    state_model = NotesState
-
-    state: NotesState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> NotesState:
@@ -324,7 +330,7 @@ class NotesService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[NotesState]]:
         return [
             Hop("note_tag_code", "title", "code", _plant_note_tag_code),
             Hop("person_note_title", "person", "title", _plant_person_note_title),

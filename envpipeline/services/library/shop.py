@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -19,7 +20,16 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
+from envpipeline.services.links import (
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    Link,
+    PlannedCall,
+    expect_record,
+    query_hop,
+)
 from envpipeline.services.registry import register_service
 
 PRODUCTS = (
@@ -74,8 +84,7 @@ class Return(Record):
     status: str = "requested"
 
 
-class ShopState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ShopState(Strict):
     products: dict[str, Product] = {}
     customers: dict[str, Customer] = {}
     orders: dict[str, Order] = {}
@@ -145,13 +154,10 @@ class ListReturnsArgs(ToolArgs):
     orderId: Annotated[str | None, Field(description="only returns of this order")] = None
 
 
-class ShopService(Service):
+class ShopService(Service[ShopState]):
     name = "shop"
     title = "Shop Admin"
     domain = "commerce"
-    state_model = ShopState
-
-    state: ShopState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> ShopState:
@@ -380,7 +386,7 @@ class ShopService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[ShopState]]:
         return [
             Hop("customer_name", "email", "person", _plant_customer_name),
             Hop("customer_order", "person", "code", _plant_customer_order),

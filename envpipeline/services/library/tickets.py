@@ -6,22 +6,25 @@ import random
 from operator import attrgetter
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
     Service,
     ToolArgs,
     bad_request,
+    check_reference,
     conflict,
     dump,
+    find_record,
     next_id,
     not_found,
     text_hit,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, Link, PlannedCall, expect_record
 from envpipeline.services.registry import register_service
 
 PRIORITIES = ("low", "normal", "high", "urgent")
@@ -63,8 +66,7 @@ class Comment(Record):
     internal: bool = False
 
 
-class TicketsState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class TicketsState(Strict):
     agents: dict[str, Agent] = {}
     tickets: dict[str, Ticket] = {}
     comments: dict[str, Comment] = {}
@@ -152,13 +154,10 @@ def _new_agent(state: TicketsState, rng: random.Random, name: str) -> Agent:
     return agent
 
 
-class TicketsService(Service):
+class TicketsService(Service[TicketsState]):
     name = "tickets"
     title = "Support Tickets"
     domain = "business"
-    state_model = TicketsState
-
-    state: TicketsState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> TicketsState:
@@ -188,15 +187,10 @@ class TicketsService(Service):
             raise conflict(f"ticket {ticket.code} is closed")
         return ticket
 
-    def _agent(self, agent_id: str | None) -> Agent | None:
-        if agent_id is not None and agent_id not in self.state.agents:
-            raise not_found("agent", agent_id)
-        return self.state.agents.get(agent_id) if agent_id else None
-
     @tool(writes=False)
     def list_tickets(self, args: ListTicketsArgs) -> dict:
         """List tickets, optionally by status, priority, assignee or creation day."""
-        self._agent(args.assigneeId)
+        check_reference(self.state.agents, "agent", args.assigneeId)
         found = [
             t
             for t in self.state.tickets.values()
@@ -245,7 +239,7 @@ class TicketsService(Service):
     def assign_ticket(self, args: AssignArgs) -> dict:
         """Assign a ticket to a support agent."""
         ticket = self._ticket(args.ticketId, open_only=True)
-        agent = self._agent(args.agentId)
+        agent = find_record(self.state.agents, "agent", args.agentId)
         if ticket.assigneeId == agent.id:
             raise conflict(f"ticket {ticket.code} is already assigned to {agent.name}")
         ticket.assigneeId, ticket.assignee = agent.id, agent.name
@@ -362,7 +356,7 @@ class TicketsService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[TicketsState]]:
         return [
             Hop("ticket_requester", "code", "email", _plant_code_email),
             Hop("ticket_code_by_subject", "title", "code", _plant_title_code),

@@ -6,8 +6,9 @@ import random
 from datetime import date as Date
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -20,7 +21,16 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record, query_hop
+from envpipeline.services.links import (
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    Link,
+    PlannedCall,
+    expect_record,
+    query_hop,
+)
 from envpipeline.services.registry import register_service
 
 LIST_NAMES = ("Work", "Personal", "Groceries", "Home Projects", "Errands", "Reading")
@@ -43,8 +53,7 @@ class TodoItem(Record):
     notes: str = ""
 
 
-class TodoState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class TodoState(Strict):
     lists: dict[str, TaskList] = {}
     items: dict[str, TodoItem] = {}
 
@@ -119,13 +128,10 @@ def _check_priority(priority: str | None) -> None:
         raise bad_request("priority must be low, medium or high")
 
 
-class TodoService(Service):
+class TodoService(Service[TodoState]):
     name = "todo"
     title = "To-Do"
     domain = "productivity"
-    state_model = TodoState
-
-    state: TodoState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> TodoState:
@@ -319,7 +325,7 @@ class TodoService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[TodoState]]:
         return [
             Hop("item_due_date", "title", "date", _plant_item_due),
             Hop("item_due_assignee", "date", "person", _plant_due_assignee),

@@ -6,8 +6,9 @@ import datetime as dt
 import random
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from envpipeline.models.base import Strict
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -20,7 +21,7 @@ from envpipeline.services.base import (
     not_found,
     tool,
 )
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, expect_record
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, Link, PlannedCall, expect_record
 from envpipeline.services.registry import register_service
 
 SEVERITIES = ("advisory", "watch", "warning")
@@ -56,8 +57,7 @@ class Subscription(Record):
     active: bool = True
 
 
-class WeatherState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class WeatherState(Strict):
     locations: dict[str, Location] = {}
     advisories: dict[str, Advisory] = {}
     subscriptions: dict[str, Subscription] = {}
@@ -170,13 +170,10 @@ def forecast_for(name: str, day: dt.date) -> dict:
     }
 
 
-class WeatherService(Service):
+class WeatherService(Service[WeatherState]):
     name = "weather"
     title = "Weather"
     domain = "information"
-    state_model = WeatherState
-
-    state: WeatherState
 
     @classmethod
     def generate_state(cls, rng: random.Random) -> WeatherState:
@@ -379,7 +376,7 @@ class WeatherService(Service):
         }
 
     @classmethod
-    def links(cls) -> list:
+    def links(cls) -> list[Link[WeatherState]]:
         return [
             Hop("advisory_date_for_city", "city", "date", _plant_city_date),
             Hop("advisory_city_for_code", "code", "city", _plant_code_city),
