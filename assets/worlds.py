@@ -67,7 +67,9 @@ def persona_worlds(
 ) -> MaterializeResult:
     """One persona's world, day by day, with every day's checks (lint, replay, declaration, live, review)."""
     persona = _persona(store, context.partition_key)
-    build = build_world(persona, worlds.days, worlds.root(store.home), live_health=worlds.live_health)
+    build = build_world(
+        persona, worlds.days, worlds.root(store.home), llm=worlds.client(), live_health=worlds.live_health
+    )
     rows = [
         WORLD_DAYS.encode(d, persona_id=persona.persona_id, day_dir=str(day_path(Path(build.root), d.day)))
         for d in build.days
@@ -129,7 +131,7 @@ def gated_world_tasks(
     lake = store.lake()
     rows = sorted(lake.read("world_tasks"), key=lambda r: (r["persona_id"], r["day"], r["task_id"]))
     candidates = [(WORLD_TASKS.decode(r), Path(r["day_dir"])) for r in rows]
-    gated = gate_all(candidates, Path(worlds.root(store.home)) / ".gate-work")
+    gated = gate_all(candidates, Path(worlds.root(store.home)) / ".gate-work", llm=worlds.client())
     accepted = [g.task for g in gated if g.status == "accepted"]
     world_rows = lake.read("persona_worlds")
     texts = [world_day_text(Path(r["day_dir"])) for r in world_rows if r["day"] > 0]

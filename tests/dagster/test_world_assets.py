@@ -12,8 +12,10 @@ from assets.worlds import (
     world_checks_pass,
     world_tasks,
 )
+from resources.llm import LLMResource
 from resources.store import LakeResource
 from resources.worlds import WorldsResource
+from tests.llm_server import llm_server_fixture  # noqa: F401  # pytest fixture, requested as llm_server
 
 
 def test_personas_worlds_tasks_and_gates(tmp_path, local_sandbox):
@@ -49,3 +51,27 @@ def test_personas_worlds_tasks_and_gates(tmp_path, local_sandbox):
     assert len(days) == 2 * 3 and all(r["passed"] for r in days)
     accepted = [r for r in lake.read("gated_world_tasks") if r["status"] == "accepted"]
     assert all(all(g["passed"] for g in json.loads(r["gates"])) for r in accepted)
+
+
+def test_the_llm_configured_on_the_resource_reviews_every_world_day(tmp_path, local_sandbox, llm_server):
+    """The reviewer LLM reaches WildAWM through the Dagster resources, and its verdict can reject a day."""
+    llm_server.default = '{"ok": false, "issues": ["the persona pays rent twice on day 1"]}'
+    llm = LLMResource(model="openai/reviewer", api_base=llm_server.api_base, num_retries=0)
+    resources = {
+        "store": LakeResource(home=str(tmp_path)),
+        "worlds": WorldsResource(personas=1, days=1, live_health=False, llm=llm),
+    }
+    with instance_for_test() as instance:
+        assert materialize([personas], instance=instance, resources=resources).success
+        [key] = instance.get_dynamic_partitions("personas")
+        result = materialize(
+            [persona_worlds, world_checks_pass], instance=instance, resources=resources, partition_key=key
+        )
+        assert result.success
+        [check] = result.get_asset_check_evaluations()
+        assert not check.passed
+    assert llm_server.requests, "the reviewer never called the configured endpoint"
+    days = resources["store"].lake().read("persona_worlds")
+    reviews = [g for r in days for g in json.loads(r["checks"]) if g["name"] == "llm_reviewer"]
+    assert reviews and not all(g["passed"] for g in reviews)
+    assert any("pays rent twice" in g["reason"] for g in reviews)
