@@ -9,12 +9,15 @@ from __future__ import annotations
 import hashlib
 import random
 import sqlite3
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from envpipeline.models.world import Operation, Persona
 
-BASE_DATE = date(2026, 3, 2)
+# the calendar lives in the stdlib store, which Harbor exports ship as-is
+from envpipeline.worlds.worldstore import BASE_DATE as BASE_DATE
+from envpipeline.worlds.worldstore import day_date as day_date
+
 FIXED_SALT = "envpipeline-wildawm-salt"
 APPS: tuple[str, ...] = ("shop", "mail", "chat", "dm", "calendar", "flights", "bank", "accounts")
 FILES_APP = "files"
@@ -100,11 +103,6 @@ UNIQUE_COLUMNS: dict[tuple[str, str], str] = {
 def password_hash(password: str) -> str:
     """sha256(FIXED_SALT + password), hex."""
     return hashlib.sha256((FIXED_SALT + password).encode()).hexdigest()
-
-
-def day_date(day: int) -> date:
-    """The calendar date of world day `day`."""
-    return BASE_DATE + timedelta(days=day)
 
 
 def stamp(day: int, slot: int = 0, minute: int = 0) -> str:

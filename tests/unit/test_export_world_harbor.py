@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from envpipeline.sandbox.local import LocalSandbox
 from envpipeline.terminal.bundle import read_bundle
 from envpipeline.terminal.checks import check_bundle
 from envpipeline.terminal.verify import verify_bundle
+from envpipeline.worlds import worldstore
 from envpipeline.worlds.pipeline import build_and_gate
 
 
@@ -51,6 +53,27 @@ def test_world_layout(exported) -> None:
     tests = {p.name for p in (path / "tests").iterdir()}
     assert {"test.sh", "initial.tar.gz", "checklist.json"} <= tests
     assert {f"criterion_{c.id}.py" for c in gated.task.criteria} <= tests
+
+
+def _top_level_imports(source: str) -> set[str]:
+    """The first dotted part of every module a source file imports (relative imports as '.')."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            found.add("." if node.level else (node.module or "").split(".")[0])
+    return found
+
+
+def test_the_exported_worldstore_is_the_stdlib_source_module_byte_for_byte(exported) -> None:
+    source = Path(worldstore.__file__).read_bytes()
+    for gated, path in exported:
+        shipped = (path / "environment" / "app" / "worldstore.py").read_bytes()
+        assert shipped == source, gated.task.template
+    imports = _top_level_imports(source.decode("utf-8"))
+    assert {"sqlite3", "json"} <= imports
+    assert imports <= set(sys.stdlib_module_names), imports - set(sys.stdlib_module_names)
 
 
 def test_worldtool_runs_on_plain_python(exported) -> None:
