@@ -30,7 +30,8 @@ from pathlib import Path
 
 import envpipeline
 from envpipeline.errors import ConfigError
-from envpipeline.export.harbor import RUNTIME_DIR, _difficulty, _fresh
+from envpipeline.export.harbor_common import fresh_folder, harbor_difficulty
+from envpipeline.export.runtime import RUNTIME_DIR
 from envpipeline.models.bundle import (
     AgentSection,
     EnvironmentSection,
@@ -130,7 +131,7 @@ def world_task_config(task: WorldTask, difficulty: str | None) -> TaskConfig:
         metadata=MetadataSection(
             author_name="envpipeline",
             author_email="envpipeline@localhost",
-            difficulty=_difficulty({"difficulty": difficulty}),
+            difficulty=harbor_difficulty({"difficulty": difficulty}),
             category="world",
             tags=["world", task.template, *dict.fromkeys(task.interface_flow)],
             envpipeline={
@@ -187,7 +188,7 @@ def export_world_task(item: WorldTask | GatedTask, day_dir: str | Path, out: str
             "solution/solve.py": (RUNTIME_DIR / "world_solve.py").read_text(),
             "solution/steps.json": json.dumps(plan, sort_keys=True, indent=1),
         }
-        _fresh(out)
+        fresh_folder(out)
         write_files(out, files, executable={"environment/app/worldtool.py"})
         app = out / "environment" / "app"
         for part in WORLD_PARTS:
