@@ -20,8 +20,9 @@ from envpipeline.errors import LLMError
 from envpipeline.models.gates import GateResult
 from envpipeline.models.world import DaySnapshot, Persona, WorldBuild, WorldDelta
 from envpipeline.worlds.delta import apply_delta, lint_delta
+from envpipeline.worlds.genesis import create_day0
 from envpipeline.worlds.planner import plan_day, plan_to_delta
-from envpipeline.worlds.schema import RECORD_TIME_COLUMNS, create_day0, day_end
+from envpipeline.worlds.schema import RECORD_TIME_COLUMNS, day_end
 from envpipeline.worlds.skills.base import Skill
 from envpipeline.worlds.state import WorldReader, day_path, diff, touched_apps, world_hash, write_manifest
 
