@@ -23,8 +23,8 @@ from envpipeline.worlds.gates import GateConfig, gate_task
 from envpipeline.worlds.metrics import cohen_kappa, diversity, majority
 from envpipeline.worlds.personas import propose_personas
 from envpipeline.worlds.state import day_path
-from envpipeline.worlds.task_templates import TEMPLATES
 from envpipeline.worlds.tasks import generate_tasks, load_persona, task_text
+from envpipeline.worlds.templates import all_templates
 
 
 def world_day_text(day_dir: Path) -> str:
@@ -87,7 +87,7 @@ def world_candidates(world_dir: Path, days: list[int], per_day: int) -> list[tup
         day_dir = day_path(world_dir, day)
         tasks = generate_tasks(day_dir, per_day, persona, avoid=used)
         used |= {t.template for t in tasks}
-        if len(used) == len(TEMPLATES):
+        if len(used) == len(all_templates()):
             used = set()
         out += [(t, day_dir) for t in tasks]
     return out
