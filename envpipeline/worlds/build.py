@@ -4,7 +4,7 @@ Checks per day, each a recorded `GateResult`: `lint` (static lint of the delta),
 more builds from scratch in temporary folders give identical hashes), `declaration` (declared apps
 == apps the canonical-dump diff shows as touched), `live_health` (the interfaces helper's
 `check_live`, or a recorded skip), `reviewer` (rule-based consistency) and `llm_reviewer` (only
-when an `LLMClient` is passed).
+when an `LLM` is passed).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import random
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from envpipeline.errors import LLMError
+from envpipeline.llm import LLM
 from envpipeline.models.gates import GateResult
 from envpipeline.models.world import DaySnapshot, Persona, WorldBuild, WorldDelta
 from envpipeline.worlds.delta import apply_delta, lint_delta
@@ -54,7 +54,7 @@ def build_world(
     days: int,
     root: Path | str,
     *,
-    llm: Any = None,
+    llm: LLM | None = None,
     live_health: bool = True,
     replay: bool = True,
     skills: dict[str, Skill] | None = None,
@@ -239,7 +239,7 @@ def review_rules(day_dir: Path, day: int) -> GateResult:
     )
 
 
-def review_llm(llm: Any, persona: Persona, day_dir: Path, delta: WorldDelta | None) -> GateResult:
+def review_llm(llm: LLM, persona: Persona, day_dir: Path, delta: WorldDelta | None) -> GateResult:
     """An LLM reviewer through the shared client: JSON {"ok": bool, "issues": [...]}.
 
     An endpoint failure is recorded as a skip (the rule-based reviewer still decides)."""

@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from envpipeline.llm import LLM
 from envpipeline.models.world_task import GatedTask, WorldTask
 from envpipeline.worlds.build import build_world
 from envpipeline.worlds.gates import GateConfig, gate_task
@@ -94,7 +95,10 @@ def world_candidates(world_dir: Path, days: list[int], per_day: int) -> list[tup
 
 
 def gate_all(
-    candidates: list[tuple[WorldTask, Path]], work: Path, llm: Any = None, config: GateConfig | None = None
+    candidates: list[tuple[WorldTask, Path]],
+    work: Path,
+    llm: LLM | None = None,
+    config: GateConfig | None = None,
 ) -> list[GatedTask]:
     """Gate candidates in order; the diversity gate compares with the ones accepted so far."""
     gated: list[GatedTask] = []
@@ -113,7 +117,7 @@ def build_and_gate(
     seed: int = 0,
     root: Path | str = "worlds",
     tasks_per_world_day: int = 3,
-    llm: Any = None,
+    llm: LLM | None = None,
     task_days: list[int] | None = None,
     config: GateConfig | None = None,
     live_health: bool = True,
