@@ -25,7 +25,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import re
 import shutil
 import sys
 from collections.abc import Iterable
@@ -34,6 +33,9 @@ from typing import Any
 
 import envpipeline
 from envpipeline.errors import ConfigError
+from envpipeline.export.harbor_common import fresh_folder, harbor_difficulty, safe_name
+from envpipeline.export.runtime import RUNTIME_DIR
+from envpipeline.export.world_harbor import export_world_task
 from envpipeline.models.bundle import (
     AgentSection,
     EnvironmentSection,
@@ -42,11 +44,11 @@ from envpipeline.models.bundle import (
     VerifierSection,
 )
 from envpipeline.models.task import TaskRecord
+from envpipeline.models.world_task import GatedTask, WorldTask
 from envpipeline.terminal.bundle import BundlePaths, dump_task_config, read_bundle, write_files
 from envpipeline.terminal.checks import check_path_safety
 from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
 
-RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 #: Python of the base image (Debian bookworm): the vendored pydantic_core must match it.
 BASE_PYTHON = (3, 11)
 #: Third-party modules the services import (all of pydantic's runtime dependencies).
@@ -96,14 +98,6 @@ SOLVE_SH = """#!/bin/bash
 set -e
 python3 /solution/solve.py
 """
-
-
-def safe_name(name: str) -> str:
-    """A folder name made of [A-Za-z0-9_.-] (anything else becomes '-')."""
-    cleaned = re.sub(r"[^A-Za-z0-9_.-]", "-", name).strip(".-")
-    if not cleaned:
-        raise ConfigError(f"cannot make a folder name from {name!r}")
-    return cleaned
 
 
 def _module_root(name: str) -> Path:
@@ -171,11 +165,6 @@ def write_vendor(dest: Path, link_from: Path | None = None) -> None:
         os.chmod(target, 0o644)
 
 
-def _difficulty(metadata: dict[str, Any]) -> str:
-    value = str(metadata.get("difficulty", "unknown"))
-    return value if value in ("easy", "medium", "hard") else "unknown"
-
-
 def composed_task_config(record: TaskRecord) -> TaskConfig:
     """The task.toml of a composed task, with its provenance under [metadata].envpipeline."""
     services = list(record.environment.services)
@@ -183,7 +172,7 @@ def composed_task_config(record: TaskRecord) -> TaskConfig:
         metadata=MetadataSection(
             author_name="envpipeline",
             author_email="envpipeline@localhost",
-            difficulty=_difficulty(record.metadata),
+            difficulty=harbor_difficulty(record.metadata),
             category="compose",
             tags=["compose", *services],
             envpipeline={
@@ -240,7 +229,7 @@ def export_composed_task(record: TaskRecord, out: Path, link_vendor_from: Path |
         "solution/solve.py": runtime["solve.py"],
         "solution/steps.json": json.dumps(plan, sort_keys=True, indent=1),
     }
-    _fresh(out)
+    fresh_folder(out)
     write_files(out, files, executable={"environment/app/envtool.py"})
     write_vendor(out / "environment" / "app" / "vendor", link_vendor_from)
     return out
@@ -253,19 +242,11 @@ def export_terminal_bundle(source: str | Path, out: Path) -> Path:
     if not safety.passed:
         raise ConfigError(f"{source}: refusing to export: {safety.reason}")
     bundle = read_bundle(source)
-    _fresh(out)
+    fresh_folder(out)
     out.rmdir()
     shutil.copytree(source, out, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (out / "task.toml").write_text(dump_task_config(bundle.config))
     return out
-
-
-def _fresh(out: Path) -> None:
-    if out.is_symlink() or out.is_file():
-        raise ConfigError(f"{out} exists and is not a folder")
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
 
 
 def export_harbor(items: Iterable[Any], out: str | Path, world_root: str | Path | None = None) -> list[Path]:
@@ -275,9 +256,6 @@ def export_harbor(items: Iterable[Any], out: str | Path, world_root: str | Path 
     ``<world_root>/<persona_id>/day-<dd>`` (the layout `build_and_gate` writes). The vendored
     runtime of composed tasks is hard-linked between tasks when the filesystem allows.
     """
-    from envpipeline.export.world_harbor import export_world_task
-    from envpipeline.models.world_task import GatedTask, WorldTask
-
     world_types = (WorldTask, GatedTask)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

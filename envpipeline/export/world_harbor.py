@@ -3,8 +3,9 @@
 The image holds the task's initial world W0 (the day folder after the task's setup ops, made by
 `envpipeline.worlds.tasks.prepare_initial`) under ``/app``: ``home/`` (the CLI interface is the
 container shell there), ``apps/*.sqlite`` and ``manifest.json``, plus ``worldtool.py`` (the web
-app's and MCP server's actions as commands) and ``worldstore.py`` (a stdlib copy of
-`envpipeline.worlds.interfaces._store`, so the commands have the interfaces' exact semantics).
+app's and MCP server's actions as commands) and ``worldstore.py`` (`envpipeline.worlds.worldstore`
+copied byte for byte: it imports only the standard library, so the commands have the interfaces'
+exact semantics).
 
 ``tests/`` holds one standalone script per criterion (`criterion_scripts`), the W0 snapshot as
 ``initial.tar.gz`` (a tarball, so no test file is a byte copy of an environment file) and
@@ -29,7 +30,8 @@ from pathlib import Path
 
 import envpipeline
 from envpipeline.errors import ConfigError
-from envpipeline.export.harbor import RUNTIME_DIR, _difficulty, _fresh
+from envpipeline.export.harbor_common import fresh_folder, harbor_difficulty
+from envpipeline.export.runtime import RUNTIME_DIR
 from envpipeline.models.bundle import (
     AgentSection,
     EnvironmentSection,
@@ -40,13 +42,11 @@ from envpipeline.models.bundle import (
 from envpipeline.models.world_task import GatedTask, WorldTask
 from envpipeline.terminal.bundle import dump_task_config, write_files
 from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
-from envpipeline.worlds.interfaces import _store
-from envpipeline.worlds.schema import BASE_DATE
+from envpipeline.worlds import worldstore
 from envpipeline.worlds.tasks import criterion_scripts, prepare_initial
 
 #: What of a W0 day folder the image holds (delta.json is never part of W0).
 WORLD_PARTS = ("home", "apps", "manifest.json")
-_STORE_IMPORT = "from envpipeline.worlds.schema import day_date\n"
 
 WORLDTOOL_USAGE = """\
 ## How to act
@@ -96,20 +96,9 @@ python3 /solution/solve.py /solution/steps.json
 """
 
 
-def stdlib_store_source() -> str:
-    """`_store.py` with its one envpipeline import replaced by the day calendar it needs."""
-    source = Path(_store.__file__).read_text(encoding="utf-8")
-    if _STORE_IMPORT not in source:
-        raise ConfigError("envpipeline.worlds.interfaces._store changed its imports: update world_harbor")
-    inline = (
-        "from datetime import date, timedelta\n\n"
-        f"BASE_DATE = date({BASE_DATE.year}, {BASE_DATE.month}, {BASE_DATE.day})\n\n\n"
-        "def day_date(day: int) -> date:\n"
-        '    """The calendar date of world day `day`."""\n'
-        "    return BASE_DATE + timedelta(days=day)\n"
-    )
-    header = "# Stdlib copy of envpipeline.worlds.interfaces._store (exported with the Harbor task).\n"
-    return header + source.replace(_STORE_IMPORT, inline)
+def worldstore_source() -> bytes:
+    """The bytes of `envpipeline.worlds.worldstore`, shipped unchanged as ``/app/worldstore.py``."""
+    return Path(worldstore.__file__).read_bytes()
 
 
 def snapshot_tar(day: Path) -> bytes:
@@ -142,7 +131,7 @@ def world_task_config(task: WorldTask, difficulty: str | None) -> TaskConfig:
         metadata=MetadataSection(
             author_name="envpipeline",
             author_email="envpipeline@localhost",
-            difficulty=_difficulty({"difficulty": difficulty}),
+            difficulty=harbor_difficulty({"difficulty": difficulty}),
             category="world",
             tags=["world", task.template, *dict.fromkeys(task.interface_flow)],
             envpipeline={
@@ -190,7 +179,7 @@ def export_world_task(item: WorldTask | GatedTask, day_dir: str | Path, out: str
             "instruction.md": world_instruction(task),
             "environment/Dockerfile": STANDARD_DOCKERFILE,
             "environment/app/worldtool.py": (RUNTIME_DIR / "worldtool.py").read_text(),
-            "environment/app/worldstore.py": stdlib_store_source(),
+            "environment/app/worldstore.py": worldstore_source(),
             "tests/test.sh": WORLD_TEST_SH,
             "tests/initial.tar.gz": snapshot_tar(initial),
             "tests/checklist.json": json.dumps(checklist, sort_keys=True, indent=1),
@@ -199,7 +188,7 @@ def export_world_task(item: WorldTask | GatedTask, day_dir: str | Path, out: str
             "solution/solve.py": (RUNTIME_DIR / "world_solve.py").read_text(),
             "solution/steps.json": json.dumps(plan, sort_keys=True, indent=1),
         }
-        _fresh(out)
+        fresh_folder(out)
         write_files(out, files, executable={"environment/app/worldtool.py"})
         app = out / "environment" / "app"
         for part in WORLD_PARTS:

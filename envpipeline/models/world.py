@@ -1,6 +1,6 @@
 """WildAWM world models: personas, day plans, deltas (operations as data) and verification records.
 
-Pure pydantic, no I/O. Every model forbids unknown fields.
+Pure pydantic, no I/O. Every model forbids unknown fields; a day's checks are `GateResult`s.
 """
 
 from __future__ import annotations
@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from envpipeline.models.gates import GateResult
 
 OpKind = Literal["insert", "update", "delete", "write_file", "append_file"]
 
@@ -115,15 +117,6 @@ class WorldDelta(WorldModel):
     ops: list[Operation]
 
 
-class CheckResult(WorldModel):
-    """One recorded verification check."""
-
-    name: str
-    passed: bool
-    reason: str
-    evidence: dict[str, Any] = {}
-
-
 class DaySnapshot(WorldModel):
     """One materialized day and its checks."""
 
@@ -132,7 +125,7 @@ class DaySnapshot(WorldModel):
     touched_apps: list[str]
     declared_apps: list[str]
     skills: list[str] = []
-    checks: list[CheckResult]
+    checks: list[GateResult]
 
     @property
     def passed(self) -> bool:

@@ -16,7 +16,7 @@ from html import unescape
 from pathlib import PurePosixPath
 from typing import Any
 
-from envpipeline.worlds.agents import Session, corrupt_value
+from envpipeline.worlds.agent_session import Session, corrupt_value
 
 Action = Callable[[Session, dict[str, Any], "str | None", random.Random], Awaitable[None]]
 _PRODUCT_ROW = re.compile(r'id="product-(SKU-[^"]+)"><td><a [^>]*>([^<]+)</a>')
@@ -27,11 +27,11 @@ def _store(
     session: Session, args: dict[str, Any], values: list[str] | None, mistake: str | None, rng: random.Random
 ) -> None:
     """Remember found values; a wrong-value mistake swaps one for a distractor or a corruption."""
-    names = args.get("vars") or [args.get("var")]
     if values is None:
         for var, options in args.get("distractors", {}).items():
             session.guesses.setdefault(var, rng.choice(options))
         return
+    names: list[str] = args.get("vars") or [args["var"]]
     found = dict(zip(names, values))
     if mistake and found:
         var = rng.choice(sorted(found))

@@ -13,16 +13,15 @@ discover where things are (list channels / threads / folders and read until the 
 matches) while hinted agents go straight to the hinted source. A mistake is a skipped step, a wrong
 value (a distractor or a corrupted value) or a wrong interface (the write lands somewhere else).
 Every call is recorded as an OpenAI-format tool call named by interface (``mcp.dm_send``,
-``web.POST /cart/add``, ``cli.exec``); the actions themselves live in `agent_actions`.
+``web.POST /cart/add``, ``cli.exec``); the actions themselves live in `agent_actions`, the session
+they act through (shell, trajectory, memory) in `agent_session`.
 """
 
 from __future__ import annotations
 
-import json
 import random
-import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,9 @@ import httpx
 from mcp import Client
 
 from envpipeline.models.world_task import WorldTask
+from envpipeline.sandbox.base import Sandbox
+from envpipeline.worlds.agent_actions import ACTIONS
+from envpipeline.worlds.agent_session import Session, open_shell
 
 #: Per-step mistake probability by skill level (hinted); unhinted agents add UNHINTED_EXTRA.
 SKILLS: dict[str, float] = {"expert": 0.03, "skilled": 0.08, "novice": 0.2}
@@ -40,78 +42,6 @@ SYSTEM_PROMPT = (
     "You operate a personal computer through three interfaces: web (HTTP storefront and webmail), "
     "cli (a bash shell in the home folder) and mcp (chat, direct-message and email tools)."
 )
-DIRECT_BACKEND = "direct-subprocess (no sandbox available)"
-
-
-@dataclass
-class ShellResult:
-    """What a CLI command returned."""
-
-    stdout: str
-    stderr: str
-    exit_code: int
-
-
-class DirectShell:
-    """Fallback CLI when no sandbox exists: bash in the home copy, clearly labelled as such."""
-
-    backend = DIRECT_BACKEND
-
-    def __init__(self, day_dir: Path) -> None:
-        self.home = Path(day_dir) / "home"
-
-    def run(self, command: str, timeout_sec: float = 30.0) -> ShellResult:
-        done = subprocess.run(
-            ["bash", "-c", command],
-            cwd=self.home,
-            capture_output=True,
-            text=True,
-            timeout=timeout_sec,
-            env={"PATH": "/usr/bin:/bin", "HOME": str(self.home)},
-        )
-        return ShellResult(done.stdout, done.stderr, done.returncode)
-
-    def close(self) -> None:
-        """Nothing to release."""
-
-
-def open_shell(day_dir: Path, sandbox: Any = None) -> Any:
-    """A `WorldShell` in the sandbox (its `backend` names it), else a `DirectShell`."""
-    from envpipeline.sandbox.local import LocalSandbox
-    from envpipeline.worlds.interfaces.cli import WorldShell
-
-    if sandbox is None and not LocalSandbox.available():
-        return DirectShell(day_dir)
-    shell = WorldShell(day_dir, sandbox=sandbox).open()
-    shell.backend = f"sandbox:{type(shell.sandbox).__name__}"
-    return shell
-
-
-@dataclass
-class Trajectory:
-    """OpenAI-format messages: system, user, then assistant tool calls and tool results."""
-
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    calls: int = 0
-
-    def call(self, name: str, arguments: dict[str, Any], result: str) -> None:
-        """One tool call and its (truncated) result."""
-        self.calls += 1
-        call_id = f"call_{self.calls}"
-        self.messages.append(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": call_id,
-                        "type": "function",
-                        "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
-                    }
-                ],
-            }
-        )
-        self.messages.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": result[:400]})
 
 
 @dataclass
@@ -124,72 +54,6 @@ class AgentResult:
     cli_backend: str
     seconds: float
     variables: dict[str, str]
-
-
-class Session:
-    """The live interfaces of one working day folder plus the agent's memory and trajectory."""
-
-    def __init__(self, day_dir: Path, http: httpx.Client, shell: Any, mcp: Client, hinted: bool) -> None:
-        self.day_dir, self.http, self.shell, self.mcp, self.hinted = day_dir, http, shell, mcp, hinted
-        self.vars: dict[str, str] = {}
-        self.guesses: dict[str, str] = {}
-        self.trajectory = Trajectory()
-
-    # -- interface primitives (each one recorded) ---------------------------------------------------
-    async def tool(self, name: str, **arguments: Any) -> tuple[bool, Any]:
-        """Call an MCP tool: (ok, parsed JSON or error text)."""
-        result = await self.mcp.call_tool(name, arguments)
-        text = "".join(getattr(block, "text", "") for block in result.content)
-        self.trajectory.call(f"mcp.{name}", arguments, text)
-        if result.is_error:
-            return False, text
-        try:
-            return True, json.loads(text)
-        except ValueError:
-            return True, text
-
-    def web(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        """One HTTP request to the web app (redirects are not followed)."""
-        response = self.http.request(method, path, **kwargs)
-        args = {k: v for k, v in {**kwargs.get("params", {}), **kwargs.get("data", {})}.items()}
-        self.trajectory.call(
-            f"web.{method} {path}",
-            args,
-            f"{response.status_code} {response.headers.get('location', '')} {len(response.text)} bytes",
-        )
-        return response
-
-    def cli(self, command: str) -> ShellResult:
-        """One shell command in the home folder."""
-        result = self.shell.run(command)
-        self.trajectory.call(
-            "cli.exec", {"command": command}, f"exit={result.exit_code}\n{result.stdout}{result.stderr}"
-        )
-        return result
-
-    # -- memory -----------------------------------------------------------------------------------
-    def fmt(self, template: str, corrupt: bool = False, rng: random.Random | None = None) -> str:
-        """Fill ``{var}`` from memory (a guess, or 'unknown', when a read was skipped)."""
-        values = {**self.guesses, **self.vars}
-
-        class Memory(dict):
-            def __missing__(self, key: str) -> str:
-                return "unknown"
-
-        if corrupt and rng is not None:
-            used = [k for k in values if "{" + k + "}" in template]
-            if used:
-                key = rng.choice(used)
-                values[key] = corrupt_value(values[key])
-        return template.format_map(Memory(values))
-
-
-def corrupt_value(value: str) -> str:
-    """A plausible wrong value: the last digit shifted, else a dropped final character."""
-    for i in range(len(value) - 1, -1, -1):
-        if value[i].isdigit():
-            return value[:i] + str((int(value[i]) + 1) % 10) + value[i + 1 :]
-    return value[:-1] if len(value) > 1 else value + "x"
 
 
 class ScriptedAgent:
@@ -215,7 +79,7 @@ class ScriptedAgent:
                 return name
         return MISTAKES[-1][0]
 
-    def run(self, task: WorldTask, day_dir: Path | str, sandbox: Any = None) -> AgentResult:
+    def run(self, task: WorldTask, day_dir: Path | str, sandbox: Sandbox | None = None) -> AgentResult:
         """Act on `day_dir` (a working copy of W0) through web, MCP and CLI; return the record."""
         from envpipeline.worlds.interfaces.mcp_server import create_mcp_server
         from envpipeline.worlds.interfaces.web import serve_web
@@ -242,14 +106,12 @@ class ScriptedAgent:
             trajectory=session.trajectory.messages,
             mistakes=mistakes,
             tool_calls=session.trajectory.calls,
-            cli_backend=getattr(shell, "backend", "sandbox"),
+            cli_backend=shell.backend,
             seconds=round(time.monotonic() - started, 3),
             variables=dict(session.vars),
         )
 
     async def _act(self, task: WorldTask, session: Session, mistakes: list[str]) -> None:
-        from envpipeline.worlds.agent_actions import ACTIONS
-
         user = task.instruction
         if self.hinted:
             user += "\n\nHints:\n" + "\n".join(f"{i + 1}. {h}" for i, h in enumerate(task.hints))

@@ -1,10 +1,10 @@
 """Build a persona's world day by day and verify every day.
 
-Checks per day, each a recorded `CheckResult`: `lint` (static lint of the delta), `replay` (two
+Checks per day, each a recorded `GateResult`: `lint` (static lint of the delta), `replay` (two
 more builds from scratch in temporary folders give identical hashes), `declaration` (declared apps
 == apps the canonical-dump diff shows as touched), `live_health` (the interfaces helper's
 `check_live`, or a recorded skip), `reviewer` (rule-based consistency) and `llm_reviewer` (only
-when an `LLMClient` is passed).
+when an `LLM` is passed).
 """
 
 from __future__ import annotations
@@ -14,13 +14,15 @@ import random
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from envpipeline.errors import LLMError
-from envpipeline.models.world import CheckResult, DaySnapshot, Persona, WorldBuild, WorldDelta
+from envpipeline.llm import LLM
+from envpipeline.models.gates import GateResult
+from envpipeline.models.world import DaySnapshot, Persona, WorldBuild, WorldDelta
 from envpipeline.worlds.delta import apply_delta, lint_delta
+from envpipeline.worlds.genesis import create_day0
 from envpipeline.worlds.planner import plan_day, plan_to_delta
-from envpipeline.worlds.schema import RECORD_TIME_COLUMNS, create_day0, day_end
+from envpipeline.worlds.schema import RECORD_TIME_COLUMNS, day_end
 from envpipeline.worlds.skills.base import Skill
 from envpipeline.worlds.state import WorldReader, day_path, diff, touched_apps, world_hash, write_manifest
 
@@ -52,7 +54,7 @@ def build_world(
     days: int,
     root: Path | str,
     *,
-    llm: Any = None,
+    llm: LLM | None = None,
     live_health: bool = True,
     replay: bool = True,
     skills: dict[str, Skill] | None = None,
@@ -70,13 +72,13 @@ def build_world(
         declared: list[str] = []
         touched: list[str] = []
         if delta is None:
-            checks.append(CheckResult(name="lint", passed=True, reason="day 00 has no delta"))
-            checks.append(CheckResult(name="declaration", passed=True, reason="day 00 has no delta"))
+            checks.append(GateResult(name="lint", passed=True, reason="day 00 has no delta"))
+            checks.append(GateResult(name="declaration", passed=True, reason="day 00 has no delta"))
         else:
             prev = day_path(world_dir, day - 1)
             problems = lint_delta(delta, WorldReader(prev))
             checks.append(
-                CheckResult(
+                GateResult(
                     name="lint",
                     passed=not problems,
                     reason="; ".join(problems) or f"{len(delta.ops)} ops clean",
@@ -114,14 +116,14 @@ def _replay_hashes(persona: Persona, days: int, skills: dict[str, Skill] | None)
     return out
 
 
-def _replay_check(day: int, main_hash: str, replays: list[list[str]] | None) -> CheckResult:
+def _replay_check(day: int, main_hash: str, replays: list[list[str]] | None) -> GateResult:
     if replays is None:
-        return CheckResult(
+        return GateResult(
             name="replay", passed=True, reason="skipped: replay disabled", evidence={"skipped": True}
         )
     a, b = replays[0][day], replays[1][day]
     ok = a == b == main_hash
-    return CheckResult(
+    return GateResult(
         name="replay",
         passed=ok,
         reason="two builds from scratch give identical hashes" if ok else "replay hashes differ",
@@ -129,7 +131,7 @@ def _replay_check(day: int, main_hash: str, replays: list[list[str]] | None) -> 
     )
 
 
-def check_declaration(previous_dir: Path, day_dir: Path, delta: WorldDelta) -> CheckResult:
+def check_declaration(previous_dir: Path, day_dir: Path, delta: WorldDelta) -> GateResult:
     """Declared apps (union over the day's activities) == apps the diff of canonical dumps touches."""
     declared = sorted({app for a in delta.activities for app in a.apps})
     touched = touched_apps(diff(previous_dir, day_dir))
@@ -142,15 +144,15 @@ def check_declaration(previous_dir: Path, day_dir: Path, delta: WorldDelta) -> C
             f"touched but undeclared: {sorted(set(touched) - set(declared))}"
         )
     )
-    return CheckResult(
+    return GateResult(
         name="declaration", passed=ok, reason=reason, evidence={"declared": declared, "touched": touched}
     )
 
 
-def check_live_health(day_dir: Path, enabled: bool = True) -> CheckResult:
+def check_live_health(day_dir: Path, enabled: bool = True) -> GateResult:
     """The interfaces helper's live check (web app + MCP server start and answer), or a recorded skip."""
     if not enabled:
-        return CheckResult(
+        return GateResult(
             name="live_health",
             passed=True,
             reason="skipped: disabled by the caller",
@@ -159,7 +161,7 @@ def check_live_health(day_dir: Path, enabled: bool = True) -> CheckResult:
     try:
         from envpipeline.worlds.interfaces.health import check_live
     except ImportError:
-        return CheckResult(
+        return GateResult(
             name="live_health",
             passed=True,
             reason="skipped: interfaces not available",
@@ -168,10 +170,10 @@ def check_live_health(day_dir: Path, enabled: bool = True) -> CheckResult:
     try:
         return check_live(day_dir)
     except Exception as exc:  # a crashing health check is a failed check, not a crashed build
-        return CheckResult(name="live_health", passed=False, reason=f"check_live raised {exc!r}")
+        return GateResult(name="live_health", passed=False, reason=f"check_live raised {exc!r}")
 
 
-def review_rules(day_dir: Path, day: int) -> CheckResult:
+def review_rules(day_dir: Path, day: int) -> GateResult:
     """Rule-based reviewer: referential integrity, balances, stock, statuses, timestamps, bookings."""
     r = WorldReader(day_dir)
     issues: list[str] = []
@@ -229,7 +231,7 @@ def review_rules(day_dir: Path, day: int) -> CheckResult:
             issues.append(f"cancelled booking {booking['confirmation']} still has a calendar event")
     bad_hash = r.query("accounts", "SELECT id FROM users WHERE length(password_hash) != 64")
     issues += [f"user {u['id']} password hash is not a sha256 hex" for u in bad_hash]
-    return CheckResult(
+    return GateResult(
         name="reviewer",
         passed=not issues,
         reason="; ".join(issues) or "rule-based review found no inconsistency",
@@ -237,7 +239,7 @@ def review_rules(day_dir: Path, day: int) -> CheckResult:
     )
 
 
-def review_llm(llm: Any, persona: Persona, day_dir: Path, delta: WorldDelta | None) -> CheckResult:
+def review_llm(llm: LLM, persona: Persona, day_dir: Path, delta: WorldDelta | None) -> GateResult:
     """An LLM reviewer through the shared client: JSON {"ok": bool, "issues": [...]}.
 
     An endpoint failure is recorded as a skip (the rule-based reviewer still decides)."""
@@ -253,7 +255,7 @@ def review_llm(llm: Any, persona: Persona, day_dir: Path, delta: WorldDelta | No
     try:
         response = llm.complete([{"role": "user", "content": prompt}])
     except LLMError as exc:
-        return CheckResult(
+        return GateResult(
             name="llm_reviewer", passed=True, reason=f"skipped: LLM error {exc}", evidence={"skipped": True}
         )
     text = (response.content or "").strip()
@@ -262,10 +264,10 @@ def review_llm(llm: Any, persona: Persona, day_dir: Path, delta: WorldDelta | No
         verdict = json.loads(text[start:end])
         ok, issues = bool(verdict.get("ok")), [str(i) for i in verdict.get("issues", [])]
     except (ValueError, AttributeError):
-        return CheckResult(
+        return GateResult(
             name="llm_reviewer", passed=False, reason="unparseable LLM review", evidence={"raw": text[:500]}
         )
-    return CheckResult(
+    return GateResult(
         name="llm_reviewer",
         passed=ok,
         reason="; ".join(issues) or "LLM reviewer found no issue",

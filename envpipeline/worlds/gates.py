@@ -18,10 +18,11 @@ import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from envpipeline.llm import LLM
 from envpipeline.models.task import GateResult
 from envpipeline.models.world_task import GatedTask, Rollout, WorldCriterion, WorldTask
+from envpipeline.sandbox.base import Sandbox
 from envpipeline.worlds.agents import ScriptedAgent
 from envpipeline.worlds.criteria import mention_values, read_home, row_matches, table_rows
 from envpipeline.worlds.metrics import cosine_matrix, group_rewards, majority, tfidf, trajectory_well_formed
@@ -73,7 +74,7 @@ def diversity_gate(task: WorldTask, accepted: list[str], threshold: float) -> Ga
 
 
 def rollout(
-    task: WorldTask, w0: Path, work: Path, index: int, llm: Any = None, sandbox: Any = None
+    task: WorldTask, w0: Path, work: Path, index: int, llm: LLM | None = None, sandbox: Sandbox | None = None
 ) -> Rollout:
     """One scripted-agent rollout on a fresh copy of W0, scored by the verifier and the judges."""
     hinted, skill = ROLLOUT_PLAN[index % len(ROLLOUT_PLAN)]
@@ -170,9 +171,9 @@ def gate_task(
     day_dir: Path | str,
     work: Path | str,
     accepted: list[str] | None = None,
-    llm: Any = None,
+    llm: LLM | None = None,
     config: GateConfig | None = None,
-    sandbox: Any = None,
+    sandbox: Sandbox | None = None,
 ) -> GatedTask:
     """Run every gate of one task; `accepted` holds the texts (`task_text`) of accepted tasks."""
     config = config or GateConfig()

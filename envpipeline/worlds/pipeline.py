@@ -17,14 +17,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from envpipeline.llm import LLM
 from envpipeline.models.world_task import GatedTask, WorldTask
 from envpipeline.worlds.build import build_world
 from envpipeline.worlds.gates import GateConfig, gate_task
 from envpipeline.worlds.metrics import cohen_kappa, diversity, majority
 from envpipeline.worlds.personas import propose_personas
 from envpipeline.worlds.state import day_path
-from envpipeline.worlds.task_templates import TEMPLATES
 from envpipeline.worlds.tasks import generate_tasks, load_persona, task_text
+from envpipeline.worlds.templates import all_templates
 
 
 def world_day_text(day_dir: Path) -> str:
@@ -87,14 +88,17 @@ def world_candidates(world_dir: Path, days: list[int], per_day: int) -> list[tup
         day_dir = day_path(world_dir, day)
         tasks = generate_tasks(day_dir, per_day, persona, avoid=used)
         used |= {t.template for t in tasks}
-        if len(used) == len(TEMPLATES):
+        if len(used) == len(all_templates()):
             used = set()
         out += [(t, day_dir) for t in tasks]
     return out
 
 
 def gate_all(
-    candidates: list[tuple[WorldTask, Path]], work: Path, llm: Any = None, config: GateConfig | None = None
+    candidates: list[tuple[WorldTask, Path]],
+    work: Path,
+    llm: LLM | None = None,
+    config: GateConfig | None = None,
 ) -> list[GatedTask]:
     """Gate candidates in order; the diversity gate compares with the ones accepted so far."""
     gated: list[GatedTask] = []
@@ -113,7 +117,7 @@ def build_and_gate(
     seed: int = 0,
     root: Path | str = "worlds",
     tasks_per_world_day: int = 3,
-    llm: Any = None,
+    llm: LLM | None = None,
     task_days: list[int] | None = None,
     config: GateConfig | None = None,
     live_health: bool = True,

@@ -1,172 +1,29 @@
 """Cross-interface tasks generated from a materialized world day.
 
 `generate_tasks(day_dir, n)` reads the day through `WorldReader` (and the persona beside it) and
-asks the templates of `task_templates` for `n` tasks; the choice is a pure function of (persona,
-day, index). A task's initial world W0 is the day folder plus the task's `setup` operations (the
-trigger the template seeds, e.g. a go-ahead chat message that names a real product);
-`prepare_initial` materializes it. Each task carries an instruction, an interface flow (>= 2
+asks the registered templates (`envpipeline.worlds.templates`) for `n` tasks; the choice is a pure
+function of (persona, day, index). A task's initial world W0 is the day folder plus the task's
+`setup` operations (the trigger the template seeds, e.g. a go-ahead chat message that names a real
+product); `prepare_initial` materializes it. Each task carries an instruction, an interface flow (>= 2
 interfaces), N declarative criteria (verifier V = their product), a weighted checklist, one hint
 per sub-task, the ordered sub-task document and a scripted solution the agents interpret.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from envpipeline.errors import ConfigError
-from envpipeline.models.task import Condition
-from envpipeline.models.world import Operation, Persona
-from envpipeline.models.world_task import (
-    ChecklistItem,
-    Expectation,
-    Interface,
-    Mention,
-    Step,
-    SubTask,
-    WorldCriterion,
-    WorldTask,
-)
+from envpipeline.models.world import Persona
+from envpipeline.models.world_task import WorldTask
 from envpipeline.worlds.criteria import render_script
+from envpipeline.worlds.delta import apply_ops
 from envpipeline.worlds.state import WorldReader
-
-INTERFACES: tuple[str, ...] = ("mcp", "cli", "web")
-
-
-def eq(value: Any) -> Condition:
-    """An equality condition."""
-    return Condition(op="eq", value=value)
-
-
-def has(value: Any) -> Condition:
-    """A substring condition."""
-    return Condition(op="contains", value=value)
-
-
-def new_order_mention(sku: str) -> Mention:
-    """The order_number of a newly placed order holding `sku`."""
-    return Mention(app="shop", table="orders", column="order_number", where={"items_json": has(sku)})
-
-
-@dataclass
-class Context:
-    """What a template sees: the day, its persona, a seeded rng, the task index."""
-
-    reader: WorldReader
-    persona: Persona
-    day: int
-    index: int
-    rng: random.Random
-
-    @property
-    def date(self) -> str:
-        """The day's ISO date."""
-        from envpipeline.worlds.schema import day_date
-
-        return day_date(self.day).isoformat()
-
-    def products(self, min_stock: int = 2) -> list[dict[str, Any]]:
-        """In-stock products, by id."""
-        return self.reader.query("shop", "SELECT * FROM products WHERE stock >= ? ORDER BY id", [min_stock])
-
-    def contacts(self, *relations: str) -> list[Any]:
-        """Contacts of the given relations (all when none match)."""
-        pool = [c for c in self.persona.contacts if not relations or c.relation in relations]
-        return pool or list(self.persona.contacts)
-
-
-@dataclass
-class TaskBuilder:
-    """Accumulates a task's parts while a template describes it sub-task by sub-task."""
-
-    template: str
-    instruction: str = ""
-    subtasks: list[SubTask] = field(default_factory=list)
-    criteria: list[WorldCriterion] = field(default_factory=list)
-    checklist: list[ChecklistItem] = field(default_factory=list)
-    expectations: list[Expectation] = field(default_factory=list)
-    steps: list[Step] = field(default_factory=list)
-    setup: list[Operation] = field(default_factory=list)
-    facts: dict[str, Any] = field(default_factory=dict)
-
-    def sub(self, interface: Interface, description: str, hint: str) -> int:
-        """Add the next sub-task; returns its index."""
-        self.subtasks.append(
-            SubTask(index=len(self.subtasks), interface=interface, description=description, hint=hint)
-        )
-        return len(self.subtasks) - 1
-
-    def step(self, action: str, **args: Any) -> None:
-        """A scripted-solution step of the latest sub-task (`action` is ``interface.verb``)."""
-        interface, _ = action.split(".", 1)
-        self.steps.append(Step(subtask=len(self.subtasks) - 1, interface=interface, action=action, args=args))
-
-    def crit(self, kind: str, description: str, weight: float = 1.0, **spec: Any) -> str:
-        """A criterion achieved by the latest sub-task, plus its checklist item; returns its id."""
-        cid = f"c{len(self.criteria) + 1}"
-        interface = self.subtasks[-1].interface
-        self.criteria.append(
-            WorldCriterion(id=cid, kind=kind, description=description, interface=interface, **spec)
-        )
-        self.checklist.append(
-            ChecklistItem(
-                id=f"k{len(self.checklist) + 1}", description=description, weight=weight, criteria=[cid]
-            )
-        )
-        return cid
-
-    def expect(self, app: str, *tokens: str, table: str | None = None, path: str | None = None) -> None:
-        """What the state-diff judge should find (tokens in an added/changed row or file)."""
-        self.expectations.append(Expectation(app=app, table=table, path=path, tokens=list(tokens)))
-
-    def build(self, persona_id: str, day: int, index: int) -> WorldTask:
-        """The finished task (its id hashes everything but the id)."""
-        flow = [s.interface for s in self.subtasks]
-        body = {
-            "persona_id": persona_id,
-            "day": day,
-            "index": index,
-            "template": self.template,
-            "instruction": self.instruction,
-            "interface_flow": flow,
-            "setup": self.setup,
-            "criteria": self.criteria,
-            "checklist": self.checklist,
-            "hints": [s.hint for s in self.subtasks],
-            "subtasks": self.subtasks,
-            "document": "",
-            "expectations": self.expectations,
-            "solution": self.steps,
-            "facts": self.facts,
-        }
-        task = WorldTask(task_id="pending", **body)
-        task = task.model_copy(update={"document": render_document(task)})
-        digest = hashlib.sha256(task.model_dump_json(exclude={"task_id"}).encode()).hexdigest()[:16]
-        return task.model_copy(update={"task_id": f"{persona_id}-d{day:02d}-{index}-{digest[:8]}"})
-
-
-def render_document(task: WorldTask) -> str:
-    """The ordered sub-task document (markdown)."""
-    lines = [
-        f"# Task {task.template} ({task.persona_id}, day {task.day:02d})",
-        "",
-        task.instruction,
-        "",
-        f"**Interface flow**: {'>'.join(task.interface_flow)}",
-        "",
-        "## Sub-tasks",
-        "",
-    ]
-    for sub in task.subtasks:
-        lines.append(f"{sub.index + 1}. [{sub.interface}] {sub.description}")
-    lines += ["", "## Verifier (all criteria must hold)", ""]
-    lines += [f"- {c.id} [{c.interface}] {c.description}" for c in task.criteria]
-    return "\n".join(lines) + "\n"
+from envpipeline.worlds.task_builder import Context
+from envpipeline.worlds.templates import Template, all_templates
 
 
 def load_persona(day_dir: Path | str) -> Persona:
@@ -175,6 +32,27 @@ def load_persona(day_dir: Path | str) -> Persona:
     if not path.is_file():
         raise ConfigError(f"no persona.json beside {day_dir}")
     return Persona.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def template_context(reader: WorldReader, persona: Persona, index: int, template: str) -> Context:
+    """What template `template` sees for task `index` of the day: its rng derives from all four."""
+    return Context(
+        reader=reader,
+        persona=persona,
+        day=reader.day,
+        index=index,
+        rng=random.Random(f"{persona.persona_id}:{reader.day}:task:{index}:{template}"),
+    )
+
+
+def task_from_template(
+    template: Template, reader: WorldReader, persona: Persona, index: int
+) -> WorldTask | None:
+    """Task `index` of the day from one template, or None when the template does not apply."""
+    ctx = template_context(reader, persona, index, template.name)
+    if not template.applicable(ctx):
+        return None
+    return template.build(ctx).build(persona.persona_id, reader.day, index)
 
 
 def generate_task(
@@ -189,27 +67,19 @@ def generate_task(
     Templates are tried in a rotation that depends on (persona, day, index); `exclude` is never
     used, `avoid` (e.g. the persona's templates of earlier days) only when nothing else applies.
     """
-    from envpipeline.worlds.task_templates import TEMPLATES
-
+    templates = all_templates()
     reader = WorldReader(day_dir)
     persona = persona or load_persona(day_dir)
-    names = sorted(TEMPLATES)
+    names = sorted(templates)
     start = (persona.index * 3 + reader.day * 2 + index) % len(names)
     rotation = [names[(start + offset) % len(names)] for offset in range(len(names))]
     for skip in ((exclude or set()) | (avoid or set()), exclude or set()):
         for name in rotation:
             if name in skip:
                 continue
-            template = TEMPLATES[name]
-            ctx = Context(
-                reader=reader,
-                persona=persona,
-                day=reader.day,
-                index=index,
-                rng=random.Random(f"{persona.persona_id}:{reader.day}:task:{index}:{name}"),
-            )
-            if template.applicable(ctx):
-                return template.build(ctx).build(persona.persona_id, reader.day, index)
+            task = task_from_template(templates[name], reader, persona, index)
+            if task is not None:
+                return task
     return None
 
 
@@ -228,8 +98,6 @@ def generate_tasks(
 
 def prepare_initial(task: WorldTask, day_dir: Path | str, dest: Path | str) -> Path:
     """Copy the day to `dest` (a ``day-dd`` folder) and apply the task's setup: the task's W0."""
-    from envpipeline.worlds.delta import apply_ops
-
     dest = Path(dest)
     if dest.exists():
         shutil.rmtree(dest)

@@ -8,7 +8,7 @@
   expectations, for an added or changed row (or an added/changed file) whose text contains every
   token; ``{new:app/table.column}`` tokens are resolved from the rows the diff shows as added.
 - `llm_judge(llm, task, ...)`: the task, the diff summary and the changed files go to an
-  `LLMClient`; answers ``{"success": bool}``; None when no client is configured or it fails.
+  `LLM`; answers ``{"success": bool}``; None when no client is configured or it fails.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envpipeline.llm import LLM
 from envpipeline.models.world_task import WorldTask
 from envpipeline.worlds.criteria import check_all
 from envpipeline.worlds.state import diff
@@ -126,7 +127,9 @@ def _diff_summary(state_diff: dict[str, Any], final_dir: Path, limit: int = 6000
     return "\n".join(parts)[:limit]
 
 
-def llm_judge(llm: Any, task: WorldTask, initial_dir: Path | str, final_dir: Path | str) -> bool | None:
+def llm_judge(
+    llm: LLM | None, task: WorldTask, initial_dir: Path | str, final_dir: Path | str
+) -> bool | None:
     """An LLM's verdict on the state change, or None (no client, an error, or no parseable answer)."""
     if llm is None:
         return None

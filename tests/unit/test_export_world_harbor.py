@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -12,12 +13,18 @@ import pytest
 from envpipeline.errors import ConfigError
 from envpipeline.export.harbor import export_harbor
 from envpipeline.export.world_harbor import export_world_task
-from envpipeline.models.world_task import GatedTask
+from envpipeline.models.world_task import GatedTask, WorldTask
 from envpipeline.sandbox.local import LocalSandbox
 from envpipeline.terminal.bundle import read_bundle
 from envpipeline.terminal.checks import check_bundle
 from envpipeline.terminal.verify import verify_bundle
+from envpipeline.worlds import worldstore
+from envpipeline.worlds.build import build_world
+from envpipeline.worlds.personas import generate_persona
 from envpipeline.worlds.pipeline import build_and_gate
+from envpipeline.worlds.state import WorldReader, day_path
+from envpipeline.worlds.tasks import task_from_template
+from envpipeline.worlds.templates import all_templates
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +60,27 @@ def test_world_layout(exported) -> None:
     assert {f"criterion_{c.id}.py" for c in gated.task.criteria} <= tests
 
 
+def _top_level_imports(source: str) -> set[str]:
+    """The first dotted part of every module a source file imports (relative imports as '.')."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            found.add("." if node.level else (node.module or "").split(".")[0])
+    return found
+
+
+def test_the_exported_worldstore_is_the_stdlib_source_module_byte_for_byte(exported) -> None:
+    source = Path(worldstore.__file__).read_bytes()
+    for gated, path in exported:
+        shipped = (path / "environment" / "app" / "worldstore.py").read_bytes()
+        assert shipped == source, gated.task.template
+    imports = _top_level_imports(source.decode("utf-8"))
+    assert {"sqlite3", "json"} <= imports
+    assert imports <= set(sys.stdlib_module_names), imports - set(sys.stdlib_module_names)
+
+
 def test_worldtool_runs_on_plain_python(exported) -> None:
     app = exported[0][1] / "environment" / "app"
     listing = subprocess.run(
@@ -80,6 +108,39 @@ def test_every_export_passes_checks_and_verifies(exported) -> None:
         result = verify_bundle(path, sandbox)
         rewards = [(t.agent, t.reward) for t in result.trials]
         assert result.verdict == "verified", (gated.task.template, result.reasons, rewards)
+        assert rewards == [("oracle", 1.0), ("oracle", 1.0), ("nop", 0.0)]
+
+
+@pytest.fixture(scope="module")
+def one_task_per_template(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[WorldTask, Path]]:
+    """For every registered template, its task on the first day of a five-day world where it applies."""
+    persona = generate_persona(0, 1)
+    build = build_world(
+        persona, 5, tmp_path_factory.mktemp("template-world"), live_health=False, replay=False
+    )
+    pairs: list[tuple[WorldTask, Path]] = []
+    for template in all_templates().values():
+        for day in range(1, 6):
+            day_dir = day_path(Path(build.root), day)
+            task = task_from_template(template, WorldReader(day_dir), persona, 0)
+            if task is not None:
+                pairs.append((task, day_dir))
+                break
+    return pairs
+
+
+def test_every_template_round_trips_through_harbor(one_task_per_template, tmp_path: Path) -> None:
+    assert {task.template for task, _ in one_task_per_template} == set(all_templates())
+    if not LocalSandbox.available():
+        pytest.skip("no local sandbox on this machine")
+    sandbox = LocalSandbox()
+    paths = export_harbor(one_task_per_template, tmp_path / "harbor")
+    for (task, _), path in zip(one_task_per_template, paths, strict=True):
+        report = check_bundle(path)
+        assert report.passed, (task.template, [c.reason for c in report.failed()])
+        result = verify_bundle(path, sandbox)
+        rewards = [(t.agent, t.reward) for t in result.trials]
+        assert result.verdict == "verified", (task.template, result.reasons, rewards)
         assert rewards == [("oracle", 1.0), ("oracle", 1.0), ("nop", 0.0)]
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from envpipeline.errors import ConfigError
 from envpipeline.models.task import Condition
 from envpipeline.models.world_task import ChecklistItem, Expectation, Mention, WorldCriterion, WorldTask
 from envpipeline.worlds.agents import ScriptedAgent
@@ -29,14 +30,17 @@ from envpipeline.worlds.metrics import (
 )
 from envpipeline.worlds.personas import generate_persona
 from envpipeline.worlds.pipeline import build_and_gate
-from envpipeline.worlds.task_templates import TEMPLATES
+from envpipeline.worlds.state import WorldReader
 from envpipeline.worlds.tasks import (
     criterion_scripts,
     generate_task,
     generate_tasks,
+    load_persona,
     prepare_initial,
+    task_from_template,
     task_text,
 )
+from envpipeline.worlds.templates import Template, all_templates, get_template, register_template
 from envpipeline.worlds.verifier import diff_judge, evaluate
 from tests.world_fixture import make_day
 
@@ -66,7 +70,7 @@ def _solve(task: WorldTask, world: Path, tmp: Path, **agent) -> tuple[Path, Path
 
 # -- generation ------------------------------------------------------------------------------------
 def test_generation_is_deterministic_and_flows_vary(world):
-    assert len(TEMPLATES) >= 6
+    assert len(all_templates()) >= 6
     first = [t.model_dump() for d in range(1, DAYS + 1) for t in generate_tasks(_day(world, d), 3)]
     again = [t.model_dump() for d in range(1, DAYS + 1) for t in generate_tasks(_day(world, d), 3)]
     assert first == again and len(first) >= 10
@@ -85,7 +89,7 @@ def test_generation_is_deterministic_and_flows_vary(world):
 def test_every_applicable_template_is_solvable_by_a_perfect_agent(world, tmp_path):
     seen = set()
     for day in range(1, DAYS + 1):
-        for task in generate_tasks(_day(world, day), len(TEMPLATES)):
+        for task in generate_tasks(_day(world, day), len(all_templates())):
             if task.template in seen:
                 continue
             seen.add(task.template)
@@ -95,6 +99,35 @@ def test_every_applicable_template_is_solvable_by_a_perfect_agent(world, tmp_pat
             assert ev.verdict == 1 and ev.checklist == 1.0, (task.template, ev.failed)
             assert diff_judge(task, w0, final)[0], task.template
     assert len(seen) >= 6
+
+
+@pytest.mark.parametrize("name", sorted(all_templates()))
+def test_every_registered_template_builds_a_task_that_its_reference_solution_solves(name, world, tmp_path):
+    """The template contract: W0 satisfies none of the criteria, the reference solution all of them."""
+    template = all_templates()[name]
+    persona = load_persona(_day(world, 1))
+    built = (
+        task_from_template(template, WorldReader(_day(world, d)), persona, 0) for d in range(1, DAYS + 1)
+    )
+    task = next((t for t in built if t is not None), None)
+    assert task is not None, f"{name} applies on no day of the fixture world"
+    assert task.template == name and len(set(task.interface_flow)) >= 2
+    assert len(task.criteria) >= 2 and task.solution and task.expectations
+    w0, final, _ = _solve(task, world, tmp_path, skill="expert", error_rate=0.0)
+    initial = evaluate(task, w0, w0)
+    assert not any(initial.criteria.values()), (name, initial.criteria)
+    solved = evaluate(task, w0, final)
+    assert all(solved.criteria.values()), (name, solved.failed)
+    assert solved.verdict == 1 and solved.checklist == 1.0, name
+    assert diff_judge(task, w0, final)[0], name
+
+
+def test_the_template_registry_refuses_a_second_template_under_a_taken_name():
+    taken = get_template("standup_digest")
+    with pytest.raises(ConfigError, match="registered twice"):
+        register_template(Template(taken.name, taken.applicable, taken.build))
+    with pytest.raises(ConfigError, match="known: .*standup_digest"):
+        get_template("no_such_template")
 
 
 # -- verifier on hand-made states ------------------------------------------------------------------
@@ -197,7 +230,7 @@ def test_skilled_hinted_agent_acts_through_all_three_interfaces(world, tmp_path)
     task = next(
         t
         for d in range(1, DAYS + 1)
-        for t in generate_tasks(_day(world, d), len(TEMPLATES))
+        for t in generate_tasks(_day(world, d), len(all_templates()))
         if t.template == "chat_goahead_order"
     )
     w0, final, result = _solve(task, world, tmp_path, skill="expert", error_rate=0.0)

@@ -14,12 +14,12 @@ from envpipeline.errors import ConfigError
 from envpipeline.models.world import DayPlan, JudgeVerdict, Operation, Persona, WorldDelta
 from envpipeline.worlds.build import build_world, check_declaration
 from envpipeline.worlds.delta import apply_delta, apply_ops, lint_delta
+from envpipeline.worlds.genesis import create_day0
 from envpipeline.worlds.personas import DiversityJudge, generate_persona, propose_personas
 from envpipeline.worlds.planner import plan_day, plan_to_delta
 from envpipeline.worlds.schema import (
     FIXED_SALT,
     RECORD_TIME_COLUMNS,
-    create_day0,
     day_date,
     password_hash,
     stamp,

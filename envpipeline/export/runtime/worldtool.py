@@ -16,12 +16,16 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from worldstore import WorldInputError, WorldStore  # noqa: E402
+if TYPE_CHECKING:  # the checker reads the source module; the image has its byte copy beside this file
+    from envpipeline.worlds.worldstore import WorldInputError, WorldStore
+else:
+    from worldstore import WorldInputError, WorldStore
 
-USAGE = __doc__.split("\n\n", 2)[2]
+USAGE = (__doc__ or "").split("\n\n", 2)[2]
 
 
 def _int(value: str, name: str) -> int:

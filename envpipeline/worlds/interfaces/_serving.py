@@ -32,11 +32,11 @@ class BackgroundServer:
         config = uvicorn.Config(
             self.app, log_level="warning", access_log=False, lifespan="auto", timeout_graceful_shutdown=2
         )
-        self._server = uvicorn.Server(config)
+        server = self._server = uvicorn.Server(config)
 
         def serve() -> None:
             try:
-                self._server.run(sockets=[sock])
+                server.run(sockets=[sock])
             except BaseException as e:  # reported by start()
                 self._error = e
             finally:
@@ -45,7 +45,7 @@ class BackgroundServer:
         self._thread = threading.Thread(target=serve, name=f"{self.name}:{self.port}", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + timeout
-        while not self._server.started:
+        while not server.started:
             if self._error is not None or not self._thread.is_alive():
                 raise RuntimeError(f"{self.name} did not start on {self.url}: {self._error!r}")
             if time.monotonic() > deadline:

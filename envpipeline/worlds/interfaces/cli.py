@@ -66,6 +66,11 @@ class WorldShell:
         self._bundle_dir: Path | None = None
         self._synced: str | None = None
 
+    @property
+    def backend(self) -> str:
+        """What runs the commands: ``sandbox:<backend class>``."""
+        return f"sandbox:{type(self.sandbox).__name__}"
+
     # -- session --------------------------------------------------------------------------------
     def open(self) -> WorldShell:
         """Start the sandbox session and upload home/ (done by the first `run` if not called)."""

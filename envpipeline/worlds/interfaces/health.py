@@ -14,7 +14,7 @@ import anyio
 import httpx
 from mcp import Client
 
-from envpipeline.models.world import CheckResult
+from envpipeline.models.gates import GateResult
 from envpipeline.worlds.interfaces.mcp_server import TOOL_NAMES
 from envpipeline.worlds.interfaces.serve import serve_world
 
@@ -27,7 +27,7 @@ async def _list_tools(url: str, timeout: float) -> list[str]:
             return sorted(tool.name for tool in (await client.list_tools()).tools)
 
 
-def check_live(day_dir: str | Path, timeout: float = 15.0) -> CheckResult:
+def check_live(day_dir: str | Path, timeout: float = 15.0) -> GateResult:
     """Start both interfaces over `day_dir` and check they answer; `reason` names what failed."""
     started = time.monotonic()
     evidence: dict[str, object] = {}
@@ -35,7 +35,7 @@ def check_live(day_dir: str | Path, timeout: float = 15.0) -> CheckResult:
     try:
         served = serve_world(day_dir)
     except Exception as e:
-        return CheckResult(
+        return GateResult(
             name=CHECK_NAME, passed=False, reason=f"interfaces did not start: {e}", evidence=evidence
         )
     with served:
@@ -59,8 +59,8 @@ def check_live(day_dir: str | Path, timeout: float = 15.0) -> CheckResult:
             failures.append(f"MCP tools/list failed: {e!r}")
     evidence["seconds"] = round(time.monotonic() - started, 3)
     if failures:
-        return CheckResult(name=CHECK_NAME, passed=False, reason="; ".join(failures), evidence=evidence)
-    return CheckResult(
+        return GateResult(name=CHECK_NAME, passed=False, reason="; ".join(failures), evidence=evidence)
+    return GateResult(
         name=CHECK_NAME,
         passed=True,
         reason=f"web / and /mail answered 200; MCP listed {len(TOOL_NAMES)} tools",

@@ -29,7 +29,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from envpipeline.worlds.interfaces._serving import BackgroundServer
-from envpipeline.worlds.interfaces._store import WorldInputError, WorldStore
+from envpipeline.worlds.worldstore import WorldInputError, WorldStore
 
 #: Every tool the server exposes (health checks compare against it).
 TOOL_NAMES = (

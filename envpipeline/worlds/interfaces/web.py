@@ -32,7 +32,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from envpipeline.worlds.interfaces._serving import BackgroundServer
-from envpipeline.worlds.interfaces._store import MAIL_FOLDERS, WorldInputError, WorldStore
+from envpipeline.worlds.worldstore import MAIL_FOLDERS, WorldInputError, WorldStore
 
 STYLE = (
     "body{font-family:sans-serif;max-width:60rem;margin:1rem auto;padding:0 1rem}"

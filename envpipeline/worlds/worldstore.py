@@ -1,4 +1,8 @@
-"""Reads and writes of one day folder's app databases, shared by the web app and the MCP server.
+"""The app databases of one world day: the reads and writes the web app, the MCP server and worldtool share.
+
+Standard library only, so this very file is also copied byte for byte into every exported Harbor
+world task (``/app/worldstore.py`` beside ``worldtool.py``); a test keeps it that way. It also
+holds the world calendar (`BASE_DATE`, `day_date`) that the day's frozen clock needs.
 
 Every operation opens its own SQLite connection (``mode=rw``: a missing database is an error,
 never silently created), so the web app's threads and the MCP server can act on the same day
@@ -16,11 +20,12 @@ import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from envpipeline.worlds.schema import day_date
-
+#: Day 0 of every world: day d is BASE_DATE + d days.
+BASE_DATE = date(2026, 3, 2)
 #: Time of day written by actions taken through the interfaces.
 ACTION_TIME = "17:00:00"
 #: Digits of the order number: ORD-00042.
@@ -34,6 +39,11 @@ class WorldInputError(Exception):
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
+
+
+def day_date(day: int) -> date:
+    """The calendar date of world day `day`."""
+    return BASE_DATE + timedelta(days=day)
 
 
 def day_number(day_dir: Path) -> int:
@@ -117,12 +127,13 @@ class WorldStore:
     def author(self) -> str:
         """The persona's chat name: its login (first user of accounts.sqlite), else the persona id."""
         if self._author is None:
-            self._author = self.persona_id
+            author = self.persona_id
             if (self.day_dir / "apps" / "accounts.sqlite").is_file():
                 with self.db("accounts") as db:
                     row = db.execute("SELECT username FROM users ORDER BY id LIMIT 1").fetchone()
                 if row and row[0]:
-                    self._author = str(row[0])
+                    author = str(row[0])
+            self._author = author
         return self._author
 
     @property
@@ -135,7 +146,8 @@ class WorldStore:
             senders = Counter(s.strip() for s in sent if s and s.strip())
             recipients = Counter(a.strip() for r in got if r for a in r.split(",") if a.strip())
             best = senders or recipients
-            self._address = best.most_common(1)[0][0] if best else f"{self.persona_id}@mail.local"
+            address = str(best.most_common(1)[0][0]) if best else f"{self.persona_id}@mail.local"
+            self._address = address
         return self._address
 
     # -- shop -----------------------------------------------------------------------------------
@@ -389,7 +401,7 @@ class WorldStore:
         return rows
 
     def dm_send(self, peer: str, body: str) -> dict[str, Any]:
-        row = {
+        row: dict[str, Any] = {
             "peer": _text(peer, "peer", 200),
             "direction": "out",
             "body": _text(body, "body"),
