@@ -24,7 +24,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from envpipeline.terminal.bundle import BundleFormatError, BundlePaths, load_task_config
+from envpipeline.models.bundle import BundlePaths
+from envpipeline.terminal.bundle import BundleFormatError, load_task_config
 from envpipeline.terminal.offline import logical_lines
 from envpipeline.terminal.tokenizer import count_tokens
 

@@ -17,8 +17,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from envpipeline.models.bundle import Bundle
 from envpipeline.sandbox.base import EnvironmentBuildError, ExecResult, Limits, Sandbox, SandboxSession
-from envpipeline.terminal.bundle import Bundle, read_bundle
+from envpipeline.terminal.bundle import read_bundle
 
 VERIFIER_VERSION = "gold-verify-1"
 MAX_AGENT_TIMEOUT_SEC = 600.0

@@ -18,11 +18,11 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from envpipeline.models.bundle import MetadataSection, TaskConfig, VerifierSection
+from envpipeline.sandbox.base import BASE_IMAGE
 from envpipeline.terminal.bundle import dump_task_config, write_files
 
 Difficulty = Literal["easy", "medium", "hard"]
 DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
-BASE_IMAGE = "envpipeline/base:bookworm"
 
 STANDARD_DOCKERFILE = f"""FROM {BASE_IMAGE}
 WORKDIR /app
