@@ -8,6 +8,10 @@ occurs in two sections, a set that adds a new key, a new section, and an invalid
 
 from __future__ import annotations
 
+import copy
+import json
+from typing import Any
+
 from envpipeline.terminal.families._script_kit import all_solutions, test_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
@@ -291,7 +295,7 @@ class ConfigEditingFamily(TaskFamily):
             ]
             for op in jops[: 2 + knobs.depth - 1]:
                 ops.insert(rng.randint(0, len(ops)), op)
-        expected = _apply(model, names, ops, features)
+        expected = _expected_state(model, names, ops, features)
         expected["comments"] = comments
         changes_text = "\n".join(ops) + "\n"
         env = {
@@ -300,8 +304,6 @@ class ConfigEditingFamily(TaskFamily):
             "app/changes.txt": changes_text,
         }
         if features is not None:
-            import json
-
             env["app/config/features.json"] = json.dumps(features, indent=2) + "\n"
         json_rule = (
             "- `json <dotted.path> = <JSON literal>`: set the value at that path in `/app/config/features.json`, "
@@ -343,13 +345,10 @@ INI with `=` as delimiter and no duplicate keys.
         )
 
 
-def _apply(
-    model: dict[str, list[list[str]]], names: list[str], ops: list[str], features: dict | None
-) -> dict:
+def _expected_state(
+    model: dict[str, list[list[str]]], names: list[str], ops: list[str], features: dict[str, Any] | None
+) -> dict[str, Any]:
     """The expected final state: ordered sections with key/value pairs, rejected lines, JSON."""
-    import copy
-    import json
-
     rules = {
         "port": lambda v: v.isdigit() and 1 <= int(v) <= 65535,
         "enabled": lambda v: v in ("true", "false"),
@@ -362,9 +361,11 @@ def _apply(
     for raw in ops:
         verb, rest = raw.split(" ", 1)
         if verb == "json":
+            if doc is None:
+                raise ValueError(f"{raw!r}: a JSON change needs the JSON document (depth >= 2)")
             path, value = rest.split(" = ", 1)
             parts = path.split(".")
-            node = doc
+            node: dict[str, Any] = doc
             for part in parts[:-1]:
                 node = node.setdefault(part, {})
             node[parts[-1]] = json.loads(value)

@@ -9,10 +9,10 @@ categories. A manifest of moves is checked too.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from typing import Any
 
+from envpipeline.terminal.families._script_kit import edited_solutions, fail_fast_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
@@ -112,19 +112,7 @@ EDITS = {
     ],
 }
 
-TEST = r"""import csv
-import hashlib
-import os
-import sys
-
-EXPECTED = __EXPECTED__
-
-
-def fail(message):
-    print("FAIL:", message)
-    sys.exit(1)
-
-
+TEST_BODY = r"""
 def digest(path):
     with open(path, "rb") as fh:
         return hashlib.sha256(fh.read()).hexdigest()
@@ -158,7 +146,6 @@ except OSError as exc:
     fail(f"/app/moves.csv missing: {exc}")
 if rows != EXPECTED["manifest"]:
     fail(f"moves.csv rows differ; expected first rows {EXPECTED['manifest'][:3]}, got {rows[:3]}")
-print("all checks passed")
 """
 
 
@@ -169,18 +156,6 @@ class FileOrganizationKnobs(Knobs):
     n_categories: int = knob(2, 2, 6, "breadth", "extension categories in the rule table")
     nesting: int = knob(0, 0, 3, "depth", "levels of subfolders in the inbox (cross-folder name collisions)")
     rule_depth: int = knob(1, 1, 3, "depth", "1 extension only; 2 + dated image folders; 3 + large documents")
-
-
-def _apply(source: str, edits: list[tuple[str, str]]) -> str:
-    for old, new in edits:
-        if old not in source:
-            raise ValueError(f"solver edit does not apply: {old!r}")
-        source = source.replace(old, new)
-    return source
-
-
-def _solve_sh(source: str) -> str:
-    return f"#!/bin/bash\nset -e\ncd /app\npython3 - <<'PY'\n{source}PY\n"
 
 
 def _sha(text: str) -> str:
@@ -282,9 +257,7 @@ class FileOrganizationFamily(TaskFamily):
             .replace("__DATED__", str(dated))
             .replace("__LARGE__", str(large))
         )
-        solutions = {"oracle": {"solve.sh": _solve_sh(solver)}}
-        for variant in self.variants:
-            solutions[variant] = {"solve.sh": _solve_sh(_apply(solver, EDITS[variant]))}
+        solutions = edited_solutions(solver, EDITS, self.variants)
         return GeneratedTask(
             family=self.name,
             name=f"{self.name}-{seed}-{difficulty}",
@@ -297,7 +270,9 @@ class FileOrganizationFamily(TaskFamily):
             environment=env,
             tests={
                 "test.sh": STANDARD_TEST_SH,
-                "test_outputs.py": TEST.replace("__EXPECTED__", repr(json.loads(json.dumps(expected)))),
+                "test_outputs.py": fail_fast_script(
+                    expected, TEST_BODY, imports=("csv", "hashlib", "os"), embed="literal"
+                ),
             },
             solutions=solutions,
         )

@@ -8,10 +8,10 @@ endpoints and rotated files.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
+from envpipeline.terminal.families._script_kit import edited_solutions, fail_fast_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
@@ -100,17 +100,7 @@ EDITS = {
     ],
 }
 
-TEST = r"""import json
-import sys
-
-EXPECTED = json.loads(__EXPECTED__)
-
-
-def fail(message):
-    print("FAIL:", message)
-    sys.exit(1)
-
-
+TEST_BODY = r"""
 try:
     with open("/app/report.json") as fh:
         report = json.load(fh)
@@ -138,7 +128,6 @@ for path, want in EXPECTED["endpoints"].items():
             value = got.get(key)
             if not isinstance(value, (int, float)) or abs(value - want[key]) > 0.011:
                 fail(f"{path}: {key} expected {want[key]}, got {value}")
-print("all checks passed")
 """
 
 
@@ -151,18 +140,6 @@ class LogProcessingKnobs(Knobs):
     malformed_kinds: int = knob(2, 2, 5, "depth", "kinds of malformed lines mixed into the logs")
     latency_formats: int = knob(1, 1, 3, "depth", "latency notations: bare ms, '<n>ms', '<n>s' seconds")
     stats_level: int = knob(1, 1, 3, "depth", "1 counts, 2 + average latency, 3 + p95 and error rate")
-
-
-def _apply(source: str, edits: list[tuple[str, str]]) -> str:
-    for old, new in edits:
-        if old not in source:
-            raise ValueError(f"solver edit does not apply: {old!r}")
-        source = source.replace(old, new)
-    return source
-
-
-def _solve_sh(source: str) -> str:
-    return f"#!/bin/bash\nset -e\ncd /app\npython3 - <<'PY'\n{source}PY\n"
 
 
 class LogProcessingFamily(TaskFamily):
@@ -272,9 +249,7 @@ class LogProcessingFamily(TaskFamily):
             endpoints[path] = out
         expected = {"total_requests": knobs.n_lines, "malformed_lines": n_bad, "endpoints": endpoints}
         solver = SOLVER.replace("__LEVEL__", str(knobs.stats_level))
-        solutions = {"oracle": {"solve.sh": _solve_sh(solver)}}
-        for variant in self.variants:
-            solutions[variant] = {"solve.sh": _solve_sh(_apply(solver, EDITS[variant]))}
+        solutions = edited_solutions(solver, EDITS, self.variants)
         return GeneratedTask(
             family=self.name,
             name=f"{self.name}-{seed}-{difficulty}",
@@ -287,7 +262,7 @@ class LogProcessingFamily(TaskFamily):
             environment=env,
             tests={
                 "test.sh": STANDARD_TEST_SH,
-                "test_outputs.py": TEST.replace("__EXPECTED__", repr(json.dumps(expected))),
+                "test_outputs.py": fail_fast_script(expected, TEST_BODY),
             },
             solutions=solutions,
         )

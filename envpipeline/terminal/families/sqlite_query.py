@@ -9,10 +9,10 @@ customers and questions.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any
 
+from envpipeline.terminal.families._script_kit import fail_fast_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
@@ -39,17 +39,7 @@ CREATE TABLE order_items (order_id INTEGER NOT NULL, product_id INTEGER NOT NULL
   unit_price_cents INTEGER NOT NULL);
 """
 
-TEST = r"""import csv
-import sys
-
-EXPECTED = __EXPECTED__
-
-
-def fail(message):
-    print("FAIL:", message)
-    sys.exit(1)
-
-
+TEST_BODY = r"""
 def norm(cell):
     try:
         return round(float(cell), 2)
@@ -71,7 +61,6 @@ for name, rows in EXPECTED.items():
     for i, (have, want) in enumerate(zip(got[1:], rows[1:]), start=1):
         if [norm(c) for c in have] != [norm(c) for c in want]:
             fail(f"{name}: row {i} expected {want}, got {have}")
-print("all checks passed")
 """
 
 
@@ -316,7 +305,7 @@ rows in the required order; do not modify the database):
             },
             tests={
                 "test.sh": STANDARD_TEST_SH,
-                "test_outputs.py": TEST.replace("__EXPECTED__", repr(json.loads(json.dumps(expected)))),
+                "test_outputs.py": fail_fast_script(expected, TEST_BODY, imports=("csv",), embed="literal"),
             },
             solutions=solutions,
         )
