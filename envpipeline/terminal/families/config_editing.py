@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from typing import Any
 
 from envpipeline.terminal.families._script_kit import all_solutions, test_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -205,7 +205,7 @@ if EXPECTED["json"] is not None:
 """
 
 
-class ConfigEditingFamily(TaskFamily):
+class ConfigEditingFamily(TaskFamily[ConfigEditingKnobs]):
     """Rule-driven edits of INI/JSON config files that keep comments and validate values."""
 
     name = "config-editing"
@@ -222,9 +222,7 @@ class ConfigEditingFamily(TaskFamily):
     }
     variants = ("replaces_globally", "drops_comments", "skips_missing_keys", "no_validation")
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, ConfigEditingKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: ConfigEditingKnobs, seed: int) -> TaskParts:
         names = rng.sample(SECTIONS, knobs.sections + 1)
         names, new_section = names[:-1], names[-1]
         model: dict[str, list[list[str]]] = {}
@@ -330,14 +328,7 @@ Keep every comment line (lines starting with `#` or `;`) unchanged and in its or
 order of sections and keys, and write changed or added keys as `key = value`. The result must parse as
 INI with `=` as delimiter and no duplicate keys.
 """
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        return TaskParts(
             instruction=instruction,
             environment=env,
             tests={"test.sh": STANDARD_TEST_SH, "test_outputs.py": test_script(expected, TEST_BODY)},

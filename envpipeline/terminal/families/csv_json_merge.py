@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import random
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -17,10 +18,9 @@ from envpipeline.terminal.families._script_kit import edited_solutions, fail_fas
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -148,7 +148,7 @@ class CsvJsonMergeKnobs(Knobs):
     key_noise: int = knob(1, 1, 3, "depth", "key spellings: zero-padded; + whitespace; + JSON string ids")
 
 
-class CsvJsonMergeFamily(TaskFamily):
+class CsvJsonMergeFamily(TaskFamily[CsvJsonMergeKnobs]):
     """Merge two customer exports by key with newest-wins conflicts and missing fields."""
 
     name = "csv-json-merge"
@@ -181,9 +181,7 @@ class CsvJsonMergeFamily(TaskFamily):
             return rng.choice([str(ident), f" {ident}"])
         return ident
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, CsvJsonMergeKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: CsvJsonMergeKnobs, seed: int) -> TaskParts:
         extras = rng.sample(sorted(EXTRAS), min(knobs.n_extra_fields, len(EXTRAS)))
         extra_home = {name: rng.choice(["csv", "json", "both"]) for name in extras}
         csv_fields = ["name", "email", "city", *[e for e in extras if extra_home[e] != "json"]]
@@ -266,14 +264,7 @@ class CsvJsonMergeFamily(TaskFamily):
         writer.writeheader()
         writer.writerows(csv_rows)
         solutions = edited_solutions(SOLVER, EDITS, self.variants)
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        return TaskParts(
             instruction=self._instruction(knobs),
             environment={
                 "Dockerfile": STANDARD_DOCKERFILE,

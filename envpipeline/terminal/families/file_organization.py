@@ -9,6 +9,7 @@ categories. A manifest of moves is checked too.
 from __future__ import annotations
 
 import hashlib
+import random
 import re
 from typing import Any
 
@@ -16,10 +17,9 @@ from envpipeline.terminal.families._script_kit import edited_solutions, fail_fas
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -162,7 +162,7 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-class FileOrganizationFamily(TaskFamily):
+class FileOrganizationFamily(TaskFamily[FileOrganizationKnobs]):
     """Move inbox files into category folders with collision-safe names and a manifest."""
 
     name = "file-organization"
@@ -193,9 +193,7 @@ class FileOrganizationFamily(TaskFamily):
             ext = ext.upper()
         return f"{stem}.{ext}" if ext else stem
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, FileOrganizationKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: FileOrganizationKnobs, seed: int) -> TaskParts:
         extra = rng.sample(
             [c for c in CATEGORIES if c not in ("documents", "images")], knobs.n_categories - 2
         )
@@ -258,14 +256,7 @@ class FileOrganizationFamily(TaskFamily):
             .replace("__LARGE__", str(large))
         )
         solutions = edited_solutions(solver, EDITS, self.variants)
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        return TaskParts(
             instruction=self._instruction(cats, dated, large),
             environment=env,
             tests={

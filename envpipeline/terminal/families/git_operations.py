@@ -9,16 +9,16 @@ add history and operations (branch, annotated tag, per-author counts).
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from envpipeline.terminal.families._script_kit import apply_edits, fail_fast_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -102,7 +102,7 @@ class GitOperationsKnobs(Knobs):
     )
 
 
-class GitOperationsFamily(TaskFamily):
+class GitOperationsFamily(TaskFamily[GitOperationsKnobs]):
     """Pickaxe search, safe revert, branches and tags on a generated repository."""
 
     name = "git-operations"
@@ -119,9 +119,7 @@ class GitOperationsFamily(TaskFamily):
     }
     variants = ("latest_introduction", "greps_commit_messages", "rewrites_history")
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, GitOperationsKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: GitOperationsKnobs, seed: int) -> TaskParts:
         flag = f"FEATURE_{rng.choice(FLAGS)}"
         authors = rng.sample(AUTHORS, 3 + knobs.n_ops // 3)
         old_timeout, new_timeout = rng.choice([30, 45, 60]), rng.choice([1, 2, 5])
@@ -249,14 +247,7 @@ class GitOperationsFamily(TaskFamily):
         if "authors" in ops:
             ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
             expected["authors"] = ["email,commits", *[f"{e},{n}" for e, n in ranked]]
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        return TaskParts(
             instruction=self._instruction(flag, bad, ops, branch, release, storage),
             environment={
                 "Dockerfile": STANDARD_DOCKERFILE

@@ -9,16 +9,16 @@ endpoints and rotated files.
 from __future__ import annotations
 
 import math
+import random
 from typing import Any
 
 from envpipeline.terminal.families._script_kit import edited_solutions, fail_fast_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -142,7 +142,7 @@ class LogProcessingKnobs(Knobs):
     stats_level: int = knob(1, 1, 3, "depth", "1 counts, 2 + average latency, 3 + p95 and error rate")
 
 
-class LogProcessingFamily(TaskFamily):
+class LogProcessingFamily(TaskFamily[LogProcessingKnobs]):
     """Per-endpoint statistics from access logs with malformed and blank lines."""
 
     name = "log-processing"
@@ -178,9 +178,7 @@ class LogProcessingFamily(TaskFamily):
     }
     variants = ("keeps_query_string", "counts_blank_lines_as_malformed", "accepts_dash_latency")
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, LogProcessingKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: LogProcessingKnobs, seed: int) -> TaskParts:
         paths = [f"/api/{r}" for r in rng.sample(RESOURCES, knobs.n_endpoints)]
         minute = rng.randint(0, 500)
         day = rng.randint(1, 28)
@@ -250,14 +248,7 @@ class LogProcessingFamily(TaskFamily):
         expected = {"total_requests": knobs.n_lines, "malformed_lines": n_bad, "endpoints": endpoints}
         solver = SOLVER.replace("__LEVEL__", str(knobs.stats_level))
         solutions = edited_solutions(solver, EDITS, self.variants)
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        return TaskParts(
             instruction=self._instruction(knobs),
             environment=env,
             tests={

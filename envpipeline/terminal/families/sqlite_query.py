@@ -9,6 +9,7 @@ customers and questions.
 
 from __future__ import annotations
 
+import random
 import sqlite3
 from typing import Any
 
@@ -16,10 +17,9 @@ from envpipeline.terminal.families._script_kit import fail_fast_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -75,7 +75,7 @@ class SqliteQueryKnobs(Knobs):
     )
 
 
-class SqliteQueryFamily(TaskFamily):
+class SqliteQueryFamily(TaskFamily[SqliteQueryKnobs]):
     """Query a shop database built at image build time and write answers as CSV."""
 
     name = "sqlite-query"
@@ -218,9 +218,7 @@ class SqliteQueryFamily(TaskFamily):
         ]
         return asked + rng.sample(extra, knobs.n_questions - 2)
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, SqliteQueryKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: SqliteQueryKnobs, seed: int) -> TaskParts:
         year = rng.randint(2021, 2024)
         script, _ = self._data(rng, knobs, year)
         questions = self._questions(rng, knobs, year)
@@ -289,14 +287,7 @@ rows in the required order; do not modify the database):
 
 {listing}
 """
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        return TaskParts(
             instruction=instruction,
             environment={
                 "Dockerfile": STANDARD_DOCKERFILE

@@ -8,6 +8,7 @@ reports and files.
 
 from __future__ import annotations
 
+import random
 from datetime import date, timedelta
 from typing import Any
 
@@ -15,10 +16,9 @@ from envpipeline.terminal.families._script_kit import edited_solutions, fail_fas
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -178,7 +178,7 @@ def _label(rng: Any, names: list[str], noise: int) -> str:
     return name + ": "
 
 
-class TextParsingFamily(TaskFamily):
+class TextParsingFamily(TaskFamily[TextParsingKnobs]):
     """Incident reports in free-ish text to a JSON array of records."""
 
     name = "text-parsing"
@@ -255,9 +255,7 @@ class TextParsingFamily(TaskFamily):
         }
         return lines, record
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, TextParsingKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: TextParsingKnobs, seed: int) -> TaskParts:
         files: list[list[str]] = [
             [f"Incident digest {i + 1} (generated nightly)", ""] for i in range(knobs.n_files)
         ]
@@ -285,14 +283,7 @@ class TextParsingFamily(TaskFamily):
         for i, lines in enumerate(files):
             env[f"app/reports/digest_{i + 1:02d}.txt"] = "\n".join(lines) + "\n"
         solutions = edited_solutions(SOLVER, EDITS, self.variants)
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        return TaskParts(
             instruction=self._instruction(knobs),
             environment=env,
             tests={
