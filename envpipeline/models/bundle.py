@@ -8,6 +8,11 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+#: A generated task's difficulty preset.
+Difficulty = Literal["easy", "medium", "hard"]
+#: The difficulty a task.toml records (`unknown` for imported tasks that do not say).
+MetadataDifficulty = Literal["easy", "medium", "hard", "unknown"]
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -30,7 +35,7 @@ class TaskSection(_Section):
 class MetadataSection(_Section):
     author_name: str = ""
     author_email: str = ""
-    difficulty: Literal["easy", "medium", "hard", "unknown"] = "unknown"
+    difficulty: MetadataDifficulty = "unknown"
     category: str = ""
     tags: list[str] = []
     #: envpipeline provenance (family, seed, knobs, variant); ignored by other harnesses

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 
 import tomli_w
@@ -58,7 +59,7 @@ def dump_task_config(config: TaskConfig) -> str:
 
 
 def write_files(
-    root: Path, files: dict[str, str | bytes], executable: set[str] | frozenset[str] = frozenset()
+    root: Path, files: Mapping[str, str | bytes], executable: set[str] | frozenset[str] = frozenset()
 ) -> None:
     """Write `files` (relative path -> content) under `root`; paths must stay inside it."""
     root = root.resolve()

@@ -38,6 +38,15 @@ Verdict = Literal[
     "malformed_reward",
 ]
 
+#: The bundle verdict when a trial fails before a reward could be judged.
+_TRIAL_FAILURE: dict[TrialVerdict, Verdict] = {
+    "build_failed": "build_failed",
+    "agent_timeout": "timeout",
+    "verifier_timeout": "timeout",
+    "missing_reward": "missing_reward",
+    "malformed_reward": "malformed_reward",
+}
+
 
 class TrialResult(BaseModel):
     """One agent + verifier run in one sandbox session."""
@@ -215,13 +224,7 @@ def _judge(bundle: Bundle, backend: str, trials: list[TrialResult]) -> Verificat
     verdict: Verdict = "verified"
     failed = next((t for t in trials if t.verdict != "ok"), None)
     if failed is not None:
-        verdict = {
-            "build_failed": "build_failed",
-            "agent_timeout": "timeout",
-            "verifier_timeout": "timeout",
-            "missing_reward": "missing_reward",
-            "malformed_reward": "malformed_reward",
-        }[failed.verdict]
+        verdict = _TRIAL_FAILURE[failed.verdict]
         reasons.append(f"{failed.agent}: {failed.reason}")
     elif any(r is None or r < 1.0 for r in rewards):
         verdict = "oracle_failed"

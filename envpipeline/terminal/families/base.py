@@ -21,11 +21,10 @@ from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, final
 from pydantic import BaseModel, ConfigDict, Field
 
 from envpipeline.errors import ConfigError
-from envpipeline.models.bundle import MetadataSection, TaskConfig, VerifierSection
+from envpipeline.models.bundle import Difficulty, MetadataSection, TaskConfig, VerifierSection
 from envpipeline.sandbox.base import BASE_IMAGE
 from envpipeline.terminal.bundle import dump_task_config, write_files
 
-Difficulty = Literal["easy", "medium", "hard"]
 DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
 
 STANDARD_DOCKERFILE = f"""FROM {BASE_IMAGE}
