@@ -90,8 +90,8 @@ def fail_fast_script(
 
     Args:
         expected: the expected result, JSON-serializable.
-        body: module-level source after the preamble (helpers, then the checks), ending in a newline;
-            leading blank lines are dropped.
+        body: module-level source after the preamble (helpers, then the checks); surrounding blank
+            lines are dropped.
         imports: stdlib modules the body uses (``sys``, and ``json`` for a JSON embedding, are added).
         embed: ``json`` embeds ``EXPECTED = json.loads('<json text>')`` (key order kept); ``literal``
             embeds the JSON-normalized value as a Python literal.
@@ -102,7 +102,7 @@ def fail_fast_script(
     else:
         value = repr(json.loads(json.dumps(expected)))
     head = "".join(f"import {m}\n" for m in sorted(modules)) + _FAIL_FAST_HEAD.replace("__EXPECTED__", value)
-    return head + body.lstrip("\n") + _FAIL_FAST_TAIL
+    return head + body.strip("\n") + "\n" + _FAIL_FAST_TAIL
 
 
 def python_solve(code: str, variant: str, data: Any = None) -> dict[str, str]:
