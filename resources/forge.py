@@ -36,5 +36,5 @@ class ForgeResource(ConfigurableResource):
                 raise ConfigError("synthesizer_kind 'llm' needs the llm resource settings")
             from envpipeline.synth.llm import LLMSynthesizer
 
-            return LLMSynthesizer(self.llm.client())
+            return LLMSynthesizer(self.llm.client(), model=self.llm.model)
         raise ConfigError(f"unknown synthesizer '{self.synthesizer_kind}' (procedural or llm)")

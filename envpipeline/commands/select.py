@@ -85,7 +85,7 @@ def select_command(
         rows,
         mode=mode,
         target=target,
-        backend=backend,  # type: ignore[arg-type]
+        backend=backend,
         time_limit=time_limit,
     )
     if as_json:

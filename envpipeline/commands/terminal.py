@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from envpipeline.commands.common import console, emit_json
+
+if TYPE_CHECKING:
+    from envpipeline.models.bundle import Difficulty
 
 
 @click.group("families")
@@ -61,13 +65,13 @@ def bundle_group() -> None:
 )
 @click.option("--variant", default="oracle", show_default=True, help="Solution variant written as solution/.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Bundle folder.")
-def bundle_new(family: str, seed: int, difficulty: str, variant: str, out: Path) -> None:
+def bundle_new(family: str, seed: int, difficulty: Difficulty, variant: str, out: Path) -> None:
     """Generate one bundle of FAMILY into --out."""
     from envpipeline.terminal.families.base import write_generated
     from envpipeline.terminal.families.registry import get_family
 
     fam = get_family(family)
-    task = fam.generate(seed, fam.knobs_for(difficulty), difficulty)  # type: ignore[arg-type]
+    task = fam.generate(seed, fam.knobs_for(difficulty), difficulty)
     write_generated(task, out, variant)
     click.echo(f"wrote {task.name} ({family}, {difficulty}, variant {variant}) to {out}")
 
@@ -257,7 +261,8 @@ def forge_command(
                 LLMConfig(
                     model=model, api_base=api_base, api_key_env=api_key_env, cache_dir=out / "llm-cache"
                 )
-            )
+            ),
+            model=model,
         )
     else:
         from envpipeline.synth.procedural import ProceduralSynthesizer

@@ -16,7 +16,7 @@ from envpipeline.models.selection import Direction, Projection
 from envpipeline.terminal.families.base import TaskFamily
 
 
-def knob_ranges(family: TaskFamily) -> dict[str, tuple[int, int, str]]:
+def knob_ranges(family: TaskFamily[Any]) -> dict[str, tuple[int, int, str]]:
     """name -> (low, high, axis) for every knob of a family."""
     ranges = {}
     for name, prop in family.knob_model.model_json_schema()["properties"].items():
@@ -28,7 +28,7 @@ def knob_ranges(family: TaskFamily) -> dict[str, tuple[int, int, str]]:
     return ranges
 
 
-def difficulty_of(family: TaskFamily, knobs: dict[str, Any]) -> float:
+def difficulty_of(family: TaskFamily[Any], knobs: dict[str, Any]) -> float:
     """Mean normalized knob position in [0, 1] (0 = every knob at its minimum)."""
     positions = []
     for name, (low, high, _) in knob_ranges(family).items():
@@ -38,7 +38,7 @@ def difficulty_of(family: TaskFamily, knobs: dict[str, Any]) -> float:
 
 
 def move_knobs(
-    family: TaskFamily,
+    family: TaskFamily[Any],
     knobs: dict[str, Any],
     projection: Projection,
     direction: Direction,

@@ -29,8 +29,12 @@ class ForgeBudget(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_attempts: int | None = Field(None, ge=1, description="synthesis attempts (default 4 x target)")
-    max_tokens: int | None = Field(None, ge=1, description="prompt + completion tokens (LLM synthesis)")
+    max_attempts: int | None = Field(
+        default=None, ge=1, description="synthesis attempts (default 4 x target)"
+    )
+    max_tokens: int | None = Field(
+        default=None, ge=1, description="prompt + completion tokens (LLM synthesis)"
+    )
 
 
 class AcceptedBundle(BaseModel):

@@ -30,10 +30,14 @@ class ScriptedTerminalPolicy(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field("scripted-v1", description="policy name recorded with every rollout")
-    skill: float = Field(0.7, ge=0.0, le=1.0, description="chance of a full solution on the easiest bundle")
-    give_up: float = Field(0.15, ge=0.0, le=1.0, description="chance of submitting nothing when failing")
-    seed: int = Field(0, description="rollout randomness")
+    name: str = Field(default="scripted-v1", description="policy name recorded with every rollout")
+    skill: float = Field(
+        default=0.7, ge=0.0, le=1.0, description="chance of a full solution on the easiest bundle"
+    )
+    give_up: float = Field(
+        default=0.15, ge=0.0, le=1.0, description="chance of submitting nothing when failing"
+    )
+    seed: int = Field(default=0, description="rollout randomness")
 
     def full_solution_probability(self, difficulty: float) -> float:
         """p_full = skill ** (1 + 2 d)."""

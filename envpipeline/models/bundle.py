@@ -1,10 +1,17 @@
-"""Harbor task bundles: the `task.toml` schema (1.0 and 1.1) as strict pydantic models."""
+"""Harbor task bundles: typed paths, the `task.toml` schema (1.0 and 1.1) and a bundle read from disk."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+#: A generated task's difficulty preset.
+Difficulty = Literal["easy", "medium", "hard"]
+#: The difficulty a task.toml records (`unknown` for imported tasks that do not say).
+MetadataDifficulty = Literal["easy", "medium", "hard", "unknown"]
 
 
 class _Section(BaseModel):
@@ -28,7 +35,7 @@ class TaskSection(_Section):
 class MetadataSection(_Section):
     author_name: str = ""
     author_email: str = ""
-    difficulty: Literal["easy", "medium", "hard", "unknown"] = "unknown"
+    difficulty: MetadataDifficulty = "unknown"
     category: str = ""
     tags: list[str] = []
     #: envpipeline provenance (family, seed, knobs, variant); ignored by other harnesses
@@ -67,3 +74,65 @@ class TaskConfig(_Section):
     def effective_schema(self) -> str:
         """The schema this file declares (1.1 via `schema_version`, else `version`)."""
         return self.schema_version or self.version
+
+
+@dataclass(frozen=True)
+class BundlePaths:
+    """Where each part of a bundle lives.
+
+    <bundle>/
+      task.toml                 metadata and limits (never shown to the agent)
+      instruction.md            the exact prompt
+      environment/Dockerfile    the agent's image (context: environment/)
+      environment/app/...       fixtures copied to /app (our convention)
+      solution/solve.sh         what the oracle runs (uploaded only for the oracle)
+      tests/test.sh             verifier entry point; writes /logs/verifier/reward.txt|json
+    """
+
+    root: Path
+
+    @property
+    def task_toml(self) -> Path:
+        return self.root / "task.toml"
+
+    @property
+    def instruction(self) -> Path:
+        return self.root / "instruction.md"
+
+    @property
+    def environment(self) -> Path:
+        return self.root / "environment"
+
+    @property
+    def dockerfile(self) -> Path:
+        return self.environment / "Dockerfile"
+
+    @property
+    def solution(self) -> Path:
+        return self.root / "solution"
+
+    @property
+    def solve_sh(self) -> Path:
+        return self.solution / "solve.sh"
+
+    @property
+    def tests(self) -> Path:
+        return self.root / "tests"
+
+    @property
+    def test_sh(self) -> Path:
+        return self.tests / "test.sh"
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A bundle read from disk (see `envpipeline.terminal.bundle.read_bundle`)."""
+
+    paths: BundlePaths
+    config: TaskConfig
+    instruction: str
+
+    @property
+    def name(self) -> str:
+        """The task name: `[task].name` (1.1) or the folder name."""
+        return self.config.task.name if self.config.task else self.paths.root.name

@@ -16,7 +16,10 @@ from typing import Annotated, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from envpipeline.errors import SandboxError
-from envpipeline.terminal.bundle import Bundle
+from envpipeline.models.bundle import Bundle
+
+#: The offline image every generated bundle builds FROM (``make base-image`` builds it).
+BASE_IMAGE = "envpipeline/base:bookworm"
 
 
 class Limits(BaseModel):

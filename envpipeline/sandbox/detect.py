@@ -34,7 +34,7 @@ def base_image_present() -> bool:
     """Whether the offline base image exists (automatic detection skips Docker without it)."""
     import subprocess
 
-    from envpipeline.terminal.families.base import BASE_IMAGE
+    from envpipeline.sandbox.base import BASE_IMAGE
 
     try:
         probe = subprocess.run(["docker", "image", "inspect", BASE_IMAGE], capture_output=True, timeout=10)

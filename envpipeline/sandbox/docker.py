@@ -32,8 +32,15 @@ from pathlib import Path
 from typing import IO, ClassVar
 
 from envpipeline.errors import SandboxError
-from envpipeline.sandbox.base import EnvironmentBuildError, ExecResult, Limits, Sandbox, SandboxSession
-from envpipeline.terminal.bundle import Bundle
+from envpipeline.models.bundle import Bundle
+from envpipeline.sandbox.base import (
+    BASE_IMAGE,
+    EnvironmentBuildError,
+    ExecResult,
+    Limits,
+    Sandbox,
+    SandboxSession,
+)
 
 #: Repository of the per-environment images.
 IMAGE_REPOSITORY = "envpipeline-env"
@@ -114,8 +121,6 @@ def environment_digest(folder: Path) -> str:
 
 def base_image_id() -> str:
     """The id of the offline base image ("" when it is missing)."""
-    from envpipeline.terminal.families.base import BASE_IMAGE
-
     probe = docker(["image", "inspect", "--format", "{{.Id}}", BASE_IMAGE], check=False)
     return probe.stdout.decode().strip() if probe.returncode == 0 else ""
 

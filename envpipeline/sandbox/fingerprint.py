@@ -6,8 +6,7 @@ import hashlib
 import shutil
 import subprocess
 
-from envpipeline.sandbox.base import Sandbox
-from envpipeline.terminal.families.base import BASE_IMAGE
+from envpipeline.sandbox.base import BASE_IMAGE, Sandbox
 
 
 def _run(*command: str) -> str:

@@ -46,11 +46,11 @@ from pathlib import Path
 from typing import IO, ClassVar
 
 from envpipeline.errors import SandboxError
+from envpipeline.models.bundle import Bundle
 from envpipeline.sandbox import dockerfile as df
 from envpipeline.sandbox import hostio, replay
 from envpipeline.sandbox import isolation as iso
 from envpipeline.sandbox.base import ExecResult, Limits, Sandbox, SandboxSession
-from envpipeline.terminal.bundle import Bundle
 
 #: The unprivileged user every sandboxed process runs as (``nobody``).
 SANDBOX_UID = 65534

@@ -10,20 +10,41 @@ from __future__ import annotations
 
 import tempfile
 import time
-from typing import TYPE_CHECKING
+from typing import IO, Protocol
 
 from envpipeline.errors import SandboxError
+from envpipeline.models.bundle import Bundle
 from envpipeline.sandbox import dockerfile as df
-from envpipeline.terminal.bundle import Bundle
-
-if TYPE_CHECKING:
-    from envpipeline.sandbox.local import LocalSession
+from envpipeline.sandbox.base import ExecResult
 
 #: Sandbox paths the Dockerfile may COPY to or WORKDIR into.
 BUILD_ROOTS = ("/app",)
 
 
-def replay(session: LocalSession, bundle: Bundle, instructions: list[df.Instruction], budget: float) -> None:
+class BuildSession(Protocol):
+    """What a replay needs from a session (`envpipeline.sandbox.local.LocalSession` is one)."""
+
+    #: variables of later steps (ENV); ARG values join them for RUN steps only
+    env: dict[str, str]
+    #: the image named by FROM (recorded; the local sandbox runs on the host's /usr)
+    base_image: str | None
+    #: (line, keyword) of every instruction that was recorded and skipped
+    ignored: list[tuple[int, str]]
+
+    def exec(self, command: str, timeout_sec: float, workdir: str = "/app") -> ExecResult:
+        """Run a bash command inside the sandbox."""
+        ...
+
+    def extract(self, archive: IO[bytes], directory: str) -> None:
+        """Unpack a tar archive into a sandbox folder as the sandbox user."""
+        ...
+
+    def makedirs(self, directory: str) -> None:
+        """Create a sandbox folder (and its parents) as the sandbox user."""
+        ...
+
+
+def replay(session: BuildSession, bundle: Bundle, instructions: list[df.Instruction], budget: float) -> None:
     """Replay the supported instructions in order inside the session (`budget`: build seconds)."""
     deadline = time.monotonic() + budget
     workdir = "/"
@@ -69,7 +90,7 @@ def replay(session: LocalSession, bundle: Bundle, instructions: list[df.Instruct
 
 
 def run_step(
-    session: LocalSession, step: df.Instruction, workdir: str, deadline: float, args: dict[str, str]
+    session: BuildSession, step: df.Instruction, workdir: str, deadline: float, args: dict[str, str]
 ) -> None:
     """One RUN inside the sandbox under the session limits and the remaining build time.
 

@@ -13,9 +13,12 @@ from __future__ import annotations
 import multiprocessing
 import time
 from dataclasses import dataclass
-from typing import Any
+from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
+from typing import Any, Literal
 
 from envpipeline.select.problem import Problem, Solution
+
+StartMethod = Literal["fork", "spawn", "forkserver"]
 
 
 @dataclass
@@ -58,9 +61,10 @@ def _set_params(model: Any, seed: int, time_limit: float) -> None:
             continue
     # fast presolve: the default presolve spends ~4 s on the 10k-seed portfolio (dominated-column
     # and probing rounds) for no gain; the fast setting cuts presolve to ~0.5 s, same optimum.
-    from pyscipopt import SCIP_PARAMSETTING
+    # pyscipopt re-exports this class as SCIP_PARAMSETTING; its typed home is pyscipopt.scip
+    from pyscipopt.scip import PY_SCIP_PARAMSETTING
 
-    model.setPresolve(SCIP_PARAMSETTING.FAST)
+    model.setPresolve(PY_SCIP_PARAMSETTING.FAST)
 
 
 def build_model(p: Problem, warm: Solution | None, seed: int = 0, time_limit: float = 1e20) -> tuple:
@@ -129,15 +133,28 @@ def _child(p: Problem, warm: Solution | None, seed: int, time_limit: float, conn
         conn.close()
 
 
+def _context(start_method: StartMethod) -> ForkContext | SpawnContext | ForkServerContext:
+    """The multiprocessing context of a start method (each literal has its own typed context)."""
+    if start_method == "spawn":
+        return multiprocessing.get_context("spawn")
+    if start_method == "forkserver":
+        return multiprocessing.get_context("forkserver")
+    return multiprocessing.get_context("fork")
+
+
 def solve_scip(
-    p: Problem, warm: Solution | None, seed: int, time_limit: float, start_method: str = "fork"
+    p: Problem,
+    warm: Solution | None,
+    seed: int,
+    time_limit: float,
+    start_method: StartMethod = "fork",
 ) -> ScipResult:
     """Solve in a child process; kill it at `time_limit` wall-clock seconds."""
     missing = scip_available()
     if missing:
         return ScipResult(status="unavailable", error=missing)
     started = time.perf_counter()
-    ctx = multiprocessing.get_context(start_method)
+    ctx = _context(start_method)
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(p, warm, seed, 0.9 * time_limit, child), daemon=True)
     proc.start()

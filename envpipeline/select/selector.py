@@ -16,14 +16,15 @@ import time
 from typing import Literal
 
 from envpipeline.errors import ConfigError
-from envpipeline.models.selection import Candidate, Decision, SeedPassRate, SelectionTrace
+from envpipeline.models.selection import Backend, Candidate, Decision, SeedPassRate, SelectionTrace
 from envpipeline.select.actions import SelectorConfig, objective_weight, reward_band
 from envpipeline.select.milp import solve_scip
 from envpipeline.select.problem import Problem, Solution, enumerate_exact, evaluate, greedy
 from envpipeline.select.skills import Taxonomy, build_candidates
 
 Mode = Literal["local", "portfolio"]
-BACKENDS = ("scip", "enumerate", "greedy")
+MODES: tuple[Mode, ...] = ("local", "portfolio")
+BACKENDS: tuple[Backend, ...] = ("scip", "enumerate", "greedy")
 
 
 def _coverage(eligible: list[Candidate], n: int, config: SelectorConfig) -> dict[str, float]:
@@ -112,8 +113,8 @@ def build_problem(
 
 
 def _solve(
-    p: Problem, backend: str, config: SelectorConfig, time_limit: float
-) -> tuple[Solution, str, str, str | None]:
+    p: Problem, backend: Backend, config: SelectorConfig, time_limit: float
+) -> tuple[Solution, Backend, str, str | None]:
     """(solution, backend used, status, fallback reason)."""
     small = p.mode == "local" or p.n <= config.enumerate_max
     if backend == "enumerate":
@@ -154,17 +155,20 @@ def _activated(p: Problem, sol: Solution) -> dict[int, list[str]]:
 
 def select_actions(
     pass_rates: list[SeedPassRate],
-    mode: Mode = "local",
+    mode: str = "local",
     target: int | None = None,
     backend: str = "scip",
     config: SelectorConfig | None = None,
     taxonomy: Taxonomy | None = None,
     time_limit: float | None = None,
 ) -> tuple[list[Decision], SelectionTrace]:
-    """Choose one action per seed (local) or N actions, at most one per seed (portfolio)."""
+    """Choose one action per seed (local) or N actions, at most one per seed (portfolio).
+
+    `mode` is one of `MODES` and `backend` one of `BACKENDS` (ConfigError otherwise).
+    """
     started = time.perf_counter()
     config = config or SelectorConfig()
-    if mode not in ("local", "portfolio"):
+    if mode not in MODES:
         raise ConfigError(f"unknown mode '{mode}' (local or portfolio)")
     if backend not in BACKENDS:
         raise ConfigError(f"unknown backend '{backend}' ({', '.join(BACKENDS)})")
@@ -194,7 +198,7 @@ def select_actions(
             formulation=mode,
             status="empty",
             objective=None,
-            n_candidates=0,  # type: ignore[arg-type]
+            n_candidates=0,
             n_seeds=0,
             target_count=0,
             ineligible=ineligible,
@@ -217,7 +221,7 @@ def select_actions(
                 reward_band=reward_band(cand.pass_rate),
                 projected_pass_rate=cand.projected_pass_rate,
                 frontier_score=cand.frontier_score,
-                backend=used,  # type: ignore[arg-type]
+                backend=used,
                 required_skills=cand.required_skills,
                 selected_optional_skills=optional.get(c, []),
             )
@@ -228,7 +232,7 @@ def select_actions(
     trace = SelectionTrace(
         backend=used,
         formulation=mode,
-        status=status,  # type: ignore[arg-type]
+        status=status,
         objective=round(sol.objective, 9),
         n_candidates=len(eligible),
         n_seeds=n_seeds,

@@ -13,8 +13,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from envpipeline.models.bundle import MetadataSection, TaskConfig
+from envpipeline.models.bundle import MetadataDifficulty, MetadataSection, TaskConfig
 from envpipeline.models.selection import SynthesisOutput
+from envpipeline.synth.base import FailureStage
 from envpipeline.terminal.bundle import BundleFormatError, dump_task_config, load_task_config, write_files
 from envpipeline.terminal.checks import check_bundle
 
@@ -33,8 +34,8 @@ def _json_text(text: str) -> str:
     return stripped
 
 
-def parse_output(text: str | None) -> tuple[SynthesisOutput | None, str, list[str]]:
-    """Parse an answer into `(output, stage, failures)`; stage is "parse" or "contract" on failure."""
+def parse_output(text: str | None) -> tuple[SynthesisOutput | None, FailureStage | None, list[str]]:
+    """Parse an answer into `(output, stage, failures)`; stage is "parse" or "contract" on failure, else None."""
     if not text or not text.strip():
         return None, "parse", ["the answer was empty; return one JSON object"]
     body = _json_text(text)
@@ -51,7 +52,7 @@ def parse_output(text: str | None) -> tuple[SynthesisOutput | None, str, list[st
     if not isinstance(data, dict):
         return None, "contract", [f"expected a JSON object, got {type(data).__name__}"]
     try:
-        return SynthesisOutput.model_validate(data), "", []
+        return SynthesisOutput.model_validate(data), None, []
     except ValidationError as e:
         failures = [
             f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
@@ -78,7 +79,7 @@ def path_problems(output: SynthesisOutput) -> list[str]:
     return problems
 
 
-def _task_toml(files: dict[str, str], provenance: dict[str, Any], difficulty: str) -> str:
+def _task_toml(files: dict[str, str], provenance: dict[str, Any], difficulty: MetadataDifficulty) -> str:
     """The given task.toml with provenance merged in, or a fresh one; an unparsable one is kept as-is."""
     given = files.get("task.toml")
     if given is None:
@@ -110,7 +111,11 @@ def _toml_safe(value: Any) -> Any:
 
 
 def materialize_output(
-    output: SynthesisOutput, bundle_dir: Path, *, provenance: dict[str, Any], difficulty: str = "unknown"
+    output: SynthesisOutput,
+    bundle_dir: Path,
+    *,
+    provenance: dict[str, Any],
+    difficulty: MetadataDifficulty = "unknown",
 ) -> list[str]:
     """Write `output` as a bundle at `bundle_dir` (which must not exist); returns failure reasons.
 

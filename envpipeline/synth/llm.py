@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from envpipeline.errors import ConfigError
-from envpipeline.llm.client import LLMClient, LLMResponse
+from envpipeline.llm.client import LLMResponse
+from envpipeline.llm.protocol import LLM
 from envpipeline.models.selection import Decision, SynthesisOutput
 from envpipeline.synth.artifact import materialize_output, parse_output, static_check_failures
 from envpipeline.synth.base import SynthesisAttempt, SynthesisResult, Validator
@@ -26,9 +27,10 @@ JSON_MODE = {"type": "json_object"}
 class LLMSynthesizer:
     """Envs-FORGE's LLM synthesizer (implements `envpipeline.synth.base.Synthesizer`)."""
 
-    def __init__(self, client: LLMClient, *, max_repairs: int = 2, json_mode: bool = True) -> None:
+    def __init__(self, client: LLM, *, model: str, max_repairs: int = 2, json_mode: bool = True) -> None:
         """Args:
-        client: the shared LLM client (its usage totals include these calls).
+        client: the shared LLM (its usage totals include these calls); `LLMClient` or `ScriptedLLM`.
+        model: the model's name, part of the prompt and recorded in the name and provenance.
         max_repairs: repair calls allowed after the initial generation.
         json_mode: ask the endpoint for a JSON object (`response_format`); the answer is
             validated either way.
@@ -36,13 +38,14 @@ class LLMSynthesizer:
         if max_repairs < 0:
             raise ConfigError(f"max_repairs must be >= 0, got {max_repairs}")
         self.client = client
+        self.model = model
         self.max_repairs = max_repairs
         self.response_format = JSON_MODE if json_mode else None
 
     @property
     def name(self) -> str:
         """The synthesizer label recorded in results and provenance."""
-        return f"llm:{self.client.config.model}"
+        return f"llm:{self.model}"
 
     def synthesize(
         self,
@@ -71,7 +74,7 @@ class LLMSynthesizer:
         """
         seed_dir, out_dir = Path(seed_dir), Path(out_dir)
         check = validate or static_check_failures
-        model = self.client.config.model
+        model = self.model
         attempts: list[SynthesisAttempt] = []
         messages = synthesis_messages(seed_dir, decision, sample_index=sample_index, model=model)
         for index in range(self.max_repairs + 1):
@@ -148,7 +151,7 @@ class LLMSynthesizer:
         return {
             "generator": "envs-forge-llm",
             "generator_version": GENERATOR_VERSION,
-            "model": self.client.config.model,
+            "model": self.model,
             "parent": seed_dir.name,
             "seed_id": decision.seed_id,
             "action_variant": decision.action_variant,

@@ -87,7 +87,7 @@ class ProceduralSynthesizer:
         )
         for attempt in range(self.max_attempts):
             seed = derived_seed(decision.seed_id, decision.action_variant, sample_index, attempt)
-            task = family.generate(seed, family.knob_model(**knobs), preset)  # type: ignore[arg-type]
+            task = family.generate(seed, family.knob_model(**knobs), preset)
             staging = out_dir.with_name(out_dir.name + ".staging")
             shutil.rmtree(staging, ignore_errors=True)
             write_generated(task, staging)

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from envpipeline.models.bundle import Difficulty
 from envpipeline.models.selection import Decision, Direction, Projection
 
 SHARED_CONTRACT = (
@@ -177,7 +178,7 @@ def skill_subgraph(decision: Decision) -> SkillSubgraph:
     )
 
 
-def target_difficulty(projected_pass_rate: float) -> str:
+def target_difficulty(projected_pass_rate: float) -> Difficulty:
     """easy / medium / hard for the current policy at the projected pass rate."""
     if projected_pass_rate >= 0.7:
         return "easy"

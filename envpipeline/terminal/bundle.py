@@ -1,83 +1,21 @@
-"""A Harbor bundle on disk: typed paths, reading, writing and schema validation.
-
-<bundle>/
-  task.toml                 metadata and limits (never shown to the agent)
-  instruction.md            the exact prompt
-  environment/Dockerfile    the agent's image (context: environment/)
-  environment/app/...       fixtures copied to /app (our convention)
-  solution/solve.sh         what the oracle runs (uploaded only for the oracle)
-  tests/test.sh             verifier entry point; writes /logs/verifier/reward.txt|json
-"""
+"""A Harbor bundle on disk: reading, writing and schema validation (the data: `models.bundle`)."""
 
 from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 
 import tomli_w
 from pydantic import ValidationError
 
 from envpipeline.errors import ConfigError
-from envpipeline.models.bundle import TaskConfig
+from envpipeline.models.bundle import Bundle, BundlePaths, TaskConfig
 
 
 class BundleFormatError(ConfigError):
     """A bundle whose files cannot be read as a Harbor task."""
-
-
-@dataclass(frozen=True)
-class BundlePaths:
-    """Where each part of a bundle lives."""
-
-    root: Path
-
-    @property
-    def task_toml(self) -> Path:
-        return self.root / "task.toml"
-
-    @property
-    def instruction(self) -> Path:
-        return self.root / "instruction.md"
-
-    @property
-    def environment(self) -> Path:
-        return self.root / "environment"
-
-    @property
-    def dockerfile(self) -> Path:
-        return self.environment / "Dockerfile"
-
-    @property
-    def solution(self) -> Path:
-        return self.root / "solution"
-
-    @property
-    def solve_sh(self) -> Path:
-        return self.solution / "solve.sh"
-
-    @property
-    def tests(self) -> Path:
-        return self.root / "tests"
-
-    @property
-    def test_sh(self) -> Path:
-        return self.tests / "test.sh"
-
-
-@dataclass(frozen=True)
-class Bundle:
-    """A bundle read from disk."""
-
-    paths: BundlePaths
-    config: TaskConfig
-    instruction: str
-
-    @property
-    def name(self) -> str:
-        """The task name: `[task].name` (1.1) or the folder name."""
-        return self.config.task.name if self.config.task else self.paths.root.name
 
 
 def load_task_config(path: Path) -> TaskConfig:
@@ -121,7 +59,7 @@ def dump_task_config(config: TaskConfig) -> str:
 
 
 def write_files(
-    root: Path, files: dict[str, str | bytes], executable: set[str] | frozenset[str] = frozenset()
+    root: Path, files: Mapping[str, str | bytes], executable: set[str] | frozenset[str] = frozenset()
 ) -> None:
     """Write `files` (relative path -> content) under `root`; paths must stay inside it."""
     root = root.resolve()

@@ -9,7 +9,8 @@
     leak                nothing in environment/ copies or references solution/ or tests/
     overlap             instruction not a near-duplicate of a held-out instruction (word n-grams)
 
-Each failed check has a reason naming the file. The walk never follows symlinks.
+Each check is a `GateResult`; a failed one has a reason naming the file. The walk never follows
+symlinks.
 """
 
 from __future__ import annotations
@@ -21,10 +22,14 @@ import re
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict, Field
 
-from envpipeline.terminal.bundle import BundleFormatError, BundlePaths, load_task_config
+from envpipeline.models.base import Strict
+from envpipeline.models.bundle import BundlePaths
+from envpipeline.models.gates import GateResult
+from envpipeline.terminal.bundle import BundleFormatError, load_task_config
 from envpipeline.terminal.offline import logical_lines
 from envpipeline.terminal.tokenizer import count_tokens
 
@@ -35,37 +40,27 @@ _COMPOSE_NAMES = ("docker-compose.yaml", "docker-compose.yml")
 _MAX_LISTED = 5
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class CheckReport(Strict):
+    """All static checks of one bundle."""
 
+    model_config = ConfigDict(strict=True)
 
-class CheckResult(_Strict):
-    """One check's verdict; `reason` says why (names the file on failure)."""
+    bundle: Annotated[str, Field(description="the bundle folder that was checked")]
+    passed: Annotated[bool, Field(description="whether every check passed")]
+    checks: Annotated[list[GateResult], Field(description="one result per check, in the order they ran")]
 
-    name: str
-    passed: bool
-    reason: str
-
-
-class CheckReport(_Strict):
-    """All checks of one bundle."""
-
-    bundle: str
-    passed: bool
-    checks: list[CheckResult]
-
-    def failed(self) -> list[CheckResult]:
+    def failed(self) -> list[GateResult]:
         """The checks that did not pass."""
         return [c for c in self.checks if not c.passed]
 
 
-def _ok(name: str, reason: str) -> CheckResult:
-    return CheckResult(name=name, passed=True, reason=reason)
+def _ok(name: str, reason: str) -> GateResult:
+    return GateResult(name=name, passed=True, reason=reason)
 
 
-def _fail(name: str, problems: list[str]) -> CheckResult:
+def _fail(name: str, problems: list[str]) -> GateResult:
     more = f" (+{len(problems) - _MAX_LISTED} more)" if len(problems) > _MAX_LISTED else ""
-    return CheckResult(name=name, passed=False, reason="; ".join(problems[:_MAX_LISTED]) + more)
+    return GateResult(name=name, passed=False, reason="; ".join(problems[:_MAX_LISTED]) + more)
 
 
 def _walk(root: Path) -> Iterable[tuple[str, os.stat_result]]:
@@ -84,7 +79,7 @@ def _regular_files(root: Path) -> dict[str, Path]:
     return {rel: root / rel for rel, st in _walk(root) if stat.S_ISREG(st.st_mode)}
 
 
-def check_schema(paths: BundlePaths) -> CheckResult:
+def check_schema(paths: BundlePaths) -> GateResult:
     """task.toml parses and validates against the 1.0 / 1.1 model."""
     try:
         config = load_task_config(paths.task_toml)
@@ -93,7 +88,7 @@ def check_schema(paths: BundlePaths) -> CheckResult:
     return _ok("schema", f"task.toml valid (schema {config.effective_schema})")
 
 
-def check_path_safety(paths: BundlePaths) -> CheckResult:
+def check_path_safety(paths: BundlePaths) -> GateResult:
     """No absolute/`..` names, no symlink leaving the bundle, no device files, FIFOs or sockets."""
     root = paths.root
     real_root = os.path.realpath(root)
@@ -122,7 +117,7 @@ def check_path_safety(paths: BundlePaths) -> CheckResult:
     )
 
 
-def check_required_files(paths: BundlePaths) -> CheckResult:
+def check_required_files(paths: BundlePaths) -> GateResult:
     """The files every Harbor bundle needs, as regular files."""
     env = paths.environment
     required: list[tuple[str, list[Path]]] = [
@@ -159,7 +154,7 @@ def _called_scripts(text: str, tests: dict[str, Path]) -> list[str]:
     return found
 
 
-def check_reward_file(paths: BundlePaths) -> CheckResult:
+def check_reward_file(paths: BundlePaths) -> GateResult:
     """tests/test.sh, or a tests/ script it calls (transitively), writes the reward file."""
     tests = _regular_files(paths.tests)
     if "test.sh" not in tests:
@@ -182,7 +177,7 @@ def check_reward_file(paths: BundlePaths) -> CheckResult:
     )
 
 
-def check_instruction_length(paths: BundlePaths, min_tokens: int, max_tokens: int) -> CheckResult:
+def check_instruction_length(paths: BundlePaths, min_tokens: int, max_tokens: int) -> GateResult:
     """The instruction's approximate token count lies within [min_tokens, max_tokens]."""
     if not paths.instruction.is_file():
         return _fail("instruction_length", ["instruction.md missing"])
@@ -217,7 +212,7 @@ def _dockerfile_leaks(text: str, label: str) -> list[str]:
     return problems
 
 
-def check_leak(paths: BundlePaths) -> CheckResult:
+def check_leak(paths: BundlePaths) -> GateResult:
     """No environment/ file that copies (same bytes or a telltale name) or pulls in solution/tests."""
     protected: dict[str, str] = {}  # sha256 -> "solution/solve.sh"
     names: dict[str, str] = {}
@@ -262,7 +257,7 @@ def jaccard(a: set, b: set) -> float:
     return len(a & b) / len(a | b) if a or b else 0.0
 
 
-def check_overlap(paths: BundlePaths, heldout: list[str] | None, threshold: float, n: int) -> CheckResult:
+def check_overlap(paths: BundlePaths, heldout: list[str] | None, threshold: float, n: int) -> GateResult:
     """Max word-n-gram Jaccard of the instruction against held-out instructions is below threshold."""
     if not heldout:
         return _ok("overlap", "no held-out instructions given")
@@ -289,7 +284,7 @@ def check_bundle(
     """Run every static check on the bundle at `path`."""
     paths = BundlePaths(Path(path))
     if not paths.root.is_dir():
-        missing = CheckResult(name="required_files", passed=False, reason=f"{paths.root}: not a directory")
+        missing = _fail("required_files", [f"{paths.root}: not a directory"])
         return CheckReport(bundle=str(paths.root), passed=False, checks=[missing])
     checks = [
         check_schema(paths),
@@ -303,6 +298,24 @@ def check_bundle(
     return CheckReport(bundle=str(paths.root), passed=all(c.passed for c in checks), checks=checks)
 
 
-def check_many(paths: Iterable[str | Path], **kwargs: object) -> list[CheckReport]:
+def check_many(
+    paths: Iterable[str | Path],
+    *,
+    heldout: list[str] | None = None,
+    max_instruction_tokens: int = 2000,
+    min_instruction_tokens: int = 10,
+    overlap_threshold: float = 0.5,
+    ngram: int = 3,
+) -> list[CheckReport]:
     """`check_bundle` on each path with the same options."""
-    return [check_bundle(p, **kwargs) for p in paths]
+    return [
+        check_bundle(
+            p,
+            heldout=heldout,
+            max_instruction_tokens=max_instruction_tokens,
+            min_instruction_tokens=min_instruction_tokens,
+            overlap_threshold=overlap_threshold,
+            ngram=ngram,
+        )
+        for p in paths
+    ]

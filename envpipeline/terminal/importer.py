@@ -38,8 +38,8 @@ from envpipeline.models.bundle import (
     TaskSection,
     VerifierSection,
 )
+from envpipeline.sandbox.base import BASE_IMAGE
 from envpipeline.terminal.bundle import dump_task_config, write_files
-from envpipeline.terminal.families.base import BASE_IMAGE
 from envpipeline.terminal.offline import (
     DEFAULT_TEST_BODY,
     TEST_SH_TEMPLATE,
@@ -93,10 +93,14 @@ class Rewrite(_Strict):
     reason: str
 
 
+FlagName = Literal["needs_network_build", "compose"]
+Schema = Literal["1.0", "1.1"]
+
+
 class Flag(_Strict):
     """Something our sandboxes cannot run as is."""
 
-    name: Literal["needs_network_build", "compose"]
+    name: FlagName
     file: str
     lines: list[str]
     message: str
@@ -139,8 +143,9 @@ def _read_task_yaml(src: Path) -> dict[str, object]:
 
 def _instruction(data: dict[str, object], path: Path) -> str:
     text = data.get("instruction")
-    if text is None and isinstance(data.get("descriptions"), list):  # older TB layout
-        by_key = {d.get("key"): d.get("description") for d in data["descriptions"] if isinstance(d, dict)}
+    descriptions = data.get("descriptions")
+    if text is None and isinstance(descriptions, list):  # older TB layout
+        by_key = {d.get("key"): d.get("description") for d in descriptions if isinstance(d, dict)}
         text = by_key.get("base")
     if not isinstance(text, str) or not text.strip():
         raise ConfigError(f"{path}: task.yaml has no `instruction` text")
@@ -182,12 +187,31 @@ def _compose(src: Path, name: str, has_dockerfile: bool) -> tuple[bool, str]:
     return True, f"{count} service(s); multi-container tasks are not supported by our sandboxes yet"
 
 
+def _tags(value: object) -> list[str]:
+    """task.yaml `tags`: one string or a list of them (TypeError for anything else)."""
+    if not value:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple | set | dict):
+        return [str(t) for t in value]
+    raise TypeError(f"tags must be a string or a list, not {type(value).__name__}")
+
+
+def _seconds(value: object, default: float) -> float:
+    """A task.yaml timeout (`default` when absent or zero; TypeError/ValueError when not a number)."""
+    if not value:
+        return default
+    if isinstance(value, int | float | str):
+        return float(value)
+    raise TypeError(f"a timeout must be a number, not {type(value).__name__}")
+
+
 def _config(
-    data: dict[str, object], name: str, instruction: str, schema: str, org: str, extra: dict
+    data: dict[str, object], name: str, instruction: str, schema: Schema, org: str, extra: dict[str, object]
 ) -> TaskConfig:
     difficulty = str(data.get("difficulty", "unknown")).lower()
-    raw_tags = data.get("tags") or []
-    tags = [raw_tags] if isinstance(raw_tags, str) else [str(t) for t in raw_tags]
+    tags = _tags(data.get("tags"))
     meta = MetadataSection(
         author_name=str(data.get("author_name") or ""),
         author_email=str(data.get("author_email") or ""),
@@ -199,9 +223,9 @@ def _config(
     common = {
         "metadata": meta,
         "verifier": VerifierSection(
-            timeout_sec=float(data.get("max_test_timeout_sec") or TB_TEST_TIMEOUT_SEC)
+            timeout_sec=_seconds(data.get("max_test_timeout_sec"), TB_TEST_TIMEOUT_SEC)
         ),
-        "agent": AgentSection(timeout_sec=float(data.get("max_agent_timeout_sec") or TB_AGENT_TIMEOUT_SEC)),
+        "agent": AgentSection(timeout_sec=_seconds(data.get("max_agent_timeout_sec"), TB_AGENT_TIMEOUT_SEC)),
     }
     if schema == "1.0":
         return TaskConfig(**common)
@@ -234,7 +258,7 @@ class _Draft:
             Rewrite(file=file, line=line, original=original, replacement=replacement, reason=reason)
         )
 
-    def flag(self, name: str, file: str, lines: list[str], message: str) -> None:
+    def flag(self, name: FlagName, file: str, lines: list[str], message: str) -> None:
         self.flags.append(Flag(name=name, file=file, lines=lines, message=message))
 
 
@@ -323,7 +347,7 @@ def import_terminal_bench(
     source_dir: str | Path,
     out_dir: str | Path,
     *,
-    schema: Literal["1.0", "1.1"] = "1.0",
+    schema: Schema = "1.0",
     org: str = "terminal-bench",
     overwrite: bool = False,
 ) -> ImportReport:
@@ -392,7 +416,14 @@ def import_terminal_bench(
     )
 
 
-def import_many(root: str | Path, out: str | Path, **kwargs: object) -> list[ImportReport]:
+def import_many(
+    root: str | Path,
+    out: str | Path,
+    *,
+    schema: Schema = "1.0",
+    org: str = "terminal-bench",
+    overwrite: bool = False,
+) -> list[ImportReport]:
     """Import every task directory (one holding task.yaml) under `root` into `out/<name>`."""
     root, out = Path(root), Path(out)
     reports = []
@@ -400,7 +431,9 @@ def import_many(root: str | Path, out: str | Path, **kwargs: object) -> list[Imp
         src = task_yaml.parent
         name = _safe_name(src.name)
         try:
-            reports.append(import_terminal_bench(src, out / name, **kwargs))
+            reports.append(
+                import_terminal_bench(src, out / name, schema=schema, org=org, overwrite=overwrite)
+            )
         except (ConfigError, OSError, UnicodeDecodeError) as e:
             reports.append(ImportReport(task=name, source=str(src), out=str(out / name), error=str(e)))
     return reports

@@ -32,6 +32,7 @@ def terminal_task_record(
     meta = bundle.config.metadata
     fingerprint = bundle_fingerprint(folder)
     origin = dict(meta.envpipeline)
+    seed = origin.get("seed")
     gates = [GateResult(name=name, passed=bool(passed)) for name, passed in (verification or {}).items()]
     return TerminalTaskRecord(
         task_id=terminal_task_id(fingerprint),
@@ -50,7 +51,7 @@ def terminal_task_record(
         provenance=Provenance(
             generator=f"terminal.{origin.get('family', 'import')}",
             generator_version=TERMINAL_GENERATOR,
-            seed=origin.get("seed") if isinstance(origin.get("seed"), int) else None,
+            seed=seed if isinstance(seed, int) else None,
         ),
         gates=gates,
         status="accepted" if gates and all(g.passed for g in gates) else "candidate",

@@ -64,7 +64,7 @@ def materialize_seed(key: str, bundles_root: Path, seeds_folder: Path | None = N
         difficulty = match["difficulty"]
         if difficulty not in DIFFICULTIES:
             raise ConfigError(f"unknown difficulty in seed key {key}")
-        task = family.generate(int(match["seed"]), family.knobs_for(difficulty), difficulty)  # type: ignore[arg-type]
+        task = family.generate(int(match["seed"]), family.knobs_for(difficulty), difficulty)
         write_generated(task, target)
         info |= {
             "source_kind": "procedural",

@@ -17,8 +17,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from envpipeline.models.bundle import Bundle
 from envpipeline.sandbox.base import EnvironmentBuildError, ExecResult, Limits, Sandbox, SandboxSession
-from envpipeline.terminal.bundle import Bundle, read_bundle
+from envpipeline.terminal.bundle import read_bundle
 
 VERIFIER_VERSION = "gold-verify-1"
 MAX_AGENT_TIMEOUT_SEC = 600.0
@@ -36,6 +37,15 @@ Verdict = Literal[
     "missing_reward",
     "malformed_reward",
 ]
+
+#: The bundle verdict when a trial fails before a reward could be judged.
+_TRIAL_FAILURE: dict[TrialVerdict, Verdict] = {
+    "build_failed": "build_failed",
+    "agent_timeout": "timeout",
+    "verifier_timeout": "timeout",
+    "missing_reward": "missing_reward",
+    "malformed_reward": "malformed_reward",
+}
 
 
 class TrialResult(BaseModel):
@@ -214,13 +224,7 @@ def _judge(bundle: Bundle, backend: str, trials: list[TrialResult]) -> Verificat
     verdict: Verdict = "verified"
     failed = next((t for t in trials if t.verdict != "ok"), None)
     if failed is not None:
-        verdict = {
-            "build_failed": "build_failed",
-            "agent_timeout": "timeout",
-            "verifier_timeout": "timeout",
-            "missing_reward": "missing_reward",
-            "malformed_reward": "malformed_reward",
-        }[failed.verdict]
+        verdict = _TRIAL_FAILURE[failed.verdict]
         reasons.append(f"{failed.agent}: {failed.reason}")
     elif any(r is None or r < 1.0 for r in rewards):
         verdict = "oracle_failed"

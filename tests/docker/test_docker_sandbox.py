@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from envpipeline.errors import SandboxError
+from envpipeline.models.bundle import Bundle
 from envpipeline.sandbox.base import EnvironmentBuildError, Limits
 from envpipeline.sandbox.docker import (
     SESSION_LABEL,
@@ -24,7 +25,7 @@ from envpipeline.sandbox.docker import (
     image_exists,
     image_tag,
 )
-from envpipeline.terminal.bundle import Bundle, read_bundle, write_files
+from envpipeline.terminal.bundle import read_bundle, write_files
 from envpipeline.terminal.families.base import BASE_IMAGE, STANDARD_DOCKERFILE
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from envpipeline.errors import ConfigError
 from envpipeline.terminal.checks import check_bundle
 from envpipeline.terminal.families.base import DIFFICULTIES, write_generated
 from envpipeline.terminal.families.registry import all_families
@@ -57,6 +58,14 @@ def test_generation_is_deterministic_and_seeds_differ(name):
     assert a.model_dump() == b.model_dump()
     assert family.generate(4, knobs, "medium").model_dump() != a.model_dump()
     assert set(a.solutions) == {"oracle", *family.variants}
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_generate_refuses_knobs_of_another_family(name):
+    family = FAMILIES[name]
+    other = next(f for n, f in FAMILIES.items() if f.knob_model is not family.knob_model)
+    with pytest.raises(ConfigError, match=f"family {name} needs {family.knob_model.__name__} knobs"):
+        family.generate(0, other.knobs_for("easy"), "easy")
 
 
 def _bundle(tmp_path: Path, name: str, difficulty: str, seed: int = 0) -> tuple[Path, dict]:

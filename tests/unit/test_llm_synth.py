@@ -79,7 +79,7 @@ def seed_dir(tmp_path: Path) -> Path:
 
 def synthesizer(server: ScriptedLLMServer, max_repairs: int = 2) -> LLMSynthesizer:
     config = LLMConfig(model="openai/forge-test", api_base=server.api_base, num_retries=0, timeout_sec=5)
-    return LLMSynthesizer(LLMClient(config), max_repairs=max_repairs)
+    return LLMSynthesizer(LLMClient(config), model=config.model, max_repairs=max_repairs)
 
 
 def user_prompt(request: dict) -> str:

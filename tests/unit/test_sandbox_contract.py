@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from envpipeline.models.bundle import TaskConfig
+from envpipeline.models.bundle import Bundle, TaskConfig
 from envpipeline.sandbox.base import EnvironmentBuildError, Limits, Sandbox, SandboxSession
-from envpipeline.terminal.bundle import Bundle, dump_task_config, read_bundle, write_files
+from envpipeline.terminal.bundle import dump_task_config, read_bundle, write_files
 from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
 
 LIMITS = Limits(memory_mb=256, pids=64, file_size_mb=16, output_bytes=20_000)

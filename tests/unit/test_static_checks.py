@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from envpipeline.commands.terminal import bundle_group
 from envpipeline.terminal.checks import CheckReport, check_bundle, check_many
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
@@ -209,6 +212,20 @@ def test_not_a_directory_and_check_many(good: Path, tmp_path: Path) -> None:
     assert [r.passed for r in reports] == [False, False]
     assert [c.name for c in reports[0].failed()] == ["instruction_length"]
     assert reports[1].checks[0].reason.endswith("not a directory")
+
+
+def test_bundle_check_json_names_each_check_with_its_verdict_and_reason(good: Path, tmp_path: Path) -> None:
+    bad = write_generated(tiny_task(), tmp_path / "bad")
+    (bad / "instruction.md").unlink()
+    result = CliRunner().invoke(bundle_group, ["check", "--json", str(good), str(bad)])
+    assert result.exit_code == 1, result.output
+    reports = json.loads(result.output)
+    assert [r["passed"] for r in reports] == [True, False]
+    for report in reports:
+        assert [c["name"] for c in report["checks"]] == CHECKS
+        assert all({"name", "passed", "reason"} <= set(c) for c in report["checks"])
+    failed = {c["name"]: c["reason"] for c in reports[1]["checks"] if not c["passed"]}
+    assert failed["required_files"] == "instruction.md missing"
 
 
 def test_tokenizer_approximates_bpe() -> None:

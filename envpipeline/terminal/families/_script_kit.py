@@ -1,16 +1,27 @@
-"""Shared helpers for family modules: verifier scripts with embedded expectations, Python solve.sh.
+"""The one kit every family builds its verifier scripts and solutions from.
 
-Not a family (it registers nothing). Verifier scripts are plain stdlib Python: a `run()` body calls
-`check(name, condition)`; any exception or failed check exits non-zero and names what failed.
-Solutions are one Python program parameterized by `VARIANT`, so the oracle and each partial
-variant share code and differ only where the variant misses its edge case.
+Not a family (it registers nothing). Verifier scripts (``tests/test_outputs.py``) are plain stdlib
+Python with the expected result embedded as ``EXPECTED``, in one of two styles:
+
+- `test_script`: a `run()` body calls ``check(name, condition)`` for every check; any exception
+  or failed check exits non-zero and every failed check is named.
+- `fail_fast_script`: a top-level body calls ``fail(message)``, which names the first thing that
+  is wrong and exits non-zero.
+
+Solutions share one program between the oracle and the partial variants, which differ only
+where a variant misses its edge case, in one of two styles:
+
+- `all_solutions`: one Python program parameterized by ``VARIANT``.
+- `edited_solutions`: the oracle's program, and per variant the same program with a few textual
+  edits (`apply_edits`), each run by `heredoc_solve`.
 """
 
 from __future__ import annotations
 
 import json
 import textwrap
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
 
 _TEST_HEAD = '''"""Checks the final state of /app (generated; stdlib only)."""
 import json
@@ -58,6 +69,42 @@ def test_script(expected: Any, body: str) -> str:
     return head + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + _TEST_TAIL
 
 
+_FAIL_FAST_HEAD = """
+EXPECTED = __EXPECTED__
+
+
+def fail(message):
+    print("FAIL:", message)
+    sys.exit(1)
+
+
+"""
+
+_FAIL_FAST_TAIL = 'print("all checks passed")\n'
+
+
+def fail_fast_script(
+    expected: Any, body: str, *, imports: Iterable[str] = (), embed: Literal["json", "literal"] = "json"
+) -> str:
+    """A test_outputs.py whose top-level `body` calls `fail(message)` on the first wrong thing.
+
+    Args:
+        expected: the expected result, JSON-serializable.
+        body: module-level source after the preamble (helpers, then the checks); surrounding blank
+            lines are dropped.
+        imports: stdlib modules the body uses (``sys``, and ``json`` for a JSON embedding, are added).
+        embed: ``json`` embeds ``EXPECTED = json.loads('<json text>')`` (key order kept); ``literal``
+            embeds the JSON-normalized value as a Python literal.
+    """
+    modules = {"sys", *imports} | ({"json"} if embed == "json" else set())
+    if embed == "json":
+        value = f"json.loads({json.dumps(expected)!r})"
+    else:
+        value = repr(json.loads(json.dumps(expected)))
+    head = "".join(f"import {m}\n" for m in sorted(modules)) + _FAIL_FAST_HEAD.replace("__EXPECTED__", value)
+    return head + body.strip("\n") + "\n" + _FAIL_FAST_TAIL
+
+
 def python_solve(code: str, variant: str, data: Any = None) -> dict[str, str]:
     """A solve.sh that runs `code` in /app with `VARIANT` (and optional embedded `DATA`) set."""
     preamble = f"VARIANT = {variant!r}\n"
@@ -70,6 +117,30 @@ def python_solve(code: str, variant: str, data: Any = None) -> dict[str, str]:
 def all_solutions(code: str, variants: tuple[str, ...], data: Any = None) -> dict[str, dict[str, str]]:
     """The oracle plus every partial variant of one parameterized solver."""
     return {name: python_solve(code, name, data) for name in ("oracle", *variants)}
+
+
+def apply_edits(source: str, edits: Sequence[tuple[str, str]]) -> str:
+    """`source` with every `old` replaced by `new`, in order; an edit that does not apply is a bug."""
+    for old, new in edits:
+        if old not in source:
+            raise ValueError(f"solver edit does not apply: {old!r}")
+        source = source.replace(old, new)
+    return source
+
+
+def heredoc_solve(source: str) -> str:
+    """A solve.sh that runs the Python program `source` (ending in a newline) in /app."""
+    return f"#!/bin/bash\nset -e\ncd /app\npython3 - <<'PY'\n{source}PY\n"
+
+
+def edited_solutions(
+    source: str, edits: Mapping[str, Sequence[tuple[str, str]]], variants: tuple[str, ...]
+) -> dict[str, dict[str, str]]:
+    """The oracle runs `source`; each partial variant runs it with its `edits` applied."""
+    solutions = {"oracle": {"solve.sh": heredoc_solve(source)}}
+    for variant in variants:
+        solutions[variant] = {"solve.sh": heredoc_solve(apply_edits(source, edits[variant]))}
+    return solutions
 
 
 def format_rules(lines: list[str]) -> str:

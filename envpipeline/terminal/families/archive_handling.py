@@ -10,15 +10,15 @@ and a missing manifest entry are always present.
 from __future__ import annotations
 
 import json
+import random
 
 from envpipeline.terminal.families._script_kit import all_solutions, test_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -154,7 +154,7 @@ def _content(rng, path: str) -> str:
     return "name,value\n" + "\n".join(rows) + "\n"
 
 
-class ArchiveHandlingFamily(TaskFamily):
+class ArchiveHandlingFamily(TaskFamily[ArchiveHandlingKnobs]):
     """Nested archive extraction, checksum verification and repacking."""
 
     name = "archive-handling"
@@ -171,9 +171,7 @@ class ArchiveHandlingFamily(TaskFamily):
     }
     variants = ("ignores_nested", "case_sensitive_ext", "no_missing_check", "repacks_all")
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, ArchiveHandlingKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: ArchiveHandlingKnobs, seed: int) -> TaskParts:
         used: set[str] = set()
         selected: dict[str, str] = {}
 
@@ -259,14 +257,7 @@ possibly nested inside each other). `/app/incoming/MANIFEST.sha256` lists expect
 
 There are {len(manifest)} manifest entries; keep `/app/incoming` as it is.
 """
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        return TaskParts(
             instruction=instruction,
             environment=env,
             tests={"test.sh": STANDARD_TEST_SH, "test_outputs.py": test_script(expected, TEST_BODY)},

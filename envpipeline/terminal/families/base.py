@@ -1,9 +1,12 @@
 """The task-family plug-in: knobs with difficulty presets, a generator, solution variants.
 
-A family module defines a `TaskFamily` subclass and ends with `register_family(Family())`.
-`generate(seed, knobs)` returns a complete, synchronized `GeneratedTask`: instruction,
-environment (Dockerfile + fixtures under ``app/``), tests (``test.sh`` + checks) and solutions —
-the oracle plus partial variants that miss specific edge cases (they must score below 1).
+A family module defines a `TaskFamily[ItsKnobs]` subclass and ends with
+`register_family(Family())`. The family implements `build(rng, knobs, seed)`, which returns the
+`TaskParts` only it knows: instruction, environment (Dockerfile + fixtures under ``app/``), tests
+(``test.sh`` + checks, see `_script_kit`) and solutions — the oracle plus partial variants that
+miss specific edge cases (they must score below 1). `generate(seed, knobs, difficulty)` is the
+same for every family: it checks the knobs, derives the rng from (family, seed), calls `build`
+and returns a complete, synchronized `GeneratedTask`.
 Knobs declare an ``axis`` (``depth``: harder reasoning per item; ``breadth``: more items/cases)
 so synthesis actions can move them while keeping the family's skills.
 """
@@ -13,16 +16,16 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from envpipeline.models.bundle import MetadataSection, TaskConfig, VerifierSection
+from envpipeline.errors import ConfigError
+from envpipeline.models.bundle import Difficulty, MetadataSection, TaskConfig, VerifierSection
+from envpipeline.sandbox.base import BASE_IMAGE
 from envpipeline.terminal.bundle import dump_task_config, write_files
 
-Difficulty = Literal["easy", "medium", "hard"]
 DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
-BASE_IMAGE = "envpipeline/base:bookworm"
 
 STANDARD_DOCKERFILE = f"""FROM {BASE_IMAGE}
 WORKDIR /app
@@ -52,6 +55,20 @@ def knob(default: int, low: int, high: int, axis: Literal["depth", "breadth"], d
     return Field(default, ge=low, le=high, description=description, json_schema_extra={"axis": axis})
 
 
+K = TypeVar("K", bound=Knobs)
+
+
+class TaskParts(BaseModel):
+    """What only the family knows about one task: its files, keyed by path relative to their folder."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    instruction: Annotated[str, Field(description="instruction.md text")]
+    environment: Annotated[dict[str, str], Field(description="files under environment/")]
+    tests: Annotated[dict[str, str], Field(description="files under tests/")]
+    solutions: Annotated[dict[str, dict[str, str]], Field(description="variant -> files under solution/")]
+
+
 class GeneratedTask(BaseModel):
     """Everything a bundle needs, as files keyed by path relative to their folder."""
 
@@ -70,25 +87,55 @@ class GeneratedTask(BaseModel):
     solutions: Annotated[dict[str, dict[str, str]], Field(description="variant -> files under solution/")]
 
 
-class TaskFamily(ABC):
-    """One procedural family of terminal tasks."""
+class TaskFamily(ABC, Generic[K]):
+    """One procedural family of terminal tasks, whose knobs are a `K`."""
 
     name: ClassVar[str]
     category: ClassVar[str]
     description: ClassVar[str]
     skills: ClassVar[list[str]]
-    knob_model: ClassVar[type[Knobs]]
+    #: the family's knob model (a class attribute of every family)
+    knob_model: type[K]
     presets: ClassVar[dict[str, dict[str, int]]]
     #: partial solution variants (the oracle is always "oracle")
     variants: ClassVar[tuple[str, ...]]
 
-    def knobs_for(self, difficulty: Difficulty, **overrides: Any) -> Knobs:
+    def knobs_for(self, difficulty: Difficulty, **overrides: Any) -> K:
         """The knob values of a difficulty preset, with overrides."""
         return self.knob_model(**{**self.presets[difficulty], **overrides})
 
-    @abstractmethod
+    @final
     def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        """Build one task deterministically from `seed` and `knobs`."""
+        """Build one task deterministically from `seed` and `knobs` (ConfigError: knobs of another family)."""
+        if not isinstance(knobs, self.knob_model):
+            raise ConfigError(
+                f"family {self.name} needs {self.knob_model.__name__} knobs, got {type(knobs).__name__}; "
+                f"use knobs_for(difficulty) or {self.knob_model.__name__}(...)"
+            )
+        parts = self.build(self.rng(seed), knobs, seed)
+        return GeneratedTask(
+            family=self.name,
+            name=f"{self.name}-{seed}-{difficulty}",
+            seed=seed,
+            difficulty=difficulty,
+            knobs=knobs.model_dump(),
+            skills=list(self.skills),
+            category=self.category,
+            instruction=parts.instruction,
+            environment=parts.environment,
+            tests=parts.tests,
+            solutions=parts.solutions,
+        )
+
+    @abstractmethod
+    def build(self, rng: random.Random, knobs: K, seed: int) -> TaskParts:
+        """The family's parts of one task, every random draw taken from `rng`.
+
+        Args:
+            rng: the task's own generator, derived from (family, seed).
+            knobs: the validated knob values.
+            seed: the generator seed, only for text that names it (never as a source of randomness).
+        """
 
     def rng(self, seed: int) -> random.Random:
         """The task's own random generator, derived from (family, seed)."""
@@ -113,8 +160,6 @@ def task_config(task: GeneratedTask, variant: str) -> TaskConfig:
 def write_generated(task: GeneratedTask, out: Path, variant: str = "oracle") -> Path:
     """Write a generated task as a Harbor bundle whose solution is `variant`."""
     if variant not in task.solutions:
-        from envpipeline.errors import ConfigError
-
         raise ConfigError(f"family {task.family} has no variant '{variant}'; known: {sorted(task.solutions)}")
     out.mkdir(parents=True, exist_ok=True)
     files: dict[str, str | bytes] = {"task.toml": dump_task_config(task_config(task, variant))}

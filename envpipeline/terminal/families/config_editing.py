@@ -8,14 +8,18 @@ occurs in two sections, a set that adds a new key, a new section, and an invalid
 
 from __future__ import annotations
 
+import copy
+import json
+import random
+from typing import Any
+
 from envpipeline.terminal.families._script_kit import all_solutions, test_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -201,7 +205,7 @@ if EXPECTED["json"] is not None:
 """
 
 
-class ConfigEditingFamily(TaskFamily):
+class ConfigEditingFamily(TaskFamily[ConfigEditingKnobs]):
     """Rule-driven edits of INI/JSON config files that keep comments and validate values."""
 
     name = "config-editing"
@@ -218,9 +222,7 @@ class ConfigEditingFamily(TaskFamily):
     }
     variants = ("replaces_globally", "drops_comments", "skips_missing_keys", "no_validation")
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, ConfigEditingKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: ConfigEditingKnobs, seed: int) -> TaskParts:
         names = rng.sample(SECTIONS, knobs.sections + 1)
         names, new_section = names[:-1], names[-1]
         model: dict[str, list[list[str]]] = {}
@@ -291,7 +293,7 @@ class ConfigEditingFamily(TaskFamily):
             ]
             for op in jops[: 2 + knobs.depth - 1]:
                 ops.insert(rng.randint(0, len(ops)), op)
-        expected = _apply(model, names, ops, features)
+        expected = _expected_state(model, names, ops, features)
         expected["comments"] = comments
         changes_text = "\n".join(ops) + "\n"
         env = {
@@ -300,8 +302,6 @@ class ConfigEditingFamily(TaskFamily):
             "app/changes.txt": changes_text,
         }
         if features is not None:
-            import json
-
             env["app/config/features.json"] = json.dumps(features, indent=2) + "\n"
         json_rule = (
             "- `json <dotted.path> = <JSON literal>`: set the value at that path in `/app/config/features.json`, "
@@ -328,14 +328,7 @@ Keep every comment line (lines starting with `#` or `;`) unchanged and in its or
 order of sections and keys, and write changed or added keys as `key = value`. The result must parse as
 INI with `=` as delimiter and no duplicate keys.
 """
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        return TaskParts(
             instruction=instruction,
             environment=env,
             tests={"test.sh": STANDARD_TEST_SH, "test_outputs.py": test_script(expected, TEST_BODY)},
@@ -343,13 +336,10 @@ INI with `=` as delimiter and no duplicate keys.
         )
 
 
-def _apply(
-    model: dict[str, list[list[str]]], names: list[str], ops: list[str], features: dict | None
-) -> dict:
+def _expected_state(
+    model: dict[str, list[list[str]]], names: list[str], ops: list[str], features: dict[str, Any] | None
+) -> dict[str, Any]:
     """The expected final state: ordered sections with key/value pairs, rejected lines, JSON."""
-    import copy
-    import json
-
     rules = {
         "port": lambda v: v.isdigit() and 1 <= int(v) <= 65535,
         "enabled": lambda v: v in ("true", "false"),
@@ -362,9 +352,11 @@ def _apply(
     for raw in ops:
         verb, rest = raw.split(" ", 1)
         if verb == "json":
+            if doc is None:
+                raise ValueError(f"{raw!r}: a JSON change needs the JSON document (depth >= 2)")
             path, value = rest.split(" = ", 1)
             parts = path.split(".")
-            node = doc
+            node: dict[str, Any] = doc
             for part in parts[:-1]:
                 node = node.setdefault(part, {})
             node[parts[-1]] = json.loads(value)

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import datetime
 import inspect
+import random
 
 from envpipeline.terminal.families._script_kit import all_solutions, test_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -205,7 +205,7 @@ def _requests(rng, depth: int) -> list[tuple[str, str]]:
     return out
 
 
-class CronSchedulingFamily(TaskFamily):
+class CronSchedulingFamily(TaskFamily[CronSchedulingKnobs]):
     """Crontab repair and authoring plus next-run computation."""
 
     name = "cron-scheduling"
@@ -222,9 +222,7 @@ class CronSchedulingFamily(TaskFamily):
     }
     variants = ("dom_dow_and", "includes_reference", "sunday_zero_only", "keeps_invalid_lines")
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, CronSchedulingKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: CronSchedulingKnobs, seed: int) -> TaskParts:
         ref = datetime.datetime(
             rng.choice([2024, 2025]),
             rng.randint(1, 12),
@@ -340,14 +338,7 @@ names are case-insensitive). If both day-of-month and day-of-week are restricted
    `/app/next_runs.json`: an object mapping each expression (the line, trimmed) to a list of
    `"YYYY-MM-DD HH:MM"` strings in increasing order.
 """
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        return TaskParts(
             instruction=instruction,
             environment=env,
             tests={"test.sh": STANDARD_TEST_SH, "test_outputs.py": test_script(expected, TEST_BODY)},

@@ -10,16 +10,17 @@ from __future__ import annotations
 import csv
 import io
 import json
+import random
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+from envpipeline.terminal.families._script_kit import edited_solutions, fail_fast_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -115,17 +116,7 @@ EDITS = {
     "string_keys": [("    return int(str(raw).strip())", "    return str(raw).strip()")],
 }
 
-TEST = r"""import json
-import sys
-
-EXPECTED = json.loads(__EXPECTED__)
-
-
-def fail(message):
-    print("FAIL:", message)
-    sys.exit(1)
-
-
+TEST_BODY = r"""
 try:
     with open("/app/merged.json") as fh:
         merged = json.load(fh)
@@ -143,7 +134,6 @@ for got, want in zip(merged, EXPECTED):
     for field, value in want.items():
         if got[field] != value:
             fail(f"id {want['id']}: {field} expected {value!r}, got {got[field]!r}")
-print("all checks passed")
 """
 
 
@@ -158,19 +148,7 @@ class CsvJsonMergeKnobs(Knobs):
     key_noise: int = knob(1, 1, 3, "depth", "key spellings: zero-padded; + whitespace; + JSON string ids")
 
 
-def _apply(source: str, edits: list[tuple[str, str]]) -> str:
-    for old, new in edits:
-        if old not in source:
-            raise ValueError(f"solver edit does not apply: {old!r}")
-        source = source.replace(old, new)
-    return source
-
-
-def _solve_sh(source: str) -> str:
-    return f"#!/bin/bash\nset -e\ncd /app\npython3 - <<'PY'\n{source}PY\n"
-
-
-class CsvJsonMergeFamily(TaskFamily):
+class CsvJsonMergeFamily(TaskFamily[CsvJsonMergeKnobs]):
     """Merge two customer exports by key with newest-wins conflicts and missing fields."""
 
     name = "csv-json-merge"
@@ -203,9 +181,7 @@ class CsvJsonMergeFamily(TaskFamily):
             return rng.choice([str(ident), f" {ident}"])
         return ident
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, CsvJsonMergeKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: CsvJsonMergeKnobs, seed: int) -> TaskParts:
         extras = rng.sample(sorted(EXTRAS), min(knobs.n_extra_fields, len(EXTRAS)))
         extra_home = {name: rng.choice(["csv", "json", "both"]) for name in extras}
         csv_fields = ["name", "email", "city", *[e for e in extras if extra_home[e] != "json"]]
@@ -232,7 +208,7 @@ class CsvJsonMergeFamily(TaskFamily):
             elif rng.random() < 0.1:
                 t_json = t_csv
             crow = {f: truth[f] for f in csv_fields}
-            jrow = {f: truth[f] for f in json_fields}
+            jrow: dict[str, str | None] = {f: truth[f] for f in json_fields}
             for field in set(csv_fields) & set(json_fields):
                 roll = rng.random()
                 if n == 1 and field == "email":
@@ -287,17 +263,8 @@ class CsvJsonMergeFamily(TaskFamily):
         writer = csv.DictWriter(buffer, fieldnames=["id", *csv_fields, "updated_at"], lineterminator="\n")
         writer.writeheader()
         writer.writerows(csv_rows)
-        solutions = {"oracle": {"solve.sh": _solve_sh(SOLVER)}}
-        for variant in self.variants:
-            solutions[variant] = {"solve.sh": _solve_sh(_apply(SOLVER, EDITS[variant]))}
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        solutions = edited_solutions(SOLVER, EDITS, self.variants)
+        return TaskParts(
             instruction=self._instruction(knobs),
             environment={
                 "Dockerfile": STANDARD_DOCKERFILE,
@@ -306,7 +273,7 @@ class CsvJsonMergeFamily(TaskFamily):
             },
             tests={
                 "test.sh": STANDARD_TEST_SH,
-                "test_outputs.py": TEST.replace("__EXPECTED__", repr(json.dumps(expected))),
+                "test_outputs.py": fail_fast_script(expected, TEST_BODY),
             },
             solutions=solutions,
         )

@@ -12,15 +12,15 @@ import csv
 import inspect
 import io
 import json
+import random
 
 from envpipeline.terminal.families._script_kit import all_solutions, test_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -149,7 +149,7 @@ class DataValidationKnobs(Knobs):
     )
 
 
-class DataValidationFamily(TaskFamily):
+class DataValidationFamily(TaskFamily[DataValidationKnobs]):
     """Schema validation of CSV records with an error report and a cleaned output."""
 
     name = "data-validation"
@@ -166,9 +166,7 @@ class DataValidationFamily(TaskFamily):
     }
     variants = ("no_trim", "ignores_duplicates", "exclusive_max", "empty_optional_checked")
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, DataValidationKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: DataValidationKnobs, seed: int) -> TaskParts:
         max_age = rng.choice([65, 70, 99])
         fields: list[dict] = [
             {"name": "id", "type": "int", "required": True, "unique": True},
@@ -304,14 +302,7 @@ Write:
 3. `/app/out/summary.json`: `{{"total": <rows>, "valid": <rows without violations>, "invalid": <rows
    with violations>, "by_reason": {{<reason>: <violation count>}}}}` (only reasons that occur).
 """
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        return TaskParts(
             instruction=instruction,
             environment=env,
             tests={"test.sh": STANDARD_TEST_SH, "test_outputs.py": test_script(expected, TEST_BODY)},

@@ -9,17 +9,17 @@ categories. A manifest of moves is checked too.
 from __future__ import annotations
 
 import hashlib
-import json
+import random
 import re
 from typing import Any
 
+from envpipeline.terminal.families._script_kit import edited_solutions, fail_fast_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -112,19 +112,7 @@ EDITS = {
     ],
 }
 
-TEST = r"""import csv
-import hashlib
-import os
-import sys
-
-EXPECTED = __EXPECTED__
-
-
-def fail(message):
-    print("FAIL:", message)
-    sys.exit(1)
-
-
+TEST_BODY = r"""
 def digest(path):
     with open(path, "rb") as fh:
         return hashlib.sha256(fh.read()).hexdigest()
@@ -158,7 +146,6 @@ except OSError as exc:
     fail(f"/app/moves.csv missing: {exc}")
 if rows != EXPECTED["manifest"]:
     fail(f"moves.csv rows differ; expected first rows {EXPECTED['manifest'][:3]}, got {rows[:3]}")
-print("all checks passed")
 """
 
 
@@ -171,23 +158,11 @@ class FileOrganizationKnobs(Knobs):
     rule_depth: int = knob(1, 1, 3, "depth", "1 extension only; 2 + dated image folders; 3 + large documents")
 
 
-def _apply(source: str, edits: list[tuple[str, str]]) -> str:
-    for old, new in edits:
-        if old not in source:
-            raise ValueError(f"solver edit does not apply: {old!r}")
-        source = source.replace(old, new)
-    return source
-
-
-def _solve_sh(source: str) -> str:
-    return f"#!/bin/bash\nset -e\ncd /app\npython3 - <<'PY'\n{source}PY\n"
-
-
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-class FileOrganizationFamily(TaskFamily):
+class FileOrganizationFamily(TaskFamily[FileOrganizationKnobs]):
     """Move inbox files into category folders with collision-safe names and a manifest."""
 
     name = "file-organization"
@@ -218,9 +193,7 @@ class FileOrganizationFamily(TaskFamily):
             ext = ext.upper()
         return f"{stem}.{ext}" if ext else stem
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, FileOrganizationKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: FileOrganizationKnobs, seed: int) -> TaskParts:
         extra = rng.sample(
             [c for c in CATEGORIES if c not in ("documents", "images")], knobs.n_categories - 2
         )
@@ -282,22 +255,15 @@ class FileOrganizationFamily(TaskFamily):
             .replace("__DATED__", str(dated))
             .replace("__LARGE__", str(large))
         )
-        solutions = {"oracle": {"solve.sh": _solve_sh(solver)}}
-        for variant in self.variants:
-            solutions[variant] = {"solve.sh": _solve_sh(_apply(solver, EDITS[variant]))}
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        solutions = edited_solutions(solver, EDITS, self.variants)
+        return TaskParts(
             instruction=self._instruction(cats, dated, large),
             environment=env,
             tests={
                 "test.sh": STANDARD_TEST_SH,
-                "test_outputs.py": TEST.replace("__EXPECTED__", repr(json.loads(json.dumps(expected)))),
+                "test_outputs.py": fail_fast_script(
+                    expected, TEST_BODY, imports=("csv", "hashlib", "os"), embed="literal"
+                ),
             },
             solutions=solutions,
         )

@@ -9,16 +9,16 @@ add history and operations (branch, annotated tag, per-author counts).
 
 from __future__ import annotations
 
-import json
+import random
 from typing import Any
 
+from envpipeline.terminal.families._script_kit import apply_edits, fail_fast_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -36,17 +36,7 @@ THINGS = ["logging", "retry loop", "parser", "CLI help", "error messages", "cach
 FILLER_FILES = ["README.md", "CHANGELOG.md", "src/app.py", "src/utils.py"]
 FEATURES = ["search", "billing", "export", "audit"]
 
-TEST = r"""import subprocess
-import sys
-
-EXPECTED = __EXPECTED__
-
-
-def fail(message):
-    print("FAIL:", message)
-    sys.exit(1)
-
-
+TEST_BODY = r"""
 def git(*args):
     done = subprocess.run(["git", "-c", "safe.directory=*", "-C", "/app/repo", *args], capture_output=True, text=True)
     return done.stdout.strip() if done.returncode == 0 else None
@@ -98,7 +88,6 @@ if "authors" in EXPECTED:
     rows = [line.strip() for line in read("/app/results/authors.csv").splitlines() if line.strip()]
     if rows != EXPECTED["authors"]:
         fail(f"authors.csv expected {EXPECTED['authors']}, got {rows}")
-print("all checks passed")
 """
 
 
@@ -113,7 +102,7 @@ class GitOperationsKnobs(Knobs):
     )
 
 
-class GitOperationsFamily(TaskFamily):
+class GitOperationsFamily(TaskFamily[GitOperationsKnobs]):
     """Pickaxe search, safe revert, branches and tags on a generated repository."""
 
     name = "git-operations"
@@ -130,9 +119,7 @@ class GitOperationsFamily(TaskFamily):
     }
     variants = ("latest_introduction", "greps_commit_messages", "rewrites_history")
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, GitOperationsKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: GitOperationsKnobs, seed: int) -> TaskParts:
         flag = f"FEATURE_{rng.choice(FLAGS)}"
         authors = rng.sample(AUTHORS, 3 + knobs.n_ops // 3)
         old_timeout, new_timeout = rng.choice([30, 45, 60]), rng.choice([1, 2, 5])
@@ -260,14 +247,7 @@ class GitOperationsFamily(TaskFamily):
         if "authors" in ops:
             ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
             expected["authors"] = ["email,commits", *[f"{e},{n}" for e, n in ranked]]
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        return TaskParts(
             instruction=self._instruction(flag, bad, ops, branch, release, storage),
             environment={
                 "Dockerfile": STANDARD_DOCKERFILE
@@ -276,7 +256,9 @@ class GitOperationsFamily(TaskFamily):
             },
             tests={
                 "test.sh": STANDARD_TEST_SH,
-                "test_outputs.py": TEST.replace("__EXPECTED__", repr(json.loads(json.dumps(expected)))),
+                "test_outputs.py": fail_fast_script(
+                    expected, TEST_BODY, imports=("subprocess",), embed="literal"
+                ),
             },
             solutions=self._solutions(flag, bad, ops, branch, release, storage),
         )
@@ -307,22 +289,15 @@ class GitOperationsFamily(TaskFamily):
         lines += [f'BAD="$(hash_of "{bad}")"', 'g revert --no-edit "$BAD"']
         oracle = "\n".join(lines) + "\n"
         find = f"g log main -S '{flag}' --reverse --format=%H | head -n 1"
-        return {
-            "oracle": {"solve.sh": oracle},
-            "latest_introduction": {
-                "solve.sh": oracle.replace(find, f"g log main -S '{flag}' --format=%H | head -n 1")
-            },
-            "greps_commit_messages": {
-                "solve.sh": oracle.replace(
-                    find, f"g log main --grep='{flag}' --reverse --format=%H | head -n 1"
-                )
-            },
-            "rewrites_history": {
-                "solve.sh": oracle.replace(
-                    'g revert --no-edit "$BAD"', 'g rebase -q --onto "$BAD^" "$BAD" main'
-                )
-            },
+        edits = {
+            "latest_introduction": [(find, f"g log main -S '{flag}' --format=%H | head -n 1")],
+            "greps_commit_messages": [
+                (find, f"g log main --grep='{flag}' --reverse --format=%H | head -n 1")
+            ],
+            "rewrites_history": [('g revert --no-edit "$BAD"', 'g rebase -q --onto "$BAD^" "$BAD" main')],
         }
+        variants = {v: {"solve.sh": apply_edits(oracle, edits[v])} for v in self.variants}
+        return {"oracle": {"solve.sh": oracle}, **variants}
 
     def _instruction(
         self, flag: str, bad: str, ops: list[str], branch: str, release: str, storage: str

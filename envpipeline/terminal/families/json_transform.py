@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import inspect
 import json
+import random
 
 from envpipeline.terminal.families._script_kit import all_solutions, test_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -124,7 +124,7 @@ class JsonTransformKnobs(Knobs):
     )
 
 
-class JsonTransformFamily(TaskFamily):
+class JsonTransformFamily(TaskFamily[JsonTransformKnobs]):
     """Flatten, filter, sort and group a nested JSON document."""
 
     name = "json-transform"
@@ -141,9 +141,7 @@ class JsonTransformFamily(TaskFamily):
     }
     variants = ("no_tiebreak", "case_sensitive_status", "top_level_only", "exclusive_end_date")
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, JsonTransformKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: JsonTransformKnobs, seed: int) -> TaskParts:
         start, end = (
             f"2024-0{rng.randint(1, 3)}-{rng.randint(1, 28):02d}",
             f"2024-0{rng.randint(6, 9)}-{rng.randint(1, 28):02d}",
@@ -243,14 +241,7 @@ Keep only orders whose status, trimmed and compared case-insensitively, is not `
    kept orders with items), `items` (sum of `qty`), `revenue_cents` (sum of `amount_cents`) and
    `top_sku` (the sku with the highest summed `amount_cents` in the region; ties -> smallest sku).
 """
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        return TaskParts(
             instruction=instruction,
             environment=env,
             tests={"test.sh": STANDARD_TEST_SH, "test_outputs.py": test_script(expected, TEST_BODY)},

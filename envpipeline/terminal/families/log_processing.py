@@ -8,17 +8,17 @@ endpoints and rotated files.
 
 from __future__ import annotations
 
-import json
 import math
+import random
 from typing import Any
 
+from envpipeline.terminal.families._script_kit import edited_solutions, fail_fast_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -100,17 +100,7 @@ EDITS = {
     ],
 }
 
-TEST = r"""import json
-import sys
-
-EXPECTED = json.loads(__EXPECTED__)
-
-
-def fail(message):
-    print("FAIL:", message)
-    sys.exit(1)
-
-
+TEST_BODY = r"""
 try:
     with open("/app/report.json") as fh:
         report = json.load(fh)
@@ -138,7 +128,6 @@ for path, want in EXPECTED["endpoints"].items():
             value = got.get(key)
             if not isinstance(value, (int, float)) or abs(value - want[key]) > 0.011:
                 fail(f"{path}: {key} expected {want[key]}, got {value}")
-print("all checks passed")
 """
 
 
@@ -153,19 +142,7 @@ class LogProcessingKnobs(Knobs):
     stats_level: int = knob(1, 1, 3, "depth", "1 counts, 2 + average latency, 3 + p95 and error rate")
 
 
-def _apply(source: str, edits: list[tuple[str, str]]) -> str:
-    for old, new in edits:
-        if old not in source:
-            raise ValueError(f"solver edit does not apply: {old!r}")
-        source = source.replace(old, new)
-    return source
-
-
-def _solve_sh(source: str) -> str:
-    return f"#!/bin/bash\nset -e\ncd /app\npython3 - <<'PY'\n{source}PY\n"
-
-
-class LogProcessingFamily(TaskFamily):
+class LogProcessingFamily(TaskFamily[LogProcessingKnobs]):
     """Per-endpoint statistics from access logs with malformed and blank lines."""
 
     name = "log-processing"
@@ -201,9 +178,7 @@ class LogProcessingFamily(TaskFamily):
     }
     variants = ("keeps_query_string", "counts_blank_lines_as_malformed", "accepts_dash_latency")
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, LogProcessingKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: LogProcessingKnobs, seed: int) -> TaskParts:
         paths = [f"/api/{r}" for r in rng.sample(RESOURCES, knobs.n_endpoints)]
         minute = rng.randint(0, 500)
         day = rng.randint(1, 28)
@@ -272,22 +247,13 @@ class LogProcessingFamily(TaskFamily):
             endpoints[path] = out
         expected = {"total_requests": knobs.n_lines, "malformed_lines": n_bad, "endpoints": endpoints}
         solver = SOLVER.replace("__LEVEL__", str(knobs.stats_level))
-        solutions = {"oracle": {"solve.sh": _solve_sh(solver)}}
-        for variant in self.variants:
-            solutions[variant] = {"solve.sh": _solve_sh(_apply(solver, EDITS[variant]))}
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        solutions = edited_solutions(solver, EDITS, self.variants)
+        return TaskParts(
             instruction=self._instruction(knobs),
             environment=env,
             tests={
                 "test.sh": STANDARD_TEST_SH,
-                "test_outputs.py": TEST.replace("__EXPECTED__", repr(json.dumps(expected))),
+                "test_outputs.py": fail_fast_script(expected, TEST_BODY),
             },
             solutions=solutions,
         )

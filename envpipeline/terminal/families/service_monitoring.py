@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import datetime
 import inspect
+import random
 
 from envpipeline.terminal.families._script_kit import all_solutions, test_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -159,7 +159,7 @@ def _stamp(t: int, rng, depth: int) -> str:
     return text + ("Z" if off == 0 else dt.strftime("%z")[:3] + ":" + dt.strftime("%z")[3:])
 
 
-class ServiceMonitoringFamily(TaskFamily):
+class ServiceMonitoringFamily(TaskFamily[ServiceMonitoringKnobs]):
     """Detect down services and error bursts from files; plan restarts in dependency order."""
 
     name = "service-monitoring"
@@ -174,9 +174,7 @@ class ServiceMonitoringFamily(TaskFamily):
     }
     variants = ("ignores_enabled_flag", "fixed_buckets", "only_error_level", "alphabetical_restart")
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, ServiceMonitoringKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: ServiceMonitoringKnobs, seed: int) -> TaskParts:
         k, w = rng.randint(3, 5), rng.choice([60, 120, 300])
         names = rng.sample(SERVICES, knobs.services)
         first, second = sorted(rng.sample(names, 2))  # first depends on the later `second`; both down
@@ -277,14 +275,7 @@ Write `/app/restart_plan.txt`: every down service, one per line, ordered so that
 after the down services listed in its `depends_on` (dependencies that are not down are ignored);
 when several are possible, take the alphabetically smallest first.
 """
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        return TaskParts(
             instruction=instruction,
             environment=env,
             tests={

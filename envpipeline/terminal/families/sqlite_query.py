@@ -9,17 +9,17 @@ customers and questions.
 
 from __future__ import annotations
 
-import json
+import random
 import sqlite3
 from typing import Any
 
+from envpipeline.terminal.families._script_kit import fail_fast_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -39,17 +39,7 @@ CREATE TABLE order_items (order_id INTEGER NOT NULL, product_id INTEGER NOT NULL
   unit_price_cents INTEGER NOT NULL);
 """
 
-TEST = r"""import csv
-import sys
-
-EXPECTED = __EXPECTED__
-
-
-def fail(message):
-    print("FAIL:", message)
-    sys.exit(1)
-
-
+TEST_BODY = r"""
 def norm(cell):
     try:
         return round(float(cell), 2)
@@ -71,7 +61,6 @@ for name, rows in EXPECTED.items():
     for i, (have, want) in enumerate(zip(got[1:], rows[1:]), start=1):
         if [norm(c) for c in have] != [norm(c) for c in want]:
             fail(f"{name}: row {i} expected {want}, got {have}")
-print("all checks passed")
 """
 
 
@@ -86,7 +75,7 @@ class SqliteQueryKnobs(Knobs):
     )
 
 
-class SqliteQueryFamily(TaskFamily):
+class SqliteQueryFamily(TaskFamily[SqliteQueryKnobs]):
     """Query a shop database built at image build time and write answers as CSV."""
 
     name = "sqlite-query"
@@ -229,9 +218,7 @@ class SqliteQueryFamily(TaskFamily):
         ]
         return asked + rng.sample(extra, knobs.n_questions - 2)
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, SqliteQueryKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: SqliteQueryKnobs, seed: int) -> TaskParts:
         year = rng.randint(2021, 2024)
         script, _ = self._data(rng, knobs, year)
         questions = self._questions(rng, knobs, year)
@@ -300,14 +287,7 @@ rows in the required order; do not modify the database):
 
 {listing}
 """
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        return TaskParts(
             instruction=instruction,
             environment={
                 "Dockerfile": STANDARD_DOCKERFILE
@@ -316,7 +296,7 @@ rows in the required order; do not modify the database):
             },
             tests={
                 "test.sh": STANDARD_TEST_SH,
-                "test_outputs.py": TEST.replace("__EXPECTED__", repr(json.loads(json.dumps(expected)))),
+                "test_outputs.py": fail_fast_script(expected, TEST_BODY, imports=("csv",), embed="literal"),
             },
             solutions=solutions,
         )

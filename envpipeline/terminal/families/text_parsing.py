@@ -8,17 +8,17 @@ reports and files.
 
 from __future__ import annotations
 
-import json
+import random
 from datetime import date, timedelta
 from typing import Any
 
+from envpipeline.terminal.families._script_kit import edited_solutions, fail_fast_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
-    Difficulty,
-    GeneratedTask,
     Knobs,
     TaskFamily,
+    TaskParts,
     knob,
 )
 from envpipeline.terminal.families.registry import register_family
@@ -133,17 +133,7 @@ EDITS = {
     ],
 }
 
-TEST = r"""import json
-import sys
-
-EXPECTED = json.loads(__EXPECTED__)
-
-
-def fail(message):
-    print("FAIL:", message)
-    sys.exit(1)
-
-
+TEST_BODY = r"""
 try:
     with open("/app/incidents.json") as fh:
         got = json.load(fh)
@@ -159,7 +149,6 @@ for have, want in zip(got, EXPECTED):
     for field, value in want.items():
         if have[field] != value:
             fail(f"{want['id']}: {field} expected {value!r}, got {have[field]!r}")
-print("all checks passed")
 """
 
 
@@ -181,18 +170,6 @@ class TextParsingKnobs(Knobs):
     )
 
 
-def _apply(source: str, edits: list[tuple[str, str]]) -> str:
-    for old, new in edits:
-        if old not in source:
-            raise ValueError(f"solver edit does not apply: {old!r}")
-        source = source.replace(old, new)
-    return source
-
-
-def _solve_sh(source: str) -> str:
-    return f"#!/bin/bash\nset -e\ncd /app\npython3 - <<'PY'\n{source}PY\n"
-
-
 def _label(rng: Any, names: list[str], noise: int) -> str:
     name = rng.choice(names) if noise >= 1 else names[0]
     if noise >= 1:
@@ -201,7 +178,7 @@ def _label(rng: Any, names: list[str], noise: int) -> str:
     return name + ": "
 
 
-class TextParsingFamily(TaskFamily):
+class TextParsingFamily(TaskFamily[TextParsingKnobs]):
     """Incident reports in free-ish text to a JSON array of records."""
 
     name = "text-parsing"
@@ -278,9 +255,7 @@ class TextParsingFamily(TaskFamily):
         }
         return lines, record
 
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        assert isinstance(knobs, TextParsingKnobs)
-        rng = self.rng(seed)
+    def build(self, rng: random.Random, knobs: TextParsingKnobs, seed: int) -> TaskParts:
         files: list[list[str]] = [
             [f"Incident digest {i + 1} (generated nightly)", ""] for i in range(knobs.n_files)
         ]
@@ -307,22 +282,13 @@ class TextParsingFamily(TaskFamily):
         env = {"Dockerfile": STANDARD_DOCKERFILE}
         for i, lines in enumerate(files):
             env[f"app/reports/digest_{i + 1:02d}.txt"] = "\n".join(lines) + "\n"
-        solutions = {"oracle": {"solve.sh": _solve_sh(SOLVER)}}
-        for variant in self.variants:
-            solutions[variant] = {"solve.sh": _solve_sh(_apply(SOLVER, EDITS[variant]))}
-        return GeneratedTask(
-            family=self.name,
-            name=f"{self.name}-{seed}-{difficulty}",
-            seed=seed,
-            difficulty=difficulty,
-            knobs=knobs.model_dump(),
-            skills=list(self.skills),
-            category=self.category,
+        solutions = edited_solutions(SOLVER, EDITS, self.variants)
+        return TaskParts(
             instruction=self._instruction(knobs),
             environment=env,
             tests={
                 "test.sh": STANDARD_TEST_SH,
-                "test_outputs.py": TEST.replace("__EXPECTED__", repr(json.dumps(expected))),
+                "test_outputs.py": fail_fast_script(expected, TEST_BODY),
             },
             solutions=solutions,
         )
