@@ -29,7 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from envpipeline.sandbox.base import Limits, Sandbox
-from envpipeline.terminal.bundle import Bundle, read_bundle, write_files
+from envpipeline.models.bundle import Bundle
+from envpipeline.terminal.bundle import read_bundle, write_files
 from envpipeline.terminal.families.base import STANDARD_DOCKERFILE, STANDARD_TEST_SH
 
 SOLVE_SH = """#!/bin/bash
@@ -129,7 +130,7 @@ def bench_docker(runs: int, work: Path) -> None:
     if sandbox is None:
         return
     from envpipeline.sandbox.docker import docker, image_exists, image_tag
-    from envpipeline.terminal.families.base import BASE_IMAGE
+    from envpipeline.sandbox.base import BASE_IMAGE
 
     if not image_exists(BASE_IMAGE):
         print(f"  base image {BASE_IMAGE} missing: run `make base-image`")

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from envpipeline.terminal.families.base import BASE_IMAGE
+from envpipeline.sandbox.base import BASE_IMAGE
 
 
 @pytest.fixture(scope="session")

@@ -45,7 +45,8 @@ from envpipeline.models.bundle import (
 )
 from envpipeline.models.task import TaskRecord
 from envpipeline.models.world_task import GatedTask, WorldTask
-from envpipeline.terminal.bundle import BundlePaths, dump_task_config, read_bundle, write_files
+from envpipeline.models.bundle import BundlePaths
+from envpipeline.terminal.bundle import dump_task_config, read_bundle, write_files
 from envpipeline.terminal.checks import check_path_safety
 from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
 

@@ -15,7 +15,7 @@ import pytest
 
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
-from envpipeline.sandbox.base import EnvironmentBuildError, Limits
+from envpipeline.sandbox.base import BASE_IMAGE, EnvironmentBuildError, Limits
 from envpipeline.sandbox.docker import (
     SESSION_LABEL,
     DockerSandbox,
@@ -26,7 +26,7 @@ from envpipeline.sandbox.docker import (
     image_tag,
 )
 from envpipeline.terminal.bundle import read_bundle, write_files
-from envpipeline.terminal.families.base import BASE_IMAGE, STANDARD_DOCKERFILE
+from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
 
 
 def _skip_reason() -> str | None:

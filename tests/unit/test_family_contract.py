@@ -111,3 +111,31 @@ def test_family_bundles_are_gold_under_the_local_sandbox(name, difficulty, tmp_p
 def test_family_bundles_are_gold_under_docker(name, tmp_path, docker_sandbox):
     root, variants = _bundle(tmp_path, name, "medium", seed=1)
     _assert_gold(root, variants, docker_sandbox)
+
+
+_DIGEST_EVERY_FAMILY = """
+import hashlib, json
+from envpipeline.terminal.families.registry import all_families
+for name, family in sorted(all_families().items()):
+    task = family.generate(1, family.knobs_for("medium"), "medium")
+    print(name, hashlib.sha256(json.dumps(task.model_dump(), sort_keys=True).encode()).hexdigest())
+"""
+
+
+def test_every_family_generates_the_same_bytes_in_every_process():
+    """No family may depend on set or dict-hash order: two hash seeds, one output."""
+    import os
+    import subprocess
+    import sys
+
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", _DIGEST_EVERY_FAMILY],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(outputs) == 1, "a family's files differ between processes"

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from envpipeline.errors import ConfigError
+from envpipeline.sandbox.base import BASE_IMAGE
 from envpipeline.terminal.bundle import load_task_config
 from envpipeline.terminal.checks import check_bundle
-from envpipeline.terminal.families.base import BASE_IMAGE
 from envpipeline.terminal.importer import ImportReport, import_many, import_terminal_bench
 from envpipeline.terminal.offline import rewrite_test_script
 
