@@ -28,8 +28,8 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from envpipeline.sandbox.base import Limits, Sandbox
 from envpipeline.models.bundle import Bundle
+from envpipeline.sandbox.base import Limits, Sandbox
 from envpipeline.terminal.bundle import read_bundle, write_files
 from envpipeline.terminal.families.base import STANDARD_DOCKERFILE, STANDARD_TEST_SH
 
@@ -129,8 +129,8 @@ def bench_docker(runs: int, work: Path) -> None:
     sandbox = load_sandbox("envpipeline.sandbox.docker", "DockerSandbox")
     if sandbox is None:
         return
-    from envpipeline.sandbox.docker import docker, image_exists, image_tag
     from envpipeline.sandbox.base import BASE_IMAGE
+    from envpipeline.sandbox.docker import docker, image_exists, image_tag
 
     if not image_exists(BASE_IMAGE):
         print(f"  base image {BASE_IMAGE} missing: run `make base-image`")

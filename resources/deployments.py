@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from envpipeline.errors import ConfigError
+from envpipeline.sandbox.detect import SandboxBackend
 from resources.composer import ComposerResource
 from resources.forge import ForgeResource
 from resources.sandbox import SandboxResource
@@ -28,8 +29,12 @@ class Deployment(StrEnum):
     CLUSTER = "cluster"
 
 
-#: The sandbox backend of each deployment ("" = detect: Docker if the engine answers, else local).
-SANDBOX_BACKEND = {Deployment.LOCAL: "", Deployment.DOCKER: "docker", Deployment.CLUSTER: "docker"}
+#: The sandbox backend of each deployment (AUTO = detect: Docker if the engine answers, else local).
+SANDBOX_BACKEND = {
+    Deployment.LOCAL: SandboxBackend.AUTO,
+    Deployment.DOCKER: SandboxBackend.DOCKER,
+    Deployment.CLUSTER: SandboxBackend.DOCKER,
+}
 
 
 def deployment_resources(deployment: Deployment | str, home: str | Path | None) -> dict[str, Any]:

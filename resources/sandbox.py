@@ -4,14 +4,16 @@ from dagster import ConfigurableResource
 from pydantic import Field
 
 from envpipeline.sandbox.base import Sandbox
-from envpipeline.sandbox.detect import select_sandbox
+from envpipeline.sandbox.detect import SandboxBackend, select_sandbox
 from envpipeline.sandbox.fingerprint import environment_fingerprint
 
 
 class SandboxResource(ConfigurableResource):
     """Which sandbox runs bundle code: "" = auto ($ENVPIPELINE_SANDBOX, Docker, else local)."""
 
-    backend: str = Field(default="", description="local, docker, or empty for automatic detection")
+    backend: SandboxBackend = Field(
+        default=SandboxBackend.AUTO, description="local, docker, or empty for automatic detection"
+    )
 
     def get(self) -> Sandbox:
         """The selected sandbox backend."""

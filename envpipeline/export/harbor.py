@@ -38,6 +38,7 @@ from envpipeline.export.runtime import RUNTIME_DIR
 from envpipeline.export.world_harbor import export_world_task
 from envpipeline.models.bundle import (
     AgentSection,
+    BundlePaths,
     EnvironmentSection,
     MetadataSection,
     TaskConfig,
@@ -45,7 +46,6 @@ from envpipeline.models.bundle import (
 )
 from envpipeline.models.task import TaskRecord
 from envpipeline.models.world_task import GatedTask, WorldTask
-from envpipeline.models.bundle import BundlePaths
 from envpipeline.terminal.bundle import dump_task_config, read_bundle, write_files
 from envpipeline.terminal.checks import check_path_safety
 from envpipeline.terminal.families.base import STANDARD_DOCKERFILE

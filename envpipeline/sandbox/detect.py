@@ -6,28 +6,41 @@ exists (`make base-image`); otherwise bundles would fail to build, so it falls b
 
 from __future__ import annotations
 
+import importlib
 import os
+from enum import StrEnum
 
 from envpipeline.errors import ConfigError
 from envpipeline.sandbox.base import Sandbox
 
 #: Environment variable naming the backend when no explicit name is given.
 ENV_VAR = "ENVPIPELINE_SANDBOX"
-BACKENDS = ("local", "docker")
+
+
+class SandboxBackend(StrEnum):
+    """The sandbox backends; ``AUTO`` detects (Docker with its base image, else local)."""
+
+    AUTO = ""
+    LOCAL = "local"
+    DOCKER = "docker"
+
+
+#: backend -> (module, class), imported only when the backend is chosen (Docker's client is heavy)
+BACKEND_CLASSES: dict[SandboxBackend, tuple[str, str]] = {
+    SandboxBackend.LOCAL: ("envpipeline.sandbox.local", "LocalSandbox"),
+    SandboxBackend.DOCKER: ("envpipeline.sandbox.docker", "DockerSandbox"),
+}
+BACKENDS = tuple(b.value for b in BACKEND_CLASSES)
 
 
 def _backend_class(name: str) -> type[Sandbox] | None:
     """The class of a backend, or None if its module cannot be imported here."""
+    module_name, class_name = BACKEND_CLASSES[SandboxBackend(name)]
     try:
-        if name == "docker":
-            from envpipeline.sandbox.docker import DockerSandbox
-
-            return DockerSandbox
-        from envpipeline.sandbox.local import LocalSandbox
-
-        return LocalSandbox
+        module = importlib.import_module(module_name)
     except ImportError:
         return None
+    return getattr(module, class_name)
 
 
 def base_image_present() -> bool:
@@ -53,9 +66,9 @@ def available_backends() -> list[str]:
     return [name for name in ("docker", "local") if _is_available(name)]
 
 
-def select_sandbox(name: str | None = None) -> Sandbox:
+def select_sandbox(name: SandboxBackend | str | None = None) -> Sandbox:
     """An explicit name wins, then ``$ENVPIPELINE_SANDBOX``, then Docker (engine + base image), else local."""
-    chosen = name or os.environ.get(ENV_VAR) or None
+    chosen = str(name or "") or os.environ.get(ENV_VAR) or None
     source = "--sandbox" if name else ENV_VAR
     if chosen is not None:
         chosen = chosen.strip().lower()

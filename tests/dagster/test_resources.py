@@ -46,3 +46,16 @@ def test_a_cluster_needs_an_explicit_data_folder_and_unknown_deployments_are_ref
         deployment_resources("cluster", None)
     with pytest.raises(ConfigError, match="known: local, docker, cluster"):
         deployment_resources("laptop", None)
+
+
+def test_sandbox_backends_are_an_enum_and_unknown_ones_are_refused():
+    import pytest
+    from pydantic import ValidationError
+
+    from envpipeline.sandbox.detect import SandboxBackend
+    from resources.sandbox import SandboxResource
+
+    assert SandboxResource(backend="local").backend is SandboxBackend.LOCAL
+    assert SandboxResource().backend is SandboxBackend.AUTO
+    with pytest.raises(ValidationError):
+        SandboxResource(backend="podman")

@@ -209,7 +209,9 @@ class CsvJsonMergeFamily(TaskFamily[CsvJsonMergeKnobs]):
                 t_json = t_csv
             crow = {f: truth[f] for f in csv_fields}
             jrow: dict[str, str | None] = {f: truth[f] for f in json_fields}
-            for field in sorted(set(csv_fields) & set(json_fields)):  # sorted: a set's order varies by process
+            for field in sorted(
+                set(csv_fields) & set(json_fields)
+            ):  # sorted: a set's order varies by process
                 roll = rng.random()
                 if n == 1 and field == "email":
                     crow[field] = ""
