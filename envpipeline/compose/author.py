@@ -9,18 +9,23 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from envpipeline.agents.environment import ComposedEnvironment
+from envpipeline.agents.reference import run_reference
 from envpipeline.canonical import canonical_hash
 from envpipeline.compose.walk import assign_actions, assign_hops, random_walk
 from envpipeline.errors import CompositionError
 from envpipeline.models.base import Strict
-from envpipeline.models.task import Binding, Condition, Criterion, ToolCallStep
+from envpipeline.models.task import Binding, ComposeEnvironmentRef, Condition, Criterion, ToolCallStep
+from envpipeline.rubric import preservation_of
 from envpipeline.services import vocab
 from envpipeline.services.base import Service, dump_state
 from envpipeline.services.links import Action, Hop, PlannedCall
 from envpipeline.services.registry import all_services
 
 GENERATOR = "compoworld.random_walk"
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
+#: the longest final reply a composed task accepts
+ANSWER_CHARS = 200
 
 TYPE_NOUNS = {
     "person": "person",
@@ -67,6 +72,15 @@ class Draft:
     state_seeds: dict[str, str] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     failure: str | None = None
+
+    def environment_ref(self) -> ComposeEnvironmentRef:
+        """Where the task's agent acts: the planted services, the distractors, as stored."""
+        return ComposeEnvironmentRef(
+            services=sorted(set(self.walk)),
+            distractors=self.distractors,
+            initial_state=self.initial_state,
+            state_seeds=self.state_seeds,
+        )
 
     def task_hash(self) -> str:
         """Content hash over everything that defines the task (`canonical_hash`: the task id's source)."""
@@ -144,7 +158,31 @@ def draft_task(seed: int, config: ComposeConfig) -> Draft:
         name: library[name](library[name].generate_state(state_rng(state_seed(seed, name))))
         for name in chosen
     }
-    return _plant_and_write(seed, walk, distractors, services, hops, actions, rng)
+    draft = _plant_and_write(seed, walk, distractors, services, hops, actions, rng)
+    return with_preservation(draft)
+
+
+def with_preservation(draft: Draft) -> Draft:
+    """Add the collateral-damage criterion: nothing may change beyond what the reference changes.
+
+    The reference runs on the environment as agents get it (rebuilt from the stored initial state,
+    distractors included); every record it leaves alone is pinned by a digest, so deleting,
+    archiving or editing anything else, or writing one record too many, fails the task.
+    """
+    env = ComposedEnvironment.from_task_environment(draft.environment_ref())
+    before = env.snapshot()
+    run_reference(env, [s.model_copy(deep=True) for s in draft.steps], [], "")
+    preserved, allowed = preservation_of(before, env.states)
+    draft.criteria.append(
+        Criterion(
+            id=f"c{len(draft.criteria) + 1}",
+            description="nothing changed beyond the records the task asks to change",
+            kind="state_preserved",
+            preserved=preserved,
+            allowed=allowed,
+        )
+    )
+    return draft
 
 
 def state_seed(seed: int, service: str) -> str:
@@ -209,14 +247,16 @@ def _plant_and_write(
         lines.append(line)
     final_noun = TYPE_NOUNS[types[-1]]
     lines.append(
-        f"Finally, reply with a short summary that states the {final_noun} you found in step {len(walk)}."
+        f"Finally, reply with the {final_noun} you found in step {len(walk)}, and name no other {final_noun}."
     )
     criteria.append(
         Criterion(
             id=f"c{len(criteria) + 1}",
-            description=f"the final reply states the {final_noun} found in the last step",
-            kind="output_contains",
-            match={"text": Condition(op="icontains", value=values[-1])},
+            description=f"the final reply gives the {final_noun} found in the last step, and no other",
+            kind="final_answer",
+            match={"text": Condition(op="eq", value=values[-1])},
+            value_kind=types[-1],
+            max_chars=ANSWER_CHARS,
         )
     )
     edges = [
@@ -243,7 +283,7 @@ def _plant_and_write(
         steps=steps,
         criteria=criteria,
         values=values,
-        reference_output=f"Done: all steps completed. The {final_noun} from step {len(walk)} is {values[-1]}.",
+        reference_output=f"Done. The {final_noun} from step {len(walk)} is {values[-1]}.",
         initial_state=initial_state,
         state_seeds={name: state_seed(seed, name) for name in distractors},
         metadata=metadata,
