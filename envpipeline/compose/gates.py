@@ -104,3 +104,15 @@ def unique_hops(steps: list[ToolCallStep], observations: list[dict[str, Any]]) -
         reason="" if not ambiguous else f"{len(ambiguous)} bound arguments could take another record's value",
         evidence={"ambiguous": ambiguous},
     )
+
+
+def ids_discoverable(undiscoverable: int) -> GateResult:
+    """Gate: every id the reference uses was shown by an earlier observation (after discovery calls)."""
+    return GateResult(
+        name="ids_discoverable",
+        passed=undiscoverable == 0,
+        reason=f"{undiscoverable} ids the reference uses appear in no earlier observation"
+        if undiscoverable
+        else "",
+        evidence={"undiscoverable": undiscoverable},
+    )

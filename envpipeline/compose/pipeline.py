@@ -83,6 +83,7 @@ def _judge(record: TaskRecord, config: ComposeConfig) -> TaskRecord:
         gates.replay_deterministic(record.task_id, replay_id),
         gates.chain_hidden(record.instruction, record.metadata.get("hidden_values", [])),
         gates.unique_hops(record.reference_solution, observations),
+        gates.ids_discoverable(int(record.metadata.get("undiscoverable_ids", 0))),
     ]
     if all(g.passed for g in verdicts):
         verdicts.append(red_team_gate(record, stored))
@@ -108,7 +109,7 @@ def _explain(gate: GateResult) -> str:
         return "the initial state already satisfies every criterion"
     if gate.name == "criteria_reachable":
         return f"unreached {ev.get('unreached')}, tools not exposed {ev.get('tools_not_exposed')}"
-    if gate.name in ("unique_hops", "red_team"):
+    if gate.name in ("unique_hops", "ids_discoverable", "red_team"):
         return gate.reason
     if gate.name == "chain_hidden":
         return f"instruction leaks {ev.get('leaked')}"

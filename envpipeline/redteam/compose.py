@@ -44,11 +44,15 @@ def attack(
     return passes, moot, len(attempt.calls)
 
 
-def red_team(task: TaskRecord, stored: dict[str, dict[str, Any]] | None = None) -> list[PolicyOutcome]:
-    """Every composed-task policy against `task`, scored as a group with the reference."""
+def red_team(
+    task: TaskRecord,
+    stored: dict[str, dict[str, Any]] | None = None,
+    policies: list[RedTeamPolicy] | None = None,
+) -> list[PolicyOutcome]:
+    """Every composed-task policy (or the given ones) against `task`, scored as a group with the reference."""
     stored = stored if stored is not None else stored_states(task)
     reference = reference_run(task, stored)
-    policies = policies_for("compose")
+    policies = policies if policies is not None else policies_for("compose")
     results = [attack(task, policy, stored, reference) for policy in policies]
     matrix = [[True] * len(task.criteria)] + [passes for passes, _, _ in results]
     rewards = cfrr_rewards(matrix)[1:]

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any, Literal, Union, get_args, get_origin
 
 from envpipeline.agents.environment import ComposedEnvironment
-from envpipeline.services.base import ToolDef
+from envpipeline.services.base import ToolDef, is_id_field
 
 #: calls one policy may make on one write tool (the search space stays bounded)
 MAX_CALLS_PER_TOOL = 40
@@ -27,11 +27,6 @@ DESTRUCTIVE_VERBS = (
     "unshare",
     "lock",
 )
-
-
-def is_id_field(name: str) -> bool:
-    """Whether an argument or record field names an id (``eventId``, ``id``, ``folder_id``)."""
-    return name == "id" or name.endswith("Id") or name.endswith("_id")
 
 
 def listings(env: ComposedEnvironment, service: str) -> list[dict[str, Any]]:

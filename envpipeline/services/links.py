@@ -27,6 +27,16 @@ StateT = TypeVar("StateT", bound=BaseModel)
 ValueType = ValueKind
 VALUE_TYPES: tuple[ValueType, ...] = ("person", "email", "city", "date", "code", "title")
 
+#: The noun of each value type (instructions and replies name values by it).
+VALUE_NOUNS: dict[str, str] = {
+    "person": "person",
+    "email": "email address",
+    "city": "city",
+    "date": "date",
+    "code": "reference code",
+    "title": "title",
+}
+
 #: How an instruction refers to a value of each type once it is known.
 VALUE_PHRASES: dict[str, str] = {
     "person": "that person",

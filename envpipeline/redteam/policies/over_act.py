@@ -7,8 +7,9 @@ every option, message every channel, update every event.
 from __future__ import annotations
 
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
-from envpipeline.redteam.probe import MAX_CALLS_PER_TOOL, is_id_field, service_ids
+from envpipeline.redteam.probe import MAX_CALLS_PER_TOOL, service_ids
 from envpipeline.redteam.registry import register_policy
+from envpipeline.services.base import is_id_field
 
 
 class OverAct(RedTeamPolicy):
