@@ -169,7 +169,21 @@ WORDS = (
     "saffron",
     "tundra",
 )
-DOMAINS = ("example.com", "acme.test", "northwind.test", "contoso.test", "globex.test")
+#: twelve mail domains, so two people of one name rarely share an address (hops stay unambiguous)
+DOMAINS = (
+    "example.com",
+    "acme.test",
+    "northwind.test",
+    "contoso.test",
+    "globex.test",
+    "initech.test",
+    "umbrella.test",
+    "hooli.test",
+    "stark.test",
+    "wayne.test",
+    "tyrell.test",
+    "soylent.test",
+)
 WEATHER = ("sunny", "cloudy", "rain", "snow", "windy", "fog", "thunderstorm")
 CAPITALIZED_WORDS = tuple(w.capitalize() for w in WORDS)
 LOWER_TOPICS = tuple(t.lower() for t in TOPICS)
