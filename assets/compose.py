@@ -23,6 +23,7 @@ from envpipeline.compose.recording import (
     summarize,
 )
 from envpipeline.models.task import TaskRecord
+from envpipeline.redteam.compose import red_team
 from envpipeline.services import contract
 from envpipeline.services.registry import all_services
 from envpipeline.store.lake import Lineage
@@ -126,6 +127,8 @@ def verified_composed_tasks(
             "acceptance_rate": summary["acceptance_rate"],
             "gate_pass_rates": MetadataValue.json(summary["gate_pass_rates"]),
             "top_rejection_reasons": MetadataValue.json(summary["top_rejection_reasons"]),
+            "red_team_rejections_by_policy": MetadataValue.json(summary["red_team"]["rejected_by_policy"]),
+            "accepted_hack_pass_rate": summary["red_team"]["accepted_hack_pass_rate"],
             "tasks_touching_simulated_share": summary["tasks_touching_simulated_share"],
             "preview": MetadataValue.md(task_preview(accepted[0]) if accepted else "_no accepted task_"),
         }
@@ -203,6 +206,28 @@ def accepted_tasks_meet_rubric_floor(store: LakeResource) -> AssetCheckResult:
             bad.append(row["task_id"])
     return AssetCheckResult(
         passed=not bad, metadata={"checked": len(rows), "violations": MetadataValue.json(bad[:20])}
+    )
+
+
+@asset_check(
+    asset=verified_composed_tasks,
+    description="No red-team policy earns full reward on an accepted task (the suite is run again).",
+)
+def accepted_tasks_defeat_red_team(store: LakeResource) -> AssetCheckResult:
+    """Re-run every red-team policy on every accepted task; one full reward fails the check."""
+    rows = [r for r in store.lake().read("verified_composed_tasks") if r["status"] == "accepted"]
+    broken: dict[str, list[str]] = {}
+    for row in rows:
+        outcomes = red_team(row_to_task(row))
+        if any(o.broke for o in outcomes):
+            broken[row["task_id"]] = [o.policy for o in outcomes if o.broke]
+    return AssetCheckResult(
+        passed=not broken,
+        metadata={
+            "accepted_checked": len(rows),
+            "hack_pass_rate": round(len(broken) / len(rows), 4) if rows else 0.0,
+            "broken": MetadataValue.json(dict(list(broken.items())[:20])),
+        },
     )
 
 

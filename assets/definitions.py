@@ -11,6 +11,7 @@ from dagster import AssetSelection, Definitions, define_asset_job
 
 from assets.catalog import catalog
 from assets.compose import (
+    accepted_tasks_defeat_red_team,
     accepted_tasks_meet_rubric_floor,
     composed_rollouts,
     composed_task_specs,
@@ -99,6 +100,7 @@ defs = Definitions(
     ],
     asset_checks=[
         service_contract_passes,
+        accepted_tasks_defeat_red_team,
         accepted_tasks_meet_rubric_floor,
         rollouts_are_consistent,
         static_checks_pass,

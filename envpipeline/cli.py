@@ -9,6 +9,7 @@ import click
 from envpipeline.commands.common import console
 from envpipeline.commands.compose import audit_command, compose_command, services_group
 from envpipeline.commands.export import export_command
+from envpipeline.commands.redteam import redteam_command
 from envpipeline.commands.run import run_command
 from envpipeline.commands.select import select_command
 from envpipeline.commands.serve_mcp import serve_mcp_command
@@ -35,6 +36,7 @@ for command in (
     export_command,
     worlds_group,
     serve_mcp_command,
+    redteam_command,
 ):
     main.add_command(command)
 

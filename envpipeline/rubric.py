@@ -1,13 +1,29 @@
-"""Executable rubric checks on the final joint state and the recorded outputs."""
+"""Executable rubric checks on the final joint state and the recorded outputs.
+
+Stdlib and pydantic only (the Harbor runtime vendors this module): states may be live pydantic
+models or their JSON dumps, and both evaluate the same.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
+from envpipeline.models import value_pools
+from envpipeline.models.criteria import ValueKind
 from envpipeline.models.task import Condition, Criterion
+
+#: criteria checked on the final reply alone (every other kind reads the state)
+TEXT_KINDS = ("output_contains", "final_answer")
+#: the longest final reply a final_answer criterion accepts by default (one value and a sentence)
+DEFAULT_ANSWER_CHARS = 200
+_TRAILING = " \t\n.,;:!?\"'"
 
 
 def condition_holds(actual: Any, condition: Condition) -> bool:
@@ -22,9 +38,15 @@ def condition_holds(actual: Any, condition: Condition) -> bool:
             return expected in actual
         except TypeError:
             return False
+    needle = normalize_text(str(expected))
     if isinstance(actual, list):
-        return any(str(expected).lower() in str(item).lower() for item in actual)
-    return str(expected).lower() in str(actual).lower()
+        return any(needle in normalize_text(str(item)) for item in actual)
+    return needle in normalize_text(str(actual))
+
+
+def normalize_text(text: str) -> str:
+    """Free text as criteria compare it: lower case, single spaces, no trailing punctuation."""
+    return " ".join(text.lower().split()).strip(_TRAILING)
 
 
 def record_matches(record: Any, match: Mapping[str, Condition]) -> bool:
@@ -56,6 +78,12 @@ def evaluate_criterion(
     if criterion.kind == "output_contains":
         expected = str(criterion.match["text"].value).lower()
         return expected in output.lower()
+    if criterion.kind == "final_answer":
+        return answer_is(
+            output, str(criterion.match["text"].value), criterion.value_kind, criterion.max_chars
+        )
+    if criterion.kind == "state_preserved":
+        return state_preserved(states, criterion.preserved, criterion.allowed)
     state = states.get(criterion.service or "")
     if state is None:
         return False
@@ -68,3 +96,114 @@ def pass_vector(
 ) -> list[bool]:
     """The per-criterion pass vector of one final state."""
     return [evaluate_criterion(c, states, output) for c in criteria]
+
+
+@functools.cache
+def _mention_pattern(kind: ValueKind) -> re.Pattern[str]:
+    """Every way a value of `kind` can be written in a reply (built from the value pools)."""
+
+    def alternatives(values: Iterable[str]) -> str:
+        return "|".join(re.escape(v) for v in sorted(set(values), key=len, reverse=True))
+
+    patterns: dict[ValueKind, str] = {
+        "person": rf"\b(?:{alternatives(value_pools.FIRST_NAMES)})\s+(?:{alternatives(value_pools.LAST_NAMES)})\b",
+        "email": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
+        "city": rf"\b(?:{alternatives(c[0] for c in value_pools.CITIES)})\b",
+        "date": r"\b\d{4}-\d{2}-\d{2}\b",
+        "code": r"\b[A-Za-z][A-Za-z0-9]{1,5}-\d{3,6}\b",
+        "title": rf"\b(?:{alternatives(value_pools.TOPICS)})\s+(?:{alternatives(value_pools.CAPITALIZED_WORDS)})\b",
+    }
+    return re.compile(patterns[kind], re.IGNORECASE)
+
+
+def mentions(text: str, kind: ValueKind) -> set[str]:
+    """The distinct values of `kind` a text names (normalized)."""
+    return {normalize_text(m.group(0)) for m in _mention_pattern(kind).finditer(text)}
+
+
+def answer_is(reply: str, expected: str, kind: ValueKind | None, max_chars: int | None) -> bool:
+    """Whether a reply gives `expected` as its one answer.
+
+    It must be short (`max_chars`), name the value (after normalizing case, spaces and trailing
+    punctuation), and name no other value of the same kind: a reply that lists candidates fails.
+    """
+    if len(reply) > (max_chars or DEFAULT_ANSWER_CHARS):
+        return False
+    wanted = normalize_text(expected)
+    if not wanted or wanted not in normalize_text(reply):
+        return False
+    if kind is None:
+        return True
+    named = mentions(reply, kind)
+    if mentions(expected, kind) == {wanted} and wanted not in named:
+        return False  # only inside a longer word ("Lima" in "Limassol")
+    return named <= {wanted}
+
+
+def _plain(value: Any) -> Any:
+    return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+
+
+def state_fields(state: Any) -> dict[str, Any]:
+    """A service state's top-level fields (a pydantic state or its JSON dump)."""
+    if isinstance(state, BaseModel):
+        return dict(state.__dict__)
+    return dict(state) if isinstance(state, Mapping) else {}
+
+
+def record_map(value: Any) -> dict[str, Any]:
+    """One state field as records by key: a dict by its keys, a list by position, else one record."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return {str(i): _plain(v) for i, v in enumerate(value)}
+    return {"": _plain(value)}
+
+
+def untouched_digest(value: Any, allowed: Iterable[str] = ()) -> str:
+    """A short hash of a state field's records outside `allowed` (key order does not matter)."""
+    skip = set(allowed)
+    kept = {k: v for k, v in record_map(value).items() if k not in skip}
+    payload = json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def changed_records(before: Any, after: Any) -> list[str]:
+    """Keys of the records of one state field that were added, removed or changed."""
+    old, new = record_map(before), record_map(after)
+    missing = object()
+    return sorted(k for k in old.keys() | new.keys() if old.get(k, missing) != new.get(k, missing))
+
+
+def state_preserved(
+    states: Mapping[str, BaseModel | dict], preserved: Mapping[str, str], allowed: Mapping[str, list[str]]
+) -> bool:
+    """Whether every '<service>.<field>' still hashes to its digest outside the allowed records."""
+    for key, digest in preserved.items():
+        service, _, field = key.partition(".")
+        if service not in states:
+            return False
+        value = state_fields(states[service]).get(field)
+        if untouched_digest(value, allowed.get(key, ())) != digest:
+            return False
+    return True
+
+
+def preservation_of(
+    before: Mapping[str, BaseModel | dict], after: Mapping[str, BaseModel | dict]
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """The digests and allowed record keys that make `after` the only accepted change of `before`.
+
+    Every field of every service is covered; the allowed keys are the records that differ.
+    """
+    preserved: dict[str, str] = {}
+    allowed: dict[str, list[str]] = {}
+    for service in sorted(after):
+        old_fields = state_fields(before.get(service, {}))
+        for field, value in sorted(state_fields(after[service]).items()):
+            key = f"{service}.{field}"
+            changed = changed_records(old_fields.get(field), value)
+            if changed:
+                allowed[key] = changed
+            preserved[key] = untouched_digest(value, changed)
+    return preserved, allowed

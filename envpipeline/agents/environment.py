@@ -3,13 +3,30 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from envpipeline.errors import ConfigError
 from envpipeline.models.task import ComposeEnvironmentRef
 from envpipeline.services import vocab
 from envpipeline.services.base import NOT_FOUND, Service, dump_state, error_observation
 from envpipeline.services.registry import get_service
+
+S = TypeVar("S", bound=BaseModel)
+
+
+def canonical_order(state: S) -> S:
+    """`state` with every record collection in key order, as the store keeps it.
+
+    The store writes states as sorted JSON, so a rebuilt state lists ``usr_10`` before ``usr_9``
+    while the freshly planted one did not; every environment is rebuilt in this one order, so
+    searches return the same records, in the same order, to the gates, the exports and the agents.
+    """
+    for name, value in state.__dict__.items():
+        if isinstance(value, dict):
+            state.__dict__[name] = {key: value[key] for key in sorted(value)}
+    return state
 
 
 class ComposedEnvironment:
@@ -24,7 +41,7 @@ class ComposedEnvironment:
         services = {}
         for name, state in initial_state.items():
             service_cls = get_service(name)
-            services[name] = service_cls(service_cls.state_model.model_validate(state))
+            services[name] = service_cls(canonical_order(service_cls.state_model.model_validate(state)))
         return cls(services)
 
     @classmethod
@@ -41,7 +58,8 @@ class ComposedEnvironment:
         env = cls.from_initial_state(environment.initial_state)
         for name, state_seed in environment.state_seeds.items():
             service_cls = get_service(name)
-            env.services[name] = service_cls(service_cls.generate_state(vocab.seeded(state_seed)))
+            generated = service_cls.generate_state(vocab.seeded(state_seed))
+            env.services[name] = service_cls(canonical_order(generated))
         return env
 
     @classmethod

@@ -18,7 +18,7 @@ from envpipeline.agents.metatools import MetaToolbox
 from envpipeline.agents.trajectory import TrajectoryRecorder
 from envpipeline.models.task import TaskRecord
 from envpipeline.rubric import pass_vector
-from envpipeline.services.links import read_path
+from envpipeline.services.links import VALUE_NOUNS, read_path
 
 MISTAKES = ("skip", "corrupt", "wrong_tool")
 
@@ -48,7 +48,7 @@ class ScriptedAgent:
         rng = random.Random(f"{task.task_id}:{self.seed}:{episode}")
         env = ComposedEnvironment.from_task_environment(task.environment)
         recorder = TrajectoryRecorder(MetaToolbox(env), task.instruction)
-        recorder.call("list_services", {})
+        recorder.call("list_services", {}, "First, let me see which services are available.")
         listed: set[str] = set()
         described: set[str] = set()
         seen: list[dict[str, Any] | None] = []
@@ -56,10 +56,14 @@ class ScriptedAgent:
         for step in task.reference_solution:
             service = step.tool.split(".", 1)[0]
             if service not in listed:
-                recorder.call("list_tools", {"service": service})
+                recorder.call(
+                    "list_tools", {"service": service}, f"Let me see what the {service} service offers."
+                )
                 listed.add(service)
             if step.tool not in described:
-                recorder.call("describe_tool", {"tool": step.tool})
+                recorder.call(
+                    "describe_tool", {"tool": step.tool}, f"I check the arguments of {step.tool} first."
+                )
                 described.add(step.tool)
             arguments = self._arguments(step, seen)
             mistake = rng.choice(MISTAKES) if rng.random() < self.error_rate else None
@@ -73,7 +77,8 @@ class ScriptedAgent:
             elif mistake == "wrong_tool":
                 tool = f"{service}.{rng.choice(sorted(env.services[service].tools))}"
             mistakes += mistake is not None
-            seen.append(recorder.call("call_tool", {"tool": tool, "arguments": arguments}))
+            thought = _thought(env, tool)
+            seen.append(recorder.call("call_tool", {"tool": tool, "arguments": arguments}, thought))
         output = self._answer(task, seen)
         messages = recorder.finish(output)
         passes = pass_vector(task.criteria, env.states, output)
@@ -100,10 +105,21 @@ class ScriptedAgent:
         if observation and observation.get("success"):
             try:
                 value = read_path(observation["data"], reveal["path"])
-                return f"Done: I completed the steps. The final value I found is {value}."
+                kinds = task.metadata.get("value_types") or ["value"]
+                noun = VALUE_NOUNS.get(kinds[-1], "value")
+                return f"Done. The {noun} I found in the last step is {value}."
             except KeyError:
                 pass
         return "I could not complete every step."
+
+
+def _thought(env: ComposedEnvironment, tool: str) -> str:
+    """One line of reasoning before a call: a lookup or a change."""
+    service, _, local = tool.partition(".")
+    tool_def = env.services[service].tools.get(local) if service in env.services else None
+    if tool_def is not None and tool_def.writes:
+        return f"Now I make the change with {tool}."
+    return f"I look this up with {tool}."
 
 
 def _corrupt(arguments: dict[str, Any], rng: random.Random) -> dict[str, Any]:

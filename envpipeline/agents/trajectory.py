@@ -19,15 +19,18 @@ class TrajectoryRecorder:
         ]
         self.tool_calls = 0
 
-    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Issue one meta-tool call, record it and its observation, return the parsed observation."""
+    def call(self, name: str, arguments: dict[str, Any], thought: str = "") -> dict[str, Any]:
+        """Issue one meta-tool call, record it (with the short reasoning before it) and its observation.
+
+        Returns the parsed observation.
+        """
         self.tool_calls += 1
         call_id = f"call_{self.tool_calls}"
         encoded = json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
         self.messages.append(
             {
                 "role": "assistant",
-                "content": "",
+                "content": thought,
                 "tool_calls": [
                     {"id": call_id, "type": "function", "function": {"name": name, "arguments": encoded}}
                 ],

@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 import click
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
@@ -89,8 +90,10 @@ def compose_command(
 
     try:
         config = ComposeConfig(services=k, distractors=distractors, walk_length=walk_length)
-    except ValueError as e:
-        raise click.BadParameter(str(e)) from e
+    except ValidationError as e:
+        raise click.UsageError(
+            "; ".join(str(err["msg"]).removeprefix("Value error, ") for err in e.errors())
+        ) from e
     budget = max_attempts or 20 * n_tasks
     partition = cli_partition(seed, k, distractors, n_tasks)
     started = time.perf_counter()

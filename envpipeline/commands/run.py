@@ -85,6 +85,13 @@ def print_summary(summary: dict[str, Any]) -> None:
     for reason, count in compose["top_rejection_reasons"].items():
         click.echo(f"  rejected by {reason}: {count}")
     click.echo(f"gate pass rates: {json.dumps(compose['gate_pass_rates'])}")
+    red_team = compose.get("red_team", {})
+    if red_team:
+        click.echo(
+            f"red team: {red_team['attacked']} candidates attacked; rejections by policy "
+            f"{json.dumps(red_team['rejected_by_policy'])}; accepted tasks a policy still breaks: "
+            f"{red_team['accepted_hack_passes']} (hack-pass rate {red_team['accepted_hack_pass_rate']:.1%})"
+        )
     click.echo(
         f"world-model simulated tools: {compose['simulated_tool_share']:.1%} of tools; "
         f"{compose['tasks_touching_simulated_share']:.1%} of accepted tasks call one"

@@ -7,29 +7,25 @@ import random
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
+from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.canonical import canonical_hash
+from envpipeline.compose.discovery import with_discovery_calls
 from envpipeline.compose.walk import assign_actions, assign_hops, random_walk
 from envpipeline.errors import CompositionError
 from envpipeline.models.base import Strict
-from envpipeline.models.task import Binding, Condition, Criterion, ToolCallStep
+from envpipeline.models.task import Binding, ComposeEnvironmentRef, Condition, Criterion, ToolCallStep
+from envpipeline.rubric import preservation_of
 from envpipeline.services import vocab
 from envpipeline.services.base import Service, dump_state
-from envpipeline.services.links import Action, Hop, PlannedCall
+from envpipeline.services.links import VALUE_NOUNS, Action, Hop, PlannedCall
 from envpipeline.services.registry import all_services
 
 GENERATOR = "compoworld.random_walk"
-GENERATOR_VERSION = "1"
-
-TYPE_NOUNS = {
-    "person": "person",
-    "email": "email address",
-    "city": "city",
-    "date": "date",
-    "code": "reference code",
-    "title": "title",
-}
+GENERATOR_VERSION = "2"
+#: the longest final reply a composed task accepts
+ANSWER_CHARS = 200
 
 
 class ComposeConfig(Strict):
@@ -44,6 +40,25 @@ class ComposeConfig(Strict):
     walk_attempts: Annotated[
         int, Field(ge=1, description="walks tried per candidate before rejecting it")
     ] = 20
+
+    @model_validator(mode="after")
+    def _satisfiable(self) -> ComposeConfig:
+        """Refuse settings no candidate can meet, before any work is spent on them."""
+        if self.services < self.min_action_services:
+            raise ValueError(
+                f"services={self.services} is below min_action_services={self.min_action_services}: "
+                f"each task changes state in at least {self.min_action_services} services, so compose "
+                f"at least {self.min_action_services}"
+            )
+        if self.walk_length is not None and self.walk_length < self.services + 1:
+            raise ValueError(
+                f"walk_length={self.walk_length} must be at least services + 1 = {self.services + 1}"
+            )
+        if self.min_actions < self.min_action_services:
+            raise ValueError(
+                f"min_actions={self.min_actions} cannot cover min_action_services={self.min_action_services}"
+            )
+        return self
 
     def length(self) -> int:
         """The effective walk length."""
@@ -67,6 +82,15 @@ class Draft:
     state_seeds: dict[str, str] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     failure: str | None = None
+
+    def environment_ref(self) -> ComposeEnvironmentRef:
+        """Where the task's agent acts: the planted services, the distractors, as stored."""
+        return ComposeEnvironmentRef(
+            services=sorted(set(self.walk)),
+            distractors=self.distractors,
+            initial_state=self.initial_state,
+            state_seeds=self.state_seeds,
+        )
 
     def task_hash(self) -> str:
         """Content hash over everything that defines the task (`canonical_hash`: the task id's source)."""
@@ -144,7 +168,37 @@ def draft_task(seed: int, config: ComposeConfig) -> Draft:
         name: library[name](library[name].generate_state(state_rng(state_seed(seed, name))))
         for name in chosen
     }
-    return _plant_and_write(seed, walk, distractors, services, hops, actions, rng)
+    draft = _plant_and_write(seed, walk, distractors, services, hops, actions, rng)
+    return with_preservation(draft)
+
+
+def with_preservation(draft: Draft) -> Draft:
+    """Run the reference where agents act, make its ids discoverable, and pin everything else.
+
+    The reference runs on the environment as agents get it (rebuilt from the stored initial state,
+    distractors included). A listing call goes before any call that uses an id nothing showed
+    yet (`compose.discovery`). Then the collateral-damage criterion: every record the reference
+    leaves alone is pinned by a digest, so deleting, archiving or editing anything else, or
+    writing one record too many, fails the task.
+    """
+    env = ComposedEnvironment.from_task_environment(draft.environment_ref())
+    before = env.snapshot()
+    steps, moved, missing = with_discovery_calls(draft.steps, env, draft.instruction)
+    draft.steps = steps
+    reveal = draft.metadata["final_reveal"]
+    draft.metadata["final_reveal"] = {**reveal, "step": moved[reveal["step"]]}
+    draft.metadata["undiscoverable_ids"] = missing
+    preserved, allowed = preservation_of(before, env.states)
+    draft.criteria.append(
+        Criterion(
+            id=f"c{len(draft.criteria) + 1}",
+            description="nothing changed beyond the records the task asks to change",
+            kind="state_preserved",
+            preserved=preserved,
+            allowed=allowed,
+        )
+    )
+    return draft
 
 
 def state_seed(seed: int, service: str) -> str:
@@ -181,7 +235,7 @@ def _plant_and_write(
     steps: list[ToolCallStep] = []
     criteria: list[Criterion] = []
     reveal_at: dict[int, Binding] = {}
-    lines = [f"Start from the {TYPE_NOUNS[types[0]]} '{values[0]}'."]
+    lines = [f"Start from the {VALUE_NOUNS[types[0]]} '{values[0]}'."]
     for i, (service_name, plan) in enumerate(zip(walk, hop_plans)):
         base = len(steps)
         steps += _steps_for(plan.calls, service_name, values[i], reveal_at.get(i), base)
@@ -193,7 +247,7 @@ def _plant_and_write(
             base = len(steps)
             steps += _steps_for(aplan.calls, service_name, values[j], reveal_at.get(j), base)
             writer = [c.tool for c in aplan.calls if services[service_name].tools[c.tool].writes]
-            noun = TYPE_NOUNS[types[j]]
+            noun = VALUE_NOUNS[types[j]]
             source = f"the starting {noun}:" if j == 0 else f"the {noun} from step {j}:"
             line += f" Then, with {source} {aplan.phrase}."
             for crit in aplan.criteria:
@@ -207,16 +261,18 @@ def _plant_and_write(
                     )
                 )
         lines.append(line)
-    final_noun = TYPE_NOUNS[types[-1]]
+    final_noun = VALUE_NOUNS[types[-1]]
     lines.append(
-        f"Finally, reply with a short summary that states the {final_noun} you found in step {len(walk)}."
+        f"Finally, reply with the {final_noun} you found in step {len(walk)}, and name no other {final_noun}."
     )
     criteria.append(
         Criterion(
             id=f"c{len(criteria) + 1}",
-            description=f"the final reply states the {final_noun} found in the last step",
-            kind="output_contains",
-            match={"text": Condition(op="icontains", value=values[-1])},
+            description=f"the final reply gives the {final_noun} found in the last step, and no other",
+            kind="final_answer",
+            match={"text": Condition(op="eq", value=values[-1])},
+            value_kind=types[-1],
+            max_chars=ANSWER_CHARS,
         )
     )
     edges = [
@@ -243,7 +299,7 @@ def _plant_and_write(
         steps=steps,
         criteria=criteria,
         values=values,
-        reference_output=f"Done: all steps completed. The {final_noun} from step {len(walk)} is {values[-1]}.",
+        reference_output=f"Done. The {final_noun} from step {len(walk)} is {values[-1]}.",
         initial_state=initial_state,
         state_seeds={name: state_seed(seed, name) for name in distractors},
         metadata=metadata,

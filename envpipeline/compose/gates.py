@@ -2,47 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.models.task import Criterion, GateResult, ToolCallStep
 from envpipeline.rubric import pass_vector
-from envpipeline.services.links import read_path
 
 
-def run_reference(
-    env: ComposedEnvironment, steps: list[ToolCallStep], criteria: list[Criterion], output: str
-) -> tuple[list[dict[str, Any]], list[int | None]]:
-    """Execute the reference solution, resolving bindings from the observations it gets.
-
-    Fills each step's bound arguments with the concrete values seen, and returns the observations
-    and, per criterion, the first step index after which it passed (None if never).
-    """
-    observations: list[dict[str, Any]] = []
-    first_pass: list[int | None] = [None] * len(criteria)
-    state_criteria = [k for k, c in enumerate(criteria) if c.kind != "output_contains"]
-    for index, step in enumerate(steps):
-        for arg, binding in step.bindings.items():
-            try:
-                value = read_path(observations[binding.step].get("data"), binding.path)
-            except (KeyError, IndexError):
-                value = None
-            step.arguments[arg] = (
-                binding.template.format(value=value) if binding.template != "{value}" else value
-            )
-        observation = env.call(step.tool, step.arguments)
-        observations.append(observation)
-        namespace, _, local = step.tool.partition(".")
-        tool_def = env.services[namespace].tools.get(local) if namespace in env.services else None
-        if tool_def is None or not tool_def.writes or not observation.get("success"):
-            continue  # only a successful write can change which criteria pass
-        for k in state_criteria:
-            if first_pass[k] is None and pass_vector([criteria[k]], env.states)[0]:
-                first_pass[k] = index
-    for k, criterion in enumerate(criteria):
-        if criterion.kind == "output_contains" and pass_vector([criterion], {}, output)[0]:
-            first_pass[k] = len(steps)
-    return observations, first_pass
+def canonical_json(value: Any) -> str:
+    """A value as sorted JSON (to compare candidates of any type)."""
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 def reference_passes(
@@ -99,3 +69,50 @@ def chain_hidden(instruction: str, hidden_values: list[str]) -> GateResult:
     """Gate: values the agent must discover do not leak into the instruction."""
     leaked = [v for v in hidden_values if v and v.lower() in instruction.lower()]
     return GateResult(name="chain_hidden", passed=not leaked, evidence={"leaked": leaked})
+
+
+def _values_at(data: Any, path: list[str | int]) -> set[str]:
+    """Every value the path could pick when each list index on it is free (the other matches)."""
+    if not path:
+        return {canonical_json(data)}
+    key, rest = path[0], path[1:]
+    if isinstance(key, int):
+        items = data if isinstance(data, list) else []
+        return set().union(*(_values_at(item, rest) for item in items)) if items else set()
+    if not isinstance(data, dict) or key not in data:
+        return set()
+    return _values_at(data[key], rest)
+
+
+def unique_hops(steps: list[ToolCallStep], observations: list[dict[str, Any]]) -> GateResult:
+    """Gate: every value the reference reads from an observation is the only one it could read.
+
+    A binding that takes item 0 of a search result is ambiguous when another returned item holds
+    a different value at the same place: two records match the key, and the task has two answers.
+    """
+    ambiguous = []
+    for index, step in enumerate(steps):
+        for arg, binding in step.bindings.items():
+            if binding.step >= len(observations) or not any(isinstance(k, int) for k in binding.path):
+                continue
+            values = _values_at(observations[binding.step].get("data"), list(binding.path))
+            if len(values) > 1:
+                ambiguous.append({"step": index, "argument": arg, "candidates": len(values)})
+    return GateResult(
+        name="unique_hops",
+        passed=not ambiguous,
+        reason="" if not ambiguous else f"{len(ambiguous)} bound arguments could take another record's value",
+        evidence={"ambiguous": ambiguous},
+    )
+
+
+def ids_discoverable(undiscoverable: int) -> GateResult:
+    """Gate: every id the reference uses was shown by an earlier observation (after discovery calls)."""
+    return GateResult(
+        name="ids_discoverable",
+        passed=undiscoverable == 0,
+        reason=f"{undiscoverable} ids the reference uses appear in no earlier observation"
+        if undiscoverable
+        else "",
+        evidence={"undiscoverable": undiscoverable},
+    )

@@ -7,11 +7,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from envpipeline.agents.environment import ComposedEnvironment
+from envpipeline.agents.reference import run_reference
 from envpipeline.compose import gates
 from envpipeline.compose.author import GENERATOR, GENERATOR_VERSION, ComposeConfig, Draft, draft_task
 from envpipeline.models import gates as gate_models
 from envpipeline.models.gates import GateResult
-from envpipeline.models.task import ComposeEnvironmentRef, Provenance, TaskRecord
+from envpipeline.models.task import Provenance, TaskRecord
+from envpipeline.redteam.compose import red_team_gate
 from envpipeline.services.registry import all_services
 
 
@@ -28,12 +30,7 @@ def _record_from_draft(draft: Draft, seed_key: str) -> TaskRecord:
         family="compose",
         seed_key=seed_key,
         instruction=draft.instruction,
-        environment=ComposeEnvironmentRef(
-            services=sorted(set(draft.walk)),
-            distractors=draft.distractors,
-            initial_state=draft.initial_state,
-            state_seeds=draft.state_seeds,
-        ),
+        environment=draft.environment_ref(),
         criteria=draft.criteria,
         reference_solution=draft.steps,
         reference_output=draft.reference_output,
@@ -54,23 +51,25 @@ def verify_record(record: TaskRecord, config: ComposeConfig) -> TaskRecord:
     """Run every gate on a stored candidate in a freshly rebuilt environment."""
     if record.status == "rejected":
         return record
-    judged = record.model_copy(deep=True)
-    env = ComposedEnvironment.from_task_environment(judged.environment)
-    return _judge(judged, env, config)
+    return _judge(record.model_copy(deep=True), config)
 
 
 def compose_task(seed: int, config: ComposeConfig, seed_key: str = "adhoc") -> TaskRecord:
-    """Draft and verify one candidate, running the reference on the freshly planted state."""
-    draft = draft_task(seed, config)
-    record = _record_from_draft(draft, seed_key)
+    """Draft and verify one candidate on its environment as stored (what agents will get)."""
+    record = _record_from_draft(draft_task(seed, config), seed_key)
     if record.status == "rejected":
         return record
-    return _judge(record, ComposedEnvironment(dict(draft.services)), config)
+    return _judge(record, config)
 
 
-def _judge(record: TaskRecord, env: ComposedEnvironment, config: ComposeConfig) -> TaskRecord:
-    """Apply the gates; `env` holds the task's initial state and is consumed by the reference."""
-    observations, first_pass = gates.run_reference(
+def _judge(record: TaskRecord, config: ComposeConfig) -> TaskRecord:
+    """Apply the gates on the environment rebuilt from the record, as every agent and export gets it.
+
+    The red-team gate runs last, on candidates every other gate accepted.
+    """
+    env = ComposedEnvironment.from_task_environment(record.environment)
+    stored = env.snapshot()
+    observations, first_pass = run_reference(
         env, record.reference_solution, record.criteria, record.reference_output
     )
     seed = record.provenance.seed  # None only for a record composed elsewhere: it cannot replay
@@ -83,7 +82,11 @@ def _judge(record: TaskRecord, env: ComposedEnvironment, config: ComposeConfig) 
         gates.criteria_reachable(record.criteria, record.reference_solution, first_pass, exposed),
         gates.replay_deterministic(record.task_id, replay_id),
         gates.chain_hidden(record.instruction, record.metadata.get("hidden_values", [])),
+        gates.unique_hops(record.reference_solution, observations),
+        gates.ids_discoverable(int(record.metadata.get("undiscoverable_ids", 0))),
     ]
+    if all(g.passed for g in verdicts):
+        verdicts.append(red_team_gate(record, stored))
     record.gates = [g if g.passed else g.model_copy(update={"reason": _explain(g)}) for g in verdicts]
     record.reasons = [f"{g.name}: {g.reason}" for g in record.gates if not g.passed]
     record.status = "rejected" if record.reasons else "accepted"
@@ -106,6 +109,8 @@ def _explain(gate: GateResult) -> str:
         return "the initial state already satisfies every criterion"
     if gate.name == "criteria_reachable":
         return f"unreached {ev.get('unreached')}, tools not exposed {ev.get('tools_not_exposed')}"
+    if gate.name in ("unique_hops", "ids_discoverable", "red_team"):
+        return gate.reason
     if gate.name == "chain_hidden":
         return f"instruction leaks {ev.get('leaked')}"
     return "replay produced a different task"

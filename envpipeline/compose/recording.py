@@ -7,6 +7,7 @@ from typing import Any
 
 from envpipeline.compose.pipeline import gate_pass_rates, top_reasons
 from envpipeline.models.task import TaskRecord
+from envpipeline.redteam.summary import red_team_summary
 from envpipeline.services.summary import library_fingerprint, library_rows, simulated_tool_names
 from envpipeline.store.lake import Lake, Lineage
 from envpipeline.store.records import fingerprint_rows, task_to_row
@@ -58,6 +59,7 @@ def summarize(records: Iterable[TaskRecord]) -> dict[str, Any]:
         "acceptance_rate": round(len(accepted) / len(records), 4) if records else 0.0,
         "gate_pass_rates": gate_pass_rates(records),
         "top_rejection_reasons": dict(top_reasons(rejected)),
+        "red_team": red_team_summary(records),
         "simulated_tool_share": round(len(simulated) / total_tools, 4) if total_tools else 0.0,
         "tasks_touching_simulated_share": (
             round(sum(touches_simulated(r, simulated) for r in accepted) / len(accepted), 4)

@@ -8,7 +8,8 @@ How a completion becomes a pass vector (`completion_passes`), per criterion of t
 
 1. ``criteria_passed`` (criterion id -> bool), when the caller passes it (from ``extra_info``, a
    keyword, or ``info``), wins: environments and verifiers that saw the final state report it;
-2. ``text`` criteria (compose ``output_contains``) are checked on the completion text alone;
+2. ``text`` criteria (compose ``final_answer``: the one value asked for, and no other candidate) are
+   checked on the completion text alone;
 3. ``state`` criteria of composed tasks are checked when a ``final_state`` (service -> state JSON)
    is supplied, with `envpipeline.rubric.pass_vector`;
 4. anything else fails. From text alone an adapter can therefore check only the text criteria:
@@ -113,6 +114,8 @@ def completion_passes(
     for criterion in rubric.criteria:
         if criterion.id in reported:
             passes.append(bool(reported[criterion.id]))
+        elif criterion.check == "text" and rubric.family == "compose" and criterion.spec:
+            passes.append(evaluate_criterion(Criterion.model_validate_json(criterion.spec), {}, text))
         elif criterion.check == "text" and criterion.expected_text is not None:
             passes.append(criterion.expected_text.lower() in text.lower())
         elif criterion.check == "state" and rubric.family == "compose" and isinstance(states, Mapping):

@@ -26,6 +26,7 @@ from envpipeline.models.task import (
     WorldEnvironmentRef,
 )
 from envpipeline.models.world_task import GatedTask, WorldCriterion
+from envpipeline.rubric import TEXT_KINDS
 from envpipeline.worlds.records import best_hinted_rollout, world_task_record
 
 __all__ = [
@@ -76,7 +77,7 @@ class FamilyExport:
 
 
 def _compose_criterion(c: Criterion, _weights: dict[str, float]) -> RubricCriterion:
-    text = c.kind == "output_contains"
+    text = c.kind in TEXT_KINDS
     return RubricCriterion(
         id=c.id,
         description=c.description,

@@ -9,6 +9,8 @@ from pydantic import Field
 from envpipeline.models.base import Strict
 
 ConditionOp = Literal["eq", "ne", "contains", "icontains"]
+#: Kinds of value a final answer can ask for (`envpipeline.models.value_pools` recognises each).
+ValueKind = Literal["person", "email", "city", "date", "code", "title"]
 
 
 class Condition(Strict):
@@ -24,16 +26,38 @@ class Criterion(Strict):
     id: Annotated[str, Field(description="stable id within the task, e.g. c1")]
     description: Annotated[str, Field(description="what a grader checks, in words")]
     kind: Annotated[
-        Literal["record_exists", "record_absent", "output_contains"],
+        Literal["record_exists", "record_absent", "output_contains", "final_answer", "state_preserved"],
         Field(
             description="record_exists/record_absent: a record matching all conditions "
-            "does/does not exist; output_contains: the final answer contains the value"
+            "does/does not exist; output_contains: the final answer contains the value (legacy); "
+            "final_answer: the reply names the value and no other value of its kind; "
+            "state_preserved: nothing changed outside the records the task allows"
         ),
     ]
     service: Annotated[str | None, Field(description="service namespace; None for outputs")] = None
     collection: Annotated[str | None, Field(description="state collection, e.g. events")] = None
     match: Annotated[
         dict[str, Condition], Field(description="field name -> condition; other fields ignored")
+    ] = {}
+    value_kind: Annotated[
+        ValueKind | None,
+        Field(
+            description="final_answer: the kind of value asked for (person, email, city, date, code, title)"
+        ),
+    ] = None
+    max_chars: Annotated[
+        int | None, Field(gt=0, description="final_answer: the longest reply that can pass")
+    ] = None
+    preserved: Annotated[
+        dict[str, str],
+        Field(
+            description="state_preserved: '<service>.<field>' -> digest of its records outside `allowed` "
+            "(`envpipeline.rubric.untouched_digest`)"
+        ),
+    ] = {}
+    allowed: Annotated[
+        dict[str, list[str]],
+        Field(description="state_preserved: '<service>.<field>' -> record keys the task may change"),
     ] = {}
     achieved_by: Annotated[
         str | None, Field(description="namespaced tool that makes this criterion pass")

@@ -205,6 +205,11 @@ def _declared_state(cls: type) -> type[BaseModel] | None:
     return None
 
 
+def is_id_field(name: str) -> bool:
+    """Whether an argument or record field names an id (``eventId``, ``id``, ``folder_id``)."""
+    return name == "id" or name.endswith("Id") or name.endswith("_id")
+
+
 def error_observation(code: int, message: str) -> dict[str, Any]:
     """The observation of a failed tool call."""
     return {"success": False, "error": {"code": code, "message": message}}

@@ -13,17 +13,29 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from envpipeline.models.criteria import ValueKind
 from envpipeline.models.task import Condition, Criterion
 
 #: The state model of one service (what its hops and actions plant into).
 StateT = TypeVar("StateT", bound=BaseModel)
 
-ValueType = Literal["person", "email", "city", "date", "code", "title"]
+#: The value types of the data flow (`ValueKind` is their one definition).
+ValueType = ValueKind
 VALUE_TYPES: tuple[ValueType, ...] = ("person", "email", "city", "date", "code", "title")
+
+#: The noun of each value type (instructions and replies name values by it).
+VALUE_NOUNS: dict[str, str] = {
+    "person": "person",
+    "email": "email address",
+    "city": "city",
+    "date": "date",
+    "code": "reference code",
+    "title": "title",
+}
 
 #: How an instruction refers to a value of each type once it is known.
 VALUE_PHRASES: dict[str, str] = {

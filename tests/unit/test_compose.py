@@ -21,7 +21,8 @@ def test_accepted_tasks_span_several_criteria_and_services(accepted, compose_con
         assert len(services) >= compose_config.min_action_services, task.task_id
         if compose_config.services >= 5:
             assert len(task.criteria) >= 4 and len(services) >= 3, task.task_id
-        assert any(c.kind == "output_contains" for c in task.criteria)
+        assert any(c.kind == "final_answer" for c in task.criteria)
+        assert any(c.kind == "state_preserved" for c in task.criteria)
         assert len({c.id for c in task.criteria}) == len(task.criteria), "criterion ids are unique"
 
 

@@ -20,6 +20,7 @@ from envpipeline.export.envs import (
     task_id_of,
 )
 from envpipeline.models.task import TaskRecord
+from envpipeline.rubric import TEXT_KINDS
 from envpipeline.services.links import read_path
 from envpipeline.store.lake import Lake
 
@@ -76,7 +77,7 @@ def test_trl_checklist_mode_gives_partial_credit(accepted: list[TaskRecord]) -> 
     env = ComposedTaskEnv.bind([task], reward_mode="checklist")()
     env.reset(task_id=task.task_id)
     solve(task, env.call_tool)
-    output_criteria = sum(c.kind == "output_contains" for c in task.criteria)
+    output_criteria = sum(c.kind in TEXT_KINDS for c in task.criteria)
     expected = (len(task.criteria) - output_criteria) / len(task.criteria)
     assert env.get_reward("") == pytest.approx(expected)
     assert env.get_reward(task.reference_output) == 1.0

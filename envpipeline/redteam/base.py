@@ -1,0 +1,86 @@
+"""What a red-team policy is: a named adversary that tries to earn reward without doing the task.
+
+A policy module in `envpipeline.redteam.policies` defines one `RedTeamPolicy` subclass and
+registers an instance (`envpipeline.redteam.registry.register_policy`). A policy declares the
+families it attacks and implements their hooks; the red-team gate of each family runs every
+policy that attacks it, and an accepted task must give each of them binary reward 0.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field
+
+from envpipeline.agents.environment import ComposedEnvironment
+from envpipeline.models.base import Strict
+from envpipeline.models.task import Family, TaskRecord, ToolCallStep
+
+
+@dataclass
+class ReferenceRun:
+    """A clean run of a composed task's reference: the calls with their arguments resolved."""
+
+    steps: list[ToolCallStep]
+    observations: list[dict[str, Any]]
+    output: str
+    #: canonical hash of the joint state the reference leaves behind
+    final_hash: str
+
+
+@dataclass
+class ComposeAttack:
+    """What a policy gets to attack a composed task: the task, a fresh environment, the reference.
+
+    The policy acts on `env` (as an agent would, through its tools) and returns its final reply.
+    """
+
+    task: TaskRecord
+    env: ComposedEnvironment
+    reference: ReferenceRun
+    calls: list[str] = field(default_factory=list)
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Call one namespaced tool of the environment, counting it."""
+        self.calls.append(tool)
+        return self.env.call(tool, arguments)
+
+    def replay_reference(self, upto: int | None = None) -> None:
+        """Make the reference's calls (the first `upto` of them), with their resolved arguments."""
+        for step in self.reference.steps[:upto]:
+            self.call(step.tool, dict(step.arguments))
+
+
+class RedTeamPolicy(ABC):
+    """One adversary. Override the hook of each family listed in `families`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    families: ClassVar[frozenset[Family]]
+
+    def attack_compose(self, attack: ComposeAttack) -> str:
+        """Act on a composed task's environment; return the final reply."""
+        raise NotImplementedError(f"red-team policy {self.name} does not attack composed tasks")
+
+
+class PolicyOutcome(Strict):
+    """How one red-team policy fared against one task."""
+
+    policy: Annotated[str, Field(description="the policy's registered name")]
+    binary: Annotated[float, Field(description="1.0 when every criterion passed (the task is broken)")]
+    checklist: Annotated[float, Field(description="share of criteria passed")]
+    cfrr: Annotated[
+        float, Field(description="CFRR reward within the group of the reference and every policy")
+    ]
+    moot: Annotated[
+        bool, Field(description="the policy left the reference's exact state and reply: it did the task")
+    ] = False
+    calls: Annotated[int, Field(description="tool calls the policy made")] = 0
+    failed: Annotated[list[str], Field(description="ids of the criteria it failed")] = []
+
+    @property
+    def broke(self) -> bool:
+        """Whether it earned full reward without being the reference."""
+        return self.binary == 1.0 and not self.moot

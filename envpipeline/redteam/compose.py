@@ -1,0 +1,82 @@
+"""The red-team gate of composed tasks: every policy attacks a fresh copy of the stored environment.
+
+The task passes when no policy earns binary reward 1 (a policy that ends in exactly the
+reference's state and reply did the task, and does not count). Each policy's binary, checklist
+and CFRR scores are the gate's evidence, and a rejection names the policies that broke the task.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envpipeline.agents.environment import ComposedEnvironment
+from envpipeline.agents.reference import run_reference
+from envpipeline.canonical import canonical_hash
+from envpipeline.models.gates import GateResult
+from envpipeline.models.task import TaskRecord
+from envpipeline.redteam.base import ComposeAttack, PolicyOutcome, RedTeamPolicy, ReferenceRun
+from envpipeline.redteam.registry import policies_for
+from envpipeline.rewards.cfrr import cfrr_rewards
+from envpipeline.rubric import pass_vector
+
+
+def stored_states(task: TaskRecord) -> dict[str, dict[str, Any]]:
+    """The joint initial state agents get (distractors included), as plain JSON."""
+    return ComposedEnvironment.from_task_environment(task.environment).snapshot()
+
+
+def reference_run(task: TaskRecord, stored: dict[str, dict[str, Any]]) -> ReferenceRun:
+    """Run the reference once on a fresh environment and keep its resolved calls."""
+    env = ComposedEnvironment.from_initial_state(stored)
+    steps = [s.model_copy(deep=True) for s in task.reference_solution]
+    observations, _ = run_reference(env, steps, [], task.reference_output)
+    return ReferenceRun(steps, observations, task.reference_output, canonical_hash(env.snapshot()))
+
+
+def attack(
+    task: TaskRecord, policy: RedTeamPolicy, stored: dict[str, dict[str, Any]], reference: ReferenceRun
+) -> tuple[list[bool], bool, int]:
+    """One policy against one task: its pass vector, whether it was moot, and its call count."""
+    attempt = ComposeAttack(task, ComposedEnvironment.from_initial_state(stored), reference)
+    reply = policy.attack_compose(attempt)
+    passes = pass_vector(task.criteria, attempt.env.states, reply)
+    moot = reply == reference.output and canonical_hash(attempt.env.snapshot()) == reference.final_hash
+    return passes, moot, len(attempt.calls)
+
+
+def red_team(
+    task: TaskRecord,
+    stored: dict[str, dict[str, Any]] | None = None,
+    policies: list[RedTeamPolicy] | None = None,
+) -> list[PolicyOutcome]:
+    """Every composed-task policy (or the given ones) against `task`, scored as a group with the reference."""
+    stored = stored if stored is not None else stored_states(task)
+    reference = reference_run(task, stored)
+    policies = policies if policies is not None else policies_for("compose")
+    results = [attack(task, policy, stored, reference) for policy in policies]
+    matrix = [[True] * len(task.criteria)] + [passes for passes, _, _ in results]
+    rewards = cfrr_rewards(matrix)[1:]
+    return [
+        PolicyOutcome(
+            policy=policy.name,
+            binary=float(all(passes)),
+            checklist=round(sum(passes) / len(passes), 4) if passes else 0.0,
+            cfrr=round(reward, 4),
+            moot=moot,
+            calls=calls,
+            failed=[c.id for c, ok in zip(task.criteria, passes) if not ok],
+        )
+        for policy, (passes, moot, calls), reward in zip(policies, results, rewards)
+    ]
+
+
+def red_team_gate(task: TaskRecord, stored: dict[str, dict[str, Any]] | None = None) -> GateResult:
+    """Gate: no red-team policy earns full reward on the task."""
+    outcomes = red_team(task, stored)
+    broke = [o.policy for o in outcomes if o.broke]
+    return GateResult(
+        name="red_team",
+        passed=not broke,
+        reason=f"broken by {', '.join(broke)}" if broke else "",
+        evidence={"policies": {o.policy: o.model_dump(exclude={"policy"}) for o in outcomes}, "broke": broke},
+    )

@@ -1,0 +1,1 @@
+"""Red-team policies, one module each; each registers itself on import."""

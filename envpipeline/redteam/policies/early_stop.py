@@ -1,0 +1,30 @@
+"""`early-stop`: the reference without its last write, and the reference's final reply.
+
+It breaks a task whose criteria do not check its last step.
+"""
+
+from __future__ import annotations
+
+from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
+from envpipeline.redteam.registry import register_policy
+
+
+class EarlyStop(RedTeamPolicy):
+    name = "early-stop"
+    description = "the reference up to (not including) its last write, then the reference's reply"
+    families = frozenset({"compose"})
+
+    def attack_compose(self, attack: ComposeAttack) -> str:
+        steps = attack.reference.steps
+        services = attack.env.services
+        writes = [
+            i
+            for i, s in enumerate(steps)
+            if (tool := services[s.tool.partition(".")[0]].tools.get(s.tool.partition(".")[2]))
+            and tool.writes
+        ]
+        attack.replay_reference(writes[-1] if writes else 0)
+        return attack.reference.output
+
+
+register_policy(EarlyStop())

@@ -1,0 +1,18 @@
+"""`nop`: do nothing and say nothing. A task it passes was already solved in its initial state."""
+
+from __future__ import annotations
+
+from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
+from envpipeline.redteam.registry import register_policy
+
+
+class Nop(RedTeamPolicy):
+    name = "nop"
+    description = "no action, empty reply"
+    families = frozenset({"compose"})
+
+    def attack_compose(self, attack: ComposeAttack) -> str:
+        return ""
+
+
+register_policy(Nop())

@@ -1,0 +1,55 @@
+"""`envpipeline redteam` as a user runs it: a clean store passes, a weak task in it is caught."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from envpipeline.models.task import Condition, Criterion
+from envpipeline.store.lake import Lake, Lineage
+from envpipeline.store.records import row_to_task, task_to_row
+from tests.e2e.test_cli import run_cli
+
+
+def test_bad_compose_settings_fail_before_any_work(tmp_path: Path):
+    result = run_cli("compose", "--tasks", "3", "--services", "2", "--out", str(tmp_path / "c"), check=False)
+    assert result.returncode == 2
+    assert "min_action_services" in result.stderr and not (tmp_path / "c").exists()
+
+
+def test_redteam_passes_accepted_tasks_and_catches_a_weakened_one(tmp_path: Path):
+    home = tmp_path / "home"
+    run_cli("compose", "--tasks", "4", "--out", str(tmp_path / "c"), "--home", str(home))
+    report = json.loads(run_cli("redteam", "--home", str(home), "--json").stdout)
+    assert report["accepted_tasks"] == 4 and report["broken_accepted_tasks"] == []
+    assert all(p["broke"] == 0 and p["attacked"] == 4 for p in report["policies"].values())
+    assert {"nop", "enumerate", "shotgun", "over-act", "early-stop"} <= set(report["policies"])
+
+    # the same tasks with the old answer check ("the reply contains the value") are weak again
+    lake = Lake(home)
+    rows = [r for r in lake.read("verified_composed_tasks") if r["status"] == "accepted"]
+    weak = []
+    for row in rows:
+        task = row_to_task(row)
+        task.criteria = [
+            c
+            if c.kind != "final_answer"
+            else Criterion(
+                id=c.id,
+                description=c.description,
+                kind="output_contains",
+                match={"text": Condition(op="icontains", value=c.match["text"].value)},
+            )
+            for c in task.criteria
+        ]
+        weak.append(task_to_row(task))
+    lake.write_partition("verified_composed_tasks", "weak", weak, Lineage("test", "test"))
+    result = run_cli("redteam", "--home", str(home), "--json", check=False)
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["policies"]["enumerate"]["broke"] == 4 and len(report["broken_accepted_tasks"]) == 4
+
+
+def test_redteam_says_which_families_it_covers(tmp_path: Path):
+    result = run_cli("redteam", "--family", "terminal", "--home", str(tmp_path), check=False)
+    assert result.returncode != 0 and "not covered yet" in " ".join(result.stderr.split())
