@@ -23,9 +23,9 @@ def canonical_order(state: S) -> S:
     while the freshly planted one did not; every environment is rebuilt in this one order, so
     searches return the same records, in the same order, to the gates, the exports and the agents.
     """
-    for name, value in state.__dict__.items():
+    for name, value in list(vars(state).items()):
         if isinstance(value, dict):
-            state.__dict__[name] = {key: value[key] for key in sorted(value)}
+            setattr(state, name, {key: value[key] for key in sorted(value)})
     return state
 
 

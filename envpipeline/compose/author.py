@@ -19,7 +19,7 @@ from envpipeline.models.task import Binding, ComposeEnvironmentRef, Condition, C
 from envpipeline.rubric import preservation_of
 from envpipeline.services import vocab
 from envpipeline.services.base import Service, dump_state
-from envpipeline.services.links import VALUE_NOUNS, Action, Hop, PlannedCall
+from envpipeline.services.links import VALUE_NOUNS, Action, Hop, PlannedCall, ValueType
 from envpipeline.services.registry import all_services
 
 GENERATOR = "compoworld.random_walk"
@@ -220,7 +220,7 @@ def _plant_and_write(
     actions: list[tuple[int, Action, int]],
     rng: random.Random,
 ) -> Draft:
-    types = [hops[0].consumes] + [h.produces for h in hops]
+    types: list[ValueType] = [hops[0].consumes, *(h.produces for h in hops)]
     values = [vocab.sample_value(types[0], rng)]
     hop_plans = []
     for service_name, hop in zip(walk, hops):
