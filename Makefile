@@ -45,6 +45,7 @@ ui: $(STAMP) ## the Dagster UI with run history kept in ./dagster_home
 
 bench: $(STAMP) ## print throughput figures
 	$(BIN)/python bench/compose_throughput.py
+	$(BIN)/python bench/redteam_compose.py --candidates 1000
 	$(BIN)/python bench/sandbox_bench.py
 	$(BIN)/pip install --quiet -e ".[bench]"
 	$(BIN)/python bench/milp_bench.py
