@@ -28,6 +28,24 @@ def _gate_rows(tasks: Sequence[AcceptedTask]) -> list[tuple[str, str, int, int]]
     return [(family, gate, sum(v), len(v)) for (family, gate), v in sorted(seen.items())]
 
 
+def _red_team_rows(tasks: Sequence[AcceptedTask]) -> list[tuple[str, str, int, int, str]]:
+    """Per family and red-team policy: tasks attacked, full rewards it earned (must be 0), mean credit."""
+    seen: dict[tuple[str, str], list[dict]] = {}
+    for task in tasks:
+        for policy, outcome in json.loads(task.gate_stats).get("red_team", {}).items():
+            seen.setdefault((task.family, policy), []).append(outcome)
+    return [
+        (
+            family,
+            policy,
+            len(outcomes),
+            sum(o["binary"] == 1.0 and not o["moot"] for o in outcomes),
+            f"{sum(o['checklist'] for o in outcomes) / len(outcomes):.2f}",
+        )
+        for (family, policy), outcomes in sorted(seen.items())
+    ]
+
+
 def _provenance_rows(tasks: Sequence[AcceptedTask]) -> list[tuple[str, str, str, int, str]]:
     seen: dict[tuple[str, str, str], list[str]] = {}
     for task in tasks:
@@ -73,6 +91,15 @@ def dataset_card(
         ["interface", "tasks"], _counter_rows(Counter(i for t in tasks for i in t.interfaces))
     )
     lines += ["## Gate statistics", ""] + _table(["family", "gate", "passed", "checked"], _gate_rows(tasks))
+    red_team = _red_team_rows(tasks)
+    if red_team:
+        lines += [
+            "## Red team",
+            "",
+            "Adversary policies that try to earn reward without doing the task; an accepted task gives",
+            "each of them full reward on no attempt (the hack-pass column must read 0).",
+            "",
+        ] + _table(["family", "policy", "tasks attacked", "hack passes", "mean checklist credit"], red_team)
     lines += ["## Provenance", ""] + _table(
         ["family", "generator", "version", "tasks", "seeds"], _provenance_rows(tasks)
     )

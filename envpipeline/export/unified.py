@@ -236,6 +236,17 @@ def _criterion_weights(record: TaskRecord) -> dict[str, float]:
 
 def _gate_stats(record: TaskRecord) -> dict[str, Any]:
     extra = {k: record.metadata[k] for k in ("rollouts", "rollout_success") if k in record.metadata}
+    red_team = next((g for g in record.gates if g.name == "red_team"), None)
+    if red_team is not None:
+        # per policy: binary reward and checklist credit it earned (binary 1 = the task was broken)
+        extra["red_team"] = {
+            name: {
+                "binary": o.get("binary", 0.0),
+                "checklist": o.get("checklist", 0.0),
+                "moot": o.get("moot", False),
+            }
+            for name, o in red_team.evidence.get("policies", {}).items()
+        }
     return {
         "gates": {g.name: g.passed for g in record.gates},
         "n_gates": len(record.gates),

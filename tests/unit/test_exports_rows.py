@@ -212,6 +212,10 @@ def test_accepted_tasks_table_card_and_jsonl(
         assert heading in card
     assert "| compose | 4 | 4 |" in card and "verdict: no leakage" in card
     assert "compoworld.random_walk" in card and "fam-text-parsing-easy-0" in card
+    # the red team section: every compose policy attacked the 4 composed tasks, none earned full reward
+    assert "## Red team" in card
+    for policy in ("nop", "enumerate", "shotgun", "over-act", "early-stop"):
+        assert f"| compose | {policy} | 4 | 0 |" in card, policy
     written = write_all(tasks, tmp_path, formats=["trl-sft"], suffix="jsonl")
     lines = load_dataset("json", data_files=str(tmp_path / written["files"]["trl-sft"][0]), split="train")
     assert "messages_wire" in lines.column_names
