@@ -5,6 +5,7 @@ from dagster import DagsterInstance, materialize
 
 from assets.catalog import catalog
 from assets.compose import (
+    accepted_tasks_defeat_red_team,
     accepted_tasks_meet_rubric_floor,
     composed_task_specs,
     service_contract_passes,
@@ -55,3 +56,38 @@ def test_materializing_a_batch_writes_the_lake_and_catalog(tmp_path):
     assert n == 12
     seeds = con.execute("select distinct _partition from composed_task_specs").fetchall()
     assert seeds == [("batch-0007",)]
+
+
+def test_the_red_team_check_passes_accepted_tasks_and_fails_a_weakened_one(tmp_path):
+    from envpipeline.models.task import Criterion
+    from envpipeline.store.lake import Lineage
+    from envpipeline.store.records import row_to_task, task_to_row
+
+    home = tmp_path / "data"
+    resources = {"store": LakeResource(home=str(home)), "composer": ComposerResource(candidates_per_batch=6)}
+    selection = [composed_task_specs, verified_composed_tasks, accepted_tasks_defeat_red_team]
+    with DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("composition_batches", ["batch-0001"])
+        batch = materialize(
+            selection, instance=instance, resources=resources, partition_key="batch-0001", selection=selection
+        )
+        assert batch.success
+        metadata = batch.asset_materializations_for_node("verified_composed_tasks")[0].metadata
+        assert metadata["accepted_hack_pass_rate"].value == 0.0
+        (check,) = batch.get_asset_check_evaluations()
+        assert check.passed and check.metadata["accepted_checked"].value == metadata["accepted"].value
+
+        # a row whose answer check is only "the reply contains the value" is broken by `enumerate`
+        lake = LakeResource(home=str(home)).lake()
+        task = row_to_task(next(r for r in lake.read("verified_composed_tasks") if r["status"] == "accepted"))
+        task.criteria = [
+            Criterion(
+                id=c.id, description=c.description, kind="output_contains", match={"text": c.match["text"]}
+            )
+            if c.kind == "final_answer"
+            else c
+            for c in task.criteria
+        ]
+        lake.write_partition("verified_composed_tasks", "batch-weak", [task_to_row(task)], Lineage("t", "t"))
+        check = accepted_tasks_defeat_red_team(store=LakeResource(home=str(home)))
+        assert not check.passed and task.task_id in check.metadata["broken"].value
