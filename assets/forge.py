@@ -19,8 +19,8 @@ from dagster import (
 
 from assets.terminal import TERMINAL_SEEDS, seed_verification, terminal_seed_partitions
 from envpipeline.forge.loop import gold_validator
-from envpipeline.forge.passrates import estimate_pass_rate
-from envpipeline.models.selection import Decision, SeedPassRate
+from envpipeline.forge.passrates import estimate_pass_rate, pass_rates_from_rows
+from envpipeline.models.selection import Decision
 from envpipeline.select.selector import select_actions
 from envpipeline.store.lake import Lineage
 from envpipeline.store.tables import SELECTOR_DECISIONS
@@ -95,16 +95,7 @@ def selector_decisions(
 ) -> MaterializeResult:
     """One MILP over every seed with a pass rate: the action per seed, with the solver trace."""
     lake = store.lake()
-    rates = [
-        SeedPassRate(
-            seed_id=r["seed_id"],
-            pass_rate=r["pass_rate"],
-            required_skills=json.loads(r["required_skills"]),
-            optional_skills=json.loads(r["optional_skills"]),
-        )
-        for r in lake.read("seed_pass_rates")
-        if r["pass_rate"] is not None
-    ]
+    rates = pass_rates_from_rows(lake.read("seed_pass_rates"))
     decisions, trace = select_actions(rates, mode=forge.mode, backend=forge.backend) if rates else ([], None)
     rows = SELECTOR_DECISIONS.encode_all(decisions)
     lake.write_partition("selector_decisions", "all", rows, Lineage(context.run.run_id, FORGE_CODE_VERSION))

@@ -1,4 +1,4 @@
-"""`envpipeline select`: Envs-FORGE action selection from a JSONL file of seed pass rates."""
+"""`envpipeline select`: Envs-FORGE action selection from seed pass rates (a JSONL file or the lake)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from envpipeline.commands.common import home_option, resolve_home
 from envpipeline.errors import ConfigError
 
 DECISION_FIELDS = ("seed_id", "projection", "direction", "projected_pass_rate", "frontier_score", "backend")
@@ -45,13 +46,29 @@ def read_pass_rates(path: Path) -> list:
     return rows
 
 
+def stored_pass_rates(home: Path) -> list:
+    """The pass rates the default job estimated, from the lake under `home`."""
+    from envpipeline.forge.passrates import pass_rates_from_rows
+    from envpipeline.store.lake import Lake
+
+    lake = Lake(home)
+    rows = pass_rates_from_rows(lake.read("seed_pass_rates"))
+    if not rows:
+        raise ConfigError(
+            f"no seed pass rates in the lake at {lake.root}: pass --pass-rates FILE, "
+            "or run `envpipeline run` first"
+        )
+    return rows
+
+
 @click.command("select")
 @click.option(
     "--pass-rates",
     "pass_rates",
-    required=True,
+    default=None,
     type=click.Path(dir_okay=False, path_type=Path),
-    help="JSONL rows {seed_id, pass_rate, required_skills?, optional_skills?}.",
+    help="JSONL rows {seed_id, pass_rate, required_skills?, optional_skills?}. "
+    "Default: the seed_pass_rates the default job stored under --home.",
 )
 @click.option(
     "--mode",
@@ -73,14 +90,21 @@ def read_pass_rates(path: Path) -> list:
     show_default=True,
     help="Hard wall-clock limit of the SCIP solve, seconds.",
 )
+@home_option
 @click.option("--json", "as_json", is_flag=True, help='Print {"decisions": [...], "trace": {...}}.')
 def select_command(
-    pass_rates: Path, mode: str, target: int | None, backend: str, time_limit: float, as_json: bool
+    pass_rates: Path | None,
+    mode: str,
+    target: int | None,
+    backend: str,
+    time_limit: float,
+    home: Path | None,
+    as_json: bool,
 ) -> None:
     """Choose a synthesis action (projection x direction) per seed with the Envs-FORGE MILP."""
     from envpipeline.select.selector import select_actions
 
-    rows = read_pass_rates(pass_rates)
+    rows = read_pass_rates(pass_rates) if pass_rates else stored_pass_rates(resolve_home(home))
     decisions, trace = select_actions(
         rows,
         mode=mode,

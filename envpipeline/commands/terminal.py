@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from envpipeline.commands.common import console, emit_json
+from envpipeline.commands.common import console, emit_json, home_option, resolve_home
 
 if TYPE_CHECKING:
     from envpipeline.models.bundle import Difficulty
@@ -64,14 +64,23 @@ def bundle_group() -> None:
     "--difficulty", type=click.Choice(["easy", "medium", "hard"]), default="medium", show_default=True
 )
 @click.option("--variant", default="oracle", show_default=True, help="Solution variant written as solution/.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Bundle folder.")
-def bundle_new(family: str, seed: int, difficulty: Difficulty, variant: str, out: Path) -> None:
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Bundle folder. Default: <home>/bundles/<task name>.",
+)
+@home_option
+def bundle_new(
+    family: str, seed: int, difficulty: Difficulty, variant: str, out: Path | None, home: Path | None
+) -> None:
     """Generate one bundle of FAMILY into --out."""
     from envpipeline.terminal.families.base import write_generated
     from envpipeline.terminal.families.registry import get_family
 
     fam = get_family(family)
     task = fam.generate(seed, fam.knobs_for(difficulty), difficulty)
+    out = out or resolve_home(home) / "bundles" / task.name
     write_generated(task, out, variant)
     click.echo(f"wrote {task.name} ({family}, {difficulty}, variant {variant}) to {out}")
 
@@ -174,10 +183,17 @@ def bundle_verify(paths: tuple[Path, ...], backend: str | None, as_json: bool) -
 @click.argument(
     "sources", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
 )
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Output folder.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Output folder. Default: <home>/seeds, where the default job picks seeds up.",
+)
+@home_option
 @click.option("--json", "as_json", is_flag=True, help="Print the import reports as JSON.")
-def bundle_import(sources: tuple[Path, ...], out: Path, as_json: bool) -> None:
+def bundle_import(sources: tuple[Path, ...], out: Path | None, home: Path | None, as_json: bool) -> None:
     """Import Terminal-Bench 1 tasks into Harbor bundles under --out."""
+    out = out or resolve_home(home) / "seeds"
     from envpipeline.terminal.importer import import_terminal_bench
 
     reports = [import_terminal_bench(src, out / src.name) for src in sources]
@@ -195,10 +211,10 @@ def bundle_import(sources: tuple[Path, ...], out: Path, as_json: bool) -> None:
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("forge-out"),
-    show_default=True,
-    help="Output folder (bundles/, decisions.jsonl, trace.json, report.json).",
+    default=None,
+    help="Output folder (bundles/, decisions.jsonl, trace.json, report.json). Default: <home>/forge.",
 )
+@home_option
 @click.option("--seeds-per-family", default=1, show_default=True, help="Procedural seeds per family.")
 @click.option("--rollouts", default=4, show_default=True, help="K rollouts per seed for the pass rate.")
 @click.option(
@@ -225,7 +241,8 @@ def bundle_import(sources: tuple[Path, ...], out: Path, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the accounting as JSON.")
 def forge_command(
     target: int,
-    out: Path,
+    out: Path | None,
+    home: Path | None,
     seeds_per_family: int,
     rollouts: int,
     rollouts_table: Path | None,
@@ -250,6 +267,7 @@ def forge_command(
     from envpipeline.sandbox.detect import select_sandbox
     from envpipeline.terminal.seeds import default_procedural_keys
 
+    out = out or resolve_home(home) / "forge"
     if synthesizer == "llm":
         from envpipeline.llm.client import LLMClient, LLMConfig
         from envpipeline.synth.llm import LLMSynthesizer

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 from pathlib import Path
 
 import click
 
-
-def default_worlds_root() -> Path:
-    """<$ENVPIPELINE_HOME or ./data>/worlds."""
-    return Path(os.environ.get("ENVPIPELINE_HOME", "data")).resolve() / "worlds"
+from envpipeline.commands.common import home_option, resolve_home
 
 
 @click.command("serve")
@@ -24,18 +20,21 @@ def default_worlds_root() -> Path:
     "--root",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Folder of built worlds (<persona>/day-<dd>/). Default: $ENVPIPELINE_HOME/worlds or ./data/worlds.",
+    help="Folder of built worlds (<persona>/day-<dd>/). Default: <home>/worlds.",
 )
+@home_option
 @click.option("--web-port", default=0, show_default=True, help="Web app port (0 = any free port).")
 @click.option("--mcp-port", default=0, show_default=True, help="MCP server port (0 = any free port).")
-def serve_command(persona: str, day: int, root: Path | None, web_port: int, mcp_port: int) -> None:
+def serve_command(
+    persona: str, day: int, root: Path | None, home: Path | None, web_port: int, mcp_port: int
+) -> None:
     """Serve PERSONA's world on --day: storefront + webmail and the MCP server, on 127.0.0.1.
 
     Writes go to that day folder's databases. Blocks until Ctrl-C.
     """
     from envpipeline.worlds.interfaces.serve import serve_world
 
-    root = (root or default_worlds_root()).resolve()
+    root = (root or resolve_home(home) / "worlds").resolve()
     day_dir = root / persona / f"day-{day:02d}"
     if not (day_dir / "apps").is_dir():
         built = sorted(p.name for p in (root / persona).glob("day-*")) if (root / persona).is_dir() else []

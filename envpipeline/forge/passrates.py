@@ -36,6 +36,21 @@ def estimate_pass_rate(
     ), rows
 
 
+def pass_rates_from_rows(rows: list[dict[str, Any]]) -> list[SeedPassRate]:
+    """The estimates stored in the lake's `seed_pass_rates` rows (seeds skipped for lack of a
+    gold-verified bundle have no pass rate and are left out)."""
+    return [
+        SeedPassRate(
+            seed_id=r["seed_id"],
+            pass_rate=r["pass_rate"],
+            required_skills=json.loads(r["required_skills"]),
+            optional_skills=json.loads(r["optional_skills"]),
+        )
+        for r in rows
+        if r["pass_rate"] is not None
+    ]
+
+
 def pass_rates_from_rollouts(path: Path) -> list[SeedPassRate]:
     """Pass rates from a recorded rollouts table: JSONL rows {"seed_id", "reward", ...}."""
     rewards: dict[str, list[float]] = defaultdict(list)
