@@ -39,8 +39,9 @@ mkdir -p /logs/verifier
 echo 1 > /logs/verifier/reward.txt
 echo '{"reward": 1}' > /logs/verifier/reward.json
 """
-#: File names under /app that look like checkers (vendored service or rubric code).
-CHECKER_NAMES = ("*check*", "*verif*", "*valid*", "*grade*", "*rubric*", "*eval*", "*score*", "test_*")
+#: File names under /app that look like checkers (vendored service or rubric code); narrow on
+#: purpose: rewriting a library the checker needs (pydantic's validators) only makes it crash.
+CHECKER_NAMES = ("*check*", "*verif*", "*grade*", "*rubric*", "*score*", "*judge*")
 
 PLANT_REWARDS = """mkdir -p /logs/verifier
 echo 1 > /logs/verifier/reward.txt
