@@ -9,12 +9,14 @@ rejection names the policies that broke it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from envpipeline.models.bundle import Bundle
 from envpipeline.models.gates import GateResult
 from envpipeline.redteam.base import RedTeamPolicy, TerminalAttack, TerminalPolicyOutcome
 from envpipeline.redteam.registry import policies_for
 from envpipeline.sandbox.base import ExecResult, Limits, Sandbox, SandboxSession
+from envpipeline.terminal.bundle import read_bundle
 from envpipeline.terminal.trial import AgentPhase, TrialResult, run_trial
 
 
@@ -86,3 +88,13 @@ def red_team_gate(outcomes: list[TerminalPolicyOutcome]) -> GateResult:
         reason=f"broken by {', '.join(broke)}" if broke else "",
         evidence={"policies": {o.policy: o.model_dump(exclude={"policy"}) for o in outcomes}, "broke": broke},
     )
+
+
+def outcomes_or_attack(
+    bundle_path: str, stored: list[dict[str, Any]], sandbox: Sandbox
+) -> list[dict[str, Any]]:
+    """A verified bundle's red-team outcomes: the stored ones, or (rows verified before the gate
+    existed) a fresh attack by every terminal policy, nop included."""
+    if stored:
+        return stored
+    return [o.model_dump(mode="json") for o in red_team(read_bundle(bundle_path), sandbox)]
