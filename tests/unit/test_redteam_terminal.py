@@ -191,3 +191,22 @@ def test_fresh_verifier_phase_under_docker(tmp_path: Path, docker_sandbox: Sandb
     assert stale.verdict == "verified", stale.reasons
     broken = verify_bundle(weak_bundle(tmp_path, "checker-in-app"), docker_sandbox)
     assert broken.verdict == "red_team_broken" and "tamper" in broken.reasons[-1]
+
+
+def test_terminal_dataset_rows_carry_the_red_team_gate(tmp_path: Path) -> None:
+    """collect_accepted's terminal rows feed the dataset card's Red team section."""
+    import json
+
+    from envpipeline.export.card import _red_team_rows
+    from envpipeline.export.unified import from_bundle
+
+    outcomes = [
+        {"policy": "tamper", "binary": 0.0, "checklist": 0.0, "cfrr": 0.0, "moot": False, "reward": 0.0},
+        {"policy": "nop", "binary": 0.0, "checklist": 0.0, "cfrr": 0.0, "moot": False, "reward": 0.0},
+    ]
+    task = from_bundle(
+        weak_bundle(tmp_path, "trusts-stale-reward"), {"oracle": True, "nop": True}, red_team=outcomes
+    )
+    stats = json.loads(task.gate_stats)
+    assert stats["gates"] == {"oracle": True, "nop": True, "red_team": True}
+    assert _red_team_rows([task]) == [("terminal", "nop", 1, 0, "0.00"), ("terminal", "tamper", 1, 0, "0.00")]
