@@ -90,3 +90,15 @@ def test_redteam_terminal_passes_family_bundles_and_catches_a_weak_one(tmp_path:
     assert result.returncode == 1
     report = json.loads(result.stdout)
     assert report["broken_accepted_tasks"] == ["weak"] and report["policies"]["tamper"]["broke"] == 1
+
+
+def test_bundle_verify_names_the_policy_and_rejects_the_planted_reward(tmp_path: Path):
+    from tests.unit.test_redteam_terminal import false_pass_bundle, weak_bundle
+
+    bundles = [weak_bundle(tmp_path, "checker-in-app"), false_pass_bundle(tmp_path)]
+    result = run_cli("bundle", "verify", *map(str, bundles), "--sandbox", "local", "--json", check=False)
+    assert result.returncode == 1
+    weak, planted = json.loads(result.stdout)
+    assert weak["verdict"] == "red_team_broken" and weak["red_team"]["tamper"]["reward"] == 1.0
+    assert "tamper" in weak["reasons"][-1]
+    assert planted["verdict"] == "oracle_failed" and planted["oracle_rewards"] == [0.0, 0.0]

@@ -210,3 +210,32 @@ def test_terminal_dataset_rows_carry_the_red_team_gate(tmp_path: Path) -> None:
     stats = json.loads(task.gate_stats)
     assert stats["gates"] == {"oracle": True, "nop": True, "red_team": True}
     assert _red_team_rows([task]) == [("terminal", "nop", 1, 0, "0.00"), ("terminal", "tamper", 1, 0, "0.00")]
+
+
+def _clear_follows_no_link(sandbox: Sandbox, tmp_path: Path) -> None:
+    bundle = read_bundle(weak_bundle(tmp_path, "always-passes"))
+    with sandbox.open(bundle, Limits()) as session:
+        planted = session.exec(
+            "echo keep > /app/keep; rm -rf /logs/verifier; ln -s /app /logs/verifier; "
+            "ln -s /app /tests/app; echo 1 > /tests/reward.txt; chmod 000 /tests",
+            timeout_sec=30,
+        )
+        assert planted.exit_code == 0, planted.stderr
+        for path in ("/tests", "/logs/verifier"):
+            session.clear(path)
+        listing = session.exec(
+            "ls -A /tests /logs/verifier; test -d /logs/verifier -a ! -L /logs/verifier", 30
+        )
+        assert listing.exit_code == 0 and listing.stdout.split() == ["/logs/verifier:", "/tests:"], listing
+        assert session.read_file("/app/keep") == b"keep\n"
+
+
+def test_clear_removes_planted_links_without_following_them(tmp_path: Path, local_sandbox: Sandbox) -> None:
+    _clear_follows_no_link(local_sandbox, tmp_path)
+
+
+@pytest.mark.docker
+def test_clear_removes_planted_links_without_following_them_in_docker(
+    tmp_path: Path, docker_sandbox: Sandbox
+) -> None:
+    _clear_follows_no_link(docker_sandbox, tmp_path)
