@@ -237,7 +237,6 @@ def export_composed_task(record: TaskRecord, out: Path, link_vendor_from: Path |
         "tests/test.sh": COMPOSED_TEST_SH,
         "tests/evaluate.py": runtime["evaluate.py"],
         "tests/task.json": json.dumps(task, sort_keys=True, indent=1),
-        "tests/vendor.tar.gz": vendor_tar(),
         "solution/solve.sh": SOLVE_SH,
         "solution/solve.py": runtime["solve.py"],
         "solution/steps.json": json.dumps(plan, sort_keys=True, indent=1),
@@ -245,7 +244,21 @@ def export_composed_task(record: TaskRecord, out: Path, link_vendor_from: Path |
     fresh_folder(out)
     write_files(out, files, executable={"environment/app/envtool.py"})
     write_vendor(out / "environment" / "app" / "vendor", link_vendor_from)
+    write_vendor_tar(out / "tests" / "vendor.tar.gz", link_vendor_from)
     return out
+
+
+def write_vendor_tar(target: Path, link_vendor_from: Path | None) -> None:
+    """The verifier's runtime archive, hard-linked from an earlier export's when one is given."""
+    earlier = link_vendor_from.parents[2] / "tests" / "vendor.tar.gz" if link_vendor_from else None
+    if earlier is not None and earlier.is_file() and earlier.read_bytes() == vendor_tar():
+        try:
+            os.link(earlier, target)
+            return
+        except OSError:
+            pass
+    target.write_bytes(vendor_tar())
+    os.chmod(target, 0o644)
 
 
 def export_terminal_bundle(source: str | Path, out: Path) -> Path:
