@@ -239,3 +239,20 @@ def test_clear_removes_planted_links_without_following_them_in_docker(
     tmp_path: Path, docker_sandbox: Sandbox
 ) -> None:
     _clear_follows_no_link(docker_sandbox, tmp_path)
+
+
+def test_the_run_summary_reports_terminal_rejections_per_policy_and_the_hack_pass_rate() -> None:
+    from envpipeline.commands.run import _method_lines
+    from envpipeline.redteam.summary import terminal_red_team_summary
+
+    clean = [{"policy": p, "binary": 0.0, "moot": False} for p in ("nop", "tamper", "garbage-reward")]
+    broken = [{"policy": "tamper", "binary": 1.0, "moot": False}, {"policy": "nop", "binary": 0.0}]
+    figures = terminal_red_team_summary([(True, clean), (True, clean), (False, broken), (False, [])])
+    assert figures["attacked"] == 3 and figures["rejected_by_policy"] == {"tamper": 1}
+    assert figures["accepted_hack_passes"] == 0 and figures["accepted_hack_pass_rate"] == 0.0
+    terminal = {"seeds": 3, "verified": 2, "failed": 1, "quarantined": 0, "backends": ["local"]}
+    lines = _method_lines(
+        {"terminal": {**terminal, "failures": {"weak": "red_team_broken"}, "red_team": figures}}
+    )
+    [line] = [line for line in lines if line.startswith("terminal red team")]
+    assert '{"tamper": 1}' in line and "hack-pass rate 0.0%" in line
