@@ -256,3 +256,21 @@ def test_the_run_summary_reports_terminal_rejections_per_policy_and_the_hack_pas
     )
     [line] = [line for line in lines if line.startswith("terminal red team")]
     assert '{"tamper": 1}' in line and "hack-pass rate 0.0%" in line
+
+
+def test_collect_accepted_reads_the_stored_red_team_of_terminal_bundles(tmp_path: Path) -> None:
+    import json
+
+    from envpipeline.export.collect import collect_accepted
+    from envpipeline.store.lake import Lake, Lineage
+
+    lake, lineage = Lake(tmp_path / "home"), Lineage("test", "test")
+    bundle = weak_bundle(tmp_path, "trusts-stale-reward")
+    outcomes = [{"policy": "tamper", "binary": 0.0, "checklist": 0.0, "cfrr": 0.0, "moot": False}]
+    lake.write_partition("terminal_seeds", "s", [{"seed_key": "s", "bundle_path": str(bundle)}], lineage)
+    row = {"seed_key": "s", "status": "verified", "red_team": json.dumps(outcomes)}
+    lake.write_partition("seed_verification", "s", [row], lineage)
+    [task] = collect_accepted(lake)
+    stats = json.loads(task.gate_stats)
+    assert task.family == "terminal" and stats["gates"]["red_team"] is True
+    assert stats["red_team"] == {"tamper": {"binary": 0.0, "checklist": 0.0, "moot": False}}
