@@ -44,6 +44,7 @@ def run_default_job(
     from assets.terminal import TERMINAL_SEEDS
     from assets.worlds import PERSONA_PARTITIONS
     from envpipeline.compose.recording import summarize
+    from envpipeline.redteam.summary import stored_outcomes, terminal_red_team_summary
     from envpipeline.store.lake import Lake
     from envpipeline.store.records import row_to_task
     from envpipeline.terminal.seeds import default_procedural_keys, discover_seed_folders
@@ -138,6 +139,10 @@ def run_default_job(
             "quarantined": sum(r["status"] == "quarantined" for r in seeds),
             "backends": sorted({r["backend"] for r in seeds}),
             "failures": {r["seed_key"]: r["verdict"] for r in seeds if r["status"] != "verified"},
+            "red_team": terminal_red_team_summary(
+                [(r["status"] == "verified", stored_outcomes(r)) for r in seeds]
+                + [(bool(r["accepted"]), stored_outcomes(r)) for r in exported]
+            ),
         },
         "rollouts": {
             "groups": len(groups),

@@ -30,12 +30,14 @@ from assets.forge import (
     selector_job,
     synthesized_bundles,
     verified_bundles,
+    verified_bundles_defeat_red_team,
 )
 from assets.terminal import (
     no_quarantined_seeds,
     nop_scores_zero,
     oracle_scores_one,
     seed_verification,
+    seeds_defeat_red_team,
     static_checks_pass,
     terminal_seeds,
 )
@@ -107,6 +109,8 @@ defs = Definitions(
         oracle_scores_one,
         nop_scores_zero,
         no_quarantined_seeds,
+        seeds_defeat_red_team,
+        verified_bundles_defeat_red_team,
         world_checks_pass,
         gated_tasks_cover_interfaces,
         splits_do_not_leak,

@@ -5,6 +5,7 @@ import shutil
 from pathlib import Path
 
 from dagster import (
+    AssetCheckResult,
     AssetExecutionContext,
     AutomationCondition,
     DefaultScheduleStatus,
@@ -13,18 +14,26 @@ from dagster import (
     RunRequest,
     ScheduleEvaluationContext,
     asset,
+    asset_check,
     define_asset_job,
     schedule,
 )
 
-from assets.terminal import TERMINAL_SEEDS, seed_verification, terminal_seed_partitions
-from envpipeline.forge.loop import gold_validator
+from assets.terminal import (
+    TERMINAL_SEEDS,
+    broken_by_red_team,
+    seed_verification,
+    terminal_seed_partitions,
+)
+from envpipeline.forge.loop import gold_check
 from envpipeline.forge.passrates import estimate_pass_rate, pass_rates_from_rows
 from envpipeline.models.selection import Decision
+from envpipeline.redteam.summary import stored_outcomes, terminal_red_team_summary
 from envpipeline.select.selector import select_actions
 from envpipeline.store.lake import Lineage
 from envpipeline.store.tables import SELECTOR_DECISIONS
 from envpipeline.terminal.checks import check_bundle
+from envpipeline.terminal.seeds import red_team_json
 from envpipeline.versions import Stage, code_version
 from resources.forge import ForgeResource
 from resources.sandbox import SandboxResource
@@ -186,13 +195,13 @@ def verified_bundles(
 ) -> MaterializeResult:
     """Gold verification of one seed's synthesized bundles; accepted ones are exported."""
     key = context.partition_key
-    validate = gold_validator(sandbox.get())
+    backend = sandbox.get()
     export = Path(store.home, "bundles", "verified")
     rows = []
     for item in store.lake().read("synthesized_bundles", key):
         if not item["bundle_path"]:
             continue
-        failures = validate(Path(item["bundle_path"]))
+        failures, result = gold_check(Path(item["bundle_path"]), backend)
         target = export / Path(item["bundle_path"]).name
         if not failures:
             shutil.rmtree(target, ignore_errors=True)
@@ -204,17 +213,45 @@ def verified_bundles(
                 "accepted": not failures,
                 "bundle_path": str(target) if not failures else item["bundle_path"],
                 "reasons": json.dumps(failures),
+                "verdict": result.verdict if result else "static_failed",
+                "red_team": red_team_json(result) if result else "[]",
             }
         )
     store.lake().write_partition(
         "verified_bundles", key, rows, Lineage(context.run.run_id, FORGE_CODE_VERSION)
     )
+    figures = terminal_red_team_summary((bool(r["accepted"]), stored_outcomes(r)) for r in rows)
     return MaterializeResult(
         metadata={
             "accepted": sum(r["accepted"] for r in rows),
             "rejected": sum(not r["accepted"] for r in rows),
+            "red_team_rejections_by_policy": MetadataValue.json(figures["rejected_by_policy"]),
+            "accepted_hack_pass_rate": figures["accepted_hack_pass_rate"],
             "export": MetadataValue.path(str(export)),
         }
+    )
+
+
+@asset_check(
+    asset=verified_bundles,
+    description="No red-team policy earns reward 1 on an accepted synthesized bundle.",
+)
+def verified_bundles_defeat_red_team(store: LakeResource, sandbox: SandboxResource) -> AssetCheckResult:
+    """Every accepted bundle's red-team outcomes (attacked now if verified before the gate)."""
+    rows = store.lake().read("verified_bundles")
+    accepted = [r for r in rows if r["accepted"]]
+    verified = [(Path(r["bundle_path"]).name, r["bundle_path"], stored_outcomes(r)) for r in accepted]
+    broken, figures = broken_by_red_team(verified, sandbox)
+    every = terminal_red_team_summary((bool(r["accepted"]), stored_outcomes(r)) for r in rows)
+    return AssetCheckResult(
+        passed=not broken,
+        metadata={
+            "accepted_checked": len(accepted),
+            "hack_pass_rate": round(len(broken) / len(accepted), 4) if accepted else 0.0,
+            "broken": MetadataValue.json(dict(list(broken.items())[:20])),
+            "attacked_by_policy": MetadataValue.json(figures["attacked_by_policy"]),
+            "red_team_rejections_by_policy": MetadataValue.json(every["rejected_by_policy"]),
+        },
     )
 
 

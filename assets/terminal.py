@@ -14,6 +14,8 @@ from dagster import (
     asset_check,
 )
 
+from envpipeline.redteam.summary import stored_outcomes, terminal_red_team_summary
+from envpipeline.redteam.terminal import outcomes_or_attack
 from envpipeline.store.lake import Lineage
 from envpipeline.terminal.checks import check_bundle
 from envpipeline.terminal.seeds import materialize_seed, next_status, verification_row
@@ -103,6 +105,9 @@ def seed_verification(
             "nop_reward": result.nop_reward if result.nop_reward is not None else -1.0,
             "reasons": MetadataValue.json(result.reasons),
             "seconds": round(sum(t.durations.get("total", 0.0) for t in result.trials), 3),
+            "red_team_rewards": MetadataValue.json({o.policy: o.reward for o in result.red_team}),
+            "red_team_broke": MetadataValue.json([o.policy for o in result.red_team if o.broke]),
+            "red_team_seconds": round(sum(o.seconds for o in result.red_team if o.policy != "nop"), 3),
         },
         tags={"envpipeline/status": status},
     )
@@ -141,4 +146,46 @@ def no_quarantined_seeds(store: LakeResource) -> AssetCheckResult:
         passed=not quarantined,
         severity=AssetCheckSeverity.WARN,
         metadata={"quarantined": len(quarantined), "seeds": MetadataValue.json(quarantined)},
+    )
+
+
+def broken_by_red_team(
+    verified: list[tuple[str, str, list[dict]]], sandbox: SandboxResource
+) -> tuple[dict[str, list[str]], dict]:
+    """{name: policies that broke it} over verified (name, bundle path, stored outcomes), and figures."""
+    backend = sandbox.get() if any(not stored for _, _, stored in verified) else None
+    broken: dict[str, list[str]] = {}
+    pairs = []
+    for name, path, stored in verified:
+        outcomes = stored if stored or backend is None else outcomes_or_attack(path, stored, backend)
+        pairs.append((True, outcomes))
+        broke = [o["policy"] for o in outcomes if o.get("binary") == 1.0 and not o.get("moot")]
+        if broke:
+            broken[name] = broke
+    return broken, terminal_red_team_summary(pairs)
+
+
+@asset_check(
+    asset=seed_verification,
+    description="No red-team policy earns reward 1 on a verified seed (seeds verified before the gate are attacked now).",
+)
+def seeds_defeat_red_team(store: LakeResource, sandbox: SandboxResource) -> AssetCheckResult:
+    """Every verified seed's red-team outcomes: one reward 1 fails the check."""
+    lake = store.lake()
+    paths = {r["seed_key"]: r["bundle_path"] for r in lake.read("terminal_seeds")}
+    rows = [r for r in lake.read("seed_verification") if r["status"] == "verified"]
+    verified = [(r["seed_key"], paths.get(r["seed_key"], ""), stored_outcomes(r)) for r in rows]
+    broken, figures = broken_by_red_team([v for v in verified if v[1]], sandbox)
+    every = terminal_red_team_summary(
+        (r["status"] == "verified", stored_outcomes(r)) for r in lake.read("seed_verification")
+    )
+    return AssetCheckResult(
+        passed=not broken,
+        metadata={
+            "verified_checked": len(verified),
+            "hack_pass_rate": round(len(broken) / len(verified), 4) if verified else 0.0,
+            "broken": MetadataValue.json(dict(list(broken.items())[:20])),
+            "attacked_by_policy": MetadataValue.json(figures["attacked_by_policy"]),
+            "red_team_rejections_by_policy": MetadataValue.json(every["rejected_by_policy"]),
+        },
     )

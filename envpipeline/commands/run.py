@@ -114,6 +114,14 @@ def _method_lines(summary: dict[str, Any]) -> list[str]:
             f"{terminal['quarantined']} quarantined"
         )
         lines += [f"  {key}: {verdict}" for key, verdict in terminal["failures"].items()]
+        red_team = terminal.get("red_team")
+        if red_team:
+            lines.append(
+                f"terminal red team: {red_team['attacked']} bundles attacked (seeds and synthesized); "
+                f"rejections by policy {json.dumps(red_team['rejected_by_policy'])}; verified bundles a "
+                f"policy still breaks: {red_team['accepted_hack_passes']} "
+                f"(hack-pass rate {red_team['accepted_hack_pass_rate']:.1%})"
+            )
     forge = summary.get("forge")
     if forge:
         rate = forge["mean_pass_rate"]

@@ -144,7 +144,7 @@ def _read_heldout(path: Path) -> list[str]:
     "--json", "as_json", is_flag=True, help="Print oracle/nop rewards, verdict and reasons as JSON."
 )
 def bundle_verify(paths: tuple[Path, ...], backend: str | None, as_json: bool) -> None:
-    """Gold-verify bundles: oracle = 1 (twice), nop = 0; exits 1 if any bundle fails."""
+    """Gold-verify bundles: oracle = 1 (twice), nop = 0, no red-team policy = 1; exits 1 if any fails."""
     from envpipeline.sandbox.detect import select_sandbox
     from envpipeline.terminal.verify import verify_bundle
 
@@ -167,13 +167,18 @@ def bundle_verify(paths: tuple[Path, ...], backend: str | None, as_json: bool) -
                     "reasons": r.reasons,
                     "nondeterministic": r.nondeterministic,
                     "durations": [t.durations for t in r.trials],
+                    "red_team": {o.policy: {"reward": o.reward, "verdict": o.verdict} for o in r.red_team},
                 }
                 for r in results
             ]
         )
     else:
         for r in results:
-            click.echo(f"{r.verdict:16} oracle={r.oracle_rewards} nop={r.nop_reward} {r.bundle}")
+            red_team = " ".join(f"{o.policy}={o.reward}" for o in r.red_team if o.policy != "nop")
+            click.echo(
+                f"{r.verdict:16} oracle={r.oracle_rewards} nop={r.nop_reward} {r.bundle}"
+                + (f" red-team: {red_team}" if red_team else "")
+            )
             for reason in r.reasons:
                 click.echo(f"                 {reason}")
     sys.exit(0 if all(r.passed for r in results) else 1)

@@ -12,6 +12,7 @@ from envpipeline.export.unified import (
     from_task_record,
     gated_from_lake_rows,
 )
+from envpipeline.redteam.summary import stored_outcomes
 from envpipeline.store.lake import Lake
 from envpipeline.store.records import row_to_task
 
@@ -47,10 +48,30 @@ def harbor_items(lake: Lake) -> list[Any]:
     return [*sources["compose"], *sources["terminal"], *worlds]
 
 
+def terminal_red_team(lake: Lake) -> dict[Path, list[dict[str, Any]]]:
+    """The stored red-team outcomes of every verified terminal bundle, by bundle folder."""
+    seeds = {r["seed_key"]: Path(r["bundle_path"]) for r in _rows(lake, "terminal_seeds", "true")}
+    found: dict[Path, list[dict[str, Any]]] = {}
+    for row in _rows(lake, "seed_verification", "status = 'verified'"):
+        if row["seed_key"] in seeds:
+            found[seeds[row["seed_key"]]] = stored_outcomes(row)
+    for row in _rows(lake, "verified_bundles", "accepted"):
+        found[Path(row["bundle_path"])] = stored_outcomes(row)
+    return found
+
+
 def collect_accepted(lake: Lake) -> list[AcceptedTask]:
-    """Every accepted task of every family as an `AcceptedTask` (compose SFT from the reference run)."""
+    """Every accepted task of every family as an `AcceptedTask` (compose SFT from the reference run).
+
+    Terminal bundles carry the oracle and nop gates and, when their verification stored it, the
+    red_team gate (so the dataset card's Red team section counts them).
+    """
     sources = accepted_sources(lake)
     tasks = [from_task_record(t, source="verified_composed_tasks") for t in sources["compose"]]
     tasks += [from_gated_task(g, source="gated_world_tasks") for g in sources["world"]]
-    tasks += [from_bundle(p, verification={"oracle": True, "nop": True}) for p in sources["terminal"]]
+    red_team = terminal_red_team(lake)
+    tasks += [
+        from_bundle(p, verification={"oracle": True, "nop": True}, red_team=red_team.get(p))
+        for p in sources["terminal"]
+    ]
     return tasks

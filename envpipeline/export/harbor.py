@@ -9,19 +9,24 @@
   annotated_types, typing_inspection and typing_extensions). The base image has only python3 and
   pytest, and it runs Debian's Python 3.11, so the compiled pydantic_core of this interpreter
   works there only when it is CPython 3.11 on the same platform: export refuses otherwise.
-  ``tests/evaluate.py`` replays the agent's call log on the initial state and scores the criteria;
-  ``solution/solve.py`` replays the reference solution through envtool.
+  ``tests/evaluate.py`` replays the agent's call log on the initial state (``tests/task.json``)
+  and scores the criteria with its own copy of the runtime (``tests/vendor.tar.gz``, unpacked at
+  verification); ``solution/solve.py`` replays the reference solution through envtool.
 - **world** tasks (WildAWM `WorldTask`/`GatedTask`, given as ``(task, day_dir)`` pairs or with
   `world_root`) are written by `envpipeline.export.world_harbor`: the image holds the task's
   initial world and a stdlib ``worldtool.py`` for the web and MCP actions; the shell is the CLI.
 
-Trust boundary: the verifier uses the runtime inside the image (as any Harbor task using packages
-installed in its image), so an agent that rewrites ``/app/vendor`` could fool it; it cannot earn
-reward by editing ``/app/state.json`` (the state is rebuilt from the call log).
+Trust boundary: the verifier trusts nothing an agent can edit. Its code, the initial state and the
+runtime it imports live under ``tests/``, uploaded only after the agent phase, and it runs as
+``python3 -I`` (no current folder, no ``PYTHON*`` variables, no user site on its path), so
+rewriting ``/app/vendor`` or planting modules in ``/app`` changes nothing; editing
+``/app/state.json`` earns nothing either (the state is rebuilt from the call log). The agent's
+inputs are ``/app/calls.jsonl`` and ``/app/answer.txt``, read as data.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -33,7 +38,7 @@ from typing import Any
 
 import envpipeline
 from envpipeline.errors import ConfigError
-from envpipeline.export.harbor_common import fresh_folder, harbor_difficulty, safe_name
+from envpipeline.export.harbor_common import fresh_folder, harbor_difficulty, reproducible_tar_gz, safe_name
 from envpipeline.export.runtime import RUNTIME_DIR
 from envpipeline.export.world_harbor import export_world_task
 from envpipeline.models.bundle import (
@@ -89,7 +94,7 @@ short final answer with `answer` (it is part of the grading).
 COMPOSED_TEST_SH = """#!/bin/bash
 # Verifier: replay /app/calls.jsonl, evaluate the criteria, write /logs/verifier/reward.json.
 mkdir -p /logs/verifier
-if ! python3 /tests/evaluate.py > /logs/verifier/test-stdout.txt 2>&1; then
+if ! python3 -I /tests/evaluate.py > /logs/verifier/test-stdout.txt 2>&1; then
   [ -f /logs/verifier/reward.json ] || echo '{"reward": 0}' > /logs/verifier/reward.json
 fi
 """
@@ -138,6 +143,12 @@ def vendor_files() -> dict[str, Path]:
         for rel, path in _files_under(root):
             files[f"{prefix}{rel}"] = path
     return files
+
+
+@functools.cache
+def vendor_tar() -> bytes:
+    """The vendored runtime as a reproducible ``.tar.gz`` (the verifier's own copy, in ``tests/``)."""
+    return reproducible_tar_gz(sorted(vendor_files().items()))
 
 
 def check_runtime_python() -> None:
@@ -233,7 +244,21 @@ def export_composed_task(record: TaskRecord, out: Path, link_vendor_from: Path |
     fresh_folder(out)
     write_files(out, files, executable={"environment/app/envtool.py"})
     write_vendor(out / "environment" / "app" / "vendor", link_vendor_from)
+    write_vendor_tar(out / "tests" / "vendor.tar.gz", link_vendor_from)
     return out
+
+
+def write_vendor_tar(target: Path, link_vendor_from: Path | None) -> None:
+    """The verifier's runtime archive, hard-linked from an earlier export's when one is given."""
+    earlier = link_vendor_from.parents[2] / "tests" / "vendor.tar.gz" if link_vendor_from else None
+    if earlier is not None and earlier.is_file() and earlier.read_bytes() == vendor_tar():
+        try:
+            os.link(earlier, target)
+            return
+        except OSError:
+            pass
+    target.write_bytes(vendor_tar())
+    os.chmod(target, 0o644)
 
 
 def export_terminal_bundle(source: str | Path, out: Path) -> Path:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
+import io
 import re
 import shutil
-from collections.abc import Mapping
+import tarfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,3 +38,18 @@ def fresh_folder(out: Path) -> None:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
+
+
+def reproducible_tar_gz(files: Iterable[tuple[str, Path]]) -> bytes:
+    """A ``.tar.gz`` of (archive name, source file) pairs: same bytes for the same files (mtime 0, root-owned)."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, source in files:
+            data = source.read_bytes()
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(data), 0o644, 0
+            tar.addfile(info, io.BytesIO(data))
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as packed:
+        packed.write(raw.getvalue())
+    return out.getvalue()

@@ -310,7 +310,10 @@ def from_gated_task(gated: GatedTask, source: str = "", keep_hints: bool = False
 
 
 def from_bundle(
-    folder: str | Path, verification: dict[str, Any] | None = None, source: str = ""
+    folder: str | Path,
+    verification: dict[str, Any] | None = None,
+    source: str = "",
+    red_team: list[dict[str, Any]] | None = None,
 ) -> AcceptedTask:
     """A verified terminal bundle (Harbor folder): instruction.md and task.toml metadata; no SFT.
 
@@ -318,10 +321,11 @@ def from_bundle(
         folder: the bundle directory.
         verification: gate outcomes of the bundle (e.g. ``{"oracle": True, "nop": True}``), if known.
         source: where it was read from (defaults to the folder).
+        red_team: the per-policy red-team outcomes stored with its verification, if any.
     """
     from envpipeline.terminal.records import terminal_task_record
 
-    record = terminal_task_record(folder, verification)
+    record = terminal_task_record(folder, verification, red_team)
     # an exported folder is accepted by being here; its verification (if given) is in its gates
     return accepted_task(record.model_copy(update={"status": "accepted"}), source)
 

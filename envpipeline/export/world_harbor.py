@@ -15,7 +15,11 @@ exact semantics).
 worldtool and shell commands.
 
 Trust boundary: the verifier compares /app with the snapshot, so an agent that edits the SQLite
-files directly (instead of using worldtool) is graded on the resulting state as well.
+files directly (instead of using worldtool) is graded on the resulting state as well. Nothing the
+agent can edit is verifier code: the criteria, the W0 snapshot and the checklist live under
+``tests/`` (uploaded only after the agent phase), the criteria import only the standard library,
+and every ``python3`` of ``test.sh`` runs with ``-I``, so modules planted in ``/app`` (the working
+folder of ``test.sh``) or ``PYTHON*`` variables are never imported.
 """
 
 from __future__ import annotations
@@ -73,12 +77,12 @@ PASSED=""
 for script in /tests/criterion_*.py; do
   id=$(basename "$script" .py)
   id=${id#criterion_}
-  if python3 "$script" "$INITIAL" /app >> /logs/verifier/test-stdout.txt 2>&1; then
+  if python3 -I "$script" "$INITIAL" /app >> /logs/verifier/test-stdout.txt 2>&1; then
     PASSED="$PASSED $id"
   fi
   echo "$id done" >> /logs/verifier/test-stdout.txt
 done
-python3 - "$PASSED" > /logs/verifier/reward.json.new <<'PY' && mv /logs/verifier/reward.json.new /logs/verifier/reward.json
+python3 -I - "$PASSED" > /logs/verifier/reward.json.new <<'PY' && mv /logs/verifier/reward.json.new /logs/verifier/reward.json
 import json, sys
 task = json.load(open("/tests/checklist.json"))
 passed = set(sys.argv[1].split())

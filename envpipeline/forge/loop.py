@@ -21,7 +21,7 @@ from envpipeline.models.selection import Decision
 from envpipeline.sandbox.base import Sandbox
 from envpipeline.synth.base import Synthesizer
 from envpipeline.terminal.checks import check_bundle
-from envpipeline.terminal.verify import verify_bundle
+from envpipeline.terminal.verify import VerificationResult, verify_bundle
 
 
 class ForgeBudget(BaseModel):
@@ -92,16 +92,26 @@ class ForgeReport(BaseModel):
         }
 
 
+def gold_check(
+    bundle_dir: Path, sandbox: Sandbox, heldout: list[str] | None = None
+) -> tuple[list[str], VerificationResult | None]:
+    """Static check failures, then gold verification (red_team gate included): (reasons, result).
+
+    The reasons are empty when the bundle is accepted; the result is None when a static check failed.
+    """
+    report = check_bundle(bundle_dir, heldout=heldout)
+    failures = [f"static:{c.name}: {c.reason}" for c in report.checks if not c.passed]
+    if failures:
+        return failures, None
+    result = verify_bundle(bundle_dir, sandbox)
+    return ([] if result.passed else [f"gold:{result.verdict}: {'; '.join(result.reasons)}"]), result
+
+
 def gold_validator(sandbox: Sandbox, heldout: list[str] | None = None) -> Callable[[Path], list[str]]:
     """A validate callback: static check failures, then gold-verification reasons (empty = accept)."""
 
     def validate(bundle_dir: Path) -> list[str]:
-        report = check_bundle(bundle_dir, heldout=heldout)
-        failures = [f"static:{c.name}: {c.reason}" for c in report.checks if not c.passed]
-        if failures:
-            return failures
-        result = verify_bundle(bundle_dir, sandbox)
-        return [] if result.passed else [f"gold:{result.verdict}: {'; '.join(result.reasons)}"]
+        return gold_check(bundle_dir, sandbox, heldout)[0]
 
     return validate
 

@@ -16,7 +16,12 @@ from pydantic import Field
 
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.models.base import Strict
+from envpipeline.models.bundle import Bundle
 from envpipeline.models.task import Family, TaskRecord, ToolCallStep
+from envpipeline.sandbox.base import ExecResult, SandboxSession
+
+#: Seconds one red-team command may run in a terminal session.
+ATTACK_TIMEOUT_SEC = 60.0
 
 
 @dataclass
@@ -53,6 +58,35 @@ class ComposeAttack:
             self.call(step.tool, dict(step.arguments))
 
 
+@dataclass
+class TerminalAttack:
+    """What a policy gets to attack a terminal bundle: the bundle and the live session of the agent phase.
+
+    The policy acts as an agent would, with shell commands (`run`), before the verifier phase
+    (which kills its processes, empties ``/tests`` and ``/logs/verifier`` and uploads the tests
+    afresh). It never sees ``tests/`` or ``solution/`` unless it reads them from the bundle on
+    purpose (`run_solution` runs the oracle, for policies that start from the reference).
+    """
+
+    bundle: Bundle
+    session: SandboxSession
+    commands: list[str] = field(default_factory=list)
+    last: ExecResult | None = None
+
+    def run(self, script: str, timeout_sec: float = ATTACK_TIMEOUT_SEC) -> ExecResult:
+        """Run one bash script in the session (cwd ``/app``), counting it."""
+        self.commands.append(script)
+        self.last = self.session.exec(script, timeout_sec=timeout_sec)
+        return self.last
+
+    def run_solution(self) -> ExecResult:
+        """Upload ``solution/`` and run ``solve.sh`` as the oracle does."""
+        self.session.upload(self.bundle.paths.solution, "/solution")
+        return self.run(
+            "bash /solution/solve.sh", timeout_sec=min(self.bundle.config.agent.timeout_sec, 600.0)
+        )
+
+
 class RedTeamPolicy(ABC):
     """One adversary. Override the hook of each family listed in `families`."""
 
@@ -63,6 +97,10 @@ class RedTeamPolicy(ABC):
     def attack_compose(self, attack: ComposeAttack) -> str:
         """Act on a composed task's environment; return the final reply."""
         raise NotImplementedError(f"red-team policy {self.name} does not attack composed tasks")
+
+    def attack_terminal(self, attack: TerminalAttack) -> None:
+        """Act in a terminal bundle's session during the agent phase."""
+        raise NotImplementedError(f"red-team policy {self.name} does not attack terminal bundles")
 
 
 class PolicyOutcome(Strict):
@@ -84,3 +122,14 @@ class PolicyOutcome(Strict):
     def broke(self) -> bool:
         """Whether it earned full reward without being the reference."""
         return self.binary == 1.0 and not self.moot
+
+
+class TerminalPolicyOutcome(PolicyOutcome):
+    """How one red-team policy fared against one terminal bundle (binary = checklist = reward, 0 if none)."""
+
+    reward: Annotated[float | None, Field(description="the reward the fresh verifier phase wrote, if any")]
+    verdict: Annotated[
+        str, Field(description="the trial's verdict (ok, missing_reward, malformed_reward...)")
+    ]
+    reason: Annotated[str, Field(description="why the trial gave no reward, if it did not")] = ""
+    seconds: Annotated[float, Field(description="wall seconds of the policy's trial")] = 0.0

@@ -67,6 +67,18 @@ class SandboxSession(ABC):
         """Read a file from the sandbox (None if it does not exist)."""
 
     @abstractmethod
+    def kill_all(self) -> None:
+        """Kill every process the commands of this session left running (the session stays open)."""
+
+    @abstractmethod
+    def clear(self, path: str) -> None:
+        """Empty a sandbox folder (``/tests``, ``/logs/verifier``) whatever a command left there.
+
+        Links the agent planted on the way are removed, not followed; the folder exists, empty and
+        writable by the sandbox user, afterwards.
+        """
+
+    @abstractmethod
     def close(self) -> None:
         """Stop and remove everything the session created."""
 

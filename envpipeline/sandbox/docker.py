@@ -56,6 +56,12 @@ SESSION_DIRS = ("/app", "/logs/verifier", "/logs/agent", "/tests", "/solution")
 KEEPALIVE = 'trap "exit 0" TERM; while :; do sleep 86400 & wait; done'
 #: Capabilities dropped on top of Docker's defaults (no raw sockets, device nodes, chroot...).
 DROPPED_CAPS = ("NET_RAW", "MKNOD", "AUDIT_WRITE", "SYS_CHROOT", "SETFCAP", "NET_BIND_SERVICE")
+#: Empties a folder: every component that is a link or a file is removed first, never followed.
+CLEAR_SCRIPT = (
+    'd=""; for c in $(echo "${1#/}" | tr / " "); do d="$d/$c"; '
+    'if [ -L "$d" ] || { [ -e "$d" ] && [ ! -d "$d" ]; }; then rm -f -- "$d"; fi; done; '
+    'rm -rf -- "$1" && mkdir -p -- "$1" && chmod 0777 -- "$1"'
+)
 #: Largest file `read_file` returns (bytes).
 READ_LIMIT = 64 * 1024 * 1024
 #: Seconds the host waits beyond a command's own timeout before killing `docker exec` itself.
@@ -258,6 +264,16 @@ class DockerSession(SandboxSession):
         """Kill every process of the container except PID 1 (setsid'd ones included)."""
         if not self._closed:
             docker(["exec", self.container, "kill", "-9", "-1"], timeout=30, check=False)
+
+    def clear(self, path: str) -> None:
+        """Remove `path` (links on the way removed, not followed) and make it again, empty."""
+        self._check_open()
+        target = posixpath.normpath(path)
+        if not path.startswith("/") or not any(
+            target == root or target.startswith(root + "/") for root in UPLOAD_ROOTS
+        ):
+            raise SandboxError(f"clear needs a folder under {', '.join(UPLOAD_ROOTS)}: {path}")
+        docker(["exec", self.container, "sh", "-c", CLEAR_SCRIPT, "clear", target], timeout=120)
 
     def read_file(self, path: str) -> bytes | None:
         """The bytes of a regular file (first READ_LIMIT bytes), or None if there is none."""

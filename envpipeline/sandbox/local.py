@@ -206,6 +206,38 @@ class LocalSession(SandboxSession):
         if not self._closed and self._keeper.poll() is None:
             self._run_quietly(["/bin/bash", "-c", "kill -9 -1 2>/dev/null; true"], timeout=30)
 
+    def clear(self, path: str) -> None:
+        """Empty a folder of the session from the host (as root: modes the agent set do not stop it).
+
+        Every path component below the mount that is a link or a file is removed, never followed.
+        """
+        target = os.path.normpath(path)
+        mount = next(
+            (name for name, where in iso.MOUNTS.items() if target == where or target.startswith(where + "/")),
+            None,
+        )
+        if not path.startswith("/") or mount is None or mount == "tmp":
+            raise SandboxError(f"clear needs a folder under {', '.join(UPLOAD_ROOTS)}: {path}")
+        folder = self.root / mount
+        for part in Path(os.path.relpath(target, iso.MOUNTS[mount])).parts:
+            if part == ".":
+                continue
+            folder = folder / part
+            if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+                folder.unlink()
+        if folder.is_dir():
+            for child in list(folder.iterdir()):
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+        folder.mkdir(parents=True, exist_ok=True)
+        for made in [folder, *folder.parents]:
+            if made == self.root:
+                break
+            os.chown(made, self.uid, self.gid, follow_symlinks=False)
+            os.chmod(made, 0o755)
+
     def extract(self, archive: IO[bytes], directory: str) -> None:
         """Unpack a tar stream into a sandbox directory as the sandbox user would (symlinks resolve
         inside): from the host when `hostio` finds that safe, else by ``tar`` inside the sandbox."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 from envpipeline.models.criteria import VerifierCriterion
 from envpipeline.models.gates import GateResult
@@ -19,10 +20,27 @@ def terminal_task_id(fingerprint: str) -> str:
     return f"tb-{hashlib.sha256(fingerprint.encode()).hexdigest()[:16]}"
 
 
+def red_team_gate_of(outcomes: list[dict[str, Any]]) -> GateResult:
+    """The stored red_team gate of a verified bundle, from its per-policy outcomes (JSON dicts)."""
+    broke = [o["policy"] for o in outcomes if o.get("binary") == 1.0 and not o.get("moot")]
+    return GateResult(
+        name="red_team",
+        passed=not broke,
+        reason=f"broken by {', '.join(broke)}" if broke else "",
+        evidence={
+            "policies": {o["policy"]: {k: v for k, v in o.items() if k != "policy"} for o in outcomes},
+            "broke": broke,
+        },
+    )
+
+
 def terminal_task_record(
-    folder: str | Path, verification: dict[str, bool] | None = None
+    folder: str | Path,
+    verification: dict[str, bool] | None = None,
+    red_team: list[dict[str, Any]] | None = None,
 ) -> TerminalTaskRecord:
-    """The record of one bundle folder; `verification` holds its gate outcomes (e.g. oracle, nop).
+    """The record of one bundle folder; `verification` holds its gate outcomes (e.g. oracle, nop),
+    `red_team` its stored red-team outcomes (a ``red_team`` gate when given).
 
     A synthesized bundle ``<seed>--<action>-s<k>`` keeps its seed's partition, so splits keep a
     seed and its rewrites together.
@@ -34,6 +52,8 @@ def terminal_task_record(
     origin = dict(meta.envpipeline)
     seed = origin.get("seed")
     gates = [GateResult(name=name, passed=bool(passed)) for name, passed in (verification or {}).items()]
+    if red_team:
+        gates.append(red_team_gate_of(red_team))
     return TerminalTaskRecord(
         task_id=terminal_task_id(fingerprint),
         family="terminal",

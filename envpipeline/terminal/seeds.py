@@ -135,8 +135,14 @@ def verification_row(
         "verifier_version": result.verifier_version,
         "environment_fingerprint": environment_fingerprint,
         "trials": json.dumps(trials),
+        "red_team": red_team_json(result),
         "verified_at": time.time(),
     }
+
+
+def red_team_json(result: VerificationResult) -> str:
+    """The red_team column: each policy's outcome (JSON list; empty when the gate did not run)."""
+    return json.dumps([o.model_dump(mode="json") for o in result.red_team])
 
 
 def source_fingerprint(key: str, seeds_folder: Path | None = None) -> str:

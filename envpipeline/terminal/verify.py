@@ -1,32 +1,49 @@
-"""Gold verification of a bundle: the oracle scores 1 (twice, identically) and doing nothing scores 0.
+"""Gold verification of a bundle: the oracle scores 1 (twice, identically), doing nothing scores 0,
+and no red-team policy scores 1.
 
-Each trial opens a fresh sandbox session: the agent phase uploads ``solution/`` (oracle or a
-variant) and runs ``solve.sh``, or does nothing (nop); the verifier phase uploads ``tests/``,
-runs ``test.sh`` and reads ``/logs/verifier/reward.json`` (wins) or ``reward.txt``.
+Each trial (`envpipeline.terminal.trial`) opens a fresh sandbox session: the agent phase uploads
+``solution/`` (oracle or a variant) and runs ``solve.sh``, does nothing (nop), or lets a red-team
+policy act; the fresh verifier phase kills the agent's processes, empties ``/tests`` and
+``/logs/verifier``, uploads ``tests/``, runs ``test.sh`` and reads the one reward it wrote.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import math
 import os
-import time
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from envpipeline.models.bundle import Bundle
-from envpipeline.sandbox.base import EnvironmentBuildError, ExecResult, Limits, Sandbox, SandboxSession
+from envpipeline.redteam.base import TerminalPolicyOutcome
+from envpipeline.redteam.terminal import red_team, red_team_gate
+from envpipeline.sandbox.base import Limits, Sandbox
 from envpipeline.terminal.bundle import read_bundle
+from envpipeline.terminal.trial import (
+    MAX_AGENT_TIMEOUT_SEC,
+    TrialResult,
+    TrialVerdict,
+    parse_reward,
+    run_trial,
+)
 
-VERIFIER_VERSION = "gold-verify-1"
-MAX_AGENT_TIMEOUT_SEC = 600.0
-
-TrialVerdict = Literal[
-    "ok", "build_failed", "agent_timeout", "verifier_timeout", "missing_reward", "malformed_reward"
+__all__ = [
+    "MAX_AGENT_TIMEOUT_SEC",
+    "VERIFIER_VERSION",
+    "TrialResult",
+    "VerificationResult",
+    "bundle_fingerprint",
+    "parse_reward",
+    "run_trial",
+    "score_variant",
+    "verify_bundle",
 ]
+
+#: gold-verify-2: fresh verifier phase, strict reward rule, red_team gate
+VERIFIER_VERSION = "gold-verify-2"
+
 Verdict = Literal[
     "verified",
     "oracle_failed",
@@ -36,6 +53,7 @@ Verdict = Literal[
     "timeout",
     "missing_reward",
     "malformed_reward",
+    "red_team_broken",
 ]
 
 #: The bundle verdict when a trial fails before a reward could be judged.
@@ -46,21 +64,6 @@ _TRIAL_FAILURE: dict[TrialVerdict, Verdict] = {
     "missing_reward": "missing_reward",
     "malformed_reward": "malformed_reward",
 }
-
-
-class TrialResult(BaseModel):
-    """One agent + verifier run in one sandbox session."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    agent: Annotated[str, Field(description="oracle, nop or a solution variant name")]
-    backend: str
-    verdict: TrialVerdict
-    reward: float | None = None
-    reason: str = ""
-    agent_exec: ExecResult | None = None
-    verifier_exec: ExecResult | None = None
-    durations: Annotated[dict[str, float], Field(description="setup/agent/verifier/total seconds")] = {}
 
 
 class VerificationResult(BaseModel):
@@ -79,6 +82,10 @@ class VerificationResult(BaseModel):
     fingerprint: Annotated[str, Field(description="content hash of the bundle's files")]
     verifier_version: str = VERIFIER_VERSION
     trials: list[TrialResult] = []
+    red_team: Annotated[
+        list[TerminalPolicyOutcome],
+        Field(description="each red-team policy's outcome (empty when the oracle/nop trials failed first)"),
+    ] = []
 
     @property
     def passed(self) -> bool:
@@ -101,109 +108,11 @@ def bundle_fingerprint(root: str | Path) -> str:
     return digest.hexdigest()
 
 
-def parse_reward(json_bytes: bytes | None, txt_bytes: bytes | None) -> tuple[float | None, str]:
-    """The reward from reward.json (a number, or a flat map: its "reward" key or the mean) or reward.txt."""
-    if json_bytes is not None:
-        try:
-            data = json.loads(json_bytes)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return None, "reward.json is not valid JSON"
-        if isinstance(data, dict):
-            if not data or not all(
-                isinstance(v, int | float) and not isinstance(v, bool) for v in data.values()
-            ):
-                return None, "reward.json must be a number or a flat map of numbers"
-            value = data.get("reward", sum(data.values()) / len(data))
-        elif isinstance(data, int | float) and not isinstance(data, bool):
-            value = data
-        else:
-            return None, "reward.json must be a number or a flat map of numbers"
-    elif txt_bytes is not None:
-        try:
-            value = float(txt_bytes.decode().strip())
-        except (ValueError, UnicodeDecodeError):
-            return None, f"reward.txt is not one number: {txt_bytes[:40]!r}"
-    else:
-        return None, "the verifier wrote no /logs/verifier/reward.txt or reward.json"
-    if not math.isfinite(float(value)):
-        return None, "the reward is not finite"
-    return float(value), ""
-
-
-def run_trial(
-    sandbox: Sandbox, bundle: Bundle, agent: str, limits: Limits, solution_dir: Path | None = None
-) -> TrialResult:
-    """Run one agent (``oracle``/variant via `solution_dir`, or ``nop``) and then the verifier."""
-    started = time.perf_counter()
-    try:
-        session = sandbox.open(bundle, limits)
-    except EnvironmentBuildError as e:
-        return TrialResult(
-            agent=agent,
-            backend=sandbox.backend,
-            verdict="build_failed",
-            reason=str(e),
-            durations={"setup": time.perf_counter() - started},
-        )
-    with session:
-        return _run_phases(session, sandbox.backend, bundle, agent, solution_dir, started)
-
-
-def _run_phases(
-    session: SandboxSession,
-    backend: str,
-    bundle: Bundle,
-    agent: str,
-    solution_dir: Path | None,
-    started: float,
-) -> TrialResult:
-    durations = {"setup": time.perf_counter() - started}
-    agent_exec = None
-    if agent != "nop":
-        session.upload(solution_dir or bundle.paths.solution, "/solution")
-        timeout = min(bundle.config.agent.timeout_sec, MAX_AGENT_TIMEOUT_SEC)
-        mark = time.perf_counter()
-        agent_exec = session.exec("bash /solution/solve.sh", timeout_sec=timeout)
-        durations["agent"] = time.perf_counter() - mark
-        if agent_exec.timed_out:
-            durations["total"] = time.perf_counter() - started
-            return TrialResult(
-                agent=agent,
-                backend=backend,
-                verdict="agent_timeout",
-                agent_exec=agent_exec,
-                reason=f"solve.sh ran past {timeout:.0f}s",
-                durations=durations,
-            )
-    session.upload(bundle.paths.tests, "/tests")
-    mark = time.perf_counter()
-    verifier_exec = session.exec("bash /tests/test.sh", timeout_sec=bundle.config.verifier.timeout_sec)
-    durations["verifier"] = time.perf_counter() - mark
-    durations["total"] = time.perf_counter() - started
-    common = {
-        "agent": agent,
-        "backend": backend,
-        "agent_exec": agent_exec,
-        "verifier_exec": verifier_exec,
-        "durations": durations,
-    }
-    if verifier_exec.timed_out:
-        return TrialResult(
-            **common,
-            verdict="verifier_timeout",
-            reason=f"test.sh ran past {bundle.config.verifier.timeout_sec:.0f}s",
-        )
-    reward, problem = parse_reward(
-        session.read_file("/logs/verifier/reward.json"), session.read_file("/logs/verifier/reward.txt")
-    )
-    if reward is None:
-        verdict = "missing_reward" if "wrote no" in problem else "malformed_reward"
-        return TrialResult(**common, verdict=verdict, reason=problem)
-    return TrialResult(**common, verdict="ok", reward=reward)
-
-
-def verify_bundle(path: str | Path, sandbox: Sandbox, limits: Limits | None = None) -> VerificationResult:
-    """Oracle twice (must be 1 both times), nop once (must be 0); a clear verdict with reasons."""
+def verify_bundle(
+    path: str | Path, sandbox: Sandbox, limits: Limits | None = None, with_red_team: bool = True
+) -> VerificationResult:
+    """Oracle twice (must be 1 both times), nop once (must be 0), then every terminal red-team
+    policy (none may score 1); a clear verdict with reasons."""
     bundle = read_bundle(path)
     limits = limits or Limits(
         cpus=bundle.config.environment.cpus, memory_mb=bundle.config.environment.memory_mb
@@ -212,7 +121,19 @@ def verify_bundle(path: str | Path, sandbox: Sandbox, limits: Limits | None = No
     if trials[0].verdict != "build_failed":
         trials.append(run_trial(sandbox, bundle, "oracle", limits))
         trials.append(run_trial(sandbox, bundle, "nop", limits))
-    return _judge(bundle, sandbox.backend, trials)
+    result = _judge(bundle, sandbox.backend, trials)
+    if not with_red_team or not result.passed:
+        return result
+    outcomes = red_team(bundle, sandbox, limits, known={"nop": trials[-1]})
+    gate = red_team_gate(outcomes)
+    update: dict[str, object] = {"red_team": outcomes}
+    if not gate.passed:
+        rewards = {o.policy: o.reward for o in outcomes if o.broke}
+        update |= {
+            "verdict": "red_team_broken",
+            "reasons": [*result.reasons, f"red team: {gate.reason} (rewards {rewards}, expected 0)"],
+        }
+    return result.model_copy(update=update)
 
 
 def _judge(bundle: Bundle, backend: str, trials: list[TrialResult]) -> VerificationResult:

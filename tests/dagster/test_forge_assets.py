@@ -4,7 +4,13 @@ import json
 
 from dagster import DagsterInstance, materialize
 
-from assets.forge import seed_pass_rates, selector_decisions, synthesized_bundles, verified_bundles
+from assets.forge import (
+    seed_pass_rates,
+    selector_decisions,
+    synthesized_bundles,
+    verified_bundles,
+    verified_bundles_defeat_red_team,
+)
 from assets.terminal import seed_verification, terminal_seeds
 from resources.forge import ForgeResource
 from resources.sandbox import SandboxResource
@@ -34,12 +40,17 @@ def test_forge_assets_select_synthesize_and_verify(tmp_path, local_sandbox):
         meta = selected.asset_materializations_for_node("selector_decisions")[0].metadata
         assert meta["trace"].value["backend"] == "scip" and meta["trace"].value["status"] == "optimal"
         for key in KEYS:
-            assert materialize(
-                [synthesized_bundles, verified_bundles],
+            forged = materialize(
+                [synthesized_bundles, verified_bundles, verified_bundles_defeat_red_team],
                 instance=instance,
                 resources=resources,
                 partition_key=key,
-            ).success
+            )
+            assert forged.success
+            [check] = forged.get_asset_check_evaluations()
+            assert check.passed and check.metadata["hack_pass_rate"].value == 0.0
+            meta = forged.asset_materializations_for_node("verified_bundles")[0].metadata
+            assert meta["accepted_hack_pass_rate"].value == 0.0
     rates = {r["seed_id"]: r for r in lake.read("seed_pass_rates")}
     assert set(rates) == set(KEYS)
     assert all(len(json.loads(r["rollouts"])) == 2 for r in rates.values())
@@ -47,5 +58,22 @@ def test_forge_assets_select_synthesize_and_verify(tmp_path, local_sandbox):
     assert sorted(d["seed_id"] for d in decisions) == sorted(KEYS)
     verified = [r for key in KEYS for r in lake.read("verified_bundles", key)]
     assert len(verified) == 2 and all(r["accepted"] for r in verified)
+    for row in verified:  # every accepted bundle stores the outcome of every terminal policy: none scored 1
+        outcomes = json.loads(row["red_team"])
+        assert {o["policy"] for o in outcomes} == {"nop", "tamper", "garbage-reward"}
+        assert not any(o["binary"] for o in outcomes)
     exported = sorted(p.name for p in (tmp_path / "bundles" / "verified").iterdir())
     assert len(exported) == 2
+
+
+def test_red_team_check_fails_on_an_accepted_bundle_a_policy_breaks(tmp_path, local_sandbox):
+    from envpipeline.store.lake import Lineage
+    from tests.unit.test_redteam_terminal import weak_bundle
+
+    store = LakeResource(home=str(tmp_path / "home"))
+    weak = weak_bundle(tmp_path, "forwards-agent-result")
+    row = {"seed_id": "weak", "accepted": True, "bundle_path": str(weak), "reasons": "[]", "red_team": "[]"}
+    store.lake().write_partition("verified_bundles", "weak", [row], Lineage("test", "test"))
+    check = verified_bundles_defeat_red_team(store=store, sandbox=SandboxResource(backend="local"))
+    assert not check.passed
+    assert check.metadata["broken"].value == {"forwards-agent-result": ["garbage-reward"]}

@@ -135,3 +135,38 @@ def test_bundle_input_change_makes_a_verdict_stale(tmp_path, local_sandbox):
         shutil.copy(tmp_path / "seeds" / "t1" / "instruction.md", tmp_path / "seeds" / "t1" / "NOTES.md")
         assert stale_seeds(resources["store"], ["t1"], environment) == {"t1": "bundle inputs changed"}
         assert stale_seeds(resources["store"], ["t1"], "docker:other")["t1"].startswith("sandbox")
+
+
+def test_red_team_check_passes_a_verified_seed_and_fails_on_a_weak_one(tmp_path, local_sandbox):
+    from assets.terminal import seeds_defeat_red_team
+    from envpipeline.store.lake import Lineage
+    from tests.unit.test_redteam_terminal import weak_bundle
+
+    resources = _resources(tmp_path / "home")
+    lake = resources["store"].lake()
+    with DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("terminal_seeds", [KEY])
+        result = materialize(
+            [terminal_seeds, seed_verification, seeds_defeat_red_team],
+            instance=instance,
+            resources=resources,
+            partition_key=KEY,
+        )
+        assert result.success
+        [check] = result.get_asset_check_evaluations()
+        assert check.passed and check.metadata["hack_pass_rate"].value == 0.0
+        outcomes = json.loads(lake.read("seed_verification", KEY)[0]["red_team"])
+        assert {o["policy"] for o in outcomes} == {"nop", "tamper", "garbage-reward"}
+        assert not any(o["binary"] for o in outcomes)
+        event = result.asset_materializations_for_node("seed_verification")[0]
+        assert event.metadata["red_team_broke"].value == []
+
+    # a seed verified before the gate existed (no stored outcomes) whose verifier trusts /app code
+    weak = weak_bundle(tmp_path, "checker-in-app")
+    lineage = Lineage("test", "test")
+    lake.write_partition("terminal_seeds", "weak", [{"seed_key": "weak", "bundle_path": str(weak)}], lineage)
+    row = {"seed_key": "weak", "status": "verified", "verdict": "verified", "red_team": "[]"}
+    lake.write_partition("seed_verification", "weak", [row], lineage)
+    check = seeds_defeat_red_team(**resources)
+    assert not check.passed
+    assert check.metadata["broken"].value == {"weak": ["tamper"]}

@@ -51,5 +51,54 @@ def test_redteam_passes_accepted_tasks_and_catches_a_weakened_one(tmp_path: Path
 
 
 def test_redteam_says_which_families_it_covers(tmp_path: Path):
-    result = run_cli("redteam", "--family", "terminal", "--home", str(tmp_path), check=False)
+    result = run_cli("redteam", "--family", "world", "--home", str(tmp_path), check=False)
     assert result.returncode != 0 and "not covered yet" in " ".join(result.stderr.split())
+
+
+def _verified_seed(lake: Lake, key: str, bundle: Path) -> None:
+    """A terminal seed row and a verified seed_verification row (as verified before the gate: no outcomes)."""
+    lineage = Lineage("test", "test")
+    lake.write_partition("terminal_seeds", key, [{"seed_key": key, "bundle_path": str(bundle)}], lineage)
+    row = {
+        "seed_key": key,
+        "bundle": bundle.name,
+        "status": "verified",
+        "verdict": "verified",
+        "red_team": "[]",
+    }
+    lake.write_partition("seed_verification", key, [row], lineage)
+
+
+def test_redteam_terminal_passes_family_bundles_and_catches_a_weak_one(tmp_path: Path):
+    from envpipeline.terminal.families.base import write_generated
+    from envpipeline.terminal.families.registry import get_family
+    from tests.unit.test_redteam_terminal import weak_bundle
+
+    home, lake = tmp_path / "home", Lake(tmp_path / "home")
+    for name in ("json-transform", "text-parsing"):
+        family = get_family(name)
+        task = family.generate(0, family.knobs_for("easy"), "easy")
+        _verified_seed(lake, name, write_generated(task, tmp_path / "bundles" / name))
+    args = ("redteam", "--family", "terminal", "--sandbox", "local", "--home", str(home), "--json")
+    report = json.loads(run_cli(*args).stdout)
+    assert report["accepted_tasks"] == 2 and report["broken_accepted_tasks"] == []
+    assert set(report["policies"]) == {"nop", "tamper", "garbage-reward"}
+    assert all(p["attacked"] == 2 and p["broke"] == 0 for p in report["policies"].values())
+
+    _verified_seed(lake, "weak", weak_bundle(tmp_path / "bundles", "checker-in-app"))
+    result = run_cli(*args, check=False)
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["broken_accepted_tasks"] == ["weak"] and report["policies"]["tamper"]["broke"] == 1
+
+
+def test_bundle_verify_names_the_policy_and_rejects_the_planted_reward(tmp_path: Path):
+    from tests.unit.test_redteam_terminal import false_pass_bundle, weak_bundle
+
+    bundles = [weak_bundle(tmp_path, "checker-in-app"), false_pass_bundle(tmp_path)]
+    result = run_cli("bundle", "verify", *map(str, bundles), "--sandbox", "local", "--json", check=False)
+    assert result.returncode == 1
+    weak, planted = json.loads(result.stdout)
+    assert weak["verdict"] == "red_team_broken" and weak["red_team"]["tamper"]["reward"] == 1.0
+    assert "tamper" in weak["reasons"][-1]
+    assert planted["verdict"] == "oracle_failed" and planted["oracle_rewards"] == [0.0, 0.0]

@@ -201,3 +201,31 @@ def test_harbor_package_validates_every_export(exported, tmp_path: Path) -> None
         timeout=600,
     )
     assert again.returncode == 1 and "FAIL" in again.stdout
+
+
+def _red_team_tamper(path: Path, sandbox) -> float | None:
+    from envpipeline.redteam.registry import get_policy
+    from envpipeline.redteam.terminal import red_team
+    from envpipeline.sandbox.base import Limits
+
+    [outcome] = red_team(read_bundle(path), sandbox, Limits(memory_mb=2048), policies=[get_policy("tamper")])
+    return outcome.reward
+
+
+def test_tamper_broke_the_old_export_and_cannot_break_the_new_one(
+    exported, tmp_path: Path, local_sandbox
+) -> None:
+    """The old layout imported the runtime from /app/vendor (agent-editable); tamper rewrites it."""
+    new = shutil.copytree(exported["composed"][0], tmp_path / "new")
+    old = shutil.copytree(exported["composed"][0], tmp_path / "old")
+    evaluate, test_sh = old / "tests" / "evaluate.py", old / "tests" / "test.sh"
+    source = evaluate.read_text()
+    assert "sys.path.insert(0, unpack_runtime())" in source and "python3 -I" in test_sh.read_text()
+    evaluate.write_text(
+        source.replace(
+            "sys.path.insert(0, unpack_runtime())", 'sys.path.insert(0, os.path.join(APP, "vendor"))'
+        )
+    )
+    test_sh.write_text(test_sh.read_text().replace("python3 -I", "python3"))
+    assert _red_team_tamper(old, local_sandbox) == 1.0
+    assert _red_team_tamper(new, local_sandbox) == 0.0

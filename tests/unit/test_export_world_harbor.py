@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -153,3 +154,26 @@ def test_export_refuses_what_it_cannot_place(worlds, tmp_path: Path) -> None:
     rejected = accepted[0].model_copy(update={"status": "rejected"})
     with pytest.raises(ConfigError, match="rejected"):
         export_world_task(rejected, root / accepted[0].task.persona_id / "day-01", tmp_path / "y")
+
+
+def test_tamper_broke_the_old_export_and_cannot_break_the_new_one(exported, tmp_path: Path) -> None:
+    """The old test.sh ran its scoring python from /app without -I, so tamper's /app/json.py won."""
+    from envpipeline.redteam.registry import get_policy
+    from envpipeline.redteam.terminal import red_team
+    from envpipeline.sandbox.base import Limits
+    from envpipeline.terminal.bundle import read_bundle
+
+    if not LocalSandbox.available():
+        pytest.skip("no local sandbox on this machine")
+    sandbox, tamper = LocalSandbox(), get_policy("tamper")
+    _, path = exported[0]
+    new = shutil.copytree(path, tmp_path / "new")
+    old = shutil.copytree(path, tmp_path / "old")
+    test_sh = old / "tests" / "test.sh"
+    assert "python3 -I" in test_sh.read_text()
+    test_sh.write_text(test_sh.read_text().replace("python3 -I", "python3"))
+    rewards = {}
+    for name, folder in (("old", old), ("new", new)):
+        [outcome] = red_team(read_bundle(folder), sandbox, Limits(memory_mb=2048), policies=[tamper])
+        rewards[name] = outcome.reward
+    assert rewards == {"old": 1.0, "new": 0.0}

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from envpipeline.errors import ConfigError
+from envpipeline.redteam.registry import policies_for
 from envpipeline.terminal.checks import check_bundle
 from envpipeline.terminal.families.base import DIFFICULTIES, write_generated
 from envpipeline.terminal.families.registry import all_families
@@ -91,6 +92,9 @@ def _assert_gold(root: Path, variants: dict, sandbox) -> None:
     result = verify_bundle(root, sandbox)
     assert result.verdict == "verified", (result.reasons, [t.verifier_exec for t in result.trials])
     assert result.oracle_rewards == [1.0, 1.0] and result.nop_reward == 0.0
+    # the red_team gate ran every terminal policy and none earned reward 1
+    assert {o.policy for o in result.red_team} == {p.name for p in policies_for("terminal")}
+    assert not [o.policy for o in result.red_team if o.broke or o.reward not in (0.0, None)]
     for variant, folder in variants.items():
         trial = score_variant(root, sandbox, folder)
         assert trial.verdict == "ok", (variant, trial.reason)

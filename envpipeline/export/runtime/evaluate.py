@@ -4,8 +4,10 @@
 The final joint state is rebuilt by replaying ``/app/calls.jsonl`` (written by envtool) on the
 task's initial state from ``task.json`` beside this script, exactly as envtool applied them (a
 failed call changes nothing), so editing ``/app/state.json`` by hand earns nothing. The criteria
-are evaluated with envpipeline's own rubric (vendored under ``/app/vendor``) on that state and on
-the final answer in ``/app/answer.txt``. Writes ``/logs/verifier/reward.json``
+are evaluated with envpipeline's own rubric from the verifier's copy of the runtime
+(``vendor.tar.gz`` beside this script, unpacked into a fresh folder; never ``/app/vendor``, which
+the agent can edit) on that state and on the final answer in ``/app/answer.txt``. Run it as
+``python3 -I`` so nothing in the current folder or the environment is imported. Writes ``/logs/verifier/reward.json``
 ``{"reward": 0|1, "criteria_passed": k, "criteria_total": n}`` and ``reward-details.json``.
 Paths can be moved with $ENVTOOL_APP, $ENVTOOL_LOGS (for tests outside a container).
 """
@@ -15,12 +17,28 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tarfile
+import tempfile
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 APP = os.environ.get("ENVTOOL_APP", "/app")
 LOGS = os.environ.get("ENVTOOL_LOGS", "/logs/verifier")
-sys.path.insert(0, os.path.join(APP, "vendor"))
+
+
+def unpack_runtime() -> str:
+    """Unpack the verifier's own runtime (``vendor.tar.gz`` beside this script) into a new folder."""
+    folder = tempfile.mkdtemp(prefix="evaluate-runtime-")
+    with tarfile.open(os.path.join(HERE, "vendor.tar.gz")) as archive:
+        # the archive is the verifier's own; "data" filtering exists from Python 3.11.4 on
+        if hasattr(tarfile, "data_filter"):
+            archive.extractall(folder, filter="data")
+        else:
+            archive.extractall(folder)
+    return folder
+
+
+sys.path.insert(0, unpack_runtime())
 
 
 def read_calls(path: str) -> list[dict[str, Any]]:

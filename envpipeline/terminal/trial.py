@@ -1,0 +1,210 @@
+"""One trial of a bundle: an agent phase, then a fresh verifier phase, in one sandbox session.
+
+The agent phase runs ``solve.sh`` (the oracle or a solution variant), nothing (nop), or an
+adversary's commands (a red-team policy). The verifier phase then starts as Harbor's does, from a
+state the agent cannot have prepared: every process the agent left running is killed,
+``/tests`` and ``/logs/verifier`` are emptied (links removed, not followed), ``tests/`` is
+uploaded again from the bundle, and ``test.sh`` runs. Only what the verifier writes counts.
+
+The reward rule (`parse_reward`): the verifier writes ``/logs/verifier/reward.txt`` (exactly one
+number) and/or ``reward.json`` (a number, or a flat map of numbers holding it under ``"reward"``;
+a one-key map is that key's value; other numeric keys are sidecar metrics). The reward must be
+finite and in [0, 1]. When both files are written they must agree (Harbor would let reward.json
+win; a verifier writing two different rewards is ``malformed_reward`` here, never a pass).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envpipeline.models.bundle import Bundle
+from envpipeline.sandbox.base import EnvironmentBuildError, ExecResult, Limits, Sandbox, SandboxSession
+
+MAX_AGENT_TIMEOUT_SEC = 600.0
+#: Folders emptied between the agent phase and the verifier phase.
+VERIFIER_PATHS = ("/tests", "/logs/verifier")
+REWARD_JSON = "/logs/verifier/reward.json"
+REWARD_TXT = "/logs/verifier/reward.txt"
+
+TrialVerdict = Literal[
+    "ok", "build_failed", "agent_timeout", "verifier_timeout", "missing_reward", "malformed_reward"
+]
+
+#: What acts in the agent phase: given the live session, it returns its last command's result.
+AgentPhase = Callable[[SandboxSession], ExecResult | None]
+
+
+class TrialResult(BaseModel):
+    """One agent + verifier run in one sandbox session."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: Annotated[str, Field(description="oracle, nop, a solution variant or a red-team policy")]
+    backend: str
+    verdict: TrialVerdict
+    reward: float | None = None
+    reason: str = ""
+    agent_exec: ExecResult | None = None
+    verifier_exec: ExecResult | None = None
+    durations: Annotated[dict[str, float], Field(description="setup/agent/verifier/total seconds")] = {}
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _json_reward(raw: bytes) -> tuple[float | None, str]:
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None, "reward.json is not valid JSON"
+    if isinstance(data, dict):
+        values = {k: _number(v) for k, v in data.items()}
+        if not values or any(v is None or not math.isfinite(v) for v in values.values()):
+            return None, "reward.json must be a number or a flat map of finite numbers"
+        if "reward" in values:
+            return values["reward"], ""
+        if len(values) == 1:
+            return next(iter(values.values())), ""
+        return None, f"reward.json has several keys ({', '.join(sorted(values))}) and no 'reward'"
+    value = _number(data)
+    if value is None:
+        return None, "reward.json must be a number or a flat map of finite numbers"
+    return value, ""
+
+
+def _txt_reward(raw: bytes) -> tuple[float | None, str]:
+    try:
+        return float(raw.decode().strip()), ""
+    except (ValueError, UnicodeDecodeError):
+        return None, f"reward.txt is not one number: {raw[:40]!r}"
+
+
+def parse_reward(json_bytes: bytes | None, txt_bytes: bytes | None) -> tuple[float | None, str]:
+    """The one reward the verifier wrote (see the module docstring), or None and why not."""
+    if json_bytes is None and txt_bytes is None:
+        return None, "the verifier wrote no /logs/verifier/reward.txt or reward.json"
+    readings: list[tuple[str, float]] = []
+    for name, raw, parse in (
+        ("reward.json", json_bytes, _json_reward),
+        ("reward.txt", txt_bytes, _txt_reward),
+    ):
+        if raw is None:
+            continue
+        value, problem = parse(raw)
+        if value is None:
+            return None, problem
+        if not math.isfinite(value):
+            return None, f"the reward in {name} is not finite"
+        if not 0.0 <= value <= 1.0:
+            return None, f"the reward in {name} is {value:g}, outside [0, 1]"
+        readings.append((name, value))
+    if len({value for _, value in readings}) > 1:
+        return None, "reward.json and reward.txt disagree: " + ", ".join(f"{n} {v:g}" for n, v in readings)
+    return readings[0][1], ""
+
+
+def solution_phase(bundle: Bundle, solution_dir: Path | None = None) -> AgentPhase:
+    """The agent phase of the oracle (or a variant folder laid out like ``solution/``)."""
+
+    def act(session: SandboxSession) -> ExecResult:
+        session.upload(solution_dir or bundle.paths.solution, "/solution")
+        timeout = min(bundle.config.agent.timeout_sec, MAX_AGENT_TIMEOUT_SEC)
+        return session.exec("bash /solution/solve.sh", timeout_sec=timeout)
+
+    return act
+
+
+def fresh_verifier_phase(session: SandboxSession, bundle: Bundle) -> None:
+    """Kill what the agent left running, empty ``/tests`` and ``/logs/verifier``, upload ``tests/``."""
+    session.kill_all()
+    for path in VERIFIER_PATHS:
+        session.clear(path)
+    session.upload(bundle.paths.tests, "/tests")
+
+
+def run_trial(
+    sandbox: Sandbox,
+    bundle: Bundle,
+    agent: str,
+    limits: Limits,
+    solution_dir: Path | None = None,
+    act: AgentPhase | None = None,
+) -> TrialResult:
+    """Run one agent phase (`act`; else ``nop`` does nothing and any other name runs the solution),
+    then the fresh verifier phase, in one new session."""
+    started = time.perf_counter()
+    try:
+        session = sandbox.open(bundle, limits)
+    except EnvironmentBuildError as e:
+        return TrialResult(
+            agent=agent,
+            backend=sandbox.backend,
+            verdict="build_failed",
+            reason=str(e),
+            durations={"setup": time.perf_counter() - started},
+        )
+    if act is None and agent != "nop":
+        act = solution_phase(bundle, solution_dir)
+    with session:
+        return _run_phases(session, sandbox.backend, bundle, agent, act, started)
+
+
+def _run_phases(
+    session: SandboxSession,
+    backend: str,
+    bundle: Bundle,
+    agent: str,
+    act: AgentPhase | None,
+    started: float,
+) -> TrialResult:
+    durations = {"setup": time.perf_counter() - started}
+    agent_exec = None
+    if act is not None:
+        mark = time.perf_counter()
+        agent_exec = act(session)
+        durations["agent"] = time.perf_counter() - mark
+        if agent_exec is not None and agent_exec.timed_out:
+            durations["total"] = time.perf_counter() - started
+            return TrialResult(
+                agent=agent,
+                backend=backend,
+                verdict="agent_timeout",
+                agent_exec=agent_exec,
+                reason=f"the agent phase ran past its timeout ({agent_exec.duration_sec:.0f}s)",
+                durations=durations,
+            )
+    mark = time.perf_counter()
+    fresh_verifier_phase(session, bundle)
+    durations["reset"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    verifier_exec = session.exec("bash /tests/test.sh", timeout_sec=bundle.config.verifier.timeout_sec)
+    durations["verifier"] = time.perf_counter() - mark
+    durations["total"] = time.perf_counter() - started
+    common = {
+        "agent": agent,
+        "backend": backend,
+        "agent_exec": agent_exec,
+        "verifier_exec": verifier_exec,
+        "durations": durations,
+    }
+    if verifier_exec.timed_out:
+        return TrialResult(
+            **common,
+            verdict="verifier_timeout",
+            reason=f"test.sh ran past {bundle.config.verifier.timeout_sec:.0f}s",
+        )
+    reward, problem = parse_reward(session.read_file(REWARD_JSON), session.read_file(REWARD_TXT))
+    if reward is None:
+        verdict = "missing_reward" if "wrote no" in problem else "malformed_reward"
+        return TrialResult(**common, verdict=verdict, reason=problem)
+    return TrialResult(**common, verdict="ok", reward=reward)
