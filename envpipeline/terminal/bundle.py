@@ -99,6 +99,9 @@ def task_config_warnings(config: TaskConfig) -> list[str]:
             f"schema {config.effective_schema} is newer than the known {KNOWN_SCHEMAS[-1]}; "
             "keys it adds are kept but not checked"
         )
+    flags = config.metadata.envpipeline.get("flags")
+    if isinstance(flags, list) and flags:
+        warnings.append(f"imported with flags: {', '.join(map(str, flags))} (see the import report)")
     if config.unknown_keys:
         warnings.append("unknown keys kept as written (not used): " + ", ".join(sorted(config.unknown_keys)))
     return warnings

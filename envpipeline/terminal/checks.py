@@ -20,7 +20,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated
 
@@ -296,19 +296,31 @@ def check_bundle(
     if not paths.root.is_dir():
         missing = _fail("required_files", [f"{paths.root}: not a directory"])
         return CheckReport(bundle=str(paths.root), passed=False, checks=[missing])
-    checks = [
-        check_schema(paths),
-        check_path_safety(paths),
-        check_required_files(paths),
-        check_reward_file(paths),
-        check_instruction_length(paths, min_instruction_tokens, max_instruction_tokens),
-        check_leak(paths),
-        check_overlap(paths, heldout, overlap_threshold, ngram),
+    runs: list[tuple[str, Callable[[], GateResult]]] = [
+        ("schema", lambda: check_schema(paths)),
+        ("path_safety", lambda: check_path_safety(paths)),
+        ("required_files", lambda: check_required_files(paths)),
+        ("reward_file", lambda: check_reward_file(paths)),
+        (
+            "instruction_length",
+            lambda: check_instruction_length(paths, min_instruction_tokens, max_instruction_tokens),
+        ),
+        ("leak", lambda: check_leak(paths)),
+        ("overlap", lambda: check_overlap(paths, heldout, overlap_threshold, ngram)),
     ]
+    checks = [_guarded(name, run) for name, run in runs]
     warnings = [w for c in checks for w in _evidence_warnings(c)]
     return CheckReport(
         bundle=str(paths.root), passed=all(c.passed for c in checks), checks=checks, warnings=warnings
     )
+
+
+def _guarded(name: str, run: Callable[[], GateResult]) -> GateResult:
+    """One check; an unreadable file fails that check (with the reason) instead of the batch."""
+    try:
+        return run()
+    except OSError as e:
+        return _fail(name, [f"cannot read the bundle: {e}"])
 
 
 def _evidence_warnings(check: GateResult) -> list[str]:
