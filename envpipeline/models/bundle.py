@@ -193,6 +193,8 @@ class TaskConfig(_Section):
     laude-institute/harbor, now harbor-framework/harbor; read from the forks AlienKevin/sprint at
     49e3cd773739875a1ff87e4533d652d5659ffc14 (schema 1.4) and LegoX/harbor at
     73fd120e731217b38f31667932ea26a28cdd4fff (1.1-1.3: `allow_internet`, `memory = "4G"`)).
+    The same model ships in harbor 0.26.0 on PyPI, which `tests/unit/test_harbor_task_toml.py`
+    runs (scripts/harbor-validate.sh) on the real-format fixtures this schema accepts.
     Field names are Harbor's; `[metadata]` is free-form. Keys no schema defines are set aside by
     `terminal.bundle.load_task_config` (kept in `unknown_keys`, written back, reported).
     """

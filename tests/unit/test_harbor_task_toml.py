@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -185,3 +187,29 @@ def test_malformed_real_task_toml_rejected_with_reason(tmp_path: Path, text: str
     assert reason in str(err.value)
     report = check_bundle_with(tmp_path, text)
     assert not report.passed and reason in report.checks[0].reason
+
+
+@pytest.mark.slow
+def test_harbor_itself_accepts_the_fixtures(tmp_path: Path) -> None:
+    """The fixtures are real Harbor: its own package (scripts/harbor-validate.sh) loads both."""
+    from tests.unit.test_export_harbor import REPO, _harbor_python
+
+    python = _harbor_python()
+    if python is None:
+        pytest.skip("no Python >= 3.12 interpreter for harbor (set HARBOR_PYTHON)")
+    known_only = HARBOR_13_TASK_TOML.replace("mount_cache = true\n", "")  # harbor's lint flags it too
+    for name, text in (("tb2", TB2_TASK_TOML), ("harbor-13", known_only)):
+        bundle = write_generated(tiny_task(), tmp_path / "tasks" / name)
+        (bundle / "task.toml").write_text(text)
+    run = subprocess.run(
+        ["bash", str(REPO / "scripts" / "harbor-validate.sh"), str(tmp_path / "tasks")],
+        env={**os.environ, "HARBOR_PYTHON": python},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if run.returncode == 3:
+        pytest.skip(f"harbor could not be installed: {run.stderr[-500:]}")
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert run.stdout.count("OK ") == 2

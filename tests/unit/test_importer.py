@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -366,3 +367,27 @@ def test_rewrite_of_guarded_install_and_venv(tmp_path: Path) -> None:
     script = tmp_path / "body.sh"
     script.write_text(result.text)
     subprocess.run(["bash", "-n", str(script)], check=True)
+
+
+def test_import_many_takes_harbor_bundles_too(tmp_path: Path) -> None:
+    from envpipeline.terminal.families.base import write_generated
+    from tests.unit.test_harbor_task_toml import HARBOR_13_TASK_TOML
+    from tests.unit.test_static_checks import tiny_task
+
+    root = tmp_path / "tasks"
+    make_tb1(root, "alpha")
+    harbor = write_generated(tiny_task(), root / "native")
+    (harbor / "task.toml").write_text(HARBOR_13_TASK_TOML)
+    (harbor / "tests/helper.sh").write_text("#!/bin/bash\nuv run check.py || exit 1\n")
+    reports = {r.task: r for r in import_many(root, tmp_path / "out")}
+    assert sorted(reports) == ["alpha", "terminal-bench/fix-the-compiler"]
+    native = reports["terminal-bench/fix-the-compiler"]
+    assert native.ok and native.source_format == "harbor" and native.out.endswith("/native")
+    assert any("environment.mount_cache" in w for w in native.warnings)  # unknown key reported
+    assert (
+        tmp_path / "out/native/tests/helper.sh"
+    ).read_text() == "#!/bin/bash\npython3 check.py || exit 1\n"
+    assert [(r.file, r.replacement) for r in native.rewrites] == [("tests/helper.sh", "python3 check.py")]
+    assert tomllib.loads((tmp_path / "out/native/task.toml").read_text()) == tomllib.loads(
+        HARBOR_13_TASK_TOML
+    )
