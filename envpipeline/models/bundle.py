@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 #: A generated task's difficulty preset.
 Difficulty = Literal["easy", "medium", "hard"]
@@ -199,8 +199,8 @@ class TaskConfig(_Section):
     `terminal.bundle.load_task_config` (kept in `unknown_keys`, written back, reported).
     """
 
-    version: Annotated[str, Field(pattern=r"^1\.\d+$", description="schema 1.0 spelling")] = "1.0"
-    schema_version: Annotated[str | None, Field(pattern=r"^1\.\d+$")] = None
+    version: Annotated[str, Field(description="schema 1.0 spelling")] = "1.0"
+    schema_version: Annotated[str | None, Field(description="the schema (1.1 and later)")] = None
     task: TaskSection | None = None
     metadata: MetadataSection = MetadataSection()
     verifier: VerifierSection = VerifierSection()
@@ -211,6 +211,15 @@ class TaskConfig(_Section):
     multi_step_reward_strategy: Literal["mean", "final"] | None = None
     steps: list[StepSection] | None = None
     artifacts: list[str | ArtifactSection] | None = None
+
+    @field_validator("version", "schema_version")
+    @classmethod
+    def _major_one(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"1\.\d+", value):
+            raise ValueError(
+                f"unsupported schema version {value!r}: this reader knows Harbor 1.x (1.0 to 1.4)"
+            )
+        return value
 
     _unknown: dict[str, object] = PrivateAttr(default_factory=dict)
     _as_read: bool = PrivateAttr(default=False)

@@ -63,6 +63,7 @@ _COMPOSE_NAMES = ("docker-compose.yaml", "docker-compose.yml", "compose.yaml", "
 _CONSUMED = {"task.yaml", "Dockerfile", "solution.sh", "solution.yaml", "run-tests.sh", *_COMPOSE_NAMES}
 _SKIP_DIRS = {".git", "__pycache__", ".pytest_cache"}
 _PYTEST = re.compile(r"^pytest([=<>!~ ].*)?$")
+_SHELL_SHEBANG = re.compile(rb"#![^\n]*\b(?:ba|da|z)?sh\b")
 _KNOWN_KEYS = {
     "instruction",
     "descriptions",
@@ -233,7 +234,7 @@ class Draft:
         """Copy the files under `prefix`, shell scripts rewritten (and recorded)."""
         for rel in sorted(p for p in self.present if p.startswith(prefix) and p not in skip):
             raw = (self.src / rel).read_bytes()
-            if rel.endswith(".sh"):
+            if rel.endswith(".sh") or _SHELL_SHEBANG.match(raw[:200]):
                 self.files[rel] = self.rewrite_shell(rel, raw.decode(errors="replace"))
             else:
                 self.files[rel] = raw

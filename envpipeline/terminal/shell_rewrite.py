@@ -60,6 +60,8 @@ _NODE_INSTALLERS = {
     "yarn": {"install", "add"},
     "pnpm": {"install", "add", "i"},
 }
+#: Commands that run the command after them (the wrapped command is the one rewritten).
+_WRAPPERS = {"sudo", "exec", "time", "nohup", "timeout", "env"}
 _SOURCED_ENV = re.compile(r"(\.local/bin/env|\.cargo/env|/bin/activate)$")
 
 
@@ -114,16 +116,33 @@ class _Command:
         return [_bare(_text(a)) for a in self.args]
 
 
+def _unwrap(name: str, args: list[Node]) -> int:
+    """How many leading arguments belong to a wrapper (`sudo`, `timeout 600`, `env A=1`, ...)."""
+    words = [_bare(_text(a)) for a in args]
+    i = 0
+    while i < len(words) and words[i].startswith("-"):  # the wrapper's own options
+        i += 2 if name == "timeout" and words[i] in ("-s", "--signal", "-k", "--kill-after") else 1
+    if name == "timeout":
+        i += 1  # the duration
+    while name == "env" and i < len(words) and "=" in words[i]:
+        i += 1
+    return i
+
+
 def _command(node: Node) -> _Command | None:
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return None
     args = [c for c in node.children if c.type in _ARG_TYPES and c.start_byte > name_node.start_byte]
-    name = _bare(_text(name_node)).rsplit("/", 1)[-1]
-    if name == "sudo" and args:  # `sudo apt-get ...` is the command after sudo
-        name, args = _bare(_text(args[0])).rsplit("/", 1)[-1], args[1:]
+    name, start = _bare(_text(name_node)).rsplit("/", 1)[-1], name_node.start_byte
+    while name in _WRAPPERS:  # rewrite the wrapped command, keep the wrapper (not sudo: we are root)
+        skip = _unwrap(name, args)
+        if skip >= len(args):
+            break
+        start = start if name == "sudo" else args[skip].start_byte
+        name, args = _bare(_text(args[skip])).rsplit("/", 1)[-1], args[skip + 1 :]
     end = max([name_node.end_byte, *(a.end_byte for a in args)])
-    return _Command(node, name, args, name_node.start_byte, end)
+    return _Command(node, name, args, start, end)
 
 
 def _packages(words: list[str]) -> list[str]:

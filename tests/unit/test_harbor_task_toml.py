@@ -176,7 +176,10 @@ def test_newer_schema_warns(tmp_path: Path) -> None:
             HARBOR_13_TASK_TOML.replace('memory = "4G"', 'memory = "4G"\nmemory_mb = 1024'),
             "conflicts with memory_mb",
         ),
-        (TB2_TASK_TOML.replace('version = "1.0"', 'version = "2.0"'), "version: String should match pattern"),
+        (
+            TB2_TASK_TOML.replace('version = "1.0"', 'version = "2.0"'),
+            "version: Value error, unsupported schema version '2.0'",
+        ),
     ],
     ids=["bad-size", "negative-cpus", "mcp-without-url", "conflicting-memory", "major-version-2"],
 )

@@ -40,6 +40,8 @@ RULES = {
     "uvx-pytest": "uvx -p 3.13 -w pytest==8.4.1 pytest --ctrf /tmp/ctrf.json check_{k}.py -rA",
     "python": "python check_{k}.py",
     "pytest": "pytest check_{k}.py -q",
+    "wrapped-uv-run": "timeout 60 uv run check_{k}.py",
+    "wrapped-installer": "env PIP_NO_INPUT=1 pip install foo",
 }
 
 _OUTCOME = """#!/bin/bash
@@ -178,6 +180,8 @@ def test_rewrite_keeps_the_exit_status(world: Path, rule: str, data: st.DataObje
         ("curl -s https://example.com/x && exit 0\nexit 1\n", None),  # left as written: fails offline
         ("uv run parser.py out.txt\n", "python3 parser.py out.txt\n"),
         ("pip install -q foo 2>/dev/null && pytest -q\n", "true 2>/dev/null && python3 -m pytest -q\n"),
+        ("timeout 600 uv run pytest -x\n", "timeout 600 python3 -m pytest -x\n"),
+        ("sudo apt-get install -y jq\n", "true\n"),
     ],
 )
 def test_issue_examples(script: str, expected: str | None) -> None:
