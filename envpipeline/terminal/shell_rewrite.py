@@ -4,7 +4,7 @@ Our sandboxes run without network, so a script that installs its tools at test t
 as written. `rewrite_script` parses the script with tree-sitter-bash and rewrites whole simple
 commands (never lines), so the shell structure around them is untouched:
 
-    installer (pip/uv/apt-get/apk/npm install, `curl ... astral.sh ... | sh`, `source .../env`)
+    installer (pip/uv/apt-get/apk/npm install, `curl https://... | sh`, `source .../env`)
                                   -> `true`  (the base image provides the tools; in `A || B`
                                               the fallback B still never runs, in `A && B` B runs)
     uv run [opts] X.py | uvx X    -> python3 X.py | python3 -m pytest | X
