@@ -86,9 +86,7 @@ def bundle_new(
 
 
 @bundle_group.command("check")
-@click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
-)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--heldout",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -100,13 +98,16 @@ def bundle_new(
 def bundle_check(
     paths: tuple[Path, ...], heldout: Path | None, overlap_threshold: float, as_json: bool
 ) -> None:
-    """Run the static checks on bundles; exits 1 if any bundle fails."""
+    """Run the static checks on every bundle (a missing or bad one is reported, never an abort);
+    exits 1 if any bundle fails."""
     from envpipeline.terminal.checks import check_bundle
 
     held = _read_heldout(heldout) if heldout else None
     reports = [check_bundle(p, heldout=held, overlap_threshold=overlap_threshold) for p in paths]
     if as_json:
-        emit_json([r.model_dump(mode="json") for r in reports])
+        emit_json(
+            [{**r.model_dump(mode="json"), "status": "passed" if r.passed else "failed"} for r in reports]
+        )
     else:
         for report in reports:
             status = "ok" if report.passed else "FAILED"
@@ -114,6 +115,8 @@ def bundle_check(
             for check in report.checks:
                 if not check.passed:
                     click.echo(f"       {check.name}: {check.reason}")
+            for warning in report.warnings:
+                click.echo(f"       warning: {warning}")
     sys.exit(0 if all(r.passed for r in reports) else 1)
 
 
@@ -185,9 +188,7 @@ def bundle_verify(paths: tuple[Path, ...], backend: str | None, as_json: bool) -
 
 
 @bundle_group.command("import")
-@click.argument(
-    "sources", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
-)
+@click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -195,18 +196,30 @@ def bundle_verify(paths: tuple[Path, ...], backend: str | None, as_json: bool) -
     help="Output folder. Default: <home>/seeds, where the default job picks seeds up.",
 )
 @home_option
-@click.option("--json", "as_json", is_flag=True, help="Print the import reports as JSON.")
-def bundle_import(sources: tuple[Path, ...], out: Path | None, home: Path | None, as_json: bool) -> None:
-    """Import Terminal-Bench 1 tasks into Harbor bundles under --out."""
+@click.option("--overwrite", is_flag=True, help="Replace bundles already in --out.")
+@click.option("--json", "as_json", is_flag=True, help="Print one import report per source as JSON.")
+def bundle_import(
+    sources: tuple[Path, ...], out: Path | None, home: Path | None, overwrite: bool, as_json: bool
+) -> None:
+    """Import Terminal-Bench 1 tasks and Harbor bundles into --out (scripts rewritten for offline
+    sandboxes); every source is reported, and the exit status is 1 if any failed."""
     out = out or resolve_home(home) / "seeds"
-    from envpipeline.terminal.importer import import_terminal_bench
+    from envpipeline.terminal.seed_import import import_batch
 
-    reports = [import_terminal_bench(src, out / src.name) for src in sources]
+    reports = import_batch(sources, out, overwrite=overwrite)
     if as_json:
         emit_json([r.model_dump(mode="json") for r in reports])
     else:
-        for report in reports:
-            click.echo(f"imported {report.model_dump().get('task_name', '')} -> {out}")
+        for r in reports:
+            if not r.ok:
+                click.echo(f"FAILED   {r.task} ({r.source}): {r.error}")
+                continue
+            flags = f", flags: {', '.join(f.name for f in r.flags)}" if r.flags else ""
+            click.echo(
+                f"imported {r.task} ({r.source_format}) -> {r.out} "
+                f"({len(r.rewrites)} rewrites, {len(r.warnings)} warnings{flags})"
+            )
+    sys.exit(0 if all(r.ok for r in reports) else 1)
 
 
 @click.command("forge")

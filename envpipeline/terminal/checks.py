@@ -1,6 +1,6 @@
 """Static checks of a Harbor bundle: cheap, offline, no container needed.
 
-    schema              task.toml parses and validates (schema 1.0 or 1.1)
+    schema              task.toml parses and validates (Harbor schema 1.0 to 1.4; unknown keys warn)
     path_safety         no absolute or `..` names, no links leaving the bundle, no device/FIFO/socket
     required_files      task.toml, instruction.md, environment/Dockerfile|docker-compose.yaml,
                         solution/solve.sh, tests/test.sh
@@ -20,7 +20,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated
 
@@ -29,7 +29,7 @@ from pydantic import ConfigDict, Field
 from envpipeline.models.base import Strict
 from envpipeline.models.bundle import BundlePaths
 from envpipeline.models.gates import GateResult
-from envpipeline.terminal.bundle import BundleFormatError, load_task_config
+from envpipeline.terminal.bundle import BundleFormatError, load_task_config, task_config_warnings
 from envpipeline.terminal.offline import logical_lines
 from envpipeline.terminal.tokenizer import count_tokens
 
@@ -48,6 +48,9 @@ class CheckReport(Strict):
     bundle: Annotated[str, Field(description="the bundle folder that was checked")]
     passed: Annotated[bool, Field(description="whether every check passed")]
     checks: Annotated[list[GateResult], Field(description="one result per check, in the order they ran")]
+    warnings: Annotated[
+        list[str], Field(description="what passed but needs a look (unknown task.toml keys, newer schema)")
+    ] = []
 
     def failed(self) -> list[GateResult]:
         """The checks that did not pass."""
@@ -80,12 +83,19 @@ def _regular_files(root: Path) -> dict[str, Path]:
 
 
 def check_schema(paths: BundlePaths) -> GateResult:
-    """task.toml parses and validates against the 1.0 / 1.1 model."""
+    """task.toml parses and validates against Harbor's schema; unknown keys are listed, not fatal."""
     try:
         config = load_task_config(paths.task_toml)
     except BundleFormatError as e:
         return _fail("schema", [str(e)])
-    return _ok("schema", f"task.toml valid (schema {config.effective_schema})")
+    warnings = task_config_warnings(config)
+    reason = f"task.toml valid (schema {config.effective_schema})"
+    return GateResult(
+        name="schema",
+        passed=True,
+        reason=reason + (f"; {'; '.join(warnings)}" if warnings else ""),
+        evidence={"warnings": warnings} if warnings else {},
+    )
 
 
 def check_path_safety(paths: BundlePaths) -> GateResult:
@@ -286,16 +296,36 @@ def check_bundle(
     if not paths.root.is_dir():
         missing = _fail("required_files", [f"{paths.root}: not a directory"])
         return CheckReport(bundle=str(paths.root), passed=False, checks=[missing])
-    checks = [
-        check_schema(paths),
-        check_path_safety(paths),
-        check_required_files(paths),
-        check_reward_file(paths),
-        check_instruction_length(paths, min_instruction_tokens, max_instruction_tokens),
-        check_leak(paths),
-        check_overlap(paths, heldout, overlap_threshold, ngram),
+    runs: list[tuple[str, Callable[[], GateResult]]] = [
+        ("schema", lambda: check_schema(paths)),
+        ("path_safety", lambda: check_path_safety(paths)),
+        ("required_files", lambda: check_required_files(paths)),
+        ("reward_file", lambda: check_reward_file(paths)),
+        (
+            "instruction_length",
+            lambda: check_instruction_length(paths, min_instruction_tokens, max_instruction_tokens),
+        ),
+        ("leak", lambda: check_leak(paths)),
+        ("overlap", lambda: check_overlap(paths, heldout, overlap_threshold, ngram)),
     ]
-    return CheckReport(bundle=str(paths.root), passed=all(c.passed for c in checks), checks=checks)
+    checks = [_guarded(name, run) for name, run in runs]
+    warnings = [w for c in checks for w in _evidence_warnings(c)]
+    return CheckReport(
+        bundle=str(paths.root), passed=all(c.passed for c in checks), checks=checks, warnings=warnings
+    )
+
+
+def _guarded(name: str, run: Callable[[], GateResult]) -> GateResult:
+    """One check; an unreadable file fails that check (with the reason) instead of the batch."""
+    try:
+        return run()
+    except OSError as e:
+        return _fail(name, [f"cannot read the bundle: {e}"])
+
+
+def _evidence_warnings(check: GateResult) -> list[str]:
+    found = check.evidence.get("warnings", [])
+    return [f"{check.name}: {w}" for w in found] if isinstance(found, list) else []
 
 
 def check_many(

@@ -11,7 +11,8 @@
 
 Foreign base images are mapped onto `BASE_IMAGE` (recorded in the report and in
 ``[metadata].envpipeline.base_image_substitution``); network bootstraps in the test script are
-rewritten to offline equivalents; Dockerfiles that need the network to build are flagged
+rewritten command by command to offline equivalents (`shell_rewrite`: run-tests.sh, solve.sh
+and every shell script under tests/ or solution/); Dockerfiles that need the network to build are flagged
 ``needs_network_build``. Every change is recorded in the `ImportReport`.
 """
 
@@ -23,10 +24,9 @@ import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from envpipeline.errors import ConfigError
 from envpipeline.models.bundle import (
@@ -40,13 +40,21 @@ from envpipeline.models.bundle import (
 )
 from envpipeline.sandbox.base import BASE_IMAGE
 from envpipeline.terminal.bundle import dump_task_config, write_files
+from envpipeline.terminal.import_report import (
+    Flag,
+    FlagName,
+    ImportReport,
+    Rewrite,
+    Schema,
+    Substitution,
+)
 from envpipeline.terminal.offline import (
     DEFAULT_TEST_BODY,
     TEST_SH_TEMPLATE,
     rewrite_dockerfile,
-    rewrite_test_script,
     solution_from_yaml,
 )
+from envpipeline.terminal.shell_rewrite import rewrite_script
 
 #: Terminal-Bench 1 defaults when task.yaml omits the timeouts.
 TB_AGENT_TIMEOUT_SEC = 360.0
@@ -54,6 +62,8 @@ TB_TEST_TIMEOUT_SEC = 60.0
 _COMPOSE_NAMES = ("docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml")
 _CONSUMED = {"task.yaml", "Dockerfile", "solution.sh", "solution.yaml", "run-tests.sh", *_COMPOSE_NAMES}
 _SKIP_DIRS = {".git", "__pycache__", ".pytest_cache"}
+_PYTEST = re.compile(r"^pytest([=<>!~ ].*)?$")
+_SHELL_SHEBANG = re.compile(rb"#![^\n]*\b(?:ba|da|z)?sh\b")
 _KNOWN_KEYS = {
     "instruction",
     "descriptions",
@@ -69,62 +79,8 @@ _KNOWN_KEYS = {
 }
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class Substitution(_Strict):
-    """A base image replaced by ours."""
-
-    file: str
-    line: int
-    original: str
-    replacement: str
-    reason: str
-
-
-class Rewrite(_Strict):
-    """A changed or generated piece of a file (line 0: the whole file)."""
-
-    file: str
-    line: int
-    original: str
-    replacement: str
-    reason: str
-
-
-FlagName = Literal["needs_network_build", "compose"]
-Schema = Literal["1.0", "1.1"]
-
-
-class Flag(_Strict):
-    """Something our sandboxes cannot run as is."""
-
-    name: FlagName
-    file: str
-    lines: list[str]
-    message: str
-
-
-class ImportReport(_Strict):
-    """What one import did; `error` is set (and nothing written) when the task was unreadable."""
-
-    task: str
-    source: str
-    out: str
-    substitutions: list[Substitution] = []
-    rewrites: list[Rewrite] = []
-    flags: list[Flag] = []
-    warnings: list[str] = []
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        """Imported without error (flags and warnings may still need attention)."""
-        return self.error is None
-
-
-def _safe_name(name: str) -> str:
+def safe_name(name: str) -> str:
+    """A folder / task name made of [A-Za-z0-9_.-] (never empty)."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.") or "task"
 
 
@@ -152,7 +108,7 @@ def _instruction(data: dict[str, object], path: Path) -> str:
     return text.strip() + "\n"
 
 
-def _source_files(src: Path, warnings: list[str]) -> list[str]:
+def source_files(src: Path, warnings: list[str]) -> list[str]:
     """Regular files under `src` (relative, posix); links and special files are skipped."""
     out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
@@ -234,15 +190,15 @@ def _config(
     return TaskConfig(
         version="1.1",
         schema_version="1.1",
-        task=TaskSection(name=f"{_safe_name(org)}/{name}", description=first, authors=author, keywords=tags),
+        task=TaskSection(name=f"{safe_name(org)}/{name}", description=first, authors=author, keywords=tags),
         environment=EnvironmentSection(network_mode="no-network"),
         **common,
     )
 
 
 @dataclass
-class _Draft:
-    """What an import accumulates before it writes anything."""
+class Draft:
+    """What an import accumulates before it writes anything (shared with `seed_import`)."""
 
     src: Path
     present: set[str]
@@ -261,8 +217,30 @@ class _Draft:
     def flag(self, name: FlagName, file: str, lines: list[str], message: str) -> None:
         self.flags.append(Flag(name=name, file=file, lines=lines, message=message))
 
+    def rewrite_shell(self, label: str, text: str, *, strip_comments: bool = False) -> str:
+        """`text` rewritten for the offline base image; every edit and dropped package recorded."""
+        result = rewrite_script(text, strip_comments=strip_comments)
+        for e in result.edits:
+            self.rewrite(label, e.line, e.original, e.replacement, e.reason)
+        self.warnings.extend(f"{label}: {w}" for w in result.warnings)
+        missing = [p for p in result.dropped_packages if not _PYTEST.match(p)]
+        if missing:
+            self.warnings.append(
+                f"{label} installed {', '.join(missing)}; offline the base image must provide them"
+            )
+        return result.text
 
-def _environment(d: _Draft) -> list[str]:
+    def copy_scripts(self, prefix: str, skip: set[str]) -> None:
+        """Copy the files under `prefix`, shell scripts rewritten (and recorded)."""
+        for rel in sorted(p for p in self.present if p.startswith(prefix) and p not in skip):
+            raw = (self.src / rel).read_bytes()
+            if rel.endswith(".sh") or _SHELL_SHEBANG.match(raw[:200]):
+                self.files[rel] = self.rewrite_shell(rel, raw.decode(errors="replace"))
+            else:
+                self.files[rel] = raw
+
+
+def _environment(d: Draft) -> list[str]:
     """Dockerfile (base image mapped, network lines flagged), compose, build context; returns the context."""
     compose = next((c for c in _COMPOSE_NAMES if c in d.present), None)
     if "Dockerfile" not in d.present and compose is None:
@@ -299,15 +277,16 @@ def _environment(d: _Draft) -> list[str]:
     return context
 
 
-def _solution(d: _Draft) -> None:
+def _solution(d: Draft) -> None:
     """solve.sh from solution.sh or solution.yaml; a solution/ folder's files travel with it."""
-    for rel in sorted(p for p in d.present if p.startswith("solution/")):
-        d.files[rel] = (d.src / rel).read_bytes()
+    d.copy_scripts("solution/", set())
     if "solution.sh" in d.present:
-        text = (d.src / "solution.sh").read_text()
+        text = d.rewrite_shell("solution.sh", (d.src / "solution.sh").read_text())
         d.files["solution/solve.sh"] = text if text.startswith("#!") else "#!/bin/bash\n" + text
     elif "solution.yaml" in d.present:
-        d.files["solution/solve.sh"] = solution_from_yaml(d.src / "solution.yaml", d.warnings)
+        d.files["solution/solve.sh"] = d.rewrite_shell(
+            "solution/solve.sh", solution_from_yaml(d.src / "solution.yaml", d.warnings)
+        )
         d.rewrite(
             "solution.yaml",
             0,
@@ -315,26 +294,19 @@ def _solution(d: _Draft) -> None:
             "solution/solve.sh",
             "command list converted to a shell script",
         )
-    else:
-        d.warnings.append("no solution.sh or solution.yaml: the bundle has no oracle")
+    elif "solution/solve.sh" not in d.files:
+        raise ConfigError(
+            f"{d.src}: no solution.sh or solution.yaml: the task has no oracle, so it cannot be gold-verified"
+        )
 
 
-def _tests(d: _Draft) -> None:
-    for rel in sorted(p for p in d.present if p.startswith("tests/")):
-        if rel == "tests/test.sh":
-            d.warnings.append("tests/test.sh replaced by the generated verifier entry point")
-        else:
-            d.files[rel] = (d.src / rel).read_bytes()
+def _tests(d: Draft) -> None:
+    if "tests/test.sh" in d.present:
+        d.warnings.append("tests/test.sh replaced by the generated verifier entry point")
+    d.copy_scripts("tests/", {"tests/test.sh"})
     if "run-tests.sh" in d.present:
-        script = rewrite_test_script((d.src / "run-tests.sh").read_text())
-        body = script.text
-        for c in script.changes:
-            d.rewrite("run-tests.sh", c.line, c.original, c.replacement, c.reason)
-        missing = [p for p in script.dropped_packages if not re.match(r"^pytest([=<>!~ ].*)?$", p)]
-        if missing:
-            d.warnings.append(
-                f"run-tests.sh installed {', '.join(missing)}; offline the base image must provide them"
-            )
+        text = (d.src / "run-tests.sh").read_text()
+        body = d.rewrite_shell("run-tests.sh", text, strip_comments=True)
     else:
         body = DEFAULT_TEST_BODY
         d.rewrite("run-tests.sh", 0, "", body.strip(), "no run-tests.sh: Terminal-Bench's default pytest run")
@@ -359,11 +331,11 @@ def import_terminal_bench(
     src, out = Path(source_dir), Path(out_dir)
     data = _read_task_yaml(src)
     instruction = _instruction(data, src / "task.yaml")
-    name = _safe_name(src.resolve().name)
+    name = safe_name(src.resolve().name)
     if out.exists() and any(out.iterdir()) and not overwrite:
         raise ConfigError(f"{out}: not empty (pass overwrite=True to replace it)")
     warnings: list[str] = []
-    d = _Draft(src, set(_source_files(src, warnings)), {"instruction.md": instruction}, warnings=warnings)
+    d = Draft(src, set(source_files(src, warnings)), {"instruction.md": instruction}, warnings=warnings)
     unknown = sorted(set(data) - _KNOWN_KEYS)
     if unknown:
         d.warnings.append(
@@ -414,26 +386,3 @@ def import_terminal_bench(
         flags=d.flags,
         warnings=d.warnings,
     )
-
-
-def import_many(
-    root: str | Path,
-    out: str | Path,
-    *,
-    schema: Schema = "1.0",
-    org: str = "terminal-bench",
-    overwrite: bool = False,
-) -> list[ImportReport]:
-    """Import every task directory (one holding task.yaml) under `root` into `out/<name>`."""
-    root, out = Path(root), Path(out)
-    reports = []
-    for task_yaml in sorted(root.rglob("task.yaml")):
-        src = task_yaml.parent
-        name = _safe_name(src.name)
-        try:
-            reports.append(
-                import_terminal_bench(src, out / name, schema=schema, org=org, overwrite=overwrite)
-            )
-        except (ConfigError, OSError, UnicodeDecodeError) as e:
-            reports.append(ImportReport(task=name, source=str(src), out=str(out / name), error=str(e)))
-    return reports

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from envpipeline.terminal.bundle import (
     dump_task_config,
     load_task_config,
     read_bundle,
+    task_config_warnings,
     write_files,
 )
 
@@ -125,7 +127,7 @@ def test_missing_file(tmp_path: Path) -> None:
 
 def test_task_section_needs_schema_11(tmp_path: Path) -> None:
     text = 'version = "1.0"\n\n[task]\nname = "acme/x"\n'
-    with pytest.raises(BundleFormatError, match=r'\[task\] needs schema_version = "1.1"'):
+    with pytest.raises(BundleFormatError, match=r'\[task\] needs schema_version = "1.1" or later'):
         load_task_config(_write(tmp_path, text))
 
 
@@ -133,14 +135,25 @@ def test_task_section_needs_schema_11(tmp_path: Path) -> None:
     ("text", "where"),
     [
         ('version = "1.0"\nsurprise = 1\n', "surprise"),
-        ('version = "1.0"\n[metadata]\nowner = "x"\n', "metadata.owner"),
         ('version = "1.0"\n[verifier]\ntimeout = 3\n', "verifier.timeout"),
         ('version = "1.0"\n[unknown_section]\na = 1\n', "unknown_section"),
+        (
+            'schema_version = "1.3"\n[[environment.mcp_servers]]\nname = "m"\nurl = "http://x"\nheaders = 1\n',
+            "environment.mcp_servers.0.headers",
+        ),
     ],
 )
-def test_unknown_keys_rejected(tmp_path: Path, text: str, where: str) -> None:
-    with pytest.raises(BundleFormatError, match=f"{where}: Extra inputs are not permitted"):
-        load_task_config(_write(tmp_path, text))
+def test_unknown_keys_kept_and_reported(tmp_path: Path, text: str, where: str) -> None:
+    config = load_task_config(_write(tmp_path, text))
+    assert where in config.unknown_keys
+    assert where in task_config_warnings(config)[0]
+    assert tomllib.loads(dump_task_config(config)) == tomllib.loads(text)
+
+
+def test_free_form_metadata_is_not_unknown(tmp_path: Path) -> None:
+    config = load_task_config(_write(tmp_path, 'version = "1.0"\n[metadata]\nowner = "x"\n'))
+    assert config.unknown_keys == {} and task_config_warnings(config) == []
+    assert config.metadata.model_extra == {"owner": "x"}
 
 
 @pytest.mark.parametrize(

@@ -124,9 +124,9 @@ def _bad_toml(b: Path) -> None:
     (b / "task.toml").write_text('version = "1.0"\n[metadata\n')
 
 
-def _unknown_key(b: Path) -> None:
+def _bad_mcp_server(b: Path) -> None:
     with (b / "task.toml").open("a") as f:
-        f.write("\n[agent_extra]\nx = 1\n")
+        f.write('\n[[environment.mcp_servers]]\nname = "docs"\ntransport = "sse"\n')
 
 
 BAD: list[tuple[Callable[[Path], None], str, list[str]]] = [
@@ -159,7 +159,7 @@ BAD: list[tuple[Callable[[Path], None], str, list[str]]] = [
     ),
     (_dockerfile_copies_solution, "leak", ["environment/Dockerfile:4: COPY ../solution/solve.sh"]),
     (_bad_toml, "schema", ["task.toml: invalid TOML"]),
-    (_unknown_key, "schema", ["task.toml: agent_extra: Extra inputs are not permitted"]),
+    (_bad_mcp_server, "schema", ["task.toml: environment.mcp_servers.0", "'url' is required"]),
 ]
 
 
