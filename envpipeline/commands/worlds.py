@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from envpipeline.commands.common import home_option, resolve_home
 from envpipeline.commands.worlds_serve import serve_command
 
 
@@ -20,17 +21,31 @@ def worlds_group() -> None:
 @click.option("--days", default=5, show_default=True, type=click.IntRange(min=1), help="Days per persona.")
 @click.option("--seed", default=0, show_default=True, help="Persona and world seed.")
 @click.option("--tasks-per-day", default=3, show_default=True, type=click.IntRange(min=1))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Worlds folder.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Worlds folder. Default: <home>/worlds.",
+)
+@home_option
 @click.option("--no-live", is_flag=True, help="Skip the live-health check (web app + MCP server) per day.")
 @click.option(
     "--json", "as_json", is_flag=True, help="Print worlds, tasks, gate results and metrics as JSON."
 )
 def worlds_build(
-    n_personas: int, days: int, seed: int, tasks_per_day: int, out: Path, no_live: bool, as_json: bool
+    n_personas: int,
+    days: int,
+    seed: int,
+    tasks_per_day: int,
+    out: Path | None,
+    home: Path | None,
+    no_live: bool,
+    as_json: bool,
 ) -> None:
     """Build persona worlds day by day, synthesize cross-interface tasks and gate them."""
     from rich.console import Console
 
+    out = out or resolve_home(home) / "worlds"
     from envpipeline.worlds.pipeline import build_and_gate
 
     with Console(stderr=True).status(f"building {n_personas} worlds x {days} days and gating tasks ..."):
