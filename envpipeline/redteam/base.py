@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from abc import ABC
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import Field
 
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.models.base import Strict
 from envpipeline.models.task import Family, TaskRecord, ToolCallStep
+
+if TYPE_CHECKING:
+    from envpipeline.redteam.world import WorldAttack
 
 
 @dataclass
@@ -63,6 +66,10 @@ class RedTeamPolicy(ABC):
     def attack_compose(self, attack: ComposeAttack) -> str:
         """Act on a composed task's environment; return the final reply."""
         raise NotImplementedError(f"red-team policy {self.name} does not attack composed tasks")
+
+    def attack_world(self, attack: WorldAttack) -> None:
+        """Act on a world task's fresh W0 copy (`attack.world`), recording calls on `attack`."""
+        raise NotImplementedError(f"red-team policy {self.name} does not attack world tasks")
 
 
 class PolicyOutcome(Strict):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from envpipeline.models.world_task import Interface, WorldCriterion
+from envpipeline.models.world_task import Interface, Step, WorldCriterion
 
 #: Fields any agent changes by merely using the apps; never collateral damage.
 VOLATILE: dict[str, list[str] | str] = {"mail/messages": ["is_read"], "shop/cart_items": "*"}
@@ -23,8 +23,14 @@ WRITE_CALLS: dict[str, dict[Interface, tuple[str, ...]]] = {
 }
 
 
-def state_allowance(criteria: list[WorldCriterion], subtask_of: list[int]) -> dict[str, Any]:
-    """The `allow` of a task's state_preserved criterion, from its criteria (and their sub-tasks)."""
+def state_allowance(
+    criteria: list[WorldCriterion], subtask_of: list[int], forbidden: list[str] | None = None
+) -> dict[str, Any]:
+    """The `allow` of a task's state_preserved criterion, from its criteria (and their sub-tasks).
+
+    `forbidden`: candidate values the task did not ask for (its distractors); no added row or
+    file line may name one, so listing every candidate does not pass.
+    """
     added: dict[str, set[int]] = {}
     deltas: dict[str, int] = {}
     changed: dict[str, set[int]] = {}
@@ -51,11 +57,28 @@ def state_allowance(criteria: list[WorldCriterion], subtask_of: list[int]) -> di
     orders = tables.get("shop/orders", {}).get("added", 0)
     if orders:
         tables["shop/products"] = {"added": 0, "changed": orders, "fields": ["stock"]}
-    return {"tables": tables, "volatile": dict(VOLATILE), "files": sorted(files)}
+    return {
+        "tables": tables,
+        "volatile": dict(VOLATILE),
+        "files": sorted(files),
+        "forbidden": sorted(set(forbidden or [])),
+    }
+
+
+def distractor_values(steps: list[Step], facts: dict[str, Any]) -> list[str]:
+    """The distractor values of a solution's reads that are not (part of) a true fact."""
+    truths = [str(v) for v in facts.values()]
+    values = {
+        str(v) for step in steps for options in step.args.get("distractors", {}).values() for v in options
+    }
+    return sorted(v for v in values if len(v) >= 3 and not any(v in t or t in v for t in truths))
 
 
 def guard_criteria(
-    criteria: list[WorldCriterion], subtask_of: list[int], interfaces: list[Interface]
+    criteria: list[WorldCriterion],
+    subtask_of: list[int],
+    interfaces: list[Interface],
+    forbidden: list[str] | None = None,
 ) -> list[tuple[WorldCriterion, int]]:
     """The state_preserved criterion and one calls_through per sub-task writing a multi-interface app."""
     n = len(criteria)
@@ -66,7 +89,7 @@ def guard_criteria(
                 kind="state_preserved",
                 description="nothing else changed: no deleted records or files, no extra orders or messages",
                 interface=interfaces[-1],
-                allow=state_allowance(criteria, subtask_of),
+                allow=state_allowance(criteria, subtask_of, forbidden),
             ),
             subtask_of[-1] if subtask_of else 0,
         )

@@ -95,6 +95,24 @@ def home_files(day_dir):
     return {p.relative_to(home).as_posix(): p.read_bytes() for p in sorted(home.rglob("*")) if p.is_file()}
 
 
+def new_texts(initial_dir, final_dir, apps):
+    """Text the final state adds: every added row's values and every line a home file gained."""
+    texts = []
+    for app in apps:
+        for table in app_tables(final_dir, app):
+            before = table_rows(initial_dir, app, table)
+            texts += [
+                " ".join(str(v) for v in row.values() if isinstance(v, str))
+                for rid, row in table_rows(final_dir, app, table).items()
+                if rid not in before
+            ]
+    old = home_files(initial_dir)
+    for path, data in home_files(final_dir).items():
+        lines = set(old.get(path, b"").decode("utf-8", "replace").splitlines())
+        texts += [line for line in data.decode("utf-8", "replace").splitlines() if line not in lines]
+    return texts
+
+
 def collateral(allow, initial_dir, final_dir):
     """What FINAL changed beyond `allow` (a state_preserved criterion's allowance): list of findings."""
     found = []
@@ -129,6 +147,12 @@ def collateral(allow, initial_dir, final_dir):
                 found.append(
                     f"{key}: {len(changed)} row(s) changed, the task allows {int(rule.get('changed', 0))}"
                 )
+    forbidden = [v for v in allow.get("forbidden") or [] if v]
+    for text in new_texts(initial_dir, final_dir, apps):
+        named = [v for v in forbidden if v in text]
+        if named:
+            found.append(f"writes candidate value(s) the task did not ask for: {', '.join(named)}")
+            break
     allowed_files = set(allow.get("files") or [])
     before_files, after_files = home_files(initial_dir), home_files(final_dir)
     for path in sorted(set(before_files) | set(after_files)):
@@ -200,6 +224,7 @@ _SCRIPT_FUNCTIONS = (
     read_home,
     app_tables,
     home_files,
+    new_texts,
     collateral,
     check,
 )

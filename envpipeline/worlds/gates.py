@@ -22,6 +22,7 @@ from pathlib import Path
 from envpipeline.llm import LLM
 from envpipeline.models.task import GateResult
 from envpipeline.models.world_task import GatedTask, Rollout, WorldCriterion, WorldTask
+from envpipeline.redteam.world import world_red_team_gate
 from envpipeline.sandbox.base import Sandbox
 from envpipeline.worlds.agents import ScriptedAgent
 from envpipeline.worlds.allowance import WRITE_CALLS
@@ -58,6 +59,7 @@ class GateConfig:
     consistency_threshold: float = 0.8
     workers: int = 3
     keep_dirs: bool = False
+    red_team: bool = True
 
 
 def difficulty_label(unhinted_successes: int) -> str:
@@ -296,6 +298,8 @@ def gate_task(
                 for r, rw, ad in zip(rollouts, rewards, advantages)
             ]
             gates += _outcome_gates(task, w0, rollouts, work, config, llm)
+            if config.red_team and all(g.passed for g in gates):
+                gates.append(world_red_team_gate(task, w0))
     finally:
         if not config.keep_dirs:
             shutil.rmtree(work, ignore_errors=True)

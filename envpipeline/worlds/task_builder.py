@@ -29,7 +29,7 @@ from envpipeline.models.world_task import (
     WorldCriterion,
     WorldTask,
 )
-from envpipeline.worlds.allowance import guard_criteria
+from envpipeline.worlds.allowance import distractor_values, guard_criteria
 from envpipeline.worlds.schema import day_date
 from envpipeline.worlds.state import WorldReader
 
@@ -133,7 +133,8 @@ class TaskBuilder:
         """The finished task (its id hashes everything but the id)."""
         flow: list[Interface] = [s.interface for s in self.subtasks]
         criteria, checklist = list(self.criteria), list(self.checklist)
-        for guard, _ in guard_criteria(self.criteria, self.subtask_of, flow):
+        forbidden = distractor_values(self.steps, self.facts)
+        for guard, _ in guard_criteria(self.criteria, self.subtask_of, flow, forbidden):
             criteria.append(guard)
             checklist.append(
                 ChecklistItem(
