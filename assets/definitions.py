@@ -49,6 +49,7 @@ from assets.terminal_sensors import (
 from assets.worlds import (
     gated_tasks_cover_interfaces,
     gated_tasks_job,
+    gated_tasks_resist_red_team,
     gated_world_tasks,
     persona_world_job,
     persona_worlds,
@@ -109,6 +110,7 @@ defs = Definitions(
         no_quarantined_seeds,
         world_checks_pass,
         gated_tasks_cover_interfaces,
+        gated_tasks_resist_red_team,
         splits_do_not_leak,
     ],
     jobs=[

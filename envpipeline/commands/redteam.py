@@ -65,6 +65,12 @@ def redteam_command(family: str, limit: int | None, home: Path | None, as_json: 
     from envpipeline.store.lake import Lake
     from envpipeline.store.records import row_to_task
 
+    if family == "world":
+        from envpipeline.redteam.world_report import world_records, world_suite_report
+
+        root, world_tasks = world_records(resolve_home(home))
+        _show(world_suite_report(world_tasks, root, limit), family, as_json)
+        return
     if family not in FAMILY_TABLES:
         raise ConfigError(
             f"the red-team suite attacks {', '.join(FAMILY_TABLES)} tasks so far; {family} is not covered yet"
@@ -78,6 +84,11 @@ def redteam_command(family: str, limit: int | None, home: Path | None, as_json: 
     records = [row_to_task(r) for r in lake.read(table)]
     accepted = [r for r in records if r.status == "accepted"][:limit]
     report = suite_report(accepted + [r for r in records if r.status != "accepted"])
+    _show(report, family, as_json)
+
+
+def _show(report: dict[str, Any], family: str, as_json: bool) -> None:
+    """Print the report (a table, or JSON); exit 1 if any policy broke an accepted task."""
     if as_json:
         click.echo(json.dumps(report, indent=2, sort_keys=True))
     else:
