@@ -67,7 +67,7 @@ def state_allowance(
 
 def distractor_values(steps: list[Step], facts: dict[str, Any]) -> list[str]:
     """The distractor values of a solution's reads that are not (part of) a true fact."""
-    truths = [str(v) for v in facts.values()]
+    truths = [str(v) for v in facts.values() if len(str(v)) >= 3]
     values = {
         str(v) for step in steps for options in step.args.get("distractors", {}).values() for v in options
     }

@@ -95,6 +95,11 @@ def home_files(day_dir):
     return {p.relative_to(home).as_posix(): p.read_bytes() for p in sorted(home.rglob("*")) if p.is_file()}
 
 
+def is_timestamp(value):
+    """An ISO date-time stamp (the app's clock, not content an agent wrote)."""
+    return len(value) >= 16 and value[4] == "-" and value[7] == "-" and value[10] in "T "
+
+
 def new_texts(initial_dir, final_dir, apps):
     """Text the final state adds: every added row's values and every line a home file gained."""
     texts = []
@@ -102,7 +107,7 @@ def new_texts(initial_dir, final_dir, apps):
         for table in app_tables(final_dir, app):
             before = table_rows(initial_dir, app, table)
             texts += [
-                " ".join(str(v) for v in row.values() if isinstance(v, str))
+                " ".join(v for v in row.values() if isinstance(v, str) and not is_timestamp(v))
                 for rid, row in table_rows(final_dir, app, table).items()
                 if rid not in before
             ]
@@ -224,6 +229,7 @@ _SCRIPT_FUNCTIONS = (
     read_home,
     app_tables,
     home_files,
+    is_timestamp,
     new_texts,
     collateral,
     check,

@@ -35,7 +35,8 @@ from envpipeline.worlds.criteria import (
     table_rows,
 )
 from envpipeline.worlds.judge_panel import judge_probe, panel, votes
-from envpipeline.worlds.judges import default_judges, judge_view
+from envpipeline.worlds.judge_view import judge_view
+from envpipeline.worlds.judges import default_judges
 from envpipeline.worlds.metrics import cosine_matrix, group_rewards, tfidf, trajectory_well_formed
 from envpipeline.worlds.tasks import prepare_initial, task_text
 from envpipeline.worlds.verifier import evaluate

@@ -13,7 +13,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from envpipeline.worlds.judges import FAILURE_CLAIM, SUCCESS_CLAIM, Judge, JudgeView, judge_view
+from envpipeline.worlds.judge_view import FAILURE_CLAIM, SUCCESS_CLAIM, Judge, JudgeView, judge_view
 from envpipeline.worlds.metrics import cohen_kappa
 
 #: A judge whose κ with the verifier falls below this over a run is flagged as uninformative.

@@ -11,7 +11,8 @@ from envpipeline.worlds.agents import ScriptedAgent
 from envpipeline.worlds.build import build_world
 from envpipeline.worlds.gates import initial_unsatisfaction_gate
 from envpipeline.worlds.judge_panel import judge_kappas, judge_probe, panel, uninformative_judges, votes
-from envpipeline.worlds.judges import JudgeView, default_judges, judge_view
+from envpipeline.worlds.judge_view import JudgeView, judge_view
+from envpipeline.worlds.judges import default_judges
 from envpipeline.worlds.personas import generate_persona
 from envpipeline.worlds.tasks import generate_task, prepare_initial
 from envpipeline.worlds.verifier import evaluate

@@ -20,7 +20,8 @@ from envpipeline.worlds.agents import ScriptedAgent
 from envpipeline.worlds.build import build_world
 from envpipeline.worlds.gates import GUARD_KINDS, GateConfig, difficulty_label, gate_task, mutate, rerouted
 from envpipeline.worlds.judge_panel import panel
-from envpipeline.worlds.judges import LLMJudge, RuleReviewer, judge_view
+from envpipeline.worlds.judge_view import judge_view
+from envpipeline.worlds.judges import LLMJudge, RuleReviewer
 from envpipeline.worlds.metrics import (
     cohen_kappa,
     group_rewards,
