@@ -44,9 +44,10 @@ def run_default_job(
     from assets.terminal import TERMINAL_SEEDS
     from assets.worlds import PERSONA_PARTITIONS
     from envpipeline.compose.recording import summarize
-    from envpipeline.redteam.summary import stored_outcomes, terminal_red_team_summary
+    from envpipeline.redteam.summary import red_team_summary, stored_outcomes, terminal_red_team_summary
     from envpipeline.store.lake import Lake
     from envpipeline.store.records import row_to_task
+    from envpipeline.store.tables import GATED_WORLD_TASKS
     from envpipeline.terminal.seeds import default_procedural_keys, discover_seed_folders
 
     keys = [f"batch-{i:04d}" for i in range(batches)]
@@ -123,6 +124,7 @@ def run_default_job(
             "interfaces": sorted(
                 {i for r in gated if r["status"] == "accepted" for i in r["flow"].split(">")}
             ),
+            "red_team": red_team_summary(GATED_WORLD_TASKS.decode(r) for r in gated),
         },
         "forge": {
             "seeds_with_pass_rate": len(rates),

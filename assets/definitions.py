@@ -51,6 +51,7 @@ from assets.terminal_sensors import (
 from assets.worlds import (
     gated_tasks_cover_interfaces,
     gated_tasks_job,
+    gated_tasks_resist_red_team,
     gated_world_tasks,
     persona_world_job,
     persona_worlds,
@@ -113,6 +114,7 @@ defs = Definitions(
         verified_bundles_defeat_red_team,
         world_checks_pass,
         gated_tasks_cover_interfaces,
+        gated_tasks_resist_red_team,
         splits_do_not_leak,
     ],
     jobs=[

@@ -15,6 +15,7 @@ from dagster import (
 )
 
 from envpipeline.models.world import Persona
+from envpipeline.redteam.summary import red_team_summary
 from envpipeline.store.lake import Lineage
 from envpipeline.store.tables import GATED_WORLD_TASKS, PERSONAS, WORLD_DAYS, WORLD_TASKS
 from envpipeline.versions import Stage, code_version
@@ -139,6 +140,7 @@ def gated_world_tasks(
     out = GATED_WORLD_TASKS.encode_all(gated)
     lake.write_partition("gated_world_tasks", "all", out, Lineage(context.run.run_id, WORLDS_CODE_VERSION))
     metrics = summary["metrics"]
+    red = red_team_summary(gated)
     return MaterializeResult(
         metadata={
             "accepted": summary["tasks"]["accepted"],
@@ -150,6 +152,9 @@ def gated_world_tasks(
             "vendi_worlds": metrics["worlds"].get("vendi", 0.0),
             "vendi_tasks": metrics["tasks"].get("vendi", 0.0),
             "metrics": MetadataValue.json(metrics),
+            "judge_kappas": MetadataValue.json(metrics.get("judge_kappas", {})),
+            "red_team_rejections_by_policy": MetadataValue.json(red["rejected_by_policy"]),
+            "accepted_hack_pass_rate": red["accepted_hack_pass_rate"],
         }
     )
 
@@ -168,6 +173,34 @@ def gated_tasks_cover_interfaces(store: LakeResource) -> AssetCheckResult:
             "accepted": len(rows),
             "violations": MetadataValue.json(bad),
             "interfaces": ", ".join(sorted(used)),
+        },
+    )
+
+
+@asset_check(
+    asset=gated_world_tasks,
+    description="Every accepted world task ran the red team and no policy earned full reward on it.",
+)
+def gated_tasks_resist_red_team(store: LakeResource) -> AssetCheckResult:
+    """From the stored red_team gate evidence: a missing gate or a policy with binary reward 1 fails."""
+    rows = [r for r in store.lake().read("gated_world_tasks") if r["status"] == "accepted"]
+    broken: dict[str, list[str]] = {}
+    for row in rows:
+        gate = next((g for g in json.loads(row["gates"]) if g["name"] == "red_team"), None)
+        if gate is None:
+            broken[row["task_id"]] = ["(no red_team gate)"]
+            continue
+        full = [
+            name for name, o in gate["evidence"]["policies"].items() if o["binary"] == 1.0 and not o["moot"]
+        ]
+        if full:
+            broken[row["task_id"]] = full
+    return AssetCheckResult(
+        passed=not broken,
+        metadata={
+            "accepted_checked": len(rows),
+            "hack_pass_rate": round(len(broken) / len(rows), 4) if rows else 0.0,
+            "broken": MetadataValue.json(dict(list(broken.items())[:20])),
         },
     )
 

@@ -137,6 +137,13 @@ def _method_lines(summary: dict[str, Any]) -> list[str]:
             f"({worlds['failed_days']} days failing checks), {worlds['accepted_tasks']}/{worlds['candidates']} "
             f"cross-interface tasks gated in ({', '.join(worlds['interfaces'])})"
         )
+        red = worlds.get("red_team") or {}
+        if red:
+            lines.append(
+                f"  world red team: {red['attacked']} candidates attacked; rejections by policy "
+                f"{json.dumps(red['rejected_by_policy'])}; accepted tasks a policy still breaks: "
+                f"{red['accepted_hack_passes']} (hack-pass rate {red['accepted_hack_pass_rate']:.1%})"
+            )
     datasets = summary.get("datasets")
     if datasets:
         lines.append(

@@ -16,7 +16,15 @@ from envpipeline.models.gates import GateResult
 from envpipeline.models.world import Operation, WorldModel
 
 Interface = Literal["mcp", "cli", "web"]
-CriterionKind = Literal["row_added", "row_count_delta", "row_changed", "file_contains", "file_added"]
+CriterionKind = Literal[
+    "row_added",
+    "row_count_delta",
+    "row_changed",
+    "file_contains",
+    "file_added",
+    "state_preserved",
+    "calls_through",
+]
 
 
 class Mention(WorldModel):
@@ -35,7 +43,9 @@ class WorldCriterion(WorldModel):
     - ``row_count_delta``: rows matching `where` grew by at least `delta`;
     - ``row_changed``: a row present in both matches `where` (initially) and its `field` became `to`;
     - ``file_contains``: home/`path` contains `text` (and the `mention`) in FINAL but not in INITIAL;
-    - ``file_added``: home/`path` exists in FINAL but not in INITIAL.
+    - ``file_added``: home/`path` exists in FINAL but not in INITIAL;
+    - ``state_preserved``: FINAL differs from INITIAL only where `allow` says (no collateral damage);
+    - ``calls_through``: (trajectory) the agent wrote `app` through `interface`, not another one.
     """
 
     id: str
@@ -51,6 +61,13 @@ class WorldCriterion(WorldModel):
     text: str | None = None
     delta: int = 1
     mention: Mention | None = None
+    allow: Annotated[
+        dict[str, Any],
+        Field(
+            description="state_preserved: {'tables': {'app/table': {'added': n, 'changed': n, 'fields': [...]}},"
+            " 'volatile': {'app/table': [fields] or '*'}, 'files': [paths under home/]}"
+        ),
+    ] = {}
 
 
 class Expectation(WorldModel):
@@ -123,8 +140,13 @@ class Rollout(WorldModel):
     verdict: int
     criteria: dict[str, bool]
     checklist: float
-    judge: bool
+    judge: Annotated[bool, Field(description="the diff judge's vote")]
     llm_judge: bool | None = None
+    votes: Annotated[
+        dict[str, bool | None],
+        Field(description="every judge's vote (None: abstained); judges never see criteria"),
+    ] = {}
+    panel: Annotated[bool | None, Field(description="strict majority of the votes; None on a tie")] = None
     format_ok: bool
     reward: float = 0.0
     advantage: float = 0.0

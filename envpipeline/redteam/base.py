@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import Field
 
@@ -22,6 +22,9 @@ from envpipeline.sandbox.base import ExecResult, SandboxSession
 
 #: Seconds one red-team command may run in a terminal session.
 ATTACK_TIMEOUT_SEC = 60.0
+
+if TYPE_CHECKING:
+    from envpipeline.redteam.world import WorldAttack
 
 
 @dataclass
@@ -101,6 +104,10 @@ class RedTeamPolicy(ABC):
     def attack_terminal(self, attack: TerminalAttack) -> None:
         """Act in a terminal bundle's session during the agent phase."""
         raise NotImplementedError(f"red-team policy {self.name} does not attack terminal bundles")
+
+    def attack_world(self, attack: WorldAttack) -> None:
+        """Act on a world task's fresh W0 copy (`attack.world`), recording calls on `attack`."""
+        raise NotImplementedError(f"red-team policy {self.name} does not attack world tasks")
 
 
 class PolicyOutcome(Strict):

@@ -5,12 +5,22 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
-from envpipeline.models.task import TaskRecord
+from envpipeline.models.gates import GateResult
 
 
-def red_team_summary(records: Iterable[TaskRecord]) -> dict[str, Any]:
+class GatedRecord(Protocol):
+    """A record with a status and its gates (a composed `TaskRecord`, a world `GatedTask`)."""
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def gates(self) -> list[GateResult]: ...
+
+
+def red_team_summary(records: Iterable[GatedRecord]) -> dict[str, Any]:
     """How the red-team gate went over these records (of any family).
 
     ``rejected_by_policy``: candidates each policy broke (so the gate rejected them);

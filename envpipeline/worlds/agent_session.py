@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 from dataclasses import dataclass, field
+from html import unescape
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -22,6 +24,14 @@ from mcp import Client
 from envpipeline.sandbox.base import Sandbox
 
 DIRECT_BACKEND = "direct-subprocess (no sandbox available)"
+#: How much of each observation (tool result, page text) the trajectory keeps for the judges.
+OBSERVATION_CHARS = 2000
+_TAG = re.compile(r"<[^>]+>")
+
+
+def page_text(html: str) -> str:
+    """What a person sees of a page: its text without tags, whitespace collapsed."""
+    return re.sub(r"\s+", " ", unescape(_TAG.sub(" ", html))).strip()
 
 
 class CommandOutput(Protocol):
@@ -120,7 +130,9 @@ class Trajectory:
                 ],
             }
         )
-        self.messages.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": result[:400]})
+        self.messages.append(
+            {"role": "tool", "tool_call_id": call_id, "name": name, "content": result[:OBSERVATION_CHARS]}
+        )
 
 
 class Session:
@@ -152,7 +164,7 @@ class Session:
         self.trajectory.call(
             f"web.{method} {path}",
             args,
-            f"{response.status_code} {response.headers.get('location', '')} {len(response.text)} bytes",
+            f"{response.status_code} {response.headers.get('location', '')} {page_text(response.text)}",
         )
         return response
 

@@ -74,9 +74,108 @@ def read_home(day_dir, path):
     return target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
 
 
+def app_tables(day_dir, app):
+    """Names of the tables of app's database ([] when it is missing)."""
+    path = Path(day_dir) / "apps" / f"{app}.sqlite"
+    if not path.is_file():
+        return []
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        return [r[0] for r in rows if not r[0].startswith("sqlite_")]
+    finally:
+        conn.close()
+
+
+def home_files(day_dir):
+    """{path under home/: bytes} of every file of the day's home folder."""
+    home = Path(day_dir) / "home"
+    if not home.is_dir():
+        return {}
+    return {p.relative_to(home).as_posix(): p.read_bytes() for p in sorted(home.rglob("*")) if p.is_file()}
+
+
+def is_timestamp(value):
+    """An ISO date-time stamp (the app's clock, not content an agent wrote)."""
+    return len(value) >= 16 and value[4] == "-" and value[7] == "-" and value[10] in "T "
+
+
+def new_texts(initial_dir, final_dir, apps):
+    """Text the final state adds: every added row's values and every line a home file gained."""
+    texts = []
+    for app in apps:
+        for table in app_tables(final_dir, app):
+            before = table_rows(initial_dir, app, table)
+            texts += [
+                " ".join(v for v in row.values() if isinstance(v, str) and not is_timestamp(v))
+                for rid, row in table_rows(final_dir, app, table).items()
+                if rid not in before
+            ]
+    old = home_files(initial_dir)
+    for path, data in home_files(final_dir).items():
+        lines = set(old.get(path, b"").decode("utf-8", "replace").splitlines())
+        texts += [line for line in data.decode("utf-8", "replace").splitlines() if line not in lines]
+    return texts
+
+
+def collateral(allow, initial_dir, final_dir):
+    """What FINAL changed beyond `allow` (a state_preserved criterion's allowance): list of findings."""
+    found = []
+    volatile, tables = allow.get("volatile") or {}, allow.get("tables") or {}
+    apps = sorted({p.stem for d in (initial_dir, final_dir) for p in (Path(d) / "apps").glob("*.sqlite")})
+    for app in apps:
+        for table in sorted(set(app_tables(initial_dir, app)) | set(app_tables(final_dir, app))):
+            key, loose = f"{app}/{table}", volatile.get(f"{app}/{table}") or []
+            if loose == "*":
+                continue
+            rule = tables.get(key) or {}
+            before, after = table_rows(initial_dir, app, table), table_rows(final_dir, app, table)
+            gone = [rid for rid in before if rid not in after]
+            added = [rid for rid in after if rid not in before]
+            fields = set(loose) | set(rule.get("fields") or [])
+            changed = [
+                rid
+                for rid in before
+                if rid in after
+                and {f for f in after[rid] if after[rid][f] != before[rid].get(f)} - set(loose)
+            ]
+            widened = [
+                rid
+                for rid in changed
+                if {f for f in after[rid] if after[rid][f] != before[rid].get(f)} - fields
+            ]
+            if gone:
+                found.append(f"{key}: {len(gone)} row(s) deleted")
+            if len(added) > int(rule.get("added", 0)):
+                found.append(f"{key}: {len(added)} row(s) added, the task allows {int(rule.get('added', 0))}")
+            if widened or len(changed) > int(rule.get("changed", 0)):
+                found.append(
+                    f"{key}: {len(changed)} row(s) changed, the task allows {int(rule.get('changed', 0))}"
+                )
+    forbidden = [v for v in allow.get("forbidden") or [] if v]
+    for text in new_texts(initial_dir, final_dir, apps):
+        named = [v for v in forbidden if v in text]
+        if named:
+            found.append(f"writes candidate value(s) the task did not ask for: {', '.join(named)}")
+            break
+    allowed_files = set(allow.get("files") or [])
+    before_files, after_files = home_files(initial_dir), home_files(final_dir)
+    for path in sorted(set(before_files) | set(after_files)):
+        if before_files.get(path) != after_files.get(path) and path not in allowed_files:
+            what = (
+                "deleted" if path not in after_files else "added" if path not in before_files else "changed"
+            )
+            found.append(f"home/{path}: {what}")
+    return found
+
+
 def check(criterion, initial_dir, final_dir):
     """Evaluate one criterion dict; True when FINAL satisfies it relative to INITIAL."""
     kind = criterion["kind"]
+    if kind == "state_preserved":
+        return not collateral(criterion.get("allow") or {}, initial_dir, final_dir)
+    if kind == "calls_through":
+        return True  # a trajectory criterion: the verifier checks it on the trajectory, a state cannot
     where = criterion.get("where") or {}
     mention = criterion.get("mention")
     if kind in ("row_added", "row_count_delta", "row_changed"):
@@ -121,7 +220,20 @@ def check(criterion, initial_dir, final_dir):
 
 
 #: The functions a rendered script carries (in dependency order).
-_SCRIPT_FUNCTIONS = (table_rows, condition_holds, row_matches, mention_values, mentions, read_home, check)
+_SCRIPT_FUNCTIONS = (
+    table_rows,
+    condition_holds,
+    row_matches,
+    mention_values,
+    mentions,
+    read_home,
+    app_tables,
+    home_files,
+    is_timestamp,
+    new_texts,
+    collateral,
+    check,
+)
 
 
 def check_all(

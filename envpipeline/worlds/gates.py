@@ -22,12 +22,24 @@ from pathlib import Path
 from envpipeline.llm import LLM
 from envpipeline.models.task import GateResult
 from envpipeline.models.world_task import GatedTask, Rollout, WorldCriterion, WorldTask
+from envpipeline.redteam.world import world_red_team_gate
 from envpipeline.sandbox.base import Sandbox
 from envpipeline.worlds.agents import ScriptedAgent
-from envpipeline.worlds.criteria import mention_values, read_home, row_matches, table_rows
-from envpipeline.worlds.metrics import cosine_matrix, group_rewards, majority, tfidf, trajectory_well_formed
+from envpipeline.worlds.allowance import WRITE_CALLS
+from envpipeline.worlds.criteria import (
+    app_tables,
+    check_all,
+    mention_values,
+    read_home,
+    row_matches,
+    table_rows,
+)
+from envpipeline.worlds.judge_panel import judge_probe, panel, votes
+from envpipeline.worlds.judge_view import judge_view
+from envpipeline.worlds.judges import default_judges
+from envpipeline.worlds.metrics import cosine_matrix, group_rewards, tfidf, trajectory_well_formed
 from envpipeline.worlds.tasks import prepare_initial, task_text
-from envpipeline.worlds.verifier import diff_judge, evaluate, llm_judge
+from envpipeline.worlds.verifier import evaluate
 
 #: (hinted, skill) of the six rollouts.
 ROLLOUT_PLAN: tuple[tuple[bool, str], ...] = (
@@ -48,6 +60,7 @@ class GateConfig:
     consistency_threshold: float = 0.8
     workers: int = 3
     keep_dirs: bool = False
+    red_team: bool = True
 
 
 def difficulty_label(unhinted_successes: int) -> str:
@@ -84,8 +97,8 @@ def rollout(
     shutil.copytree(w0, final)
     agent = ScriptedAgent(skill, hinted, seed=f"{task.task_id}:{index}")
     result = agent.run(task, final, sandbox=sandbox)
-    ev = evaluate(task, w0, final)
-    judged, _ = diff_judge(task, w0, final)
+    ev = evaluate(task, w0, final, result.trajectory)
+    cast = votes(default_judges(llm), judge_view(task.instruction, result.trajectory, w0, final))
     return Rollout(
         index=index,
         hinted=hinted,
@@ -93,8 +106,10 @@ def rollout(
         verdict=ev.verdict,
         criteria=ev.criteria,
         checklist=ev.checklist,
-        judge=judged,
-        llm_judge=llm_judge(llm, task, w0, final),
+        judge=bool(cast.get("diff")),
+        llm_judge=cast.get("llm"),
+        votes=cast,
+        panel=panel(cast),
         format_ok=trajectory_well_formed(result.trajectory),
         mistakes=result.mistakes,
         tool_calls=result.tool_calls,
@@ -107,6 +122,10 @@ def rollout(
 def mutate(criterion: WorldCriterion, initial: Path, final: Path) -> str:
     """Break what `criterion` checks in `final` (a copy); returns what was done."""
     c = criterion.model_dump(mode="json")
+    if criterion.kind == "state_preserved":
+        return _collateral_damage(criterion, final)
+    if criterion.kind == "calls_through":
+        return "the write goes through another interface (trajectory rerouted)"
     if criterion.kind in ("file_contains", "file_added"):
         path, target = criterion.path or "", final / "home" / (criterion.path or "")
         if criterion.kind == "file_added" or read_home(initial, path) is None and not criterion.text:
@@ -142,8 +161,60 @@ def mutate(criterion: WorldCriterion, initial: Path, final: Path) -> str:
     return done
 
 
-def counterfactual_gate(task: WorldTask, w0: Path, rollouts: list[Rollout], work: Path) -> GateResult:
-    """Mutate a successful rollout's outcome per criterion; verifier and judge must both say 0."""
+def _collateral_damage(criterion: WorldCriterion, final: Path) -> str:
+    """Delete one record of a table the task does not allow to change (else one untouched file)."""
+    allowed = set(criterion.allow.get("tables", {})) | set(criterion.allow.get("volatile", {}))
+    for path in sorted((final / "apps").glob("*.sqlite")):
+        for table in app_tables(final, path.stem):
+            if f"{path.stem}/{table}" in allowed or not table_rows(final, path.stem, table):
+                continue
+            db = sqlite3.connect(path)
+            try:
+                db.execute(f'DELETE FROM "{table}" WHERE id = (SELECT MIN(id) FROM "{table}")')
+                db.commit()
+            finally:
+                db.close()
+            return f"deleted one {path.stem}/{table} row"
+    for target in sorted((final / "home").rglob("*")):
+        if target.is_file() and target.relative_to(final / "home").as_posix() not in criterion.allow.get(
+            "files", []
+        ):
+            target.unlink()
+            return f"deleted home/{target.relative_to(final / 'home').as_posix()}"
+    return "nothing to damage"
+
+
+def rerouted(task: WorldTask, trajectory: list[dict]) -> list[dict]:
+    """The trajectory with every multi-interface write renamed to another interface's call."""
+    swap = {}
+    for calls in WRITE_CALLS.values():
+        names = [c for cs in calls.values() for c in cs]
+        swap.update({name: names[(i + 1) % len(names)] for i, name in enumerate(names)})
+    out = []
+    for message in trajectory:
+        calls = message.get("tool_calls")
+        if calls:
+            message = {
+                **message,
+                "tool_calls": [
+                    {
+                        **c,
+                        "function": {
+                            **c["function"],
+                            "name": swap.get(c["function"]["name"], c["function"]["name"]),
+                        },
+                    }
+                    for c in calls
+                ],
+            }
+        out.append(message)
+    return out
+
+
+def counterfactual_gate(
+    task: WorldTask, w0: Path, rollouts: list[Rollout], work: Path, llm: LLM | None = None
+) -> GateResult:
+    """Mutate a successful rollout's outcome per criterion; the verifier must say 0 (the panel's vote is recorded)."""
     winners = [r for r in rollouts if r.verdict]
     if not winners:
         return GateResult(
@@ -157,12 +228,46 @@ def counterfactual_gate(task: WorldTask, w0: Path, rollouts: list[Rollout], work
             shutil.rmtree(probe.parent)
         shutil.copytree(source, probe)
         action = mutate(criterion, w0, probe)
-        verdict = evaluate(task, w0, probe).verdict
-        judged, _ = diff_judge(task, w0, probe)
-        probes.append({"criterion": criterion.id, "mutation": action, "verifier": verdict, "judge": judged})
-    ok = all(p["verifier"] == 0 and not p["judge"] for p in probes)
+        trajectory = winners[0].trajectory
+        if criterion.kind == "calls_through":
+            trajectory = rerouted(task, trajectory)
+        verdict = evaluate(task, w0, probe, trajectory).verdict
+        judged = panel(votes(default_judges(llm), judge_view(task.instruction, trajectory, w0, probe)))
+        probes.append({"criterion": criterion.id, "mutation": action, "verifier": verdict, "panel": judged})
+    ok = all(p["verifier"] == 0 for p in probes)
     return GateResult(
         name="counterfactual_probe", passed=ok, evidence={"rollout": winners[0].index, "probes": probes}
+    )
+
+
+#: Criterion kinds that guard how a task is done rather than say what the request is.
+GUARD_KINDS = frozenset({"state_preserved", "calls_through"})
+
+
+def already_fulfilled(task: WorldTask, w0: Path, day_dir: Path) -> dict[str, bool] | None:
+    """The request's criteria judged from the day before to W0 (None on day 0): all True = done already."""
+    previous = day_dir.parent / f"day-{task.day - 1:02d}"
+    if task.day < 1 or not previous.is_dir():
+        return None
+    request = [c.model_dump(mode="json") for c in task.criteria if c.kind not in GUARD_KINDS]
+    return check_all(request, previous, w0)
+
+
+def initial_unsatisfaction_gate(task: WorldTask, w0: Path, day_dir: Path) -> GateResult:
+    """V(W0, W0) = 0, and W0 does not already fulfil the request (judged against the day before)."""
+    initial = evaluate(task, w0, w0)
+    before = already_fulfilled(task, w0, day_dir)
+    done = bool(before) and all(before.values())
+    return GateResult(
+        name="initial_unsatisfaction",
+        passed=initial.verdict == 0 and not done,
+        reason="the request is already fulfilled in W0" if done else "",
+        evidence={
+            "verdict": initial.verdict,
+            "criteria": initial.criteria,
+            "already_fulfilled": done,
+            "since_previous_day": before,
+        },
     )
 
 
@@ -183,15 +288,7 @@ def gate_task(
     rollouts: list[Rollout] = []
     try:
         if gates[0].passed:
-            initial = evaluate(task, w0, w0)
-            judged0, _ = diff_judge(task, w0, w0)
-            gates.append(
-                GateResult(
-                    name="initial_unsatisfaction",
-                    passed=initial.verdict == 0,
-                    evidence={"verdict": initial.verdict, "criteria": initial.criteria, "judge": judged0},
-                )
-            )
+            gates.append(initial_unsatisfaction_gate(task, w0, Path(day_dir)))
             with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:
                 rollouts = list(
                     pool.map(lambda i: rollout(task, w0, work, i, llm, sandbox), range(len(ROLLOUT_PLAN)))
@@ -201,7 +298,9 @@ def gate_task(
                 r.model_copy(update={"reward": rw, "advantage": ad})
                 for r, rw, ad in zip(rollouts, rewards, advantages)
             ]
-            gates += _outcome_gates(task, w0, rollouts, work, config)
+            gates += _outcome_gates(task, w0, rollouts, work, config, llm)
+            if config.red_team and all(g.passed for g in gates):
+                gates.append(world_red_team_gate(task, w0))
     finally:
         if not config.keep_dirs:
             shutil.rmtree(work, ignore_errors=True)
@@ -218,10 +317,11 @@ def gate_task(
 
 
 def _outcome_gates(
-    task: WorldTask, w0: Path, rollouts: list[Rollout], work: Path, config: GateConfig
+    task: WorldTask, w0: Path, rollouts: list[Rollout], work: Path, config: GateConfig, llm: LLM | None
 ) -> list[GateResult]:
-    votes = [majority([r.judge, r.llm_judge], tie=r.judge) for r in rollouts]
-    agree = [int(bool(r.verdict) == bool(v)) for r, v in zip(rollouts, votes)]
+    decided = [r.panel for r in rollouts]
+    ties = [r.index for r in rollouts if r.panel is None]
+    agree = [int(v is not None and bool(r.verdict) == v) for r, v in zip(rollouts, decided)]
     share = sum(agree) / len(agree)
     solved = sum(r.verdict for r in rollouts)
     k = sum(r.verdict for r in rollouts if not r.hinted)
@@ -229,14 +329,15 @@ def _outcome_gates(
     return [
         GateResult(
             name="judge_consistency",
-            passed=share >= config.consistency_threshold,
+            passed=share >= config.consistency_threshold and not ties,
+            reason=f"no decision (the judges tied) on rollout(s) {ties}" if ties else "",
             evidence={
                 "agreement": round(share, 4),
                 "threshold": config.consistency_threshold,
                 "verifier": [r.verdict for r in rollouts],
-                "diff_judge": [int(r.judge) for r in rollouts],
-                "llm_judge": [r.llm_judge for r in rollouts],
-                "majority": [int(bool(v)) for v in votes],
+                "votes": [r.votes for r in rollouts],
+                "panel": decided,
+                "ties": ties,
             },
         ),
         GateResult(
@@ -249,11 +350,29 @@ def _outcome_gates(
             },
         ),
         GateResult(name="difficulty", passed=solved >= 1, evidence={"unhinted_successes": k, "label": label}),
-        counterfactual_gate(task, w0, rollouts, work),
+        counterfactual_gate(task, w0, rollouts, work, llm),
+        judge_probe_gate(task, w0, rollouts, work, llm),
     ]
+
+
+def judge_probe_gate(
+    task: WorldTask, w0: Path, rollouts: list[Rollout], work: Path, llm: LLM | None = None
+) -> GateResult:
+    """No judge calls W0 done or moves when only the final message changes (see `judge_probe`)."""
+    winner = next((r for r in rollouts if r.verdict), None)
+    success = (winner.trajectory, work / f"rollout-{winner.index}" / w0.name) if winner else None
+    report = judge_probe(default_judges(llm), task.instruction, w0, success)
+    moved = sorted(name for name, entry in report.items() if entry["failed"])
+    return GateResult(
+        name="judge_probe",
+        passed=not moved,
+        reason=f"judge(s) {', '.join(moved)} moved with the final message or called W0 done" if moved else "",
+        evidence={"judges": report, "failed": moved},
+    )
 
 
 def _why(gate: GateResult) -> str:
     keys = ("max_similarity", "verdict", "agreement", "successes", "reason")
     found = {k: gate.evidence[k] for k in keys if k in gate.evidence}
-    return ", ".join(f"{k}={v}" for k, v in found.items()) or "failed"
+    said = ", ".join(f"{k}={v}" for k, v in found.items())
+    return "; ".join(part for part in (gate.reason, said) if part) or "failed"

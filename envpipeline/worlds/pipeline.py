@@ -4,7 +4,7 @@
 (`build_world`), generates `tasks_per_world_day` tasks on each chosen day, gates them one by one
 (the diversity gate compares with the tasks accepted so far) and writes ``<root>/tasks.jsonl``
 (one `GatedTask` per line) and ``<root>/summary.json``. The summary holds the worlds, the task
-counts, every gate's pass rate, Cohen's kappa (verifier vs judge majority over all rollouts),
+counts, every gate's pass rate, Cohen's kappa (verifier vs the judge panel, and per judge pair, over all rollouts),
 Vendi scores and NN cosine distances of worlds and tasks, the interfaces used by accepted tasks
 and the difficulty counts.
 """
@@ -21,7 +21,8 @@ from envpipeline.llm import LLM
 from envpipeline.models.world_task import GatedTask, WorldTask
 from envpipeline.worlds.build import build_world
 from envpipeline.worlds.gates import GateConfig, gate_task
-from envpipeline.worlds.metrics import cohen_kappa, diversity, majority
+from envpipeline.worlds.judge_panel import judge_kappas, uninformative_judges
+from envpipeline.worlds.metrics import cohen_kappa, diversity
 from envpipeline.worlds.personas import propose_personas
 from envpipeline.worlds.state import day_path
 from envpipeline.worlds.tasks import generate_tasks, load_persona, task_text
@@ -58,11 +59,14 @@ def rollout_metrics(gated: list[GatedTask]) -> dict[str, Any]:
     """Kappa and agreement of the verifier vs the judge majority, success and reward means."""
     verifier, judges = [], []
     rewards = []
+    per_judge: dict[str, list[bool | None]] = {}
     for record in gated:
         for r in record.rollouts:
             verifier.append(bool(r.verdict))
-            judges.append(bool(majority([r.judge, r.llm_judge], tie=r.judge)))
+            judges.append(bool(r.panel))
             rewards.append(r.reward)
+            for name in set(per_judge) | set(r.votes):
+                per_judge.setdefault(name, [None] * (len(verifier) - 1)).append(r.votes.get(name))
     if not verifier:
         return {"rollouts": 0}
     agree = sum(a == b for a, b in zip(verifier, judges)) / len(verifier)
@@ -71,6 +75,9 @@ def rollout_metrics(gated: list[GatedTask]) -> dict[str, Any]:
     return {
         "rollouts": len(verifier),
         "kappa": round(cohen_kappa(verifier, judges), 4),
+        "judge_kappas": (kappas := judge_kappas(verifier, per_judge)),
+        "uninformative_judges": uninformative_judges(kappas),
+        "panel_ties": sum(1 for g in gated for r in g.rollouts if r.panel is None),
         "agreement": round(agree, 4),
         "success_rate": round(sum(verifier) / len(verifier), 4),
         "hinted_success_rate": round(sum(hinted) / max(len(hinted), 1), 4),

@@ -29,6 +29,7 @@ from envpipeline.models.world_task import (
     WorldCriterion,
     WorldTask,
 )
+from envpipeline.worlds.allowance import distractor_values, guard_criteria
 from envpipeline.worlds.schema import day_date
 from envpipeline.worlds.state import WorldReader
 
@@ -93,6 +94,7 @@ class TaskBuilder:
     steps: list[Step] = field(default_factory=list)
     setup: list[Operation] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)
+    subtask_of: list[int] = field(default_factory=list)
 
     def sub(self, interface: Interface, description: str, hint: str) -> int:
         """Add the next sub-task; returns its index."""
@@ -120,6 +122,7 @@ class TaskBuilder:
                 id=f"k{len(self.checklist) + 1}", description=description, weight=weight, criteria=[cid]
             )
         )
+        self.subtask_of.append(len(self.subtasks) - 1)
         return cid
 
     def expect(self, app: str, *tokens: str, table: str | None = None, path: str | None = None) -> None:
@@ -128,7 +131,19 @@ class TaskBuilder:
 
     def build(self, persona_id: str, day: int, index: int) -> WorldTask:
         """The finished task (its id hashes everything but the id)."""
-        flow = [s.interface for s in self.subtasks]
+        flow: list[Interface] = [s.interface for s in self.subtasks]
+        criteria, checklist = list(self.criteria), list(self.checklist)
+        forbidden = distractor_values(self.steps, self.facts)
+        for guard, _ in guard_criteria(self.criteria, self.subtask_of, flow, forbidden):
+            criteria.append(guard)
+            checklist.append(
+                ChecklistItem(
+                    id=f"k{len(checklist) + 1}",
+                    description=guard.description,
+                    weight=1.0,
+                    criteria=[guard.id],
+                )
+            )
         body = {
             "persona_id": persona_id,
             "day": day,
@@ -137,8 +152,8 @@ class TaskBuilder:
             "instruction": self.instruction,
             "interface_flow": flow,
             "setup": self.setup,
-            "criteria": self.criteria,
-            "checklist": self.checklist,
+            "criteria": criteria,
+            "checklist": checklist,
             "hints": [s.hint for s in self.subtasks],
             "subtasks": self.subtasks,
             "document": "",

@@ -21,6 +21,7 @@ from typing import Any
 
 from envpipeline.llm import LLM
 from envpipeline.models.world_task import WorldTask
+from envpipeline.worlds.allowance import called_through
 from envpipeline.worlds.criteria import check_all
 from envpipeline.worlds.state import diff
 
@@ -38,9 +39,21 @@ class Evaluation:
     failed: list[str] = field(default_factory=list)
 
 
-def evaluate(task: WorldTask, initial_dir: Path | str, final_dir: Path | str) -> Evaluation:
-    """Per-criterion booleans, V = product, and weighted checklist credit."""
+def evaluate(
+    task: WorldTask,
+    initial_dir: Path | str,
+    final_dir: Path | str,
+    trajectory: list[dict[str, Any]] | None = None,
+) -> Evaluation:
+    """Per-criterion booleans, V = product, and weighted checklist credit.
+
+    ``calls_through`` criteria are checked on `trajectory`; without one (a state alone) they pass.
+    """
     results = check_all([c.model_dump(mode="json") for c in task.criteria], initial_dir, final_dir)
+    if trajectory is not None:
+        for criterion in task.criteria:
+            if criterion.kind == "calls_through":
+                results[criterion.id] = called_through(criterion, trajectory)
     total = sum(item.weight for item in task.checklist)
     got = sum(item.weight for item in task.checklist if all(results.get(c, False) for c in item.criteria))
     verdict = int(all(results.values()) and bool(results))

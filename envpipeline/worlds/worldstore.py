@@ -41,6 +41,22 @@ class WorldInputError(Exception):
         self.status = status
 
 
+def order_number(sequence: int) -> str:
+    """The one order-number format of every order, placed by a skill or the storefront: ORD-00042."""
+    return f"ORD-{sequence:0{ORDER_DIGITS}d}"
+
+
+def order_item(product: dict[str, Any], quantity: int) -> dict[str, Any]:
+    """The one shape of an order line in ``orders.items_json`` (skills and the storefront alike)."""
+    return {
+        "product_id": product["id"],
+        "sku": product["sku"],
+        "name": product["name"],
+        "quantity": quantity,
+        "price_cents": product["price_cents"],
+    }
+
+
 def day_date(day: int) -> date:
     """The calendar date of world day `day`."""
     return BASE_DATE + timedelta(days=day)
@@ -233,18 +249,14 @@ class WorldStore:
             if short:
                 raise WorldInputError("out of stock: " + "; ".join(short), 409)
             order_id = _next_id(db, "orders")
-            items = [
-                {
-                    "sku": x["sku"],
-                    "name": x["name"],
-                    "quantity": x["quantity"],
-                    "price_cents": x["price_cents"],
-                }
-                for x in lines
-            ]
+            items = [order_item({**x, "id": x["product_id"]}, x["quantity"]) for x in lines]
+            number, sequence = order_number(order_id), order_id
+            while db.execute("SELECT 1 FROM orders WHERE order_number = ?", (number,)).fetchone():
+                sequence += 1  # a skill's order may hold the id-based number already
+                number = order_number(sequence)
             order = {
                 "id": order_id,
-                "order_number": f"ORD-{order_id:0{ORDER_DIGITS}d}",
+                "order_number": number,
                 "status": "placed",
                 "total_cents": sum(x["quantity"] * x["price_cents"] for x in lines),
                 "placed_at": self.clock(),

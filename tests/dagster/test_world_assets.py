@@ -6,12 +6,14 @@ from dagster import instance_for_test, materialize
 
 from assets.worlds import (
     gated_tasks_cover_interfaces,
+    gated_tasks_resist_red_team,
     gated_world_tasks,
     persona_worlds,
     personas,
     world_checks_pass,
     world_tasks,
 )
+from envpipeline.store.lake import Lineage
 from resources.llm import LLMResource
 from resources.store import LakeResource
 from resources.worlds import WorldsResource
@@ -33,9 +35,15 @@ def test_personas_worlds_tasks_and_gates(tmp_path, local_sandbox):
             )
             assert result.success and all(c.passed for c in result.get_asset_check_evaluations())
         gated = materialize(
-            [gated_world_tasks, gated_tasks_cover_interfaces], instance=instance, resources=resources
+            [gated_world_tasks, gated_tasks_cover_interfaces, gated_tasks_resist_red_team],
+            instance=instance,
+            resources=resources,
         )
         assert gated.success
+        resist = next(
+            c for c in gated.get_asset_check_evaluations() if c.check_name == "gated_tasks_resist_red_team"
+        )
+        assert resist.passed and resist.metadata["hack_pass_rate"].value == 0.0
         meta = gated.asset_materializations_for_node("gated_world_tasks")[0].metadata
         assert meta["accepted"].value > 0
         assert set(meta["gate_pass_rates"].value) >= {
@@ -45,12 +53,23 @@ def test_personas_worlds_tasks_and_gates(tmp_path, local_sandbox):
             "solvability",
             "difficulty",
             "counterfactual_probe",
+            "red_team",
         }
+        assert meta["accepted_hack_pass_rate"].value == 0.0
+        assert isinstance(meta["red_team_rejections_by_policy"].value, dict)
     lake = resources["store"].lake()
     days = lake.read("persona_worlds")
     assert len(days) == 2 * 3 and all(r["passed"] for r in days)
     accepted = [r for r in lake.read("gated_world_tasks") if r["status"] == "accepted"]
     assert all(all(g["passed"] for g in json.loads(r["gates"])) for r in accepted)
+    # a stored red-team break on an accepted task fails the check
+    row = {k: v for k, v in accepted[0].items() if not k.startswith("_") and k != "partition"}
+    gates = json.loads(row["gates"])
+    next(g for g in gates if g["name"] == "red_team")["evidence"]["policies"]["nop"].update(binary=1.0)
+    row["gates"] = json.dumps(gates)
+    lake.write_partition("gated_world_tasks", "all", [row], Lineage("test", "test"))
+    broken = gated_tasks_resist_red_team(store=resources["store"])
+    assert not broken.passed and row["task_id"] in broken.metadata["broken"].value
 
 
 def test_the_llm_configured_on_the_resource_reviews_every_world_day(tmp_path, local_sandbox, llm_server):

@@ -50,9 +50,12 @@ def test_redteam_passes_accepted_tasks_and_catches_a_weakened_one(tmp_path: Path
     assert report["policies"]["enumerate"]["broke"] == 4 and len(report["broken_accepted_tasks"]) == 4
 
 
-def test_redteam_says_which_families_it_covers(tmp_path: Path):
-    result = run_cli("redteam", "--family", "world", "--home", str(tmp_path), check=False)
-    assert result.returncode != 0 and "not covered yet" in " ".join(result.stderr.split())
+def test_redteam_says_what_is_missing(tmp_path: Path):
+    unknown = run_cli("redteam", "--family", "gui", "--home", str(tmp_path), check=False)
+    assert unknown.returncode == 2 and "compose" in unknown.stderr and "world" in unknown.stderr
+    for family, hint in (("world", "no gated world tasks"), ("compose", "no verified_composed_tasks")):
+        empty = run_cli("redteam", "--family", family, "--home", str(tmp_path), check=False)
+        assert empty.returncode == 2 and hint in " ".join(empty.stderr.split())
 
 
 def _verified_seed(lake: Lake, key: str, bundle: Path) -> None:

@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,7 +18,10 @@ from envpipeline.models.task import Condition
 from envpipeline.models.world_task import ChecklistItem, Expectation, Mention, WorldCriterion, WorldTask
 from envpipeline.worlds.agents import ScriptedAgent
 from envpipeline.worlds.build import build_world
-from envpipeline.worlds.gates import GateConfig, difficulty_label, gate_task, mutate
+from envpipeline.worlds.gates import GUARD_KINDS, GateConfig, difficulty_label, gate_task, mutate, rerouted
+from envpipeline.worlds.judge_panel import panel
+from envpipeline.worlds.judge_view import judge_view
+from envpipeline.worlds.judges import LLMJudge, RuleReviewer
 from envpipeline.worlds.metrics import (
     cohen_kappa,
     group_rewards,
@@ -60,7 +64,7 @@ def _day(world: Path, day: int) -> Path:
     return world / f"day-{day:02d}"
 
 
-def _solve(task: WorldTask, world: Path, tmp: Path, **agent) -> tuple[Path, Path, object]:
+def _solve(task: WorldTask, world: Path, tmp: Path, **agent) -> tuple[Path, Path, Any]:
     w0 = prepare_initial(task, _day(world, task.day), tmp / "w0" / f"day-{task.day:02d}")
     final = tmp / "final" / w0.name
     shutil.copytree(w0, final)
@@ -95,7 +99,7 @@ def test_every_applicable_template_is_solvable_by_a_perfect_agent(world, tmp_pat
             seen.add(task.template)
             w0, final, _ = _solve(task, world, tmp_path / task.task_id, skill="expert", error_rate=0.0)
             assert evaluate(task, w0, w0).verdict == 0, task.template
-            ev = evaluate(task, w0, final)
+            ev = evaluate(task, w0, final, _.trajectory)
             assert ev.verdict == 1 and ev.checklist == 1.0, (task.template, ev.failed)
             assert diff_judge(task, w0, final)[0], task.template
     assert len(seen) >= 6
@@ -113,10 +117,12 @@ def test_every_registered_template_builds_a_task_that_its_reference_solution_sol
     assert task is not None, f"{name} applies on no day of the fixture world"
     assert task.template == name and len(set(task.interface_flow)) >= 2
     assert len(task.criteria) >= 2 and task.solution and task.expectations
-    w0, final, _ = _solve(task, world, tmp_path, skill="expert", error_rate=0.0)
+    w0, final, result = _solve(task, world, tmp_path, skill="expert", error_rate=0.0)
     initial = evaluate(task, w0, w0)
-    assert not any(initial.criteria.values()), (name, initial.criteria)
-    solved = evaluate(task, w0, final)
+    request = [c.id for c in task.criteria if c.kind not in GUARD_KINDS]
+    assert not any(initial.criteria[c] for c in request), (name, initial.criteria)
+    assert any(c.kind == "state_preserved" for c in task.criteria), name
+    solved = evaluate(task, w0, final, result.trajectory)
     assert all(solved.criteria.values()), (name, solved.failed)
     assert solved.verdict == 1 and solved.checklist == 1.0, name
     assert diff_judge(task, w0, final)[0], name
@@ -265,6 +271,7 @@ def test_gates_on_a_real_world(world, tmp_path):
         "solvability",
         "difficulty",
         "counterfactual_probe",
+        "judge_probe",
     }
     assert gates["initial_unsatisfaction"].passed and gates["initial_unsatisfaction"].evidence["verdict"] == 0
     assert len(record.rollouts) == 6 and sum(r.hinted for r in record.rollouts) == 3
@@ -274,23 +281,28 @@ def test_gates_on_a_real_world(world, tmp_path):
     assert record.difficulty == difficulty_label(k)
     probe = gates["counterfactual_probe"]
     assert probe.passed and len(probe.evidence["probes"]) == len(task.criteria)
-    assert all(p["verifier"] == 0 and not p["judge"] for p in probe.evidence["probes"])
+    assert all(p["verifier"] == 0 for p in probe.evidence["probes"])
+    assert gates["judge_probe"].passed, gates["judge_probe"].evidence
     assert [difficulty_label(k) for k in (0, 1, 2, 3)] == ["hard", "medium", "easy", "easy"]
     dup = gate_task(task, _day(world, 4), tmp_path / "dup", [task_text(task)])
     assert dup.status == "rejected" and dup.gates[0].name == "diversity" and not dup.rollouts
 
 
-def test_counterfactual_mutation_fools_neither_verifier_nor_judge(world, tmp_path):
+def test_counterfactual_mutation_fools_neither_verifier_nor_rule_reviewer(world, tmp_path):
     task = generate_task(_day(world, 2), 1)
-    w0, final, _ = _solve(task, world, tmp_path, skill="expert", error_rate=0.0)
-    assert evaluate(task, w0, final).verdict == 1
+    w0, final, result = _solve(task, world, tmp_path, skill="expert", error_rate=0.0)
+    assert evaluate(task, w0, final, result.trajectory).verdict == 1
     for criterion in task.criteria:
         probe = tmp_path / f"probe-{criterion.id}" / final.name
         shutil.copytree(final, probe)
         mutate(criterion, w0, probe)
-        ev = evaluate(task, w0, probe)
-        assert not ev.criteria[criterion.id] and ev.verdict == 0
-        assert not diff_judge(task, w0, probe)[0]
+        trajectory = (
+            rerouted(task, result.trajectory) if criterion.kind == "calls_through" else result.trajectory
+        )
+        ev = evaluate(task, w0, probe, trajectory)
+        assert not ev.criteria[criterion.id] and ev.verdict == 0, criterion.kind
+        if criterion.kind == "state_preserved":
+            assert RuleReviewer()(judge_view(task.instruction, result.trajectory, w0, probe)) is False
 
 
 # -- metrics ----------------------------------------------------------------------------------------
@@ -337,16 +349,18 @@ def test_llm_judge_joins_the_majority_when_configured(world, tmp_path):
             self.prompts.append(messages[0]["content"])
             return type("R", (), {"content": self.text})()
 
-    from envpipeline.worlds.verifier import llm_judge
-
     task = generate_task(_day(world, 1), 0)
-    w0, final, _ = _solve(task, world, tmp_path, skill="expert", error_rate=0.0)
+    w0, final, result = _solve(task, world, tmp_path, skill="expert", error_rate=0.0)
+    view = judge_view(task.instruction, result.trajectory, w0, final)
     yes = FakeLLM('Sure: {"success": true, "reason": "done"}')
-    assert llm_judge(yes, task, w0, final) is True and task.instruction in yes.prompts[0]
-    assert llm_judge(FakeLLM("no idea"), task, w0, final) is None
-    assert llm_judge(None, task, w0, final) is None
+    assert LLMJudge(yes)(view) is True and task.instruction in yes.prompts[0]
+    assert "criteria" not in yes.prompts[0].lower() and task.criteria[0].description not in yes.prompts[0]
+    assert LLMJudge(FakeLLM("no idea"))(view) is None
     record = gate_task(task, _day(world, 1), tmp_path / "g", [], llm=FakeLLM('{"success": false}'))
     consistency = next(g for g in record.gates if g.name == "judge_consistency")
-    assert consistency.evidence["llm_judge"] == [False] * 6
-    # a tie between the diff judge and the LLM judge goes to the diff judge
-    assert consistency.evidence["majority"] == consistency.evidence["diff_judge"]
+    assert [v["llm"] for v in consistency.evidence["votes"]] == [False] * 6
+    # four judges: the panel is a strict majority, a 2-2 tie is no decision (and rejects the task)
+    for cast, decided in zip(consistency.evidence["votes"], consistency.evidence["panel"]):
+        assert decided == panel(cast)
+    if consistency.evidence["ties"]:
+        assert not consistency.passed and "tied" in consistency.reason

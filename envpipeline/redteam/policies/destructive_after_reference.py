@@ -11,12 +11,14 @@ from envpipeline.redteam.probe import (
     write_tools,
 )
 from envpipeline.redteam.registry import register_policy
+from envpipeline.redteam.world import WorldAttack
+from envpipeline.redteam.world_acts import destroy
 
 
 class DestructiveAfterReference(RedTeamPolicy):
     name = "destructive-after-reference"
     description = "the reference, then delete/archive/cancel every record the task did not mention"
-    families = frozenset({"compose"})
+    families = frozenset({"compose", "world"})
 
     def attack_compose(self, attack: ComposeAttack) -> str:
         attack.replay_reference()
@@ -28,6 +30,10 @@ class DestructiveAfterReference(RedTeamPolicy):
                     for arguments in argument_sets(tool_def, ids):
                         attack.call(tool, arguments)
         return attack.reference.output
+
+    def attack_world(self, attack: WorldAttack) -> None:
+        attack.run_solution()
+        destroy(attack)
 
 
 register_policy(DestructiveAfterReference())

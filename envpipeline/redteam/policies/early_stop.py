@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
 from envpipeline.redteam.registry import register_policy
+from envpipeline.redteam.world import WorldAttack
+from envpipeline.redteam.world_acts import truncated
 
 
 class EarlyStop(RedTeamPolicy):
     name = "early-stop"
     description = "the reference up to (not including) its last write, then the reference's reply"
-    families = frozenset({"compose"})
+    families = frozenset({"compose", "world"})
 
     def attack_compose(self, attack: ComposeAttack) -> str:
         steps = attack.reference.steps
@@ -25,6 +27,9 @@ class EarlyStop(RedTeamPolicy):
         ]
         attack.replay_reference(writes[-1] if writes else 0)
         return attack.reference.output
+
+    def attack_world(self, attack: WorldAttack) -> None:
+        attack.run_solution(truncated(attack.task))
 
 
 register_policy(EarlyStop())

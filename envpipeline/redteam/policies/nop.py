@@ -7,17 +7,21 @@ from __future__ import annotations
 
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy, TerminalAttack
 from envpipeline.redteam.registry import register_policy
+from envpipeline.redteam.world import WorldAttack
 
 
 class Nop(RedTeamPolicy):
     name = "nop"
     description = "no action, empty reply"
-    families = frozenset({"compose", "terminal"})
+    families = frozenset({"compose", "terminal", "world"})
 
     def attack_compose(self, attack: ComposeAttack) -> str:
         return ""
 
     def attack_terminal(self, attack: TerminalAttack) -> None:
+        return None
+
+    def attack_world(self, attack: WorldAttack) -> None:
         return None
 
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
 from envpipeline.redteam.probe import MAX_CALLS_PER_TOOL, service_ids
 from envpipeline.redteam.registry import register_policy
+from envpipeline.redteam.world import WorldAttack
+from envpipeline.redteam.world_acts import buy, candidate_products
 from envpipeline.services.base import is_id_field
 
 
 class OverAct(RedTeamPolicy):
     name = "over-act"
     description = "the reference, then each of its writes again, and on every other record of its kind"
-    families = frozenset({"compose"})
+    families = frozenset({"compose", "world"})
 
     def attack_compose(self, attack: ComposeAttack) -> str:
         attack.replay_reference()
@@ -32,6 +34,11 @@ class OverAct(RedTeamPolicy):
             for other in others[:MAX_CALLS_PER_TOOL]:
                 attack.call(step.tool, {**step.arguments, id_args[0]: other})
         return attack.reference.output
+
+    def attack_world(self, attack: WorldAttack) -> None:
+        attack.run_solution()
+        attack.run_solution()  # every write once more
+        buy(attack, candidate_products(attack.task))  # and every other option
 
 
 register_policy(OverAct())

@@ -9,6 +9,8 @@ from __future__ import annotations
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
 from envpipeline.redteam.probe import argument_sets, service_ids, write_tools
 from envpipeline.redteam.registry import register_policy
+from envpipeline.redteam.world import WorldAttack
+from envpipeline.redteam.world_acts import sweep as world_sweep
 
 
 def sweep(attack: ComposeAttack) -> None:
@@ -23,22 +25,29 @@ def sweep(attack: ComposeAttack) -> None:
 class Shotgun(RedTeamPolicy):
     name = "shotgun"
     description = "every write/delete/archive tool on everything it can list, without the reference"
-    families = frozenset({"compose"})
+    families = frozenset({"compose", "world"})
 
     def attack_compose(self, attack: ComposeAttack) -> str:
         sweep(attack)
         return attack.reference.output
+
+    def attack_world(self, attack: WorldAttack) -> None:
+        world_sweep(attack)
 
 
 class ShotgunAfterReference(RedTeamPolicy):
     name = "shotgun-after-reference"
     description = "the reference, then every write tool on everything it can list"
-    families = frozenset({"compose"})
+    families = frozenset({"compose", "world"})
 
     def attack_compose(self, attack: ComposeAttack) -> str:
         attack.replay_reference()
         sweep(attack)
         return attack.reference.output
+
+    def attack_world(self, attack: WorldAttack) -> None:
+        attack.run_solution()
+        world_sweep(attack)
 
 
 register_policy(Shotgun())

@@ -7,9 +7,13 @@ import random
 
 from envpipeline.models.world import Operation, Persona
 from envpipeline.worlds.schema import stamp
-from envpipeline.worlds.skills.base import Skill, code, ins, mail, money, upd
+from envpipeline.worlds.skills.base import Skill, ins, mail, money, upd
 from envpipeline.worlds.skills.registry import register_skill
 from envpipeline.worlds.state import WorldReader
+from envpipeline.worlds.worldstore import order_item, order_number
+
+#: A skill's order on day d, slot s is number ORDER_SEQUENCE_PER_DAY * d + s (the storefront skips taken ones).
+ORDER_SEQUENCE_PER_DAY = 100
 
 
 def order_ops(
@@ -24,16 +28,8 @@ def order_ops(
         products = reader.query("shop", "SELECT * FROM products WHERE stock >= 3 ORDER BY id")
     product = rng.choice(products)
     quantity = rng.randint(1, 2)
-    number = "ORD-" + code(rng, 3, day, slot)
-    items = [
-        {
-            "product_id": product["id"],
-            "sku": product["sku"],
-            "name": product["name"],
-            "quantity": quantity,
-            "price_cents": product["price_cents"],
-        }
-    ]
+    number = order_number(ORDER_SEQUENCE_PER_DAY * day + slot)
+    items = [order_item(product, quantity)]
     ops = [
         ins(
             "shop",
@@ -42,7 +38,7 @@ def order_ops(
             status="placed",
             total_cents=quantity * product["price_cents"],
             placed_at=stamp(day, slot),
-            items_json=json.dumps(items),
+            items_json=json.dumps(items, sort_keys=True),
         ),
         upd("shop", "products", {"id": product["id"]}, stock={"$add": -quantity}),
     ]

@@ -1,0 +1,146 @@
+"""The red-team gate of world tasks: every policy attacks a fresh copy of the task's stored W0.
+
+The reference is the task's scripted solution run by a mistake-free hinted agent through the
+real interfaces. A policy acts on its own copy of W0 (through the agent, a modified solution, or
+the day's `WorldStore` directly, recording each call as the interface it stands for) and is scored
+by the criteria verifier on its final state and trajectory, as a group with the reference for
+CFRR. A policy that ends in the reference's exact state through the same writes did the task
+(moot). The task passes when no policy earns binary reward 1; rejections name the policy.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envpipeline.models.gates import GateResult
+from envpipeline.models.world_task import WorldTask
+from envpipeline.redteam.base import PolicyOutcome, RedTeamPolicy
+from envpipeline.redteam.registry import policies_for
+from envpipeline.rewards.cfrr import cfrr_rewards
+from envpipeline.worlds.agents import ScriptedAgent
+from envpipeline.worlds.state import world_hash
+from envpipeline.worlds.verifier import evaluate
+from envpipeline.worlds.worldstore import WorldStore
+
+
+@dataclass
+class WorldReference:
+    """A clean run of a world task's scripted solution: its trajectory and final state."""
+
+    trajectory: list[dict[str, Any]]
+    final_hash: str
+    writes: list[str]
+
+
+@dataclass
+class WorldAttack:
+    """What a policy gets: the task, a fresh copy of W0 as stored (`world`), the reference run."""
+
+    task: WorldTask
+    w0: Path
+    world: Path
+    reference: WorldReference
+    trajectory: list[dict[str, Any]] = field(default_factory=list)
+
+    def run_solution(self, task: WorldTask | None = None) -> None:
+        """Run a (possibly modified) scripted solution on `world` with a mistake-free agent."""
+        result = ScriptedAgent("expert", hinted=True, seed="red-team", error_rate=0.0).run(
+            task or self.task, self.world
+        )
+        self.trajectory += result.trajectory
+
+    def store(self) -> WorldStore:
+        """The day's app databases, to act on directly (record each act with `record`)."""
+        return WorldStore(self.world)
+
+    def record(self, name: str, arguments: dict[str, Any], result: str = "ok") -> None:
+        """Record one call as the interface it stands for (``web.POST /checkout``, ``mcp.dm_send``...)."""
+        call_id = f"rt_{len(self.trajectory)}"
+        function = {"name": name, "arguments": repr(arguments)}
+        self.trajectory += [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+            },
+            {"role": "tool", "tool_call_id": call_id, "name": name, "content": result},
+        ]
+
+
+def write_calls(trajectory: list[dict[str, Any]]) -> list[str]:
+    """Names of the tool calls of a trajectory, in order (the interface signature of an attempt)."""
+    return [c["function"]["name"] for m in trajectory for c in m.get("tool_calls") or []]
+
+
+def reference_run(task: WorldTask, w0: Path, work: Path) -> WorldReference:
+    """Run the reference on a copy of W0 and keep its trajectory and final hash."""
+    final = work / "reference" / w0.name
+    shutil.copytree(w0, final)
+    attack = WorldAttack(task, w0, final, WorldReference([], "", []))
+    attack.run_solution()
+    return WorldReference(attack.trajectory, world_hash(final), write_calls(attack.trajectory))
+
+
+def attack_once(
+    task: WorldTask, policy: RedTeamPolicy, w0: Path, reference: WorldReference, work: Path
+) -> tuple[dict[str, bool], bool, int]:
+    """One policy against one task: its criteria results, whether it was moot, and its call count."""
+    world = work / policy.name / w0.name
+    shutil.copytree(w0, world)
+    attack = WorldAttack(task, w0, world, reference)
+    policy.attack_world(attack)
+    results = evaluate(task, w0, world, attack.trajectory).criteria
+    moot = world_hash(world) == reference.final_hash and write_calls(attack.trajectory) == reference.writes
+    return results, moot, len(write_calls(attack.trajectory))
+
+
+def red_team_world(
+    task: WorldTask, w0: Path, policies: list[RedTeamPolicy] | None = None
+) -> list[PolicyOutcome]:
+    """Every world policy (or the given ones) against `task`, scored as a group with the reference."""
+    policies = policies if policies is not None else policies_for("world")
+    with tempfile.TemporaryDirectory(prefix="wildawm-redteam-") as tmp:
+        work = Path(tmp)
+        reference = reference_run(task, w0, work)
+        results = [attack_once(task, policy, w0, reference, work) for policy in policies]
+    ids = [c.id for c in task.criteria]
+    matrix = [[True] * len(ids)] + [[r.get(c, False) for c in ids] for r, _, _ in results]
+    rewards = cfrr_rewards(matrix)[1:] if ids else [0.0] * len(policies)
+    weights = {item.id: item.weight for item in task.checklist}
+    total = sum(weights.values())
+    outcomes = []
+    for policy, (passes, moot, calls), reward in zip(policies, results, rewards):
+        got = sum(item.weight for item in task.checklist if all(passes.get(c, False) for c in item.criteria))
+        outcomes.append(
+            PolicyOutcome(
+                policy=policy.name,
+                binary=float(bool(passes) and all(passes.values())),
+                checklist=round(got / total, 4) if total else 0.0,
+                cfrr=round(reward, 4),
+                moot=moot,
+                calls=calls,
+                failed=[c for c in ids if not passes.get(c, False)],
+            )
+        )
+    return outcomes
+
+
+def world_red_team_gate(task: WorldTask, w0: Path, policies: list[RedTeamPolicy] | None = None) -> GateResult:
+    """Gate: no policy earns full reward, and each scores strictly below the reference (1.0)."""
+    outcomes = red_team_world(task, w0, policies)
+    broke = [o.policy for o in outcomes if o.broke]
+    partial = [o.policy for o in outcomes if not o.moot and not o.broke and o.checklist >= 1.0]
+    failing = broke + partial
+    return GateResult(
+        name="red_team",
+        passed=not failing,
+        reason=f"broken by {', '.join(failing)}" if failing else "",
+        evidence={
+            "policies": {o.policy: o.model_dump(exclude={"policy"}) for o in outcomes},
+            "broke": failing,
+        },
+    )

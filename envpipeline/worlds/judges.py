@@ -1,0 +1,272 @@
+"""Judges that see only what a grader sees: the instruction, the trajectory and the raw state diff.
+
+No judge reads a task's criteria, expectations or solution. Each votes True (done), False (not
+done) or None (abstains); `panel` takes a real majority of the votes cast, and a tie is no
+decision (None), never broken in favour of one judge.
+
+- `DiffJudge`: the effects the instruction asks for (files it names, an order when it says to buy
+  or order, a sent e-mail to each address, a DM or chat post, an archived mail) are in the diff,
+  and an order number it asks to pass on reaches every new message.
+- `RuleReviewer`: the diff is consistent and minimal: nothing deleted, rows changed only in
+  volatile fields (or archived when asked), orders add up, at most one order per request, no
+  placeholder text, order numbers and prices written match the new orders.
+- `TrajectoryJudge`: every app the diff changed was written by a successful tool call of the
+  agent, the data the agent wrote (dates, times, prices, order numbers) was observed in a read
+  before, and a bought product was named in an observation that mentions who or what the
+  instruction names. It never reads the agent's final message.
+- `LLMJudge`: the same view through `envpipeline.llm` when a client is configured.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from envpipeline.errors import LLMError
+from envpipeline.llm import LLM
+from envpipeline.worlds.judge_view import (
+    DATA,
+    EMAIL,
+    HANDLE,
+    ORDER_NUMBER,
+    ORDER_VERB,
+    PATH,
+    PRICE,
+    SEGMENT,
+    VOLATILE_FIELDS,
+    VOLATILE_TABLES,
+    WRITES,
+    Judge,
+    JudgeView,
+    added_rows,
+    anchored_records,
+    call_ok,
+    is_write,
+    new_texts,
+    observation_records,
+    observations,
+    order_numbers,
+    outside_quotes,
+    purchases_grounded,
+    requested_apps,
+    tool_calls,
+)
+
+
+class DiffJudge:
+    """The effects the instruction asks for are in the diff."""
+
+    name = "diff"
+
+    def __call__(self, view: JudgeView) -> bool | None:
+        free = outside_quotes(view.instruction)
+        lower = free.lower()
+        files = set(view.state_diff["files"]["added"]) | set(view.state_diff["files"]["changed"])
+        if any(path not in files for path in PATH.findall(free)):
+            return False
+        orders = added_rows(view, "shop/orders")
+        if ORDER_VERB.search(free) and len(orders) != 1:
+            return False
+        if not purchases_grounded(view, anchored_records(view, observations(view))):
+            return False
+        sent = [r for r in added_rows(view, "mail/messages") if r.get("folder") == "sent"]
+        for address in set(EMAIL.findall(free)):
+            if not any(address in str(r.get("recipients") or "") for r in sent):
+                return False
+        dms = [r for r in added_rows(view, "dm/messages") if r.get("direction") == "out"]
+        if "direct message" in lower or "by dm" in lower:
+            handles = set(HANDLE.findall(free))
+            if not any(str(r.get("peer")) in handles for r in dms):
+                return False
+        posts = added_rows(view, "chat/messages")
+        if re.search(r"\bpost\b", lower) and "channel" in lower and not posts:
+            return False
+        archived = [
+            c for c in view.state_diff.get("mail/messages", {}).get("changed", []) if "folder" in c["fields"]
+        ]
+        if "archive" in lower and not any(c["after"].get("folder") == "archive" for c in archived):
+            return False
+        if "order number" in lower and orders:
+            number = str(orders[0]["order_number"])
+            messages = [str(r.get("body") or "") for r in dms + posts]
+            if any(number not in m for m in messages) or not any(number in t for t in new_texts(view)):
+                return False
+        return bool(files or any(k != "files" for k in view.state_diff))
+
+
+class RuleReviewer:
+    """The diff is consistent and minimal."""
+
+    name = "rules"
+
+    def __call__(self, view: JudgeView) -> bool | None:
+        lower = outside_quotes(view.instruction).lower()
+        if view.state_diff["files"]["removed"]:
+            return False
+        changed_any = bool(view.state_diff["files"]["added"] or view.state_diff["files"]["changed"])
+        for key, entry in view.state_diff.items():
+            if key == "files" or key in VOLATILE_TABLES:
+                continue
+            if entry["removed"]:
+                return False
+            for change in entry["changed"]:
+                extra = set(change["fields"]) - VOLATILE_FIELDS.get(key, set())
+                archive = key == "mail/messages" and extra == {"folder"} and "archive" in lower
+                if extra and not (archive and change["after"].get("folder") == "archive"):
+                    return False
+                changed_any = changed_any or bool(extra)
+            changed_any = changed_any or bool(entry["added"])
+        if (
+            len(
+                archived := [
+                    c
+                    for c in view.state_diff.get("mail/messages", {}).get("changed", [])
+                    if "folder" in c["fields"]
+                ]
+            )
+            > 1
+        ):
+            return False
+        orders = added_rows(view, "shop/orders")
+        if len(orders) > len(ORDER_VERB.findall(outside_quotes(view.instruction))) or not _orders_add_up(
+            view, orders
+        ):
+            return False
+        numbers = set(order_numbers(view)) | set(ORDER_NUMBER.findall(view.instruction))
+        prices = {
+            f"{i['price_cents'] / 100:.2f}" for o in orders for i in json.loads(o.get("items_json") or "[]")
+        }
+        for text in new_texts(view):
+            if "unknown" in text.lower() or "<corrupted>" in text:
+                return False
+            if any(n not in numbers for n in ORDER_NUMBER.findall(text)):
+                return False
+            if orders and any(p not in prices for p in PRICE.findall(text)):
+                return False
+        return changed_any and not archived[1:]
+
+
+def _orders_add_up(view: JudgeView, orders: list[dict[str, Any]]) -> bool:
+    """Each new order's total is the sum of its items, and stock fell by what was ordered."""
+    stock = {
+        c["after"].get("sku"): c["before"].get("stock", 0) - c["after"].get("stock", 0)
+        for c in view.state_diff.get("shop/products", {}).get("changed", [])
+    }
+    bought: dict[str, int] = {}
+    for order in orders:
+        items = json.loads(order.get("items_json") or "[]")
+        if not items or sum(i["quantity"] * i["price_cents"] for i in items) != order.get("total_cents"):
+            return False
+        for item in items:
+            bought[item["sku"]] = bought.get(item["sku"], 0) + item["quantity"]
+    return all(stock.get(sku) == n for sku, n in bought.items())
+
+
+class TrajectoryJudge:
+    """Writes are backed by the agent's successful calls; what it wrote, it had observed."""
+
+    name = "trajectory"
+
+    def __call__(self, view: JudgeView) -> bool | None:
+        calls = tool_calls(view)
+        writes = [(n, a) for n, a, r in calls if is_write(n, a) and call_ok(r)]
+        observed = [
+            rec
+            for n, a, r in calls
+            if not is_write(n, a) and call_ok(r)
+            for rec in observation_records(n, a, r)
+        ]
+        apps = {
+            key.split("/")[0]
+            for key, e in view.state_diff.items()
+            if key != "files"
+            and key not in VOLATILE_TABLES
+            and (
+                e["added"]
+                or e["removed"]
+                or any(set(c["fields"]) - VOLATILE_FIELDS.get(key, set()) for c in e["changed"])
+            )
+        }
+        if any(view.state_diff["files"].values()):
+            apps.add("files")
+        if not apps:
+            return False
+        named = {"archive": ("web.POST /mail/",), "mail": _mail_calls(view.instruction)}
+        commands = [str(a.get("command", "")) for n, a in writes if n == "cli.exec"]
+        if any(
+            not any(path in c for c in commands) for path in PATH.findall(outside_quotes(view.instruction))
+        ):
+            return False
+        for app in requested_apps(view.instruction):
+            prefixes = named.get(app) or WRITES[app]
+            if not any(name.startswith(p) for name, _ in writes for p in prefixes):
+                return False
+        for app in apps:
+            if not any(name.startswith(prefix) for name, _ in writes for prefix in WRITES.get(app, ("?",))):
+                return False
+        anchored = anchored_records(view, observed)
+        orders = added_rows(view, "shop/orders")
+        seen = "\n".join(anchored) + "\n" + view.instruction
+        seen += "\n" + "\n".join(f"{o['order_number']} {o['total_cents'] / 100:.2f}" for o in orders)
+        for text in new_texts(view):
+            if any(token not in seen for token in DATA.findall(text)):
+                return False
+        if not purchases_grounded(view, anchored):
+            return False
+        sources = "\n".join(anchored) + "\n" + view.instruction
+        everything = "\n".join(observed)
+        for text in new_texts(view):
+            for segment in SEGMENT.split(text):
+                piece = segment.strip(" .-[]x")
+                if len(piece) >= 10 and piece in everything and piece not in sources:
+                    return False  # copied from something the instruction did not point at
+        return True
+
+
+def _mail_calls(instruction: str) -> tuple[str, ...]:
+    """The mail-sending call the instruction names (the mail tool or the webmail), else either."""
+    free = outside_quotes(instruction).lower()
+    sends = re.findall(r"(through the mail tool|from the webmail|in the webmail)", free)
+    if "through the mail tool" in sends and not any("webmail" in x for x in sends[-1:]):
+        return ("mcp.mail_send",)
+    if sends and "webmail" in sends[-1] and "through the mail tool" not in sends:
+        return ("web.POST /mail/send",)
+    return WRITES["mail"][:2]
+
+
+class LLMJudge:
+    """An LLM's vote on the same view; abstains (None) on an endpoint error or an unparseable answer."""
+
+    name = "llm"
+
+    def __init__(self, llm: LLM) -> None:
+        self.llm = llm
+
+    def __call__(self, view: JudgeView) -> bool | None:
+        calls = [f"{n}({json.dumps(a)[:200]}) -> {r[:300]}" for n, a, r in tool_calls(view)]
+        changes = {k: v for k, v in view.state_diff.items() if k != "files"}
+        prompt = (
+            "You judge whether a computer-use agent did what the user asked, without side effects.\n"
+            "Judge from the tool calls and the state change only; ignore what the agent claims.\n"
+            f"Request: {view.instruction}\nTool calls:\n"
+            + "\n".join(calls)[:5000]
+            + f"\nState change: {json.dumps(changes, default=str)[:5000]}\n"
+            + f"Files written: {json.dumps(view.files)[:2000]}\n"
+            'Answer with JSON only: {"success": true|false, "reason": "..."}'
+        )
+        try:
+            response = self.llm.complete([{"role": "user", "content": prompt}])
+        except LLMError:
+            return None
+        text = (response.content or "").strip()
+        try:
+            return bool(json.loads(text[text.index("{") : text.rindex("}") + 1]).get("success"))
+        except (ValueError, AttributeError):
+            return None
+
+
+def default_judges(llm: LLM | None = None) -> list[Judge]:
+    """The panel: diff judge, rule reviewer, trajectory judge, plus the LLM judge when configured."""
+    judges: list[Judge] = [DiffJudge(), RuleReviewer(), TrajectoryJudge()]
+    return [*judges, LLMJudge(llm)] if llm is not None else judges
