@@ -24,7 +24,7 @@ from envpipeline.sandbox.base import ExecResult, SandboxSession
 ATTACK_TIMEOUT_SEC = 60.0
 
 if TYPE_CHECKING:
-    from envpipeline.redteam.world import WorldAttack
+    from envpipeline.redteam.world_attack import WorldAttack
 
 
 @dataclass

@@ -12,7 +12,7 @@ import sqlite3
 from typing import Any
 
 from envpipeline.models.world_task import Step, WorldTask
-from envpipeline.redteam.world import WorldAttack
+from envpipeline.redteam.world_attack import WorldAttack
 from envpipeline.worlds.worldstore import WorldInputError
 
 _PATH = re.compile(r"\b(?:[\w.-]+/)*[\w-]+\.(?:md|txt)\b")

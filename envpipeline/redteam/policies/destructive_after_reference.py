@@ -11,8 +11,8 @@ from envpipeline.redteam.probe import (
     write_tools,
 )
 from envpipeline.redteam.registry import register_policy
-from envpipeline.redteam.world import WorldAttack
 from envpipeline.redteam.world_acts import destroy
+from envpipeline.redteam.world_attack import WorldAttack
 
 
 class DestructiveAfterReference(RedTeamPolicy):

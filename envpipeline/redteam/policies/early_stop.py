@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
 from envpipeline.redteam.registry import register_policy
-from envpipeline.redteam.world import WorldAttack
 from envpipeline.redteam.world_acts import truncated
+from envpipeline.redteam.world_attack import WorldAttack
 
 
 class EarlyStop(RedTeamPolicy):

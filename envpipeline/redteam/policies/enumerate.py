@@ -9,8 +9,8 @@ from __future__ import annotations
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
 from envpipeline.redteam.probe import listings, strings_in
 from envpipeline.redteam.registry import register_policy
-from envpipeline.redteam.world import WorldAttack
 from envpipeline.redteam.world_acts import enumerated
+from envpipeline.redteam.world_attack import WorldAttack
 
 
 class Enumerate(RedTeamPolicy):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy, TerminalAttack
 from envpipeline.redteam.registry import register_policy
-from envpipeline.redteam.world import WorldAttack
+from envpipeline.redteam.world_attack import WorldAttack
 
 
 class Nop(RedTeamPolicy):

@@ -9,8 +9,8 @@ from __future__ import annotations
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
 from envpipeline.redteam.probe import MAX_CALLS_PER_TOOL, service_ids
 from envpipeline.redteam.registry import register_policy
-from envpipeline.redteam.world import WorldAttack
 from envpipeline.redteam.world_acts import buy, candidate_products
+from envpipeline.redteam.world_attack import WorldAttack
 from envpipeline.services.base import is_id_field
 
 

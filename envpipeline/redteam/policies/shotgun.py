@@ -9,8 +9,8 @@ from __future__ import annotations
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
 from envpipeline.redteam.probe import argument_sets, service_ids, write_tools
 from envpipeline.redteam.registry import register_policy
-from envpipeline.redteam.world import WorldAttack
 from envpipeline.redteam.world_acts import sweep as world_sweep
+from envpipeline.redteam.world_attack import WorldAttack
 
 
 def sweep(attack: ComposeAttack) -> None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from envpipeline.redteam.base import RedTeamPolicy
 from envpipeline.redteam.registry import register_policy
-from envpipeline.redteam.world import WorldAttack
 from envpipeline.redteam.world_acts import rerouted
+from envpipeline.redteam.world_attack import WorldAttack
 
 
 class WrongInterface(RedTeamPolicy):

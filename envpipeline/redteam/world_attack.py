@@ -1,0 +1,59 @@
+"""What a red-team policy gets to attack a world task: a fresh W0 copy, the reference run, a recorder.
+
+Kept apart from the gate (`redteam/world.py`) so that `redteam/base.py` can name it without an
+import cycle through the policy registry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envpipeline.models.world_task import WorldTask
+from envpipeline.worlds.agents import ScriptedAgent
+from envpipeline.worlds.worldstore import WorldStore
+
+
+@dataclass
+class WorldReference:
+    """A clean run of a world task's scripted solution: its trajectory and final state."""
+
+    trajectory: list[dict[str, Any]]
+    final_hash: str
+    writes: list[str]
+
+
+@dataclass
+class WorldAttack:
+    """What a policy gets: the task, a fresh copy of W0 as stored (`world`), the reference run."""
+
+    task: WorldTask
+    w0: Path
+    world: Path
+    reference: WorldReference
+    trajectory: list[dict[str, Any]] = field(default_factory=list)
+
+    def run_solution(self, task: WorldTask | None = None) -> None:
+        """Run a (possibly modified) scripted solution on `world` with a mistake-free agent."""
+        result = ScriptedAgent("expert", hinted=True, seed="red-team", error_rate=0.0).run(
+            task or self.task, self.world
+        )
+        self.trajectory += result.trajectory
+
+    def store(self) -> WorldStore:
+        """The day's app databases, to act on directly (record each act with `record`)."""
+        return WorldStore(self.world)
+
+    def record(self, name: str, arguments: dict[str, Any], result: str = "ok") -> None:
+        """Record one call as the interface it stands for (``web.POST /checkout``, ``mcp.dm_send``...)."""
+        call_id = f"rt_{len(self.trajectory)}"
+        function = {"name": name, "arguments": repr(arguments)}
+        self.trajectory += [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+            },
+            {"role": "tool", "tool_call_id": call_id, "name": name, "content": result},
+        ]
