@@ -63,7 +63,14 @@ def test_shopping_and_mail_by_clicking(browser_page, tmp_path):
         )
         assert (number, status, total) == ("ORD-00002", "placed", 2 * 3299)
         assert json.loads(items) == [
-            {"name": "Electric kettle", "price_cents": 3299, "quantity": 2, "sku": "SKU-KETTLE"}
+            # the one order-item shape skills and the storefront share (worldstore.order_item)
+            {
+                "name": "Electric kettle",
+                "price_cents": 3299,
+                "product_id": 1,
+                "quantity": 2,
+                "sku": "SKU-KETTLE",
+            }
         ]
         assert query(day_dir, "shop", "SELECT stock FROM products WHERE sku = 'SKU-KETTLE'") == [(3,)]
 
