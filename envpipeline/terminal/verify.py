@@ -41,8 +41,8 @@ __all__ = [
     "verify_bundle",
 ]
 
-#: gold-verify-2: fresh verifier phase, strict reward rule, red_team gate
-VERIFIER_VERSION = "gold-verify-2"
+#: gold-verify-3: fresh verifier phase, strict reward rule, red_team gate, tampered verdict
+VERIFIER_VERSION = "gold-verify-3"
 
 Verdict = Literal[
     "verified",
@@ -54,6 +54,7 @@ Verdict = Literal[
     "missing_reward",
     "malformed_reward",
     "red_team_broken",
+    "tampered",
 ]
 
 #: The bundle verdict when a trial fails before a reward could be judged.
@@ -63,6 +64,7 @@ _TRIAL_FAILURE: dict[TrialVerdict, Verdict] = {
     "verifier_timeout": "timeout",
     "missing_reward": "missing_reward",
     "malformed_reward": "malformed_reward",
+    "tampered": "tampered",
 }
 
 
