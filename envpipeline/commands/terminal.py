@@ -133,9 +133,7 @@ def _read_heldout(path: Path) -> list[str]:
 
 
 @bundle_group.command("verify")
-@click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
-)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--sandbox",
     "backend",
@@ -144,18 +142,29 @@ def _read_heldout(path: Path) -> list[str]:
     help="Sandbox backend (default: $ENVPIPELINE_SANDBOX, else Docker if it answers, else local).",
 )
 @click.option(
-    "--json", "as_json", is_flag=True, help="Print oracle/nop rewards, verdict and reasons as JSON."
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print per bundle: verdict, reasons, rewards, red team and the tails of the solution's and the tests' output.",
 )
 def bundle_verify(paths: tuple[Path, ...], backend: str | None, as_json: bool) -> None:
-    """Gold-verify bundles: oracle = 1 (twice), nop = 0, no red-team policy = 1; exits 1 if any fails."""
+    """Gold-verify bundles: oracle = 1 (twice), nop = 0, no red-team policy = 1. Every bundle gets a
+    verdict (a missing, unreadable or solution-less one too); exits 1 if any fails."""
     from envpipeline.sandbox.detect import select_sandbox
-    from envpipeline.terminal.verify import verify_bundle
+    from envpipeline.terminal.verify import unverifiable, verify_bundle
 
     sandbox = select_sandbox(backend)
     results = []
     for path in paths:
         console.print(f"verifying {path} with {sandbox.backend} sandbox ...")
-        results.append(verify_bundle(path, sandbox))
+        if not path.is_dir():
+            results.append(unverifiable(path, sandbox.backend, "invalid_bundle", f"{path}: not a directory"))
+            continue
+        try:
+            results.append(verify_bundle(path, sandbox))
+        except Exception as e:  # noqa: BLE001 - one broken bundle must not stop the batch
+            reason = f"verification crashed: {type(e).__name__}: {e}"
+            results.append(unverifiable(path, sandbox.backend, "invalid_bundle", reason))
     if as_json:
         emit_json(
             [
@@ -171,6 +180,7 @@ def bundle_verify(paths: tuple[Path, ...], backend: str | None, as_json: bool) -
                     "nondeterministic": r.nondeterministic,
                     "durations": [t.durations for t in r.trials],
                     "red_team": {o.policy: {"reward": o.reward, "verdict": o.verdict} for o in r.red_team},
+                    "tails": r.tails(),
                 }
                 for r in results
             ]
