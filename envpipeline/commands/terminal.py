@@ -243,7 +243,21 @@ def bundle_import(
     help="Output folder (bundles/, decisions.jsonl, trace.json, report.json). Default: <home>/forge.",
 )
 @home_option
-@click.option("--seeds-per-family", default=1, show_default=True, help="Procedural seeds per family.")
+@click.option(
+    "--seeds-per-family",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Procedural seeds per family (0: only the --seeds bundles).",
+)
+@click.option(
+    "--seeds",
+    "seeds_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="A folder of Harbor / Terminal-Bench 1 task folders used as seeds in addition to the "
+    "procedural ones (imported like `bundle import`; a folder without solution/ is skipped with a reason).",
+)
 @click.option("--rollouts", default=4, show_default=True, help="K rollouts per seed for the pass rate.")
 @click.option(
     "--rollouts-table",
@@ -272,6 +286,7 @@ def forge_command(
     out: Path | None,
     home: Path | None,
     seeds_per_family: int,
+    seeds_dir: Path | None,
     rollouts: int,
     rollouts_table: Path | None,
     skill: float,
@@ -293,9 +308,17 @@ def forge_command(
     from envpipeline.forge.pipeline import forge_run
     from envpipeline.forge.policy import ScriptedTerminalPolicy
     from envpipeline.sandbox.detect import select_sandbox
-    from envpipeline.terminal.seeds import default_procedural_keys
+    from envpipeline.terminal.seeds import default_procedural_keys, discover_seed_folders
 
     out = out or resolve_home(home) / "forge"
+    seed_keys = default_procedural_keys(seeds_per_family)
+    if seeds_dir is not None:
+        folder_keys = sorted(discover_seed_folders(seeds_dir))
+        if not folder_keys:
+            raise click.BadParameter(f"{seeds_dir} holds no task folder (task.toml or task.yaml)")
+        seed_keys += folder_keys
+    if not seed_keys and rollouts_table is None:
+        raise click.BadParameter("no seeds: pass --seeds DIR or --seeds-per-family >= 1")
     if synthesizer == "llm":
         from envpipeline.llm.client import LLMClient, LLMConfig
         from envpipeline.synth.llm import LLMSynthesizer
@@ -325,7 +348,7 @@ def forge_command(
             bars.update(tasks[stage], completed=done)
 
         summary = forge_run(
-            default_procedural_keys(seeds_per_family),
+            seed_keys,
             out,
             select_sandbox(sandbox_name),
             synth,
@@ -336,6 +359,7 @@ def forge_command(
             budget=ForgeBudget(max_attempts=max_attempts, max_tokens=max_tokens),
             progress=progress,
             recorded=pass_rates_from_rollouts(rollouts_table) if rollouts_table else None,
+            seeds_folder=seeds_dir,
         )
     if as_json:
         emit_json(summary)
