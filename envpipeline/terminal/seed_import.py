@@ -56,6 +56,7 @@ def import_harbor_bundle(
         source=str(src),
         out=str(out),
         rewrites=d.rewrites,
+        flags=d.flags,
         warnings=d.warnings,
         source_format="harbor",
     )
