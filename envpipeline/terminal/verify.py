@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from envpipeline import versions
 from envpipeline.errors import ConfigError
 from envpipeline.models.bundle import Bundle
 from envpipeline.redteam.base import TerminalPolicyOutcome
@@ -43,7 +44,7 @@ __all__ = [
 ]
 
 #: gold-verify-3: fresh verifier phase, strict reward rule, red_team gate, tampered verdict
-VERIFIER_VERSION = "gold-verify-3"
+VERIFIER_VERSION = versions.VERIFIER
 
 Verdict = Literal[
     "verified",
