@@ -36,7 +36,8 @@ terminal_seed_partitions = DynamicPartitionsDefinition(name=TERMINAL_SEEDS)
     kinds={"python", "parquet"},
 )
 def terminal_seeds(context: AssetExecutionContext, store: LakeResource) -> MaterializeResult:
-    """One Harbor bundle per seed (procedural family or seeds folder), with its static checks."""
+    """One Harbor bundle per seed (procedural family or seeds folder, imported like ``bundle
+    import``), with its static checks and its import flags, substitutions and rewrites."""
     key = context.partition_key
     info = materialize_seed(key, store.bundles_root, store.seeds_folder)
     report = check_bundle(info["bundle_path"])
@@ -55,6 +56,14 @@ def terminal_seeds(context: AssetExecutionContext, store: LakeResource) -> Mater
             "fingerprint": info["fingerprint"][:16],
             "static_checks_passed": report.passed,
             "static_failures": MetadataValue.json(failed),
+            "import_status": info["import_status"],
+            "import_error": info["import_error"],
+            "flags": MetadataValue.json([f["name"] for f in json.loads(info["flags"])]),
+            "substitutions": MetadataValue.json(
+                [f"{x['original']} -> {x['replacement']}" for x in json.loads(info["substitutions"])]
+            ),
+            "rewrites": len(json.loads(info["rewrites"])),
+            "import_warnings": MetadataValue.json(json.loads(info["import_warnings"])),
         },
         data_version=DataVersion(info["fingerprint"][:16]),
     )

@@ -133,9 +133,7 @@ def _read_heldout(path: Path) -> list[str]:
 
 
 @bundle_group.command("verify")
-@click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
-)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--sandbox",
     "backend",
@@ -144,18 +142,29 @@ def _read_heldout(path: Path) -> list[str]:
     help="Sandbox backend (default: $ENVPIPELINE_SANDBOX, else Docker if it answers, else local).",
 )
 @click.option(
-    "--json", "as_json", is_flag=True, help="Print oracle/nop rewards, verdict and reasons as JSON."
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print per bundle: verdict, reasons, rewards, red team and the tails of the solution's and the tests' output.",
 )
 def bundle_verify(paths: tuple[Path, ...], backend: str | None, as_json: bool) -> None:
-    """Gold-verify bundles: oracle = 1 (twice), nop = 0, no red-team policy = 1; exits 1 if any fails."""
+    """Gold-verify bundles: oracle = 1 (twice), nop = 0, no red-team policy = 1. Every bundle gets a
+    verdict (a missing, unreadable or solution-less one too); exits 1 if any fails."""
     from envpipeline.sandbox.detect import select_sandbox
-    from envpipeline.terminal.verify import verify_bundle
+    from envpipeline.terminal.verify import unverifiable, verify_bundle
 
     sandbox = select_sandbox(backend)
     results = []
     for path in paths:
         console.print(f"verifying {path} with {sandbox.backend} sandbox ...")
-        results.append(verify_bundle(path, sandbox))
+        if not path.is_dir():
+            results.append(unverifiable(path, sandbox.backend, "invalid_bundle", f"{path}: not a directory"))
+            continue
+        try:
+            results.append(verify_bundle(path, sandbox))
+        except Exception as e:  # noqa: BLE001 - one broken bundle must not stop the batch
+            reason = f"verification crashed: {type(e).__name__}: {e}"
+            results.append(unverifiable(path, sandbox.backend, "invalid_bundle", reason))
     if as_json:
         emit_json(
             [
@@ -171,6 +180,7 @@ def bundle_verify(paths: tuple[Path, ...], backend: str | None, as_json: bool) -
                     "nondeterministic": r.nondeterministic,
                     "durations": [t.durations for t in r.trials],
                     "red_team": {o.policy: {"reward": o.reward, "verdict": o.verdict} for o in r.red_team},
+                    "tails": r.tails(),
                 }
                 for r in results
             ]
@@ -233,7 +243,21 @@ def bundle_import(
     help="Output folder (bundles/, decisions.jsonl, trace.json, report.json). Default: <home>/forge.",
 )
 @home_option
-@click.option("--seeds-per-family", default=1, show_default=True, help="Procedural seeds per family.")
+@click.option(
+    "--seeds-per-family",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Procedural seeds per family (0: only the --seeds bundles).",
+)
+@click.option(
+    "--seeds",
+    "seeds_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="A folder of Harbor / Terminal-Bench 1 task folders used as seeds in addition to the "
+    "procedural ones (imported like `bundle import`; a folder without solution/ is skipped with a reason).",
+)
 @click.option("--rollouts", default=4, show_default=True, help="K rollouts per seed for the pass rate.")
 @click.option(
     "--rollouts-table",
@@ -262,6 +286,7 @@ def forge_command(
     out: Path | None,
     home: Path | None,
     seeds_per_family: int,
+    seeds_dir: Path | None,
     rollouts: int,
     rollouts_table: Path | None,
     skill: float,
@@ -283,9 +308,17 @@ def forge_command(
     from envpipeline.forge.pipeline import forge_run
     from envpipeline.forge.policy import ScriptedTerminalPolicy
     from envpipeline.sandbox.detect import select_sandbox
-    from envpipeline.terminal.seeds import default_procedural_keys
+    from envpipeline.terminal.seeds import default_procedural_keys, discover_seed_folders
 
     out = out or resolve_home(home) / "forge"
+    seed_keys = default_procedural_keys(seeds_per_family)
+    if seeds_dir is not None:
+        folder_keys = sorted(discover_seed_folders(seeds_dir))
+        if not folder_keys:
+            raise click.BadParameter(f"{seeds_dir} holds no task folder (task.toml or task.yaml)")
+        seed_keys += folder_keys
+    if not seed_keys and rollouts_table is None:
+        raise click.BadParameter("no seeds: pass --seeds DIR or --seeds-per-family >= 1")
     if synthesizer == "llm":
         from envpipeline.llm.client import LLMClient, LLMConfig
         from envpipeline.synth.llm import LLMSynthesizer
@@ -315,7 +348,7 @@ def forge_command(
             bars.update(tasks[stage], completed=done)
 
         summary = forge_run(
-            default_procedural_keys(seeds_per_family),
+            seed_keys,
             out,
             select_sandbox(sandbox_name),
             synth,
@@ -326,6 +359,7 @@ def forge_command(
             budget=ForgeBudget(max_attempts=max_attempts, max_tokens=max_tokens),
             progress=progress,
             recorded=pass_rates_from_rollouts(rollouts_table) if rollouts_table else None,
+            seeds_folder=seeds_dir,
         )
     if as_json:
         emit_json(summary)

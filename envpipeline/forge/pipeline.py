@@ -30,11 +30,14 @@ def forge_run(
     budget: ForgeBudget | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     recorded: list[SeedPassRate] | None = None,
+    seeds_folder: Path | None = None,
 ) -> dict[str, Any]:
     """Run every stage and write bundles plus JSON/JSONL records under `out`; returns the summary.
 
     With `recorded` pass rates (from a rollouts table) the policy is not run and the seeds are
-    the table's seeds.
+    the table's seeds. Keys that are not procedural name bundles of `seeds_folder` (Harbor or
+    TB1 folders, imported like ``bundle import``); one that cannot be imported or has no
+    ``solution/solve.sh`` is left out and listed under ``skipped_seeds`` with the reason.
     """
     if recorded is not None:
         seed_keys = [r.seed_id for r in recorded]
@@ -42,8 +45,16 @@ def forge_run(
     notify = progress or (lambda stage, done, total: None)
     seeds_root = out / "seeds"
     seed_dirs: dict[str, Path] = {}
+    skipped: dict[str, str] = {}
     for i, key in enumerate(seed_keys):
-        seed_dirs[key] = Path(materialize_seed(key, seeds_root)["bundle_path"])
+        info = materialize_seed(key, seeds_root, seeds_folder)
+        folder = Path(info["bundle_path"])
+        if info["import_status"] == "failed":
+            skipped[key] = info["import_error"]
+        elif not (folder / "solution" / "solve.sh").is_file():
+            skipped[key] = "no solution/solve.sh: no oracle to score or synthesize from"
+        else:
+            seed_dirs[key] = folder
         notify("seeds", i + 1, len(seed_keys))
     rates, rollout_rows = list(recorded or []), []
     for i, (key, folder) in enumerate(seed_dirs.items() if recorded is None else []):
@@ -69,6 +80,7 @@ def forge_run(
     summary = {
         **report.summary(),
         "seeds": len(seed_dirs),
+        "skipped_seeds": skipped,
         "rollouts": len(rollout_rows),
         "mean_pass_rate": round(sum(r.pass_rate for r in rates) / len(rates), 4) if rates else None,
         "selector": {"backend": trace.backend, "status": trace.status, "objective": trace.objective},

@@ -31,7 +31,7 @@ class Rewrite(_Strict):
     reason: str
 
 
-FlagName = Literal["needs_network_build", "compose"]
+FlagName = Literal["needs_network_build", "needs_network_at_test", "compose"]
 Schema = Literal["1.0", "1.1"]
 
 

@@ -196,6 +196,28 @@ def _config(
     )
 
 
+#: A Python line that installs or downloads: pip/git in a subprocess, or an HTTP fetch of a remote URL.
+_PY_INSTALL = re.compile(r"""["'\s](pip3?|-m\s*["',\s]*pip)["',\s]+install\b|["'\s]git["',\s]+clone\b""")
+_PY_FETCH = re.compile(r"\b(requests|httpx)\.(get|post|request)\b|\burlopen\(|\burlretrieve\(")
+_PY_REMOTE = re.compile(r"(https?|ftp)://(?!localhost|127\.0\.0\.1|0\.0\.0\.0)")
+
+
+def _is_test_script(label: str) -> bool:
+    return label.startswith("tests/") or label == "run-tests.sh"
+
+
+def _python_network_lines(rel: str, raw: bytes) -> list[str]:
+    """Lines of a Python file under tests/ that need the network (pip install, remote fetches)."""
+    if not rel.endswith(".py"):
+        return []
+    out = []
+    for number, line in enumerate(raw.decode(errors="replace").splitlines(), 1):
+        code = line.split("#", 1)[0] if not line.lstrip().startswith("#") else ""
+        if _PY_INSTALL.search(code) or (_PY_FETCH.search(code) and _PY_REMOTE.search(code)):
+            out.append(f"line {number}: {line.strip()}")
+    return out
+
+
 @dataclass
 class Draft:
     """What an import accumulates before it writes anything (shared with `seed_import`)."""
@@ -223,6 +245,14 @@ class Draft:
         for e in result.edits:
             self.rewrite(label, e.line, e.original, e.replacement, e.reason)
         self.warnings.extend(f"{label}: {w}" for w in result.warnings)
+        if result.network and _is_test_script(label):
+            self.flag(
+                "needs_network_at_test",
+                label,
+                result.network,
+                "the verifier reaches a remote host at test time (after the offline rewrite); "
+                "the sandbox has no network, so these commands fail there",
+            )
         missing = [p for p in result.dropped_packages if not _PYTEST.match(p)]
         if missing:
             self.warnings.append(
@@ -231,13 +261,18 @@ class Draft:
         return result.text
 
     def copy_scripts(self, prefix: str, skip: set[str]) -> None:
-        """Copy the files under `prefix`, shell scripts rewritten (and recorded)."""
+        """Copy the files under `prefix`, shell scripts rewritten (and recorded); Python test
+        helpers that reach a remote host are flagged ``needs_network_at_test``."""
         for rel in sorted(p for p in self.present if p.startswith(prefix) and p not in skip):
             raw = (self.src / rel).read_bytes()
             if rel.endswith(".sh") or _SHELL_SHEBANG.match(raw[:200]):
                 self.files[rel] = self.rewrite_shell(rel, raw.decode(errors="replace"))
             else:
                 self.files[rel] = raw
+                network = _python_network_lines(rel, raw)
+                if network and _is_test_script(rel):
+                    why = "a test helper reaches a remote host at test time; the sandbox has no network"
+                    self.flag("needs_network_at_test", rel, network, why)
 
 
 def _environment(d: Draft) -> list[str]:

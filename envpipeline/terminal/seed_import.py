@@ -19,7 +19,7 @@ from envpipeline.terminal.import_report import ImportReport, Schema
 from envpipeline.terminal.importer import Draft, import_terminal_bench, safe_name, source_files
 
 #: What can go wrong reading one source folder (anything else is a bug and propagates).
-_PER_BUNDLE_ERRORS = (ConfigError, OSError, UnicodeDecodeError, ValueError, TypeError)
+PER_BUNDLE_ERRORS = (ConfigError, OSError, UnicodeDecodeError, ValueError, TypeError)
 
 
 def import_harbor_bundle(
@@ -56,6 +56,7 @@ def import_harbor_bundle(
         source=str(src),
         out=str(out),
         rewrites=d.rewrites,
+        flags=d.flags,
         warnings=d.warnings,
         source_format="harbor",
     )
@@ -94,7 +95,7 @@ def import_batch(
         target = Path(out) / name
         try:
             reports.append(import_bundle(src, target, schema=schema, org=org, overwrite=overwrite))
-        except _PER_BUNDLE_ERRORS as e:
+        except PER_BUNDLE_ERRORS as e:
             kind = (
                 "harbor"
                 if (src / "task.toml").is_file()

@@ -2,6 +2,14 @@
 
 A seed key names one bundle and is a safe partition key. Procedural seeds are written
 ``fam-<family>-<difficulty>-<seed>``; folder seeds take the folder name (sanitized).
+
+Folder seeds (Harbor bundles and Terminal-Bench 1 tasks) go through `seed_import.import_bundle`,
+the same path as ``bundle import``: scripts rewritten for offline sandboxes, image substitutions,
+flags and warnings recorded. The row carries them (``import_status``, ``import_error``,
+``substitutions``, ``rewrites``, ``flags``, ``import_warnings``; JSON lists) so the Dagster UI shows
+them. A folder that cannot be imported (no ``solution/``, unreadable ``task.toml``) is copied as it
+is and recorded with ``import_status = "failed"`` and the reason: gold verification then gives it
+a verdict (``no_solution``, ``invalid_bundle``) and the seed fails, never the run.
 """
 
 from __future__ import annotations
@@ -58,7 +66,7 @@ def materialize_seed(key: str, bundles_root: Path, seeds_folder: Path | None = N
     if target.exists():
         shutil.rmtree(target)
     match = PROCEDURAL.match(key)
-    info: dict[str, Any] = {"seed_key": key}
+    info: dict[str, Any] = {"seed_key": key, **NO_IMPORT}
     if match:
         family = get_family(match["family"])
         difficulty = match["difficulty"]
@@ -78,14 +86,7 @@ def materialize_seed(key: str, bundles_root: Path, seeds_folder: Path | None = N
         source = discover_seed_folders(seeds_folder or Path("/nonexistent")).get(key)
         if source is None:
             raise ConfigError(f"seed '{key}' is neither procedural nor in the seeds folder {seeds_folder}")
-        if (source / "task.toml").exists():
-            shutil.copytree(source, target, symlinks=True)
-            kind = "harbor"
-        else:
-            from envpipeline.terminal.importer import import_terminal_bench
-
-            import_terminal_bench(source, target)
-            kind = "terminal-bench"
+        kind = "harbor" if (source / "task.toml").exists() else "terminal-bench"
         info |= {
             "source_kind": kind,
             "source": str(source),
@@ -93,6 +94,7 @@ def materialize_seed(key: str, bundles_root: Path, seeds_folder: Path | None = N
             "difficulty": "",
             "skills": "[]",
             "knobs": "{}",
+            **import_folder_seed(source, target),
         }
     info |= {
         "bundle_path": str(target),
@@ -100,6 +102,44 @@ def materialize_seed(key: str, bundles_root: Path, seeds_folder: Path | None = N
         "source_fingerprint": source_fingerprint(key, seeds_folder),
     }
     return info
+
+
+#: The import columns of a procedural seed (nothing imported).
+NO_IMPORT: dict[str, Any] = {
+    "import_status": "generated",
+    "import_error": "",
+    "substitutions": "[]",
+    "rewrites": "[]",
+    "flags": "[]",
+    "import_warnings": "[]",
+}
+
+
+def import_folder_seed(source: Path, target: Path) -> dict[str, Any]:
+    """Import one seeds-folder bundle to `target`; the import columns of its row.
+
+    A folder the importer refuses is copied as it is (so verification can name what is wrong) and
+    its row says ``import_status = "failed"`` with the importer's reason.
+    """
+    from envpipeline.terminal.import_report import ImportReport
+    from envpipeline.terminal.seed_import import PER_BUNDLE_ERRORS, import_bundle
+
+    try:
+        report = import_bundle(source, target, overwrite=True)
+    except PER_BUNDLE_ERRORS as e:
+        report = ImportReport(task=target.name, source=str(source), out=str(target), error=str(e))
+    if not report.ok:
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(source, target, symlinks=True)
+    return {
+        "import_status": report.status,
+        "import_error": report.error or "",
+        "substitutions": json.dumps([x.model_dump() for x in report.substitutions]),
+        "rewrites": json.dumps([x.model_dump() for x in report.rewrites]),
+        "flags": json.dumps([x.model_dump() for x in report.flags]),
+        "import_warnings": json.dumps(report.warnings),
+    }
 
 
 def next_status(previous: str | None, passed: bool) -> SeedStatus:

@@ -30,6 +30,7 @@ from tree_sitter import Language, Node, Parser
 _ARG_TYPES = {"word", "string", "raw_string", "concatenation", "simple_expansion", "expansion", "number"}
 _LOCAL_URL = re.compile(r"^\w+://(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])(?=[:/]|$)")
 _REMOTE_URL = re.compile(r"^(https?|ftp)://")
+_REMOTE_GIT = re.compile(r"^(git|ssh)://|^[\w.-]+@[\w.-]+:")
 _SHELLS = {"sh", "bash", "zsh", "dash"}
 _UV_VALUE_OPTS = {
     "--with",
@@ -85,6 +86,8 @@ class ShellRewrite:
     dropped_packages: list[str] = field(default_factory=list)
     #: commands that need the network at test time, or a script that did not parse
     warnings: list[str] = field(default_factory=list)
+    #: the commands left in the script that reach a remote host (``line N: command``)
+    network: list[str] = field(default_factory=list)
 
 
 @cache
@@ -246,7 +249,9 @@ def _installer_pipeline(node: Node) -> bool:
 def _downloads(cmd: _Command) -> bool:
     if cmd.name in ("curl", "wget"):
         return any(_REMOTE_URL.match(w) and not _LOCAL_URL.match(w) for w in cmd.words)
-    return cmd.name == "git" and cmd.words[:1] == ["clone"]
+    if cmd.name == "git" and cmd.words[:1] == ["clone"]:
+        return any(_REMOTE_URL.match(w) or _REMOTE_GIT.match(w) for w in cmd.words[1:])
+    return False
 
 
 class _Rewriter:
@@ -300,6 +305,7 @@ class _Rewriter:
             self.result.warnings.append(
                 f"line {node.start_point[0] + 1}: `{_text(node)}` needs the network at test time"
             )
+            self.result.network.append(f"line {node.start_point[0] + 1}: {_text(node)}")
         return False
 
 

@@ -9,8 +9,21 @@ uploaded again from the bundle, and ``test.sh`` runs. Only what the verifier wri
 The reward rule (`parse_reward`): the verifier writes ``/logs/verifier/reward.txt`` (exactly one
 number) and/or ``reward.json`` (a number, or a flat map of numbers holding it under ``"reward"``;
 a one-key map is that key's value; other numeric keys are sidecar metrics). The reward must be
-finite and in [0, 1]. When both files are written they must agree (Harbor would let reward.json
-win; a verifier writing two different rewards is ``malformed_reward`` here, never a pass).
+finite and in [0, 1]. When both files are written they must agree, so the precedence question
+never decides a reward: current Harbor reads ``reward.json`` when it exists and falls back to
+``reward.txt`` (merging reward.txt's value in when reward.json has no ``"reward"`` key), see
+``Verifier.verify`` / ``_parse_reward_json`` in ``src/harbor/verifier/verifier.py`` of Harbor
+(read from the fork ``15735640198/harbor``); older Harbor copies (e.g. benchflow's internalized
+verifier) read reward.txt first. A verifier writing two different rewards is ``malformed_reward``
+here, never a pass, whichever rule the trainer later applies.
+
+Tampering (`planted_files`): a reward file in ``/logs/verifier`` or any file under ``/tests``
+that exists before the verifier phase is evidence. Present when the session opened, the image
+pre-seeds it; present after the agent phase, the agent (oracle, variant or policy) wrote it. Both
+give the trial verdict ``tampered``: the planted files are still thrown away and the verifier still
+runs fresh (its score is kept as ``verifier_reward`` for the red-team gate, which asks whether the
+verifier itself can be fooled), but the trial's ``reward`` is None, so a policy or rollout that
+tampers scores 0 and an oracle that tampers fails gold verification.
 """
 
 from __future__ import annotations
@@ -34,8 +47,19 @@ REWARD_JSON = "/logs/verifier/reward.json"
 REWARD_TXT = "/logs/verifier/reward.txt"
 
 TrialVerdict = Literal[
-    "ok", "build_failed", "agent_timeout", "verifier_timeout", "missing_reward", "malformed_reward"
+    "ok",
+    "build_failed",
+    "agent_timeout",
+    "verifier_timeout",
+    "missing_reward",
+    "malformed_reward",
+    "tampered",
 ]
+#: Lists what sits in the verifier's folders: reward files in /logs/verifier, anything under /tests.
+_PLANTED_PROBE = (
+    "find /logs/verifier -mindepth 1 -maxdepth 1 -name 'reward*' 2>/dev/null; "
+    "find /tests -mindepth 1 ! -type d 2>/dev/null | head -n 20; true"
+)
 
 #: What acts in the agent phase: given the live session, it returns its last command's result.
 AgentPhase = Callable[[SandboxSession], ExecResult | None]
@@ -53,6 +77,13 @@ class TrialResult(BaseModel):
     reason: str = ""
     agent_exec: ExecResult | None = None
     verifier_exec: ExecResult | None = None
+    verifier_reward: Annotated[
+        float | None,
+        Field(description="what the fresh verifier scored on a tampered trial (the trial's reward is None)"),
+    ] = None
+    planted: Annotated[
+        list[str], Field(description="files found in /logs/verifier or /tests before the verifier ran")
+    ] = []
     durations: Annotated[dict[str, float], Field(description="setup/agent/verifier/total seconds")] = {}
 
 
@@ -124,6 +155,25 @@ def solution_phase(bundle: Bundle, solution_dir: Path | None = None) -> AgentPha
     return act
 
 
+def planted_files(session: SandboxSession) -> list[str]:
+    """Reward files in ``/logs/verifier`` and files under ``/tests`` present right now."""
+    found = {path for path in (REWARD_JSON, REWARD_TXT) if session.read_file(path) is not None}
+    listing = session.exec(_PLANTED_PROBE, timeout_sec=30, workdir="/")
+    found.update(line.strip() for line in listing.stdout.splitlines() if line.strip().startswith("/"))
+    return sorted(found)
+
+
+def _tamper_reason(agent: str, before: list[str], after: list[str]) -> str:
+    if before:
+        return (
+            f"{', '.join(before)} existed before the agent phase: the environment image pre-seeds the "
+            "verifier's folders (remove it from the Dockerfile; only test.sh may write rewards)"
+        )
+    who = "the oracle solution" if agent == "oracle" else f"the agent phase ({agent})"
+    fix = " (an oracle that writes rewards is itself broken: solve.sh must solve the task only)"
+    return f"{who} wrote {', '.join(after)} before the verifier ran" + (fix if agent == "oracle" else "")
+
+
 def fresh_verifier_phase(session: SandboxSession, bundle: Bundle) -> None:
     """Kill what the agent left running, empty ``/tests`` and ``/logs/verifier``, upload ``tests/``."""
     session.kill_all()
@@ -169,6 +219,7 @@ def _run_phases(
 ) -> TrialResult:
     durations = {"setup": time.perf_counter() - started}
     agent_exec = None
+    before = planted_files(session)
     if act is not None:
         mark = time.perf_counter()
         agent_exec = act(session)
@@ -184,6 +235,8 @@ def _run_phases(
                 durations=durations,
             )
     mark = time.perf_counter()
+    session.kill_all()
+    after = planted_files(session) if act is not None else before
     fresh_verifier_phase(session, bundle)
     durations["reset"] = time.perf_counter() - mark
     mark = time.perf_counter()
@@ -204,6 +257,15 @@ def _run_phases(
             reason=f"test.sh ran past {bundle.config.verifier.timeout_sec:.0f}s",
         )
     reward, problem = parse_reward(session.read_file(REWARD_JSON), session.read_file(REWARD_TXT))
+    if before or after:
+        scored = f"the verifier, run fresh, scored {reward:g}" if reward is not None else problem
+        return TrialResult(
+            **common,
+            verdict="tampered",
+            verifier_reward=reward,
+            planted=sorted(set(before) | set(after)),
+            reason=f"{_tamper_reason(agent, before, after)}; {scored}",
+        )
     if reward is None:
         verdict = "missing_reward" if "wrote no" in problem else "malformed_reward"
         return TrialResult(**common, verdict=verdict, reason=problem)

@@ -16,6 +16,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from envpipeline import versions
+from envpipeline.errors import ConfigError
 from envpipeline.models.bundle import Bundle
 from envpipeline.redteam.base import TerminalPolicyOutcome
 from envpipeline.redteam.terminal import red_team, red_team_gate
@@ -41,8 +43,8 @@ __all__ = [
     "verify_bundle",
 ]
 
-#: gold-verify-2: fresh verifier phase, strict reward rule, red_team gate
-VERIFIER_VERSION = "gold-verify-2"
+#: gold-verify-3: fresh verifier phase, strict reward rule, red_team gate, tampered verdict
+VERIFIER_VERSION = versions.VERIFIER
 
 Verdict = Literal[
     "verified",
@@ -54,7 +56,12 @@ Verdict = Literal[
     "missing_reward",
     "malformed_reward",
     "red_team_broken",
+    "tampered",
+    "no_solution",
+    "invalid_bundle",
 ]
+#: Characters of each output kept in a report's tails.
+TAIL_CHARS = 2000
 
 #: The bundle verdict when a trial fails before a reward could be judged.
 _TRIAL_FAILURE: dict[TrialVerdict, Verdict] = {
@@ -63,6 +70,7 @@ _TRIAL_FAILURE: dict[TrialVerdict, Verdict] = {
     "verifier_timeout": "timeout",
     "missing_reward": "missing_reward",
     "malformed_reward": "malformed_reward",
+    "tampered": "tampered",
 }
 
 
@@ -92,6 +100,33 @@ class VerificationResult(BaseModel):
         """Whether the bundle is gold-verified."""
         return self.verdict == "verified"
 
+    def tails(self) -> dict[str, str]:
+        """The last `TAIL_CHARS` of the solution's and the tests' stdout/stderr, from the trial that
+        decided the verdict (the first that failed, else the first oracle trial)."""
+        trial = next((t for t in self.trials if t.verdict != "ok"), None)
+        trial = trial or next((t for t in self.trials if t.agent == "oracle"), None)
+        if trial is None:
+            return {}
+        out = {}
+        for name, result in (("solution", trial.agent_exec), ("tests", trial.verifier_exec)):
+            for stream in ("stdout", "stderr"):
+                text = getattr(result, stream) if result is not None else ""
+                out[f"{name}_{stream}"] = text[-TAIL_CHARS:]
+        return {"trial": trial.agent, **out}
+
+
+def unverifiable(path: str | Path, backend: str, verdict: Verdict, reason: str) -> VerificationResult:
+    """The result of a bundle that could not be run at all (unreadable, or no solution)."""
+    root = Path(path)
+    return VerificationResult(
+        bundle=root.name,
+        path=str(root),
+        backend=backend,
+        verdict=verdict,
+        reasons=[reason],
+        fingerprint=bundle_fingerprint(root) if root.is_dir() else "",
+    )
+
 
 def bundle_fingerprint(root: str | Path) -> str:
     """sha256 over every file's relative path, mode and bytes (symlinks by target)."""
@@ -112,8 +147,21 @@ def verify_bundle(
     path: str | Path, sandbox: Sandbox, limits: Limits | None = None, with_red_team: bool = True
 ) -> VerificationResult:
     """Oracle twice (must be 1 both times), nop once (must be 0), then every terminal red-team
-    policy (none may score 1); a clear verdict with reasons."""
-    bundle = read_bundle(path)
+    policy (none may score 1); a clear verdict with reasons.
+
+    A bundle that cannot be read is ``invalid_bundle`` and one without ``solution/solve.sh`` is
+    ``no_solution`` (each with a reason), never an exception."""
+    try:
+        bundle = read_bundle(path)
+    except ConfigError as e:
+        return unverifiable(path, sandbox.backend, "invalid_bundle", str(e))
+    if not bundle.paths.solve_sh.is_file():
+        return unverifiable(
+            path,
+            sandbox.backend,
+            "no_solution",
+            f"{bundle.paths.solve_sh} does not exist: gold verification needs an oracle solution",
+        )
     limits = limits or Limits(
         cpus=bundle.config.environment.cpus, memory_mb=bundle.config.environment.memory_mb
     )

@@ -170,3 +170,50 @@ def test_red_team_check_passes_a_verified_seed_and_fails_on_a_weak_one(tmp_path,
     check = seeds_defeat_red_team(**resources)
     assert not check.passed
     assert check.metadata["broken"].value == {"weak": ["tamper"]}
+
+
+def test_seed_folder_bundles_are_imported_with_their_flags_and_a_solutionless_one_fails(
+    tmp_path, local_sandbox
+):
+    """A TB1 task in <home>/seeds is imported like `bundle import` (rewrites and substitutions in
+    the row and the UI metadata); a Harbor bundle without solution/ becomes a failed seed with a
+    reason, not an exception."""
+    from tests.unit.test_importer import make_tb1
+
+    make_tb1(tmp_path / "seeds", "tb1-hello")
+    family = get_family("csv-json-merge")
+    harbor = write_generated(
+        family.generate(0, family.knobs_for("easy"), "easy"), tmp_path / "seeds" / "unsolved"
+    )
+    shutil.rmtree(harbor / "solution")
+    resources = _resources(tmp_path)
+    lake = resources["store"].lake()
+    with DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("terminal_seeds", ["tb1-hello", "unsolved"])
+        tb1 = materialize(
+            [terminal_seeds, seed_verification],
+            instance=instance,
+            resources=resources,
+            partition_key="tb1-hello",
+        )
+        assert tb1.success
+        row = lake.read("terminal_seeds", "tb1-hello")[0]
+        assert row["source_kind"] == "terminal-bench" and row["import_status"] == "imported"
+        assert json.loads(row["rewrites"]) and json.loads(row["substitutions"])
+        event = tb1.asset_materializations_for_node("terminal_seeds")[0]
+        assert event.metadata["import_status"].value == "imported" and event.metadata["rewrites"].value > 0
+        assert event.metadata["substitutions"].value
+        assert lake.read("seed_verification", "tb1-hello")[0]["verdict"] in ("verified", "oracle_failed")
+
+        unsolved = materialize(
+            [terminal_seeds, seed_verification],
+            instance=instance,
+            resources=resources,
+            partition_key="unsolved",
+        )
+        assert unsolved.success
+        row = lake.read("terminal_seeds", "unsolved")[0]
+        assert row["import_status"] == "failed" and "solution" in row["import_error"]
+        verification = lake.read("seed_verification", "unsolved")[0]
+        assert verification["verdict"] == "no_solution" and verification["status"] == "failed"
+        assert "solve.sh does not exist" in json.loads(verification["reasons"])[0]

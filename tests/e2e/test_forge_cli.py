@@ -79,3 +79,27 @@ def test_bundle_new_check_and_verify_report_failures(tmp_path, local_sandbox):
     assert verdicts["partial"]["verdict"] == "oracle_failed" and verdicts["partial"]["reasons"]
     families = json.loads(run_cli("families", "list", "--json").stdout)
     assert len(families) >= 12 and all(len(f["variants"]) >= 3 for f in families)
+
+
+def test_forge_seeds_dir_uses_its_bundles_and_skips_a_solutionless_one(tmp_path, local_sandbox):
+    import shutil
+
+    from envpipeline.terminal.families.base import write_generated
+    from envpipeline.terminal.families.registry import get_family
+
+    family = get_family("text-parsing")
+    seeds = tmp_path / "seeds"
+    write_generated(family.generate(0, family.knobs_for("easy"), "easy"), seeds / "my-harbor-task")
+    unsolved = write_generated(family.generate(1, family.knobs_for("easy"), "easy"), seeds / "unsolved")
+    shutil.rmtree(unsolved / "solution")
+    out = tmp_path / "forge"
+    args = ["forge", "--seeds", str(seeds), "--seeds-per-family", "0", "--target", "1", "--rollouts", "2"]
+    summary = json.loads(run_cli(*args, "--out", str(out), "--sandbox", "local", "--json").stdout)
+    assert summary["seeds"] == 1 and summary["accepted"] == 1
+    assert "no solution/solve.sh" in summary["skipped_seeds"]["unsolved"]
+    rates = [json.loads(x) for x in (out / "pass_rates.jsonl").read_text().splitlines()]
+    assert [r["seed_id"] for r in rates] == ["my-harbor-task"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused = run_cli(*args, "--seeds", str(empty), "--out", str(out), check=False)
+    assert refused.returncode == 2 and "holds no task folder" in refused.stderr

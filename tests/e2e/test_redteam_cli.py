@@ -104,4 +104,5 @@ def test_bundle_verify_names_the_policy_and_rejects_the_planted_reward(tmp_path:
     weak, planted = json.loads(result.stdout)
     assert weak["verdict"] == "red_team_broken" and weak["red_team"]["tamper"]["reward"] == 1.0
     assert "tamper" in weak["reasons"][-1]
-    assert planted["verdict"] == "oracle_failed" and planted["oracle_rewards"] == [0.0, 0.0]
+    assert planted["verdict"] == "tampered" and planted["oracle_rewards"] == [None, None]
+    assert "reward.json" in planted["reasons"][0]

@@ -88,3 +88,39 @@ def test_check_batch_reports_every_bundle(tmp_path: Path) -> None:
     failed = {c["name"]: c["reason"] for c in reports[1]["checks"] if not c["passed"]}
     assert failed == {"required_files": "solution/solve.sh missing"}
     assert "not a directory" in reports[2]["checks"][0]["reason"]
+
+
+def test_bundle_verify_reports_every_bundle_with_output_tails(tmp_path: Path) -> None:
+    """One good, one failing and one solution-less bundle (and a missing path): every one gets a
+    verdict, the failing one says why with the tests' output, and the exit status is 1."""
+    import shutil
+
+    from tests.unit.test_redteam_terminal import weak_bundle
+
+    good = weak_bundle(tmp_path, "trusts-stale-reward")
+    failing = weak_bundle(tmp_path / "f", "trusts-stale-reward")
+    (failing / "solution" / "solve.sh").write_text(
+        "#!/bin/bash\necho trying-hard\necho 'no luck' >&2\necho nope > /app/out.txt\n"
+    )
+    (failing / "tests" / "test.sh").write_text(
+        "#!/bin/bash\nmkdir -p /logs/verifier\necho TEST-OUTPUT-SAYS-WRONG-ANSWER\n"
+        "grep -qx done /app/out.txt && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n"
+    )
+    unsolved = weak_bundle(tmp_path / "u", "trusts-stale-reward")
+    shutil.rmtree(unsolved / "solution")
+    missing = tmp_path / "no-such-bundle"
+    paths = [str(p) for p in (failing, unsolved, missing, good)]
+    result = run_cli("bundle", "verify", *paths, "--sandbox", "local", "--json", check=False)
+    assert result.returncode == 1, result.stderr
+    reports = json.loads(result.stdout)
+    assert [r["path"] for r in reports] == paths
+    verdicts = [r["verdict"] for r in reports]
+    assert verdicts == ["oracle_failed", "no_solution", "invalid_bundle", "verified"]
+    bad = reports[0]
+    assert bad["reasons"] and bad["tails"]["trial"] == "oracle"
+    assert "trying-hard" in bad["tails"]["solution_stdout"] and "no luck" in bad["tails"]["solution_stderr"]
+    assert "TEST-OUTPUT-SAYS-WRONG-ANSWER" in bad["tails"]["tests_stdout"]
+    assert "solve.sh does not exist" in reports[1]["reasons"][0]
+    assert "not a directory" in reports[2]["reasons"][0]
+    ok = reports[3]
+    assert ok["tails"]["tests_stdout"] == "" and len(ok["tails"]["solution_stdout"]) <= 2000

@@ -391,3 +391,46 @@ def test_import_many_takes_harbor_bundles_too(tmp_path: Path) -> None:
     assert tomllib.loads((tmp_path / "out/native/task.toml").read_text()) == tomllib.loads(
         HARBOR_13_TASK_TOML
     )
+
+
+# ---- needs_network_at_test: what the tests still fetch after the offline rewrite -------------
+
+
+def test_tests_that_fetch_at_test_time_are_flagged(tmp_path: Path) -> None:
+    run_tests = (
+        "#!/bin/bash\npip install pytest\ngit clone https://github.com/example/fixtures /tmp/fx\n"
+        "git clone /app/repo /tmp/local-copy\nwget -q https://example.com/data.csv -O /tmp/d.csv\n"
+        'python3 -m pytest "$TEST_DIR/test_outputs.py" -rA\n'
+    )
+    helper = 'import requests\nDATA = requests.get("https://example.com/x.json").json()\n'
+    task = make_tb1(tmp_path / "tb", files={"run-tests.sh": run_tests, "tests/helper.py": helper})
+    report = import_terminal_bench(task, tmp_path / "out" / "net")
+    flags = {f.file: f for f in report.flags if f.name == "needs_network_at_test"}
+    assert set(flags) == {"run-tests.sh", "tests/helper.py"}
+    lines = flags["run-tests.sh"].lines
+    assert any("git clone https://github.com" in x for x in lines) and any("wget" in x for x in lines)
+    assert not any("local-copy" in x or "pip install" in x for x in lines)  # local clone; pip rewritten
+    assert flags["tests/helper.py"].lines == [
+        'line 2: DATA = requests.get("https://example.com/x.json").json()'
+    ]
+
+
+def test_offline_tests_are_not_flagged(tmp_path: Path) -> None:
+    report = import_terminal_bench(make_tb1(tmp_path / "tb"), tmp_path / "out" / "clean")
+    assert not [f for f in report.flags if f.name == "needs_network_at_test"]
+
+
+def test_a_harbor_test_sh_that_downloads_is_flagged(tmp_path: Path) -> None:
+    from envpipeline.terminal.families.base import write_generated
+    from envpipeline.terminal.families.registry import get_family
+    from envpipeline.terminal.seed_import import import_bundle
+
+    family = get_family("text-parsing")
+    bundle = write_generated(family.generate(0, family.knobs_for("easy"), "easy"), tmp_path / "h")
+    test_sh = bundle / "tests" / "test.sh"
+    test_sh.write_text(
+        test_sh.read_text().replace("\n", "\ncurl -fsSL https://example.com/expected.txt -o /tmp/e\n", 1)
+    )
+    report = import_bundle(bundle, tmp_path / "out" / "h")
+    [flag] = [f for f in report.flags if f.name == "needs_network_at_test"]
+    assert flag.file == "tests/test.sh" and "curl -fsSL https://example.com/expected.txt" in flag.lines[0]

@@ -153,7 +153,10 @@ def test_the_gate_rejects_a_weak_bundle_naming_the_policy(
 
 def test_the_false_pass_of_issue_11_is_rejected(tmp_path: Path, local_sandbox: Sandbox) -> None:
     result = verify_bundle(false_pass_bundle(tmp_path), local_sandbox)
-    assert result.verdict == "oracle_failed" and result.oracle_rewards == [0.0, 0.0]
+    assert result.verdict == "tampered" and result.oracle_rewards == [None, None]
+    assert "oracle solution wrote /logs/verifier/reward.json" in result.reasons[0]
+    assert "scored 0" in result.reasons[0]
+    assert [t.verifier_reward for t in result.trials[:2]] == [0.0, 0.0]
 
 
 def test_planted_and_stale_rewards_and_background_writers_are_discarded(
@@ -179,6 +182,7 @@ def test_the_old_verifier_phase_was_broken_by_tamper(
         [fresh] = red_team(bundle, local_sandbox, Limits(), policies=[tamper])
         assert not fresh.broke, fresh
     monkeypatch.setattr(trial_module, "fresh_verifier_phase", old_verifier_phase)
+    monkeypatch.setattr(trial_module, "planted_files", lambda session: [])
     for bundle in (stale, read_bundle(standard)):
         [old] = red_team(bundle, local_sandbox, Limits(), policies=[tamper])
         assert old.broke, old
@@ -186,7 +190,7 @@ def test_the_old_verifier_phase_was_broken_by_tamper(
 
 @pytest.mark.docker
 def test_fresh_verifier_phase_under_docker(tmp_path: Path, docker_sandbox: Sandbox) -> None:
-    assert verify_bundle(false_pass_bundle(tmp_path), docker_sandbox).verdict == "oracle_failed"
+    assert verify_bundle(false_pass_bundle(tmp_path), docker_sandbox).verdict == "tampered"
     stale = verify_bundle(weak_bundle(tmp_path, "trusts-stale-reward"), docker_sandbox)
     assert stale.verdict == "verified", stale.reasons
     broken = verify_bundle(weak_bundle(tmp_path, "checker-in-app"), docker_sandbox)

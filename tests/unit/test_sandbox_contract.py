@@ -250,3 +250,69 @@ def test_bad_dockerfile_is_a_build_error(sandbox: Sandbox, tmp_path: Path, docke
     broken = make_bundle(tmp_path / f"broken-{uuid.uuid4().hex[:8]}", dockerfile=dockerfile)
     with pytest.raises(EnvironmentBuildError):
         sandbox.open(broken, LIMITS).close()
+
+
+# ---- tamper probes: what sits in the verifier's folders before it runs is a `tampered` verdict --
+
+#: The real check: passes only when the agent wrote "done" to /app/out.txt.
+PROBE_TEST_SH = (
+    "#!/bin/bash\nmkdir -p /logs/verifier\n"
+    "grep -qx done /app/out.txt && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n"
+)
+#: Each probe: (solve.sh, extra Dockerfile lines, agent, the tampered files expected, reason words).
+TAMPER_PROBES = {
+    "planted-reward": (
+        "mkdir -p /logs/verifier; echo '{\"reward\": 1}' > /logs/verifier/reward.json\n",
+        "",
+        "oracle",
+        ["/logs/verifier/reward.json"],
+        "oracle solution wrote",
+    ),
+    "stale-reward": (
+        # a stale reward.txt kept alive by a background writer, and a planted test file
+        "mkdir -p /logs/verifier /tests; echo 1 > /tests/test.sh\n"
+        "(setsid bash -c 'while :; do echo 1 > /logs/verifier/reward.txt; sleep 0.05; done' "
+        "</dev/null >/dev/null 2>&1 &)\nsleep 0.3\n",
+        "",
+        "oracle",
+        ["/logs/verifier/reward.txt", "/tests/test.sh"],
+        "oracle solution wrote",
+    ),
+    "pre-seeded-image": (
+        "true\n",
+        "RUN mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt\n",
+        "nop",
+        ["/logs/verifier/reward.txt"],
+        "image pre-seeds",
+    ),
+}
+
+
+@pytest.mark.parametrize("probe", sorted(TAMPER_PROBES))
+def test_tamper_probes_give_a_tampered_verdict(sandbox: Sandbox, tmp_path: Path, probe: str) -> None:
+    from envpipeline.terminal.trial import run_trial
+
+    solve, docker_lines, agent, planted, words = TAMPER_PROBES[probe]
+    bundle = make_bundle(
+        tmp_path / probe,
+        dockerfile=STANDARD_DOCKERFILE + docker_lines,
+        extra={"solution/solve.sh": "#!/bin/bash\n" + solve, "tests/test.sh": PROBE_TEST_SH},
+    )
+    trial = run_trial(sandbox, bundle, agent, LIMITS)
+    assert trial.verdict == "tampered", trial
+    assert trial.reward is None and trial.verifier_reward == 0.0, trial
+    assert trial.planted == planted and words in trial.reason, trial.reason
+
+
+def test_a_clean_trial_is_not_tampered(sandbox: Sandbox, tmp_path: Path) -> None:
+    from envpipeline.terminal.trial import run_trial
+
+    bundle = make_bundle(
+        tmp_path / "clean",
+        extra={
+            "solution/solve.sh": "#!/bin/bash\necho done > /app/out.txt\n",
+            "tests/test.sh": PROBE_TEST_SH,
+        },
+    )
+    trial = run_trial(sandbox, bundle, "oracle", LIMITS)
+    assert (trial.verdict, trial.reward, trial.planted) == ("ok", 1.0, []), trial
