@@ -160,13 +160,20 @@ def scripts(draw: st.DrawFn, rule: str) -> str:
 
 
 @pytest.mark.parametrize("rule", sorted(RULES))
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,  # the same examples on every run, so CI cannot flake; raise max_examples to explore
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(data=st.data())
 def test_rewrite_keeps_the_exit_status(world: Path, rule: str, data: st.DataObject) -> None:
     script = data.draw(scripts(rule), label="script")
     outcomes = data.draw(st.lists(st.integers(0, 2), min_size=N_CHECKS, max_size=N_CHECKS), label="outcomes")
     rewritten = rewrite_script(script)
-    assert rewritten.edits, f"rule {rule} did not fire on:\n{script}"
+    misread = any("misread" in w for w in rewritten.warnings)
+    assert rewritten.edits or misread, f"rule {rule} did not fire on:\n{script}"
+    assert not misread or rewritten.text == script
     original, after = run(world, script, outcomes), run(world, rewritten.text, outcomes)
     if original != 0:
         assert after != 0, f"the rewrite turned a failure into a pass:\n{script}---\n{rewritten.text}"
@@ -190,6 +197,15 @@ def test_issue_examples(script: str, expected: str | None) -> None:
     assert "/dev/null" not in " ".join(result.dropped_packages) and "2" not in result.dropped_packages
     if expected is None:
         assert result.warnings and "needs the network" in result.warnings[0]
+
+
+def test_a_misparsed_script_is_left_unchanged() -> None:
+    """tree-sitter-bash runs this redirect on into the next line's test; rewriting it would be a guess."""
+    script = "[ $? -eq 0 ] || exit 7\npip3 install -q numpy 2>/dev/null\n[ $? -eq 0 ] || exit 7\n"
+    result = rewrite_script(script)
+    assert result.text == script and result.edits == []
+    assert "misread a redirect" in result.warnings[0]
+    assert rewrite_script("pip3 install -q numpy 2>/dev/null\nexit 0\n").edits  # a plain one still fires
 
 
 def test_unparseable_script_left_unchanged() -> None:
