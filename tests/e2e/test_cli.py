@@ -19,7 +19,7 @@ def run_cli(*args, env=None, check=True):
         text=True,
         cwd=REPO,
         env={**os.environ, **(env or {})},
-        timeout=600,
+        timeout=1800,  # a hang guard, not a speed target: the default job runs every gate and red team
     )
     if check and result.returncode != 0:
         raise AssertionError(f"{args} exited {result.returncode}: {result.stderr[-2000:]}")
