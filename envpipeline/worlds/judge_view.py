@@ -311,7 +311,7 @@ def observation_units(view: JudgeView) -> list[str]:
 
 def occurs(piece: str, text: str) -> bool:
     """`piece` is in `text` as a whole value: not glued to a longer word, number or time."""
-    return re.search(rf"(?<![\w:/-]){re.escape(piece)}(?![\w:/]|-\d)", text) is not None
+    return re.search(rf"(?<![\w/-])(?<!\d:){re.escape(piece)}(?![\w/]|[:-]\d)", text) is not None
 
 
 def source_units(view: JudgeView) -> list[str]:
@@ -413,7 +413,7 @@ def products_from(view: JudgeView, sources: list[str]) -> bool:
 
 
 #: A placeholder of a quoted format ('- DATE TIME TOPIC @ PLACE'): a capitalised word.
-PLACEHOLDER = re.compile(r"\b[A-Z]{3,}\b")
+PLACEHOLDER = re.compile(r"(?<![\w-])[A-Z]{3,}(?![\w-])")  # not the ORD of ORD-00300
 
 
 def formats(instruction: str) -> list[re.Pattern[str]]:

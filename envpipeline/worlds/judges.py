@@ -224,16 +224,28 @@ class TrajectoryJudge:
                 return False  # a date, time or amount it never saw about what the instruction names
         if not purchases_grounded(view, anchored):
             return False
-        sources = "\n".join(anchored) + "\n" + view.instruction
+        sources = "\n".join(_current(view.instruction, anchored)) + "\n" + view.instruction
         everything = "\n".join(observed)
         for text in new_texts(view):
             for segment in SEGMENT.split(text):
                 piece = segment.strip(" .-[]x")
                 if len(piece) >= 10 and occurs(piece, everything) and not occurs(piece, sources):
                     return False  # copied from something the instruction did not point at
-                if len(piece) >= 10 and not occurs(piece, everything) and piece in sources:
+                cut = not occurs(piece, everything) and piece not in view.instruction and piece in sources
+                if len(piece) >= 10 and cut:
                     return False  # copied, but cut short
         return True
+
+
+def _current(instruction: str, records: list[str]) -> list[str]:
+    """When the instruction asks for the latest message of a kind ('latest stand-up'), older ones go."""
+    free = outside_quotes(instruction).lower()
+    kinds = re.findall(r"\b(?:latest|last|most recent)\s+([a-z]+(?:-[a-z]+)?)", free)
+    if not kinds:
+        return records
+    pattern = re.compile("|".join(re.escape(k).replace("\\-", "[- ]?") for k in kinds), re.I)
+    of_kind = [r for r in records if pattern.search(r)]
+    return [r for r in records if r not in of_kind[:-1]]
 
 
 def _mail_calls(instruction: str) -> tuple[str, ...]:
