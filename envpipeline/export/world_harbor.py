@@ -20,6 +20,12 @@ agent can edit is verifier code: the criteria, the W0 snapshot and the checklist
 ``tests/`` (uploaded only after the agent phase), the criteria import only the standard library,
 and every ``python3`` of ``test.sh`` runs with ``-I``, so modules planted in ``/app`` (the working
 folder of ``test.sh``) or ``PYTHON*`` variables are never imported.
+
+Left out: ``calls_through`` criteria (a write made through the interface the instruction names)
+are judged on the agent's trajectory, which a script comparing W0 with /app cannot see; in the
+image every interface is one command (worldtool), and a log of its calls under /app would be the
+agent's to edit. Rather than ship a script that always passes, the export drops them from
+``tests/`` and ``checklist.json`` and names them under ``[metadata.envpipeline].not_exported``.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import shutil
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import envpipeline
 from envpipeline.errors import ConfigError
@@ -48,6 +55,13 @@ from envpipeline.terminal.bundle import dump_task_config, write_files
 from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
 from envpipeline.worlds import worldstore
 from envpipeline.worlds.tasks import criterion_scripts, prepare_initial
+
+#: Criterion kinds judged on the trajectory, which the exported verifier cannot see (see above).
+TRAJECTORY_KINDS = frozenset({"calls_through"})
+NOT_EXPORTED_WHY = (
+    "judged on the agent's trajectory (which interface made a write); a verifier comparing W0 "
+    "with /app cannot see it, and every interface is one command (worldtool) in the image"
+)
 
 #: What of a W0 day folder the image holds (delta.json is never part of W0).
 WORLD_PARTS = ("home", "apps", "manifest.json")
@@ -129,8 +143,20 @@ def snapshot_tar(day: Path) -> bytes:
     return out.getvalue()
 
 
+def exported_criteria(task: WorldTask) -> tuple[list[str], dict[str, Any]]:
+    """The ids of the criteria the export scripts, and checklist.json (without trajectory criteria)."""
+    kept = [c.id for c in task.criteria if c.kind not in TRAJECTORY_KINDS]
+    items = []
+    for item in task.checklist:
+        ids = [c for c in item.criteria if c in kept]
+        if ids:
+            items.append({**item.model_dump(mode="json"), "criteria": ids})
+    return kept, {"criteria": kept, "checklist": items}
+
+
 def world_task_config(task: WorldTask, difficulty: str | None) -> TaskConfig:
     """The task.toml of a world task, with its provenance under [metadata].envpipeline."""
+    dropped = [c.id for c in task.criteria if c.kind in TRAJECTORY_KINDS]
     return TaskConfig(
         metadata=MetadataSection(
             author_name="envpipeline",
@@ -146,6 +172,7 @@ def world_task_config(task: WorldTask, difficulty: str | None) -> TaskConfig:
                 "day": task.day,
                 "interface_flow": list(task.interface_flow),
                 "runtime": f"worldtool + stdlib worldstore (envpipeline {envpipeline.__version__})",
+                **({"not_exported": {"criteria": dropped, "why": NOT_EXPORTED_WHY}} if dropped else {}),
             },
         ),
         verifier=VerifierSection(timeout_sec=120.0),
@@ -172,10 +199,7 @@ def export_world_task(item: WorldTask | GatedTask, day_dir: str | Path, out: str
     if not (day_dir / "apps").is_dir():
         raise ConfigError(f"{day_dir}: not a world day folder (no apps/)")
     plan = {"task_id": task.task_id, "steps": [s.model_dump(mode="json") for s in task.solution]}
-    checklist = {
-        "criteria": [c.id for c in task.criteria],
-        "checklist": [i.model_dump(mode="json") for i in task.checklist],
-    }
+    kept, checklist = exported_criteria(task)
     with tempfile.TemporaryDirectory(prefix="world-export-") as work:
         initial = prepare_initial(task, day_dir, Path(work) / f"day-{task.day:02d}")
         files: dict[str, str | bytes] = {
@@ -187,7 +211,11 @@ def export_world_task(item: WorldTask | GatedTask, day_dir: str | Path, out: str
             "tests/test.sh": WORLD_TEST_SH,
             "tests/initial.tar.gz": snapshot_tar(initial),
             "tests/checklist.json": json.dumps(checklist, sort_keys=True, indent=1),
-            **{f"tests/{name}": text for name, text in criterion_scripts(task).items()},
+            **{
+                f"tests/{name}": text
+                for name, text in criterion_scripts(task).items()
+                if name.removeprefix("criterion_").removesuffix(".py") in kept
+            },
             "solution/solve.sh": WORLD_SOLVE_SH,
             "solution/solve.py": (RUNTIME_DIR / "world_solve.py").read_text(),
             "solution/steps.json": json.dumps(plan, sort_keys=True, indent=1),

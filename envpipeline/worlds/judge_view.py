@@ -14,7 +14,8 @@ from typing import Any, Protocol
 
 from envpipeline.worlds.state import diff
 
-QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+#: A quotation: an apostrophe inside a word ("jonas.s's") neither opens nor closes one.
+QUOTED = re.compile(r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"")
 PATH = re.compile(r"\b(?:[\w.-]+/)*[\w-]+\.(?:md|txt)\b")
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 HANDLE = re.compile(r"\b[a-z]+\.[a-z]\b")
@@ -23,7 +24,7 @@ ORDER_VERB = re.compile(r"\b(?:buy|order (?:it|the|something|exactly|one))\b", r
 DATA = re.compile(r"ORD-[\w]+|SKU-[\w-]+|\d{4}-\d{2}-\d{2}|\b\d{1,2}:\d{2}\b|\d+\.\d{2}\b")
 ORDER_NUMBER = re.compile(r"ORD-\w+")
 PRICE = re.compile(r"\$(\d+\.\d{2})")
-SEGMENT = re.compile(r"[\n:;,()]|\s—\s|\s-\s")
+SEGMENT = re.compile(r"[\n;,()]|(?<!\d):|:(?!\d)|\s—\s|\s-\s")  # a time's colon does not split
 #: Fields an agent changes by merely using the apps.
 VOLATILE_FIELDS = {"mail/messages": {"is_read"}, "shop/products": {"stock"}}
 VOLATILE_TABLES = {"shop/cart_items"}
@@ -219,3 +220,210 @@ def instruction_anchors(instruction: str) -> set[str]:
         set(EMAIL.findall(instruction)) | set(HANDLE.findall(instruction)) | set(PERSON.findall(instruction))
     )
     return {a for a in found | set(PATH.findall(instruction)) | quoted if len(a) > 3}
+
+
+# -- where a written value came from ------------------------------------------------------------------
+#: A date-time stamp is a record's metadata (when it was sent), not content the instruction points at.
+STAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+WORD = re.compile(r"[a-z0-9]+")
+#: A hyphenated noun of the instruction names the kind of message it points at ('stand-up', 'go-ahead').
+COMPOUND = re.compile(r"\b[A-Za-z]+-[A-Za-z]+\b")
+#: Words an instruction uses for what to do, not for where to look.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "the",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "for",
+        "by",
+        "with",
+        "from",
+        "it",
+        "its",
+        "it's",
+        "that",
+        "this",
+        "then",
+        "into",
+        "using",
+        "use",
+        "your",
+        "you",
+        "one",
+        "each",
+        "every",
+        "write",
+        "read",
+        "find",
+        "open",
+        "save",
+        "put",
+        "add",
+        "send",
+        "sent",
+        "email",
+        "mail",
+        "shell",
+        "webmail",
+        "tool",
+        "through",
+        "line",
+        "file",
+        "files",
+        "order",
+        "number",
+        "subject",
+        "as",
+        "is",
+        "be",
+        "was",
+        "are",
+        "there",
+        "their",
+        "them",
+        "about",
+        "what",
+        "which",
+    ]
+)
+
+
+def observation_units(view: JudgeView) -> list[str]:
+    """Each successful read's result in trajectory order: one unit per JSON record, else the whole page."""
+    units: list[str] = []
+    for name, arguments, result in tool_calls(view):
+        if is_write(name, arguments) or not call_ok(result):
+            continue
+        try:
+            json.loads(result)
+        except ValueError:
+            units.append(f"{json.dumps(arguments, ensure_ascii=False)} {result}")
+            continue
+        units += observation_records(name, arguments, result)
+    return units
+
+
+def occurs(piece: str, text: str) -> bool:
+    """`piece` is in `text` as a whole value: not glued to a longer word, number or time."""
+    return re.search(rf"(?<![\w/-])(?<!\d:){re.escape(piece)}(?![\w/]|[:-]\d)", text) is not None
+
+
+def source_units(view: JudgeView) -> list[str]:
+    """The observed unit(s) the instruction points at.
+
+    Among the units that mention who or what the instruction names, those sharing the most of its
+    remaining words, a kind of message it names ('go-ahead', 'stand-up') counting most; of these the latest, since a request
+    for a person's message means their current one. Time stamps are dropped: they are metadata.
+    """
+    anchors = instruction_anchors(view.instruction)
+    words = {
+        w
+        for w in WORD.findall(outside_quotes(view.instruction).lower())
+        if len(w) > 2 and w not in STOPWORDS and not any(w in a.lower() for a in anchors)
+    } | {w for q in QUOTED.findall(view.instruction) for w in WORD.findall(q.lower()) if len(w) > 2}
+    kinds = {k.lower() for k in COMPOUND.findall(outside_quotes(view.instruction))}
+    scored = []
+    for unit in observation_units(view):
+        if not any(a in unit for a in anchors):
+            continue
+        text = STAMP.sub(" ", unit)
+        flat = re.sub(r"[\s-]+", " ", text.lower())
+        kind = sum(3 for k in kinds if re.sub(r"-", " ", k) in flat)
+        scored.append((kind + len(words & set(WORD.findall(text.lower()))), text))
+    if not scored:
+        return []
+    best = max(score for score, _ in scored)
+    return [text for score, text in scored if score == best][-1:]
+
+
+def value_pieces(text: str) -> list[str]:
+    """The pieces of a written text a value may fill: segments and the data tokens in them."""
+    text = re.sub(r"\[[ xX]\]", " ", text)
+    pieces = [s.strip(" .-#*>") for s in SEGMENT.split(text)]
+    return [p for p in pieces if len(p) >= 4]
+
+
+def followed_units(view: JudgeView, sources: list[str]) -> list[str]:
+    """Units of reads whose arguments name a path or value the source gave (a file the mail asked for)."""
+    source = "\n".join(sources)
+    out = []
+    for name, arguments, result in tool_calls(view):
+        if is_write(name, arguments) or not call_ok(result):
+            continue
+        named = PATH.findall(json.dumps(arguments, ensure_ascii=False))
+        if named and all(occurs(p, source) for p in named):
+            out.append(STAMP.sub(" ", result))
+    return out
+
+
+def values_from_source(view: JudgeView) -> bool:
+    """Every value the agent wrote that the instruction does not dictate comes from the source it names.
+
+    A data token (date, time, amount, SKU, path) must be in the source (or the agent's new order); a
+    piece of text the agent copied from anything it read must be copied from the source, whole: a
+    piece found elsewhere (another message, an older stand-up, the shop) or cut short is a wrong value.
+    """
+    sources = source_units(view)
+    sources += followed_units(view, sources)
+    orders = added_rows(view, "shop/orders")
+    dictated = (
+        view.instruction
+        + "\n"
+        + "\n".join(f"{o['order_number']} {o['total_cents'] / 100:.2f}" for o in orders)
+    )
+    lower = dictated.lower()
+    observed = STAMP.sub(" ", "\n".join(observation_units(view)))
+    for text in new_texts(view):
+        for token in DATA.findall(text) + PATH.findall(text):
+            if not occurs(token, dictated) and not any(occurs(token, s) for s in sources):
+                return False
+        for piece in value_pieces(text):
+            if piece.lower() in lower:
+                continue
+            if occurs(piece, observed) and not any(occurs(piece, s) for s in sources):
+                return False
+            if len(piece) >= 8 and not occurs(piece, observed) and any(piece in s for s in sources):
+                return False  # the source's value, cut short
+    free = outside_quotes(view.instruction)
+    for pattern in formats(view.instruction):
+        for text in new_texts(view):
+            for line in text.splitlines():
+                found = pattern.fullmatch(line.strip())
+                for value in found.groups() if found else ():
+                    value = value.strip()
+                    if not occurs(value, free) and not any(occurs(value, s) for s in sources):
+                        return False  # the instruction's placeholder filled from elsewhere
+    return products_from(view, sources)
+
+
+def products_from(view: JudgeView, sources: list[str]) -> bool:
+    """Every product bought is named by the instruction or in the source it points at."""
+    for order in added_rows(view, "shop/orders"):
+        for item in json.loads(order.get("items_json") or "[]"):
+            name = str(item.get("name"))
+            if not occurs(name, view.instruction) and not any(occurs(name, s) for s in sources):
+                return False
+    return True
+
+
+#: A placeholder of a quoted format ('- DATE TIME TOPIC @ PLACE'): a capitalised word.
+PLACEHOLDER = re.compile(r"(?<![\w-])[A-Z]{3,}(?![\w-])")  # not the ORD of ORD-00300
+
+
+def formats(instruction: str) -> list[re.Pattern[str]]:
+    """The instruction's quoted line formats as patterns, one group per placeholder."""
+    out = []
+    for quoted in QUOTED.findall(instruction):
+        body = quoted[1:-1].strip()
+        if not PLACEHOLDER.search(body):
+            continue
+        parts = PLACEHOLDER.split(body)
+        literal = [r"\s+".join(re.escape(w) for w in p.split(" ")) for p in parts]
+        out.append(re.compile("(.+?)".join(literal)))
+    return out

@@ -6,14 +6,20 @@ decision (None), never broken in favour of one judge.
 
 - `DiffJudge`: the effects the instruction asks for (files it names, an order when it says to buy
   or order, a sent e-mail to each address, a DM or chat post, an archived mail) are in the diff,
-  and an order number it asks to pass on reaches every new message.
+  an order number it asks to pass on reaches every new message, and a product bought is named in
+  the message the instruction points at (`source_units`).
 - `RuleReviewer`: the diff is consistent and minimal: nothing deleted, rows changed only in
   volatile fields (or archived when asked), orders add up, at most one order per request, no
-  placeholder text, order numbers and prices written match the new orders.
+  placeholder text, order numbers and prices written match the new orders; and its content is
+  right (`values_from_source`): it locates the observed message the instruction points at (who it
+  names, the kind of message, the latest) and requires every written date, time, amount and path,
+  every placeholder of the instruction's quoted format ('- DATE TIME TOPIC @ PLACE') and every
+  piece of text copied from a read to come from that message whole, not from another one.
 - `TrajectoryJudge`: every app the diff changed was written by a successful tool call of the
   agent, the data the agent wrote (dates, times, prices, order numbers) was observed in a read
-  before, and a bought product was named in an observation that mentions who or what the
-  instruction names. It never reads the agent's final message.
+  before (as a whole value, not inside a time stamp), and a bought product was named in an
+  observation that mentions who or what the instruction names. It never reads the agent's final
+  message.
 - `LLMJudge`: the same view through `envpipeline.llm` when a client is configured.
 """
 
@@ -34,6 +40,7 @@ from envpipeline.worlds.judge_view import (
     PATH,
     PRICE,
     SEGMENT,
+    STAMP,
     VOLATILE_FIELDS,
     VOLATILE_TABLES,
     WRITES,
@@ -45,12 +52,15 @@ from envpipeline.worlds.judge_view import (
     is_write,
     new_texts,
     observation_records,
-    observations,
+    occurs,
     order_numbers,
     outside_quotes,
+    products_from,
     purchases_grounded,
     requested_apps,
+    source_units,
     tool_calls,
+    values_from_source,
 )
 
 
@@ -68,8 +78,8 @@ class DiffJudge:
         orders = added_rows(view, "shop/orders")
         if ORDER_VERB.search(free) and len(orders) != 1:
             return False
-        if not purchases_grounded(view, anchored_records(view, observations(view))):
-            return False
+        if not products_from(view, source_units(view)):
+            return False  # a product other than the one the message it points at names
         sent = [r for r in added_rows(view, "mail/messages") if r.get("folder") == "sent"]
         for address in set(EMAIL.findall(free)):
             if not any(address in str(r.get("recipients") or "") for r in sent):
@@ -144,7 +154,7 @@ class RuleReviewer:
                 return False
             if orders and any(p not in prices for p in PRICE.findall(text)):
                 return False
-        return changed_any and not archived[1:]
+        return changed_any and not archived[1:] and values_from_source(view)
 
 
 def _orders_add_up(view: JudgeView, orders: list[dict[str, Any]]) -> bool:
@@ -207,21 +217,35 @@ class TrajectoryJudge:
                 return False
         anchored = anchored_records(view, observed)
         orders = added_rows(view, "shop/orders")
-        seen = "\n".join(anchored) + "\n" + view.instruction
+        seen = STAMP.sub(" ", "\n".join(anchored)) + "\n" + view.instruction
         seen += "\n" + "\n".join(f"{o['order_number']} {o['total_cents'] / 100:.2f}" for o in orders)
         for text in new_texts(view):
-            if any(token not in seen for token in DATA.findall(text)):
-                return False
+            if any(not occurs(token, seen) for token in DATA.findall(text)):
+                return False  # a date, time or amount it never saw about what the instruction names
         if not purchases_grounded(view, anchored):
             return False
-        sources = "\n".join(anchored) + "\n" + view.instruction
+        sources = "\n".join(_current(view.instruction, anchored)) + "\n" + view.instruction
         everything = "\n".join(observed)
         for text in new_texts(view):
             for segment in SEGMENT.split(text):
                 piece = segment.strip(" .-[]x")
-                if len(piece) >= 10 and piece in everything and piece not in sources:
+                if len(piece) >= 10 and occurs(piece, everything) and not occurs(piece, sources):
                     return False  # copied from something the instruction did not point at
+                cut = not occurs(piece, everything) and piece not in view.instruction and piece in sources
+                if len(piece) >= 10 and cut:
+                    return False  # copied, but cut short
         return True
+
+
+def _current(instruction: str, records: list[str]) -> list[str]:
+    """When the instruction asks for the latest message of a kind ('latest stand-up'), older ones go."""
+    free = outside_quotes(instruction).lower()
+    kinds = re.findall(r"\b(?:latest|last|most recent)\s+([a-z]+(?:-[a-z]+)?)", free)
+    if not kinds:
+        return records
+    pattern = re.compile("|".join(re.escape(k).replace("\\-", "[- ]?") for k in kinds), re.I)
+    of_kind = [r for r in records if pattern.search(r)]
+    return [r for r in records if r not in of_kind[:-1]]
 
 
 def _mail_calls(instruction: str) -> tuple[str, ...]:

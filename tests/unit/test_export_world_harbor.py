@@ -58,7 +58,23 @@ def test_world_layout(exported) -> None:
     assert "envpipeline" not in (app / "worldstore.py").read_text().split("\n", 1)[1]
     tests = {p.name for p in (path / "tests").iterdir()}
     assert {"test.sh", "initial.tar.gz", "checklist.json"} <= tests
-    assert {f"criterion_{c.id}.py" for c in gated.task.criteria} <= tests
+    scripted = {c.id for c in gated.task.criteria if c.kind != "calls_through"}
+    assert {f"criterion_{c}.py" for c in scripted} == {t for t in tests if t.startswith("criterion_")}
+
+
+def test_trajectory_criteria_are_dropped_from_the_export_by_name_not_scripted_to_pass(exported) -> None:
+    dropped_somewhere = False
+    for gated, path in exported:
+        trajectory = [c.id for c in gated.task.criteria if c.kind == "calls_through"]
+        checklist = json.loads((path / "tests" / "checklist.json").read_text())
+        listed = set(checklist["criteria"]) | {c for i in checklist["checklist"] for c in i["criteria"]}
+        assert not listed & set(trajectory) and listed
+        assert not any((path / "tests" / f"criterion_{c}.py").exists() for c in trajectory)
+        meta = read_bundle(path).config.metadata.envpipeline
+        named = meta.get("not_exported") or {}
+        assert isinstance(named, dict) and named.get("criteria", []) == trajectory
+        dropped_somewhere = dropped_somewhere or bool(trajectory)
+    assert dropped_somewhere
 
 
 def _top_level_imports(source: str) -> set[str]:

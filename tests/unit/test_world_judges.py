@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,9 @@ from envpipeline.worlds.judge_panel import judge_kappas, judge_probe, panel, uni
 from envpipeline.worlds.judge_view import JudgeView, judge_view
 from envpipeline.worlds.judges import default_judges
 from envpipeline.worlds.personas import generate_persona
-from envpipeline.worlds.tasks import generate_task, prepare_initial
+from envpipeline.worlds.state import WorldReader
+from envpipeline.worlds.tasks import generate_task, load_persona, prepare_initial, task_from_template
+from envpipeline.worlds.templates import get_template
 from envpipeline.worlds.verifier import evaluate
 
 
@@ -95,3 +98,82 @@ def test_a_tie_is_no_decision_whichever_judge_is_on_which_side() -> None:
     assert panel({"diff": False, "rules": True, "trajectory": True}) is True
     assert panel({"diff": True, "rules": None, "trajectory": False, "llm": False}) is False
     assert panel({"diff": None}) is None
+
+
+# -- values taken from the wrong message ----------------------------------------------------------------
+def _standup_day(root: Path, source: Path, updates: list[tuple[str, str]]) -> Path:
+    """A copy of `source`'s world whose 'team' channel ends with `updates` ((author, text) in order)."""
+    world = root / source.parent.name
+    shutil.copytree(source.parent, world)
+    day = world / source.name
+    with sqlite3.connect(day / "apps" / "chat.sqlite") as db:
+        db.execute("INSERT OR IGNORE INTO channels (name, topic) VALUES ('team', 'team')")
+        (team,) = db.execute("SELECT id FROM channels WHERE name = 'team'").fetchone()
+        db.executemany(
+            "INSERT INTO messages (channel_id, author, body, posted_at) VALUES (?, ?, ?, ?)",
+            [(team, a, f"Stand-up: {u}", f"2026-01-02T09:{10 + i}:00") for i, (a, u) in enumerate(updates)],
+        )
+    return day
+
+
+def _standup_task(day: Path):
+    persona = load_persona(day)
+    task = task_from_template(get_template("standup_digest"), WorldReader(day), persona, 0)
+    assert task is not None
+    return task
+
+
+def test_a_standup_distractor_is_never_the_true_update(solved, tmp_path) -> None:
+    _, day, *_ = solved
+    persona = load_persona(day)
+    author = persona.contacts[0].handle
+    world = _standup_day(tmp_path, day, [(author, "blocked on a review.")])  # the old fixed distractor
+    task = _standup_task(world)
+    (read,) = [s for s in task.solution if s.action == "mcp.read_chat"]
+    options = read.args["distractors"]["update"]
+    assert task.instruction.count(author) >= 1 and options
+    assert "blocked on a review." not in options and all(o.strip() for o in options)
+    state = next(c for c in task.criteria if c.kind == "state_preserved")
+    assert "blocked on a review." not in str(state.model_dump())
+
+
+def test_an_update_copied_from_the_wrong_message_is_failed_by_the_judges(
+    solved, tmp_path, monkeypatch
+) -> None:
+    _, day, *_ = solved
+    persona = load_persona(day)
+    author = persona.contacts[0].handle
+    world = _standup_day(
+        tmp_path,
+        day,
+        [
+            (author, "testing the new setup."),  # the author's older stand-up
+            (persona.username, "on the budget numbers."),  # someone else's
+            (author, "finishing the draft today."),  # the one the instruction points at
+        ],
+    )
+    task = _standup_task(world)
+    w0 = prepare_initial(task, world, tmp_path / "w0" / world.name)
+
+    def attempt(name: str, mistakes: list[str | None]):
+        final = tmp_path / name / world.name
+        shutil.copytree(w0, final)
+        agent = ScriptedAgent(seed="distractor", error_rate=0.0)
+        script = iter(mistakes)
+        monkeypatch.setattr(agent, "_mistake", lambda: next(script, None))
+        result = agent.run(task, final)
+        return (
+            evaluate(task, w0, final, result.trajectory),
+            votes(default_judges(), judge_view(task.instruction, result.trajectory, w0, final)),
+            result,
+        )
+
+    clean, cast, _ = attempt("clean", [])
+    assert clean.verdict == 1 and panel(cast) is True, cast
+    for wrong in ("testing the new setup.", "on the budget numbers."):
+        read = next(s for s in task.solution if s.action == "mcp.read_chat")
+        monkeypatch.setitem(read.args, "distractors", {"update": [wrong]})
+        ev, cast, result = attempt(f"wrong-{wrong[:4]}", ["wrong_value"])
+        assert result.variables["update"] == wrong
+        assert ev.verdict == 0
+        assert cast["rules"] is False and cast["trajectory"] is False and panel(cast) is False, cast

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from envpipeline.worlds.schema import FILES_APP
+from envpipeline.worlds.skills.team_standup_chat import UPDATES
 from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has
 from envpipeline.worlds.templates.base import Template
 from envpipeline.worlds.templates.registry import register_template
@@ -16,6 +17,21 @@ def _standups(ctx: Context) -> list[dict]:
         "WHERE c.name = 'team' ORDER BY m.id",
     )
     return [r for r in rows if r["author"] in handles and r["body"].startswith("Stand-up: ")]
+
+
+def standup_distractors(ctx: Context, update: str) -> list[str]:
+    """Wrong updates an agent may take: other stand-ups of the channel, never the true `update`."""
+    rows = ctx.reader.query(
+        "chat",
+        "SELECT m.* FROM messages m JOIN channels c ON c.id = m.channel_id "
+        "WHERE c.name = 'team' ORDER BY m.id",
+    )
+    seen = [
+        str(r["body"]).removeprefix("Stand-up: ") for r in rows if str(r["body"]).startswith("Stand-up: ")
+    ]
+    fallback = [f"{u}." for u in UPDATES]
+    options = [u for u in dict.fromkeys([*reversed(seen), *fallback]) if u.strip() != update.strip()]
+    return options[:2]
 
 
 def standup_digest(ctx: Context) -> TaskBuilder:
@@ -40,7 +56,7 @@ def standup_digest(ctx: Context) -> TaskBuilder:
         author=author,
         pattern=r"Stand-up: (.+)",
         vars=["update"],
-        distractors={"update": ["blocked on a review."]},
+        distractors={"update": standup_distractors(ctx, update)},
     )
     b.sub("cli", f"Write the digest file {path}.", f"printf '# Stand-up\\n- {author}: ...\\n' > {path}")
     b.step("cli.write_file", path=path, content=f"# Stand-up {ctx.date}\n\n- {author}: {{update}}\n")
