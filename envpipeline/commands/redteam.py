@@ -26,23 +26,18 @@ SuiteRunner = Callable[[Lake, int | None, str | None], dict[str, Any]]
 
 
 def _per_policy(attacks: Iterable[tuple[str, list[Any]]], total: int) -> dict[str, Any]:
-    """Fold (task id, outcomes) pairs into the report's policies and broken tasks."""
-    per_policy: dict[str, dict[str, float]] = {}
-    broken: list[str] = []
+    """Fold (task id, outcomes) pairs into the report's policies and broken tasks, with a progress bar."""
+    from envpipeline.redteam.summary import fold_outcomes
+
     with progress() as bar:
         task = bar.add_task("red team", total=total)
-        for task_id, outcomes in attacks:
-            for outcome in outcomes:
-                entry = per_policy.setdefault(outcome.policy, {"attacked": 0, "broke": 0, "checklist": 0.0})
-                entry["attacked"] += 1
-                entry["broke"] += int(outcome.broke)
-                entry["checklist"] += outcome.checklist
-            if any(o.broke for o in outcomes):
-                broken.append(task_id)
-            bar.advance(task)
-    for entry in per_policy.values():
-        entry["mean_checklist"] = round(entry.pop("checklist") / entry["attacked"], 4)
-    return {"policies": dict(sorted(per_policy.items())), "broken_accepted_tasks": broken}
+
+        def advancing() -> Iterable[tuple[str, list[Any]]]:
+            for pair in attacks:
+                yield pair
+                bar.advance(task)
+
+        return fold_outcomes(advancing())
 
 
 def suite_report(records: list[Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from envpipeline.models.gates import GateResult
 from envpipeline.models.task import TaskRecord
 from envpipeline.redteam.base import ComposeAttack, PolicyOutcome, RedTeamPolicy, ReferenceRun
 from envpipeline.redteam.registry import policies_for
+from envpipeline.redteam.summary import red_team_gate_result
 from envpipeline.rewards.cfrr import cfrr_rewards
 from envpipeline.rubric import pass_vector
 
@@ -73,10 +74,4 @@ def red_team(
 def red_team_gate(task: TaskRecord, stored: dict[str, dict[str, Any]] | None = None) -> GateResult:
     """Gate: no red-team policy earns full reward on the task."""
     outcomes = red_team(task, stored)
-    broke = [o.policy for o in outcomes if o.broke]
-    return GateResult(
-        name="red_team",
-        passed=not broke,
-        reason=f"broken by {', '.join(broke)}" if broke else "",
-        evidence={"policies": {o.policy: o.model_dump(exclude={"policy"}) for o in outcomes}, "broke": broke},
-    )
+    return red_team_gate_result(outcomes)

@@ -76,3 +76,32 @@ def terminal_red_team_summary(items: Iterable[tuple[bool, list[dict[str, Any]]]]
         "accepted_hack_passes": accepted_broken,
         "accepted_hack_pass_rate": round(accepted_broken / attacked, 4) if attacked else 0.0,
     }
+
+
+def fold_outcomes(attacks: Iterable[tuple[str, list[Any]]]) -> dict[str, Any]:
+    """Fold (task id, policy outcomes) pairs into a suite report's per-policy figures
+    (attacked, broke, mean checklist) and the ids of the tasks some policy broke."""
+    per_policy: dict[str, dict[str, float]] = {}
+    broken: list[str] = []
+    for task_id, outcomes in attacks:
+        for outcome in outcomes:
+            entry = per_policy.setdefault(outcome.policy, {"attacked": 0, "broke": 0, "checklist": 0.0})
+            entry["attacked"] += 1
+            entry["broke"] += int(outcome.broke)
+            entry["checklist"] += outcome.checklist
+        if any(o.broke for o in outcomes):
+            broken.append(task_id)
+    for entry in per_policy.values():
+        entry["mean_checklist"] = round(entry.pop("checklist") / entry["attacked"], 4)
+    return {"policies": dict(sorted(per_policy.items())), "broken_accepted_tasks": broken}
+
+
+def red_team_gate_result(outcomes: list[Any]) -> GateResult:
+    """The red_team gate over one task's policy outcomes: it fails when any policy broke the task."""
+    broke = [o.policy for o in outcomes if o.broke]
+    return GateResult(
+        name="red_team",
+        passed=not broke,
+        reason=f"broken by {', '.join(broke)}" if broke else "",
+        evidence={"policies": {o.policy: o.model_dump(exclude={"policy"}) for o in outcomes}, "broke": broke},
+    )

@@ -15,6 +15,7 @@ from envpipeline.models.bundle import Bundle
 from envpipeline.models.gates import GateResult
 from envpipeline.redteam.base import RedTeamPolicy, TerminalAttack, TerminalPolicyOutcome
 from envpipeline.redteam.registry import policies_for
+from envpipeline.redteam.summary import red_team_gate_result
 from envpipeline.sandbox.base import ExecResult, Limits, Sandbox, SandboxSession
 from envpipeline.terminal.bundle import read_bundle
 from envpipeline.terminal.trial import AgentPhase, TrialResult, run_trial
@@ -85,13 +86,7 @@ def red_team(
 
 def red_team_gate(outcomes: list[TerminalPolicyOutcome]) -> GateResult:
     """Gate: no red-team policy earns reward 1 on the bundle."""
-    broke = [o.policy for o in outcomes if o.broke]
-    return GateResult(
-        name="red_team",
-        passed=not broke,
-        reason=f"broken by {', '.join(broke)}" if broke else "",
-        evidence={"policies": {o.policy: o.model_dump(exclude={"policy"}) for o in outcomes}, "broke": broke},
-    )
+    return red_team_gate_result(outcomes)
 
 
 def outcomes_or_attack(

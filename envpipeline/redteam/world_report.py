@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from envpipeline.errors import ConfigError
 from envpipeline.models.world_task import GatedTask
-from envpipeline.redteam.summary import red_team_summary
+from envpipeline.redteam.base import PolicyOutcome
+from envpipeline.redteam.summary import fold_outcomes, red_team_summary
 from envpipeline.redteam.world import red_team_world
 from envpipeline.worlds.tasks import prepare_initial
 
@@ -34,26 +36,14 @@ def world_records(home: Path) -> tuple[Path, list[GatedTask]]:
 def world_suite_report(records: list[GatedTask], root: Path, limit: int | None = None) -> dict[str, Any]:
     """Per policy over (at most `limit`) accepted tasks: attacked, broke, mean checklist; plus the gate's record."""
     accepted = [r for r in records if r.status == "accepted"][:limit]
-    per_policy: dict[str, dict[str, float]] = {}
-    broken: list[str] = []
     with tempfile.TemporaryDirectory(prefix="wildawm-suite-") as tmp:
-        for record in accepted:
-            task = record.task
-            day_dir = root / task.persona_id / f"day-{task.day:02d}"
-            w0 = prepare_initial(task, day_dir, Path(tmp) / task.task_id / day_dir.name)
-            outcomes = red_team_world(task, w0)
-            for outcome in outcomes:
-                entry = per_policy.setdefault(outcome.policy, {"attacked": 0, "broke": 0, "checklist": 0.0})
-                entry["attacked"] += 1
-                entry["broke"] += int(outcome.broke)
-                entry["checklist"] += outcome.checklist
-            if any(o.broke for o in outcomes):
-                broken.append(task.task_id)
-    for entry in per_policy.values():
-        entry["mean_checklist"] = round(entry.pop("checklist") / entry["attacked"], 4)
-    return {
-        "accepted_tasks": len(accepted),
-        "policies": dict(sorted(per_policy.items())),
-        "broken_accepted_tasks": broken,
-        "candidates": red_team_summary(records),
-    }
+
+        def attacks() -> Iterator[tuple[str, list[PolicyOutcome]]]:
+            for record in accepted:
+                task = record.task
+                day_dir = root / task.persona_id / f"day-{task.day:02d}"
+                w0 = prepare_initial(task, day_dir, Path(tmp) / task.task_id / day_dir.name)
+                yield task.task_id, red_team_world(task, w0)
+
+        folded = fold_outcomes(attacks())
+    return {"accepted_tasks": len(accepted), **folded, "candidates": red_team_summary(records)}
