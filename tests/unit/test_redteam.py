@@ -61,6 +61,9 @@ def test_every_policy_is_registered_once_with_a_name_and_families():
     for name, policy in policies.items():
         assert policy.name == name and policy.description
         assert policy.families and policy.families <= {"compose", "world", "terminal"}
+        for family in policy.families:  # the base hook's NotImplementedError is only for the others
+            hook = f"attack_{family}"
+            assert getattr(type(policy), hook) is not getattr(RedTeamPolicy, hook), f"{name} lacks {hook}"
     with pytest.raises(ConfigError):
         register_policy(type("Other", (type(get_policy("nop")),), {})())
     with pytest.raises(ConfigError, match="known"):
