@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from envpipeline.commands.common import console, emit_json, home_option, progress, resolve_home
+from envpipeline.files import write_atomically
 
 
 @click.group("services")
@@ -108,12 +109,6 @@ def compose_command(
         )
     elapsed = time.perf_counter() - started
     records = result.accepted + result.rejected
-    out.mkdir(parents=True, exist_ok=True)
-    for name, group in (("accepted", result.accepted), ("rejected", result.rejected)):
-        with open(out / f"{name}.jsonl", "w") as handle:
-            for record in group:
-                line = {**record.model_dump(mode="json"), "services": record.environment.services}
-                handle.write(json.dumps(line, sort_keys=True) + "\n")
     home = resolve_home(home)
     lake = Lake(home)
     run_id = f"cli-{uuid.uuid4().hex[:12]}"
@@ -121,6 +116,14 @@ def compose_command(
     fingerprint = record_candidates(lake, partition, records, run_id)
     record_verified(lake, partition, records, fingerprint, run_id)
     refresh_catalog(home)
+    # the output files come after the lake: they never list tasks the lake does not hold
+    out.mkdir(parents=True, exist_ok=True)
+    for name, group in (("accepted", result.accepted), ("rejected", result.rejected)):
+        lines = (
+            json.dumps({**r.model_dump(mode="json"), "services": r.environment.services}, sort_keys=True)
+            for r in group
+        )
+        write_atomically(out / f"{name}.jsonl", "".join(line + "\n" for line in lines))
     summary = {
         **summarize(records),
         "attempts": result.attempts,
@@ -133,7 +136,7 @@ def compose_command(
         "home": str(home),
         "partition": partition,
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True))
+    write_atomically(out / "summary.json", json.dumps(summary, indent=2, sort_keys=True))
     if as_json:
         emit_json(summary)
     else:

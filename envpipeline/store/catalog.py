@@ -1,19 +1,29 @@
-"""The DuckDB catalog: one view per asset over its Parquet files, maintained by one writer.
+"""The DuckDB catalog: one view per asset over its Parquet files, rebuilt atomically by one writer.
 
-DuckDB allows a single writer per database file, so only `refresh_catalog` writes it (the
-Dagster shell runs it in a pool of size 1, and a file lock guards direct callers). Readers that
-must not block use `Lake.query`, an in-memory connection over the same Parquet globs.
+`refresh_catalog` never writes the live ``catalog.duckdb``: it builds a new database file next to
+it (every view), closes it and renames it over the catalog. So a reader that holds the catalog
+open never blocks the refresh (and is never blocked by it: the writer holds no lock on the file
+readers open), and a refresh killed at any point leaves the previous catalog, with all its views,
+or the new one -- never a catalog with no views. A refresh also removes the temp files of partition
+writes killed mid-write (`Lake.remove_orphans`). Refreshes serialize on a file lock (the Dagster
+shell also runs them in a pool of size 1); a new file left by a killed refresh is removed by the
+next one. Readers that must not touch the catalog at all use `Lake.query`, an in-memory
+connection over the same Parquet globs.
 """
 
 from __future__ import annotations
 
 import fcntl
+import os
 from pathlib import Path
 
 import duckdb
 
 from envpipeline.errors import StoreError
 from envpipeline.store.lake import Lake
+
+#: Suffix of the database a refresh builds before renaming it over the catalog.
+BUILDING_SUFFIX = ".building"
 
 
 def catalog_path(home: str | Path) -> Path:
@@ -22,30 +32,45 @@ def catalog_path(home: str | Path) -> Path:
 
 
 def refresh_catalog(home: str | Path) -> list[str]:
-    """Create or replace one view per asset; returns the asset names. Idempotent."""
+    """Rebuild the catalog with one view per asset and swap it in atomically; returns the asset names."""
     lake = Lake(home)
     path = catalog_path(home)
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock_path = path.with_suffix(".lock")
-    with open(lock_path, "w") as lock:
+    building = path.with_name(path.name + BUILDING_SUFFIX)
+    with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        for leftover in (building, building.with_name(building.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+        lake.remove_orphans()
+        assets = lake.assets()
         try:
-            con = duckdb.connect(str(path))
+            con = duckdb.connect(str(building))
         except duckdb.Error as e:
-            raise StoreError(f"cannot open the catalog {path}: {e}") from e
+            raise StoreError(f"cannot create the catalog {building}: {e}") from e
         try:
-            assets = lake.assets()
-            existing = {
-                r[0]
-                for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
-            }
-            for stale in sorted(existing - set(assets)):
-                con.execute(f"DROP VIEW IF EXISTS {stale}")
             for asset in assets:
                 con.execute(
-                    f"CREATE OR REPLACE VIEW {asset} AS SELECT * FROM read_parquet('{lake.glob(asset)}', "
+                    f"CREATE VIEW {asset} AS SELECT * FROM read_parquet('{lake.glob(asset)}', "
                     "union_by_name=true)"
                 )
-            return assets
-        finally:
+            con.execute("CHECKPOINT")
+        except duckdb.Error as e:
             con.close()
+            building.unlink(missing_ok=True)
+            raise StoreError(f"cannot build the catalog {building}: {e}") from e
+        con.close()
+        _fsync(building)
+        os.replace(building, path)
+        # a write-ahead log beside the new file would belong to the old database: never replay it
+        path.with_name(path.name + ".wal").unlink(missing_ok=True)
+        _fsync(path.parent)
+        return assets
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file or a folder entry to disk (a rename is only durable once its folder is)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

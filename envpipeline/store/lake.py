@@ -3,7 +3,9 @@
 Layout: ``<home>/lake/<asset>/partition=<key>/part.parquet``. A write goes to a hidden temp
 file in the same directory and is renamed over the target, so a run killed mid-write leaves
 either the old file or the new one, never half of one; rewriting a partition replaces it, so a
-rerun converges.
+rerun converges. A temp file carries its writer's pid (``.part-<pid>-*.tmp``); one left by a
+process that is gone (killed mid-write) is removed by the next write to that folder or by
+`Lake.remove_orphans`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ LINEAGE_COLUMNS = ("_asset", "_partition", "_run_id", "_code_version", "_inputs"
 #: Column names a row may not use: lineage columns start with "_"; these name partitions.
 RESERVED_COLUMNS = ("seed", "partition")
 PARTITION_FOLDER = "partition="
+#: Temp files of partition writes: ``.part-<writer pid>-<random>.tmp``.
+TEMP_FILE = re.compile(r"^\.part-(?P<pid>[0-9]+)-.*\.tmp$")
 
 __all__ = ["LINEAGE_COLUMNS", "Lake", "Lineage", "canonical_hash", "check_partition_key"]
 
@@ -87,7 +91,8 @@ class Lake:
                 }
             )
         table = pa.Table.from_pylist(stamped) if stamped else _empty_table()
-        fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".tmp", dir=target.parent)
+        _remove_orphans_in(target.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".part-{os.getpid()}-", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "wb") as handle:
                 pq.write_table(table, handle)
@@ -98,6 +103,15 @@ class Lake:
             Path(tmp).unlink(missing_ok=True)
             raise
         return target
+
+    def remove_orphans(self) -> list[Path]:
+        """Remove the temp files of partition writes whose writer process is gone; returns them."""
+        if not self.root.exists():
+            return []
+        removed: list[Path] = []
+        for folder in self.root.glob(f"*/{PARTITION_FOLDER}*"):
+            removed += _remove_orphans_in(folder)
+        return removed
 
     def assets(self) -> list[str]:
         """Assets with at least one written partition."""
@@ -143,6 +157,31 @@ class Lake:
         if asset not in self.assets():
             return []
         return self.query(f"SELECT * FROM {asset}")
+
+
+def _remove_orphans_in(folder: Path) -> list[Path]:
+    """Remove ``.part-<pid>-*.tmp`` files of `folder` whose writer is no longer running (or unnamed)."""
+    removed: list[Path] = []
+    if not folder.is_dir():
+        return removed
+    for path in folder.iterdir():
+        if path.name.startswith(".part-") and path.name.endswith(".tmp"):
+            match = TEMP_FILE.match(path.name)
+            if match is None or not _process_alive(int(match["pid"])):
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (a pid reused since is treated as alive: safe side)."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _empty_table() -> pa.Table:

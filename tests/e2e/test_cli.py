@@ -93,6 +93,16 @@ def test_compose_reports_an_exhausted_budget(tmp_path):
     assert json.loads(result.stdout)["budget_exhausted"] is True
 
 
+def test_compose_lists_no_tasks_when_the_lake_write_fails(tmp_path):
+    blocker = tmp_path / "home-is-a-file"
+    blocker.write_text("not a folder")
+    out = tmp_path / "out"
+    args = ("compose", "--tasks", "2", "--out", str(out), "--home", str(blocker / "home"))
+    result = run_cli(*args, check=False)
+    assert result.returncode != 0
+    assert not (out / "accepted.jsonl").exists(), "accepted.jsonl listed tasks the lake does not hold"
+
+
 @pytest.mark.slow
 def test_default_job_yields_at_least_100_verified_tasks(tmp_path):
     home = tmp_path / "data"

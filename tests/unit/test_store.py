@@ -133,6 +133,124 @@ def test_killed_writer_leaves_no_half_written_partition(tmp_path):
     assert Lake(tmp_path).assets() == ["big"]
     assert refresh_catalog(tmp_path) == ["big"]
     assert catalog_counts(tmp_path) == {"big": ROWS * len(parts)}
+    # the killed writer's temp file (if it got that far) was an orphan: the refresh removed it
+    assert not list(tmp_path.rglob(".part-*"))
+
+
+def test_orphan_temp_files_go_but_a_live_writers_stay(tmp_path):
+    lake = Lake(tmp_path)
+    lake.write_partition("numbers", "a", rows(2), LINEAGE)
+    folder = lake.partition_path("numbers", "a").parent
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True)
+    orphan = folder / f".part-{int(dead.stdout)}-abc.tmp"
+    unnamed = folder / ".part-legacy.tmp"
+    live = folder / f".part-{os.getpid()}-def.tmp"
+    for path in (orphan, unnamed, live):
+        path.write_bytes(b"half a parquet file")
+    assert sorted(lake.remove_orphans()) == sorted([orphan, unnamed])
+    assert live.exists() and not orphan.exists() and not unnamed.exists()
+    assert len(lake.read("numbers", "a")) == 2  # the partition itself is untouched
+
+
+HOLDER = """
+import sys, duckdb
+con = duckdb.connect(sys.argv[1], read_only=True)
+print(con.execute("SELECT count(*) FROM numbers").fetchone()[0], flush=True)
+sys.stdin.read()
+print(con.execute("SELECT count(*) FROM numbers").fetchone()[0], flush=True)
+"""
+
+
+def test_a_reader_holding_the_catalog_never_blocks_a_refresh(tmp_path):
+    lake = Lake(tmp_path)
+    lake.write_partition("numbers", "a", rows(2), LINEAGE)
+    refresh_catalog(tmp_path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(catalog_path(tmp_path))],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "2"
+        lake.write_partition("letters", "a", rows(3, "l"), LINEAGE)
+        assert refresh_catalog(tmp_path) == ["letters", "numbers"]
+        assert catalog_counts(tmp_path) == {"letters": 3, "numbers": 2}
+        out, _ = holder.communicate("", timeout=60)
+        assert out.strip() == "2", "the reader kept working on its open catalog"
+    finally:
+        holder.kill()
+
+
+REFRESHER = """
+import sys
+from envpipeline.store.catalog import refresh_catalog
+n = 0
+while True:
+    refresh_catalog(sys.argv[1])
+    n += 1
+    print(n, flush=True)
+"""
+
+
+def test_a_killed_refresh_leaves_a_catalog_with_every_view(tmp_path):
+    lake = Lake(tmp_path)
+    for asset in ("alpha", "beta", "gamma", "delta"):
+        lake.write_partition(asset, "a", rows(2, asset), LINEAGE)
+    refresh_catalog(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for delay in (0.0, 0.01, 0.03, 0.07, 0.15):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", REFRESHER, str(tmp_path)], env=env, stdout=subprocess.PIPE
+        )
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == b"1"
+            time.sleep(delay)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        assert catalog_counts(tmp_path) == {"alpha": 2, "beta": 2, "delta": 2, "gamma": 2}
+    assert refresh_catalog(tmp_path) == ["alpha", "beta", "delta", "gamma"]
+    assert not list(tmp_path.glob("*.building*"))
+
+
+FIRST_REFRESH = """
+import sys
+from envpipeline.store.catalog import refresh_catalog
+print("ready", flush=True)
+sys.stdin.readline()
+refresh_catalog(sys.argv[1])
+print("done", flush=True)
+"""
+
+
+def test_a_first_refresh_killed_midway_leaves_no_catalog_or_a_whole_one(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    assets = [f"asset_{i:02d}" for i in range(40)]
+    for delay in (0.0, 0.02, 0.05, 0.1, 0.2, 0.4):
+        home = tmp_path / f"kill-after-{delay}"
+        lake = Lake(home)
+        for asset in assets:
+            lake.write_partition(asset, "a", rows(1, asset), LINEAGE)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", FIRST_REFRESH, str(home)],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+            time.sleep(delay)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        if catalog_path(home).exists():
+            assert catalog_counts(home) == dict.fromkeys(assets, 1)
+        assert refresh_catalog(home) == assets
 
 
 def test_task_rows_round_trip(accepted, tmp_path):
