@@ -67,7 +67,13 @@ def available_backends() -> list[str]:
 
 
 def select_sandbox(name: SandboxBackend | str | None = None) -> Sandbox:
-    """An explicit name wins, then ``$ENVPIPELINE_SANDBOX``, then Docker (engine + base image), else local."""
+    """An explicit name wins, then ``$ENVPIPELINE_SANDBOX``, then Docker (engine + base image), else local.
+
+    The first call of a process removes sessions that killed runs left behind (`reaper.reap_once`).
+    """
+    from envpipeline.sandbox import reaper
+
+    reaper.reap_once()
     chosen = str(name or "") or os.environ.get(ENV_VAR) or None
     source = "--sandbox" if name else ENV_VAR
     if chosen is not None:

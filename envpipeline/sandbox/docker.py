@@ -6,8 +6,9 @@ once), then starts a container with no network and CPU/memory/pids/file-size/ope
 Commands run through ``docker exec`` under ``timeout -s KILL`` with a host-side backstop; at a
 timeout every process of the container except PID 1 is killed. The operator's environment never
 reaches the container (``docker exec`` passes only the image's ``ENV``). `close` removes the
-container; a finalizer removes it too if a session is dropped unclosed, and `prune_sessions`
-removes any labelled container left by a crashed process.
+container; a finalizer removes it too if a session is dropped unclosed; a container left by a
+killed process carries its owner and expiry labels, so `envpipeline.sandbox.reaper` removes it at
+the next run's start (`prune_sessions` removes every session container, whoever owns it).
 
 PID 1 is a tiny bash loop around ``sleep`` rather than a bare ``sleep infinity``: bash reaps the
 orphans it adopts, so background processes of many commands do not pile up as zombies against
@@ -33,6 +34,7 @@ from typing import IO, ClassVar
 
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
+from envpipeline.sandbox import reaper
 from envpipeline.sandbox.base import (
     BASE_IMAGE,
     EnvironmentBuildError,
@@ -376,6 +378,8 @@ class DockerSandbox(Sandbox):
         memory = f"{limits.memory_mb}m"
         file_size = limits.file_size_mb * 1024 * 1024
         args = ["run", "-d", "--name", container, "--label", f"{SESSION_LABEL}={session_id}"]
+        args += ["--label", f"{reaper.OWNER_LABEL}={reaper.owner()}"]
+        args += ["--label", f"{reaper.EXPIRES_LABEL}={reaper.expiry()}"]
         args += [
             "--network",
             "none",

@@ -39,7 +39,6 @@ import tarfile
 import tempfile
 import threading
 import time
-import uuid
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -48,7 +47,7 @@ from typing import IO, ClassVar
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
 from envpipeline.sandbox import dockerfile as df
-from envpipeline.sandbox import hostio, replay
+from envpipeline.sandbox import hostio, reaper, replay
 from envpipeline.sandbox import isolation as iso
 from envpipeline.sandbox.base import ExecResult, Limits, Sandbox, SandboxSession
 
@@ -361,7 +360,7 @@ class LocalSandbox(Sandbox):
 
     def _new_session(self, isolation: str, limits: Limits) -> LocalSession:
         """A fresh temp root and a keeper starting on it (nothing has run in it yet)."""
-        root = Path(tempfile.mkdtemp(prefix=f"envpipeline-local-{uuid.uuid4().hex[:6]}-"))
+        root = Path(tempfile.mkdtemp(prefix=reaper.local_root_prefix()))
         try:
             os.chmod(root, 0o700)
             for name in (*iso.MOUNTS, "logs/verifier", "logs/agent"):

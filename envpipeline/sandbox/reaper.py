@@ -1,0 +1,142 @@
+"""Reaping what killed processes left behind: session containers and local temp roots.
+
+Every session is tagged with its owner: Docker containers carry the labels ``envpipeline.session``,
+``envpipeline.owner`` (``<host>:<pid>``) and ``envpipeline.expires`` (epoch seconds), and local
+temp roots are named ``envpipeline-root-<pid>-...`` in the temp folder. A session whose owner
+process is gone (on this host), or that outlived its expiry, is stale: `reap_stale_sessions` removes
+it. Entry points call `reap_once` before their first sandbox opens, so a run killed with SIGKILL is
+cleaned up by the next run; `exit_on_sigterm` turns SIGTERM into a normal exit so the sessions'
+finalizers remove their own containers and roots on the way out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+#: Docker labels of a session container (the session label itself lives in `sandbox.docker`).
+OWNER_LABEL = "envpipeline.owner"
+EXPIRES_LABEL = "envpipeline.expires"
+#: A session is stale after this long even when its owner still runs (no trial runs for 6 hours).
+SESSION_MAX_AGE_SEC = 6 * 3600
+#: Local temp roots: ``envpipeline-root-<owner pid>-<random>``.
+LOCAL_ROOT_PREFIX = "envpipeline-root-"
+LOCAL_ROOT = re.compile(r"^envpipeline-root-(?P<pid>[0-9]+)-")
+
+
+def owner() -> str:
+    """This process as a session owner: ``<host>:<pid>``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def local_root_prefix() -> str:
+    """The temp-folder prefix of this process's local session roots."""
+    return f"{LOCAL_ROOT_PREFIX}{os.getpid()}-"
+
+
+def expiry() -> str:
+    """The expiry label value of a session opened now."""
+    return str(int(time.time()) + SESSION_MAX_AGE_SEC)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this pid exists here (a reused pid counts as alive: the safe side)."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def owner_gone(value: str, expires: str, now: float) -> bool:
+    """Whether a container with these label values is stale (owner dead on this host, or expired)."""
+    host, _, pid = value.rpartition(":")
+    if expires.isdigit() and int(expires) < now:
+        return True
+    return host == socket.gethostname() and pid.isdigit() and not process_alive(int(pid))
+
+
+@dataclass
+class Reaped:
+    """What one reap removed."""
+
+    containers: list[str] = field(default_factory=list)
+    roots: list[Path] = field(default_factory=list)
+
+
+def stale_local_roots(temp: Path | None = None) -> list[Path]:
+    """Local session roots in the temp folder whose owner process is gone."""
+    folder = temp or Path(tempfile.gettempdir())
+    stale = []
+    with contextlib.suppress(OSError):
+        for path in folder.iterdir():
+            match = LOCAL_ROOT.match(path.name)
+            if match and path.is_dir() and not path.is_symlink() and not process_alive(int(match["pid"])):
+                stale.append(path)
+    return sorted(stale)
+
+
+def stale_containers() -> list[str]:
+    """Names of session containers whose owner is gone or whose expiry passed ([] without Docker)."""
+    from envpipeline.errors import SandboxError
+    from envpipeline.sandbox.docker import SESSION_LABEL, docker
+
+    template = f'{{{{.Names}}}}\t{{{{.Label "{OWNER_LABEL}"}}}}\t{{{{.Label "{EXPIRES_LABEL}"}}}}'
+    try:
+        listed = docker(
+            ["ps", "-a", "--filter", f"label={SESSION_LABEL}", "--format", template], timeout=30, check=False
+        )
+    except SandboxError:
+        return []
+    if listed.returncode != 0:
+        return []
+    now = time.time()
+    stale = []
+    for line in listed.stdout.decode(errors="replace").splitlines():
+        name, _, rest = line.partition("\t")
+        value, _, expires = rest.partition("\t")
+        if name and owner_gone(value, expires, now):
+            stale.append(name)
+    return stale
+
+
+def reap_stale_sessions(*, docker: bool = True, temp: Path | None = None) -> Reaped:
+    """Remove stale session containers (when `docker`) and stale local temp roots."""
+    reaped = Reaped()
+    if docker and shutil.which("docker"):
+        from envpipeline.errors import SandboxError
+        from envpipeline.sandbox.docker import docker as docker_cli
+
+        reaped.containers = stale_containers()
+        if reaped.containers:
+            with contextlib.suppress(SandboxError):
+                docker_cli(["rm", "-f", "-v", *reaped.containers], timeout=120, check=False)
+    for root in stale_local_roots(temp):
+        shutil.rmtree(root, ignore_errors=True)
+        if not root.exists():
+            reaped.roots.append(root)
+    return reaped
+
+
+@cache
+def reap_once() -> Reaped:
+    """`reap_stale_sessions`, once per process (entry points call it before opening sandboxes)."""
+    return reap_stale_sessions()
+
+
+def exit_on_sigterm() -> None:
+    """Make SIGTERM a normal exit (status 143) so finalizers remove this process's sessions."""
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
