@@ -12,10 +12,13 @@ import argparse
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+#: Tag of every run the default job launches: the launching process (``<host>:<pid>``).
+OWNER_TAG = "envpipeline/owner"
 
 
 def _prepare_instance_home() -> Path:
@@ -59,6 +62,11 @@ def run_default_job(
         "resources": {"store": {"config": {"home": str(home)}}},
     }
     with DagsterInstance.get() as instance:
+        for run_id in fail_dead_runs(instance):
+            if console is not None:
+                console.print(
+                    f"[yellow]dagster[/] run {run_id} was left STARTED by a killed process: marked failed"
+                )
         instance.add_dynamic_partitions(COMPOSITION_BATCHES, keys)
         _execute(defs, "library_job", instance, None, console, quiet)
         runs += 1
@@ -161,13 +169,36 @@ def run_default_job(
     }
 
 
+def fail_dead_runs(instance: Any) -> list[str]:
+    """Mark failed the runs this job launched whose process is gone (killed while STARTED); their ids."""
+    from dagster import DagsterRunStatus, RunsFilter
+
+    from envpipeline.sandbox.reaper import owner_gone
+
+    now = time.time()
+    failed = []
+    active = RunsFilter(statuses=[DagsterRunStatus.STARTING, DagsterRunStatus.STARTED])
+    for run in instance.get_runs(filters=active):
+        launcher = run.tags.get(OWNER_TAG)
+        if launcher and owner_gone(launcher, "", now):
+            instance.report_run_failed(run, message=f"the process that ran it ({launcher}) is gone")
+            failed.append(run.run_id)
+    return failed
+
+
 def _execute(
     defs: Any, job_name: str, instance: Any, partition_key: str | None, console: Any, run_config: dict
 ) -> None:
+    from envpipeline.sandbox.reaper import owner
+
     if console is not None:
         console.print(f"[bold]dagster[/] {job_name}" + (f" \\[{partition_key}]" if partition_key else ""))
     result = defs.resolve_job_def(job_name).execute_in_process(
-        instance=instance, partition_key=partition_key, run_config=run_config, raise_on_error=True
+        instance=instance,
+        partition_key=partition_key,
+        run_config=run_config,
+        raise_on_error=True,
+        tags={OWNER_TAG: owner()},
     )
     if not result.success:
         raise RuntimeError(f"dagster run {result.run_id} of {job_name} failed")
