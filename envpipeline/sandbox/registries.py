@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import configparser
 import os
+import re
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from pathlib import Path
@@ -45,6 +46,8 @@ PIP_SETTINGS = {
 }
 #: Proxy variables Docker itself predefines as build args (passed when the host sets them).
 PROXY_ARGS = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
+#: A Dockerfile that runs pip (the only consumer of the pip build args).
+PIP_COMMAND = re.compile(r"\bpip3?\b")
 #: Hosts pip reaches when no index is configured.
 DEFAULT_INDEX_HOSTS = ("pypi.org", "files.pythonhosted.org")
 

@@ -25,6 +25,7 @@ from envpipeline.sandbox.docker import (
     image_exists,
     image_tag,
 )
+from envpipeline.sandbox.registries import BuildNetwork
 from envpipeline.terminal.bundle import read_bundle, write_files
 from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
 
@@ -142,9 +143,10 @@ def test_second_open_reuses_the_image(tmp_path: Path) -> None:
     ],
 )
 def test_dockerfile_needing_network_fails(tmp_path: Path, step: str) -> None:
+    """With the operator switch set to offline, a build that downloads fails."""
     bundle = make_bundle(tmp_path, dockerfile=f"FROM {BASE_IMAGE}\n{step}\n")
     with pytest.raises(EnvironmentBuildError, match="docker build failed"):
-        DockerSandbox().open(bundle, Limits())
+        DockerSandbox(build_network=BuildNetwork.NONE).open(bundle, Limits())
 
 
 def test_missing_dockerfile_fails(tmp_path: Path) -> None:
