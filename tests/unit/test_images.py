@@ -3,6 +3,7 @@ and never run; registry builds get the host's pip settings as build args only.""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import ClassVar
 
@@ -266,3 +267,15 @@ def test_local_build_says_network_steps_need_the_docker_sandbox(tmp_path: Path) 
     with pytest.raises(EnvironmentBuildError) as error:
         replay.replay(FailingBuildSession(), bundle, plain, 60)
     assert "--sandbox docker" not in str(error.value), "only downloading steps point at Docker"
+
+
+def test_seed_rows_carry_substitutions_and_needs_image(tmp_path: Path) -> None:
+    """What the Dagster UI shows for a seeds-folder Harbor bundle: its swaps, or why it cannot run."""
+    from envpipeline.terminal.seeds import import_folder_seed
+
+    py = import_folder_seed(harbor_bundle(tmp_path / "py", "FROM python:3.13-slim\n"), tmp_path / "out-py")
+    (sub,) = json.loads(py["substitutions"])
+    assert (sub["original"], sub["replacement"]) == ("python:3.13-slim", BASE_IMAGE)
+    assert "instead of 3.13" in sub["reason"]
+    swe = import_folder_seed(harbor_bundle(tmp_path / "swe", None, SWEBENCH), tmp_path / "out-swe")
+    assert [f["name"] for f in json.loads(swe["flags"])] == ["needs_image"]
