@@ -131,7 +131,8 @@ def check_path_safety(paths: BundlePaths) -> GateResult:
 
 
 def check_required_files(paths: BundlePaths) -> GateResult:
-    """The files every Harbor bundle needs, as regular files."""
+    """The files every Harbor bundle needs, as regular files (no Dockerfile is needed when
+    ``[environment].docker_image`` names the image, as Harbor allows)."""
     env = paths.environment
     required: list[tuple[str, list[Path]]] = [
         ("task.toml", [paths.task_toml]),
@@ -143,6 +144,8 @@ def check_required_files(paths: BundlePaths) -> GateResult:
         ("solution/solve.sh", [paths.solve_sh]),
         ("tests/test.sh", [paths.test_sh]),
     ]
+    if _docker_image(paths):
+        required.pop(2)
     missing = [
         f"{label} missing"
         for label, options in required
@@ -255,6 +258,14 @@ def check_leak(paths: BundlePaths) -> GateResult:
     return (
         _fail("leak", problems) if problems else _ok("leak", "environment/ holds no solution or test files")
     )
+
+
+def _docker_image(paths: BundlePaths) -> str | None:
+    """``[environment].docker_image`` (None when unset or task.toml is unreadable)."""
+    try:
+        return load_task_config(paths.task_toml).environment.docker_image
+    except BundleFormatError:
+        return None
 
 
 def check_images(paths: BundlePaths) -> GateResult:
