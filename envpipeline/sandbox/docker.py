@@ -372,6 +372,9 @@ class DockerSandbox(Sandbox):
         self, folder: Path, text: str, build_args: dict[str, str], tag: str, digest: str, name: str
     ) -> None:
         """``docker build`` of `text` (on stdin) in the context `folder` (an empty one if missing)."""
+        # `-f -` reads the Dockerfile from stdin and keeps the folder as context; `--network default`
+        # is the bridge network (https://docs.docker.com/reference/cli/docker/buildx/build/#file,
+        # #network; the classic builder takes both, checked in tests/docker/test_docker_sandbox.py).
         args = ["build", "--network", self.build_network.docker_network, "--rm", "--force-rm", "--pull=false"]
         args += [arg for k, v in sorted(build_args.items()) for arg in ("--build-arg", f"{k}={v}")]
         args += ["--label", f"{DIGEST_LABEL}={digest}", "-t", tag, "-f", "-"]

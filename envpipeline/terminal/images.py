@@ -9,8 +9,9 @@ have never seen -- resolves to ``needs_image``: never a silent swap, the bundle 
 verdict says how to provide the image.
 
 `resolve_bundle_images` covers every FROM line of ``environment/Dockerfile`` and
-``[environment].docker_image`` (a prebuilt image of that Dockerfile in Harbor; with a Dockerfile
-present we build it ourselves, unless the image is a known non-substitutable one).
+``[environment].docker_image`` (a prebuilt image of that Dockerfile in Harbor, used instead of
+building it -- harbor-framework/harbor ``src/harbor/models/task/config.py`` EnvironmentConfig; with a
+Dockerfile present we build it ourselves, unless the image is a known non-substitutable one).
 
 Sources of the table: the Terminal-Bench base images (laude-institute/terminal-bench
 ``shared/base-images/{python-3-13,ubuntu-24-04,deveval}``: python:3.13-slim-bookworm / ubuntu:24.04
