@@ -15,9 +15,14 @@ IMAGE="${ENVPIPELINE_BASE_IMAGE:-envpipeline/base:bookworm}"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 SUITE=bookworm
 LABEL=org.envpipeline.base.version
+# The second line carries what the Terminal-Bench base images add on top of their parents
+# (python-3-13: python:3.13-slim-bookworm + tmux curl asciinema; ubuntu-24-04: + python3 tmux;
+# laude-institute/terminal-bench shared/base-images/*/Dockerfile): `python` (python-is-python3),
+# pip and venv, tmux, and the small tools task Dockerfiles most often assume.
 PACKAGES=(
   python3 python3-pytest bash coreutils git sqlite3 jq tar gzip bzip2 xz-utils zip unzip
   procps findutils grep sed gawk ca-certificates curl
+  python-is-python3 python3-pip python3-venv tmux wget patch file less
 )
 
 log() { printf '[build-base-image] %s\n' "$*" >&2; }
@@ -57,7 +62,9 @@ start=$SECONDS
 include="$(IFS=,; echo "${PACKAGES[*]}")"
 log "mmdebstrap $SUITE (variant minbase) from $MIRROR into $TARBALL"
 log "packages: $include"
-# Documentation, man pages and translations are dropped to keep the image small.
+# Documentation, man pages and translations are dropped to keep the image small. Debian's
+# EXTERNALLY-MANAGED marker (PEP 668) is removed so `pip install` in a task Dockerfile works as it
+# does on the python:3.x images the base stands in for (terminal/images.py).
 mmdebstrap \
   --variant=minbase \
   --include="$include" \
@@ -70,6 +77,7 @@ mmdebstrap \
   --dpkgopt='path-exclude=/usr/share/locale/*' \
   --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin "$1"/var/log/*.log' \
   --customize-hook='mkdir -p "$1"/app "$1"/logs/verifier "$1"/tests "$1"/solution' \
+  --customize-hook='rm -f "$1"/usr/lib/python3*/EXTERNALLY-MANAGED' \
   "$SUITE" "$TARBALL" "$MIRROR"
 log "rootfs tarball: $(du -h "$TARBALL" | cut -f1) after $((SECONDS - start)) s"
 
@@ -84,7 +92,8 @@ docker import \
   --message "envpipeline base image ($SUITE, mmdebstrap minbase, version $VERSION)" \
   "$TARBALL" "$IMAGE" >/dev/null
 
-log "smoke test: python3 + pytest + sqlite3 with --network none"
-docker run --rm --network none "$IMAGE" python3 -c 'import pytest, sqlite3; print("ok")' >/dev/null
+log "smoke test: python (python3) + pytest + sqlite3 + pip + tmux with --network none"
+docker run --rm --network none "$IMAGE" bash -c \
+  'python -c "import pytest, sqlite3, venv" && python -m pip --version && tmux -V' >/dev/null
 size="$(docker image inspect -f '{{ .Size }}' "$IMAGE")"
 log "built $IMAGE (version $VERSION, $((size / 1024 / 1024)) MiB) in $((SECONDS - start)) s"

@@ -181,6 +181,7 @@ def bundle_verify(paths: tuple[Path, ...], backend: str | None, as_json: bool) -
                     "durations": [t.durations for t in r.trials],
                     "red_team": {o.policy: {"reward": o.reward, "verdict": o.verdict} for o in r.red_team},
                     "tails": r.tails(),
+                    "substitutions": [x.model_dump() for x in r.substitutions],
                 }
                 for r in results
             ]
@@ -194,6 +195,8 @@ def bundle_verify(paths: tuple[Path, ...], backend: str | None, as_json: bool) -
             )
             for reason in r.reasons:
                 click.echo(f"                 {reason}")
+            for sub in r.substitutions:
+                click.echo(f"                 image {sub.original} -> {sub.replacement}: {sub.reason}")
     sys.exit(0 if all(r.passed for r in results) else 1)
 
 

@@ -316,6 +316,9 @@ class Bundle:
     paths: BundlePaths
     config: TaskConfig
     instruction: str
+    #: the Dockerfile to build instead of ``environment/Dockerfile`` as written: its base images
+    #: resolved (`envpipeline.terminal.images`); None builds the file as it is
+    dockerfile_text: str | None = None
 
     @property
     def name(self) -> str:

@@ -104,3 +104,11 @@ class Sandbox(ABC):
     @abstractmethod
     def available(cls) -> bool:
         """Whether this backend can run here (engine answers / isolation tools exist)."""
+
+    @classmethod
+    def provides_image(cls, image: str) -> bool:
+        """Whether `image` is present here as is (a bundle naming it needs no substitution).
+
+        False unless a backend can run foreign images (Docker: the engine has it).
+        """
+        return False

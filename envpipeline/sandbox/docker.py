@@ -1,8 +1,12 @@
 """The Docker backend: one container per session, built from the bundle's ``environment/``.
 
-`DockerSandbox.open` builds ``environment/Dockerfile`` into an image tagged by the content hash of
-the folder and the base image id (``envpipeline-env:<sha256[:16]>``; an existing tag is reused, so a bundle is built
-once), then starts a container with no network and CPU/memory/pids/file-size/open-file limits.
+`DockerSandbox.open` builds ``environment/Dockerfile`` (or the bundle's resolved Dockerfile text,
+`Bundle.dockerfile_text`, given on stdin) into an image tagged by the content hash of the folder,
+the Dockerfile built and the base image id (``envpipeline-env:<sha256[:16]>``; an existing tag is
+reused, so a bundle is built once), then starts a container with no network and
+CPU/memory/pids/file-size/open-file limits. The *build* reaches the package registries with the
+host's pip settings as build args (`envpipeline.sandbox.registries`; ``ENVPIPELINE_BUILD_NETWORK=none``
+builds offline); agent and verifier containers never have a network.
 Commands run through ``docker exec`` under ``timeout -s KILL`` with a host-side backstop; at a
 timeout every process of the container except PID 1 is killed. The operator's environment never
 reaches the container (``docker exec`` passes only the image's ``ENV``). `close` removes the
@@ -24,6 +28,7 @@ import posixpath
 import re
 import stat
 import subprocess
+import tempfile
 import threading
 import time
 import uuid
@@ -34,7 +39,7 @@ from typing import IO, ClassVar
 
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
-from envpipeline.sandbox import reaper
+from envpipeline.sandbox import reaper, registries
 from envpipeline.sandbox.base import (
     BASE_IMAGE,
     EnvironmentBuildError,
@@ -308,9 +313,16 @@ class DockerSandbox(Sandbox):
 
     backend: ClassVar[str] = "docker"
 
-    def __init__(self, build_timeout_sec: float = 900.0, start_timeout_sec: float = 120.0) -> None:
+    def __init__(
+        self,
+        build_timeout_sec: float = 900.0,
+        start_timeout_sec: float = 120.0,
+        build_network: registries.BuildNetwork | None = None,
+    ) -> None:
         self.build_timeout_sec = build_timeout_sec
         self.start_timeout_sec = start_timeout_sec
+        #: what builds reach (default: `registries.BUILD_NETWORK_ENV`, else the package registries)
+        self.build_network = build_network or registries.build_network_from_env()
         #: how many images this instance built (a cache hit does not count)
         self.builds = 0
 
@@ -323,36 +335,69 @@ class DockerSandbox(Sandbox):
             return False
         return True
 
+    @classmethod
+    def provides_image(cls, image: str) -> bool:
+        """Whether the engine has `image` (an operator loaded or built it), so it runs as is."""
+        return image_exists(image)
+
+    def build_args(self) -> dict[str, str]:
+        """The build args of a registry build (none when builds are offline)."""
+        if self.build_network is registries.BuildNetwork.NONE:
+            return {}
+        return registries.registry_build_args()
+
     def ensure_image(self, bundle: Bundle) -> str:
-        """Build ``environment/`` unless its content-addressed tag exists; return the tag."""
+        """Build the bundle's Dockerfile unless its content-addressed tag exists; return the tag."""
         folder = bundle.paths.environment
-        if not bundle.paths.dockerfile.is_file():
+        if bundle.dockerfile_text is None and not bundle.paths.dockerfile.is_file():
             raise EnvironmentBuildError(f"{bundle.paths.root}: missing environment/Dockerfile")
+        as_written = bundle.paths.dockerfile.read_text() if bundle.paths.dockerfile.is_file() else None
+        build_args = self.build_args()
+        text = bundle.dockerfile_text or as_written or ""
+        if registries.PIP_COMMAND.search(text):  # only pip reads them; other builds keep their tag
+            text = registries.with_build_args(text, build_args)
         digest = image_digest(folder)
+        if text != as_written:  # the file's own build keeps `image_tag(folder)`
+            text_digest = hashlib.sha256(text.encode()).hexdigest()
+            digest = hashlib.sha256(f"{digest}:{text_digest}".encode()).hexdigest()
         tag = f"{IMAGE_REPOSITORY}:{digest[:16]}"
         with _tag_locks_guard:
             lock = _tag_locks.setdefault(tag, threading.Lock())
         with lock:
             if image_exists(tag):
                 return tag
-            self._build(folder, tag, digest, bundle.name)
+            self._build(folder, text, build_args, tag, digest, bundle.name)
         return tag
 
-    def _build(self, folder: Path, tag: str, digest: str, name: str) -> None:
-        args = ["build", "--network", "none", "--rm", "--force-rm", "--pull=false"]
-        args += [
-            "--label",
-            f"{DIGEST_LABEL}={digest}",
-            "-t",
-            tag,
-            "-f",
-            str(folder / "Dockerfile"),
-            str(folder),
-        ]
+    def _build(
+        self, folder: Path, text: str, build_args: dict[str, str], tag: str, digest: str, name: str
+    ) -> None:
+        """``docker build`` of `text` (on stdin) in the context `folder` (an empty one if missing)."""
+        # `-f -` reads the Dockerfile from stdin and keeps the folder as context; `--network default`
+        # is the bridge network (https://docs.docker.com/reference/cli/docker/buildx/build/#file,
+        # #network; the classic builder takes both, checked in tests/docker/test_docker_sandbox.py).
+        args = ["build", "--network", self.build_network.docker_network, "--rm", "--force-rm", "--pull=false"]
+        args += [arg for k, v in sorted(build_args.items()) for arg in ("--build-arg", f"{k}={v}")]
+        args += ["--label", f"{DIGEST_LABEL}={digest}", "-t", tag, "-f", "-"]
+        with contextlib.ExitStack() as stack:
+            context = folder if folder.is_dir() else Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            done = self._run_build([*args, str(context)], text, name)
+        if done.returncode != 0:
+            lines = _ANSI.sub("", done.stdout.decode(errors="replace")).strip().splitlines()
+            tail = "\n".join(lines[-40:])
+            reach = (
+                "builds reach only the package registries"
+                if self.build_network is registries.BuildNetwork.REGISTRIES
+                else f"builds run without network ({registries.BUILD_NETWORK_ENV}=none)"
+            )
+            raise EnvironmentBuildError(f"{name}: docker build failed ({done.returncode}; {reach}):\n{tail}")
+        self.builds += 1
+
+    def _run_build(self, args: list[str], text: str, name: str) -> subprocess.CompletedProcess[bytes]:
         try:
-            done = subprocess.run(
+            return subprocess.run(
                 ["docker", *args],
-                stdin=subprocess.DEVNULL,
+                input=text.encode(),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 timeout=self.build_timeout_sec,
@@ -362,13 +407,6 @@ class DockerSandbox(Sandbox):
             raise SandboxError("the docker CLI is not installed") from e
         except subprocess.TimeoutExpired as e:
             raise EnvironmentBuildError(f"{name}: build exceeded {self.build_timeout_sec:.0f} s") from e
-        if done.returncode != 0:
-            lines = _ANSI.sub("", done.stdout.decode(errors="replace")).strip().splitlines()
-            tail = "\n".join(lines[-40:])
-            raise EnvironmentBuildError(
-                f"{name}: docker build failed ({done.returncode}; builds run without network):\n{tail}"
-            )
-        self.builds += 1
 
     def open(self, bundle: Bundle, limits: Limits) -> DockerSession:
         """Build (or reuse) the image and start a limited, network-less container."""

@@ -44,6 +44,12 @@ SUPPORTED = frozenset({"FROM", "WORKDIR", "COPY", "ADD", "ENV", "RUN"})
 #: COPY/ADD flags that are accepted and ignored (ownership is always the sandbox user).
 IGNORED_COPY_FLAGS = ("--chown", "--chmod", "--link")
 
+#: RUN commands that fetch from the network while the image builds.
+NETWORK_RUN = re.compile(
+    r"\b(apt-get|apt|apk|yum|dnf|pip3?|npm|yarn|pnpm|npx|curl|wget|uvx?|conda|mamba|gem|poetry"
+    r"|cargo\s+install|go\s+(?:get|install)|git\s+clone)\b"
+)
+
 _VARIABLE = re.compile(
     r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?::(?P<op>[-+])(?P<word>[^}]*))?\}|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
 )

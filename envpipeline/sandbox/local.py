@@ -338,9 +338,9 @@ class LocalSandbox(Sandbox):
             raise SandboxError(
                 "no isolation here (needs root plus bubblewrap or unshare); refusing to run unisolated"
             )
-        if not bundle.paths.dockerfile.is_file():
+        if bundle.dockerfile_text is None and not bundle.paths.dockerfile.is_file():
             raise df.EnvironmentBuildError(f"{bundle.paths.root}: missing environment/Dockerfile")
-        instructions = df.parse_dockerfile(bundle.paths.dockerfile.read_text())
+        instructions = df.parse_dockerfile(bundle.dockerfile_text or bundle.paths.dockerfile.read_text())
         session = self._take_session(isolation, limits)
         try:
             budget = self.build_timeout_sec or bundle.config.environment.build_timeout_sec

@@ -108,6 +108,13 @@ def run_step(
         raise df.build_error(step.line, f"RUN exceeded the build timeout ({remaining:.0f} s left)")
     if result.exit_code != 0:
         tail = (result.stdout + result.stderr).strip()[-2000:]
+        if df.NETWORK_RUN.search(step.value):
+            raise df.build_error(
+                step.line,
+                f"RUN failed with exit code {result.exit_code}: this step downloads, and the local "
+                "sandbox builds without network; verify with --sandbox docker, whose builds reach "
+                f"the package registries: {tail}",
+            )
         raise df.build_error(
             step.line, f"RUN failed with exit code {result.exit_code} (no network here): {tail}"
         )

@@ -7,6 +7,8 @@
     reward_file         tests/test.sh (or a script it calls in tests/) writes /logs/verifier/reward.*
     instruction_length  instruction token count within [min, max]
     leak                nothing in environment/ copies or references solution/ or tests/
+    images              every image named (FROM, [environment].docker_image) resolves here: the base
+                        image or a known substitution (listed as a warning), never needs_image
     overlap             instruction not a near-duplicate of a held-out instruction (word n-grams)
 
 Each check is a `GateResult`; a failed one has a reason naming the file. The walk never follows
@@ -27,9 +29,10 @@ from typing import Annotated
 from pydantic import ConfigDict, Field
 
 from envpipeline.models.base import Strict
-from envpipeline.models.bundle import BundlePaths
+from envpipeline.models.bundle import Bundle, BundlePaths, TaskConfig
 from envpipeline.models.gates import GateResult
 from envpipeline.terminal.bundle import BundleFormatError, load_task_config, task_config_warnings
+from envpipeline.terminal.images import resolve_bundle_images
 from envpipeline.terminal.offline import logical_lines
 from envpipeline.terminal.tokenizer import count_tokens
 
@@ -128,7 +131,8 @@ def check_path_safety(paths: BundlePaths) -> GateResult:
 
 
 def check_required_files(paths: BundlePaths) -> GateResult:
-    """The files every Harbor bundle needs, as regular files."""
+    """The files every Harbor bundle needs, as regular files (no Dockerfile is needed when
+    ``[environment].docker_image`` names the image, as Harbor allows)."""
     env = paths.environment
     required: list[tuple[str, list[Path]]] = [
         ("task.toml", [paths.task_toml]),
@@ -140,6 +144,8 @@ def check_required_files(paths: BundlePaths) -> GateResult:
         ("solution/solve.sh", [paths.solve_sh]),
         ("tests/test.sh", [paths.test_sh]),
     ]
+    if _docker_image(paths):
+        required.pop(2)
     missing = [
         f"{label} missing"
         for label, options in required
@@ -254,6 +260,41 @@ def check_leak(paths: BundlePaths) -> GateResult:
     )
 
 
+def _docker_image(paths: BundlePaths) -> str | None:
+    """``[environment].docker_image`` (None when unset or task.toml is unreadable)."""
+    try:
+        return load_task_config(paths.task_toml).environment.docker_image
+    except BundleFormatError:
+        return None
+
+
+def check_images(paths: BundlePaths) -> GateResult:
+    """Every image the bundle names resolves (`envpipeline.terminal.images`); substitutions warn.
+
+    An unreadable task.toml (the schema check reports it) leaves the Dockerfile's FROM lines.
+    """
+    try:
+        config = load_task_config(paths.task_toml)
+    except BundleFormatError:
+        config = TaskConfig()
+    images = resolve_bundle_images(Bundle(paths=paths, config=config, instruction=""))
+    needs = images.needs_image_flags()
+    if needs:
+        return _fail("images", [f"needs_image: {flag.message}" for flag in needs])
+    subs = images.substitutions()
+    warnings = [
+        f"{s.original} -> {s.replacement} ({s.file}{f' line {s.line}' if s.line else ''}): {s.reason}"
+        for s in subs
+    ]
+    reason = f"{len(subs)} image(s) substituted" if subs else "every image is the base image"
+    return GateResult(
+        name="images",
+        passed=True,
+        reason=reason,
+        evidence={"warnings": warnings, "substitutions": [s.model_dump() for s in subs]} if subs else {},
+    )
+
+
 def ngrams(text: str, n: int) -> set[tuple[str, ...]]:
     """Lower-cased word n-grams (the word set itself when the text is shorter than n words)."""
     words = re.findall(r"\w+", text.lower())
@@ -306,6 +347,7 @@ def check_bundle(
             lambda: check_instruction_length(paths, min_instruction_tokens, max_instruction_tokens),
         ),
         ("leak", lambda: check_leak(paths)),
+        ("images", lambda: check_images(paths)),
         ("overlap", lambda: check_overlap(paths, heldout, overlap_threshold, ngram)),
     ]
     checks = [_guarded(name, run) for name, run in runs]

@@ -31,7 +31,10 @@ class Rewrite(_Strict):
     reason: str
 
 
-FlagName = Literal["needs_network_build", "needs_network_at_test", "compose"]
+FlagName = Literal["needs_network_build", "needs_network_at_test", "compose", "needs_image"]
+#: What a build's network lines reach: the package registries builds are given (Debian packages,
+#: Python packages with the host's pip configuration) or a host no build here can reach.
+BuildNetworkNeed = Literal["package_registries", "unreachable_host"]
 Schema = Literal["1.0", "1.1"]
 
 
@@ -42,6 +45,8 @@ class Flag(_Strict):
     file: str
     lines: list[str]
     message: str
+    #: for ``needs_network_build``: what the lines reach (None for the other flags)
+    network: BuildNetworkNeed | None = None
 
 
 class ImportReport(_Strict):

@@ -9,11 +9,12 @@
       run-tests.sh                 ->      tests/test.sh (offline, always writes the reward file)
       tests/...                    ->      tests/...
 
-Foreign base images are mapped onto `BASE_IMAGE` (recorded in the report and in
-``[metadata].envpipeline.base_image_substitution``); network bootstraps in the test script are
+Base images are resolved by `envpipeline.terminal.images`: known ones are mapped onto the base
+image (recorded with what differs in the report and in ``[metadata].envpipeline.base_image_substitution``),
+the others stay as written and are flagged ``needs_image``; network bootstraps in the test script are
 rewritten command by command to offline equivalents (`shell_rewrite`: run-tests.sh, solve.sh
 and every shell script under tests/ or solution/); Dockerfiles that need the network to build are flagged
-``needs_network_build``. Every change is recorded in the `ImportReport`.
+``needs_network_build`` (``network``: the package registries, or a host no build reaches). Every change is recorded in the `ImportReport`.
 """
 
 from __future__ import annotations
@@ -38,9 +39,10 @@ from envpipeline.models.bundle import (
     TaskSection,
     VerifierSection,
 )
-from envpipeline.sandbox.base import BASE_IMAGE
 from envpipeline.terminal.bundle import dump_task_config, write_files
+from envpipeline.terminal.images import BundleImages
 from envpipeline.terminal.import_report import (
+    BuildNetworkNeed,
     Flag,
     FlagName,
     ImportReport,
@@ -56,6 +58,17 @@ from envpipeline.terminal.offline import (
 )
 from envpipeline.terminal.shell_rewrite import rewrite_script
 
+#: What each kind of network build line means for the operator.
+NETWORK_BUILD_MESSAGES: dict[BuildNetworkNeed, str] = {
+    "package_registries": (
+        "the image build installs from the package registries (Debian, PyPI): Docker builds reach them "
+        "unless ENVPIPELINE_BUILD_NETWORK=none; the local sandbox builds without network and fails here"
+    ),
+    "unreachable_host": (
+        "the image build downloads from a host no build here can reach: pre-bake it into an image "
+        "or vendor the files into environment/"
+    ),
+}
 #: Terminal-Bench 1 defaults when task.yaml omits the timeouts.
 TB_AGENT_TIMEOUT_SEC = 360.0
 TB_TEST_TIMEOUT_SEC = 60.0
@@ -260,6 +273,22 @@ class Draft:
             )
         return result.text
 
+    def flag_network_build(self, lines: list[tuple[str, BuildNetworkNeed]]) -> None:
+        """One ``needs_network_build`` flag per kind of reach: the package registries (builds on
+        Docker get them) and hosts no build here reaches (the build fails)."""
+        for need, why in NETWORK_BUILD_MESSAGES.items():
+            picked = [line for line, reach in lines if reach == need]
+            if picked:
+                self.flags.append(
+                    Flag(
+                        name="needs_network_build",
+                        file="environment/Dockerfile",
+                        lines=picked,
+                        message=why,
+                        network=need,
+                    )
+                )
+
     def copy_scripts(self, prefix: str, skip: set[str]) -> None:
         """Copy the files under `prefix`, shell scripts rewritten (and recorded); Python test
         helpers that reach a remote host are flagged ``needs_network_at_test``."""
@@ -281,19 +310,13 @@ def _environment(d: Draft) -> list[str]:
     if "Dockerfile" not in d.present and compose is None:
         raise ConfigError(f"{d.src}: neither Dockerfile nor docker-compose.yaml")
     if "Dockerfile" in d.present:
-        docker = rewrite_dockerfile((d.src / "Dockerfile").read_text(), BASE_IMAGE)
+        docker = rewrite_dockerfile((d.src / "Dockerfile").read_text())
         d.files["environment/Dockerfile"] = docker.text
         d.workdir = docker.workdir
-        for line, old, new in docker.substitutions:
-            why = "base image not available offline; mapped onto the envpipeline base"
-            d.subs.append(
-                Substitution(file="Dockerfile", line=line, original=old, replacement=new, reason=why)
-            )
-        if docker.network_lines:
-            why = (
-                "the image build downloads packages; pre-bake them into the base image or build with network"
-            )
-            d.flag("needs_network_build", "environment/Dockerfile", docker.network_lines, why)
+        images = BundleImages(uses=docker.images)
+        d.subs += [s.model_copy(update={"file": "Dockerfile"}) for s in images.substitutions()]
+        d.flags += images.needs_image_flags()
+        d.flag_network_build(docker.network_lines)
     if compose is not None:
         keep, why = _compose(d.src, compose, "Dockerfile" in d.present)
         if keep:

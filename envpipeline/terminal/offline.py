@@ -1,26 +1,32 @@
 """Dockerfile analysis and TB1 script conversion for imports (shell rewriting: `shell_rewrite`).
 
-`rewrite_dockerfile` maps foreign base images onto the base image and lists the lines that need
-the network to build; `logical_lines` joins backslash continuations and marks heredoc bodies;
-`solution_from_yaml` turns a TB1 solution.yaml (tmux command list) into a shell script.
+`rewrite_dockerfile` resolves base images (`envpipeline.terminal.images`: known ones mapped onto the
+base image, the rest left as written and reported ``needs_image``) and lists the lines that need
+the network to build, each judged by `build_network_need`; `logical_lines` joins backslash
+continuations and marks heredoc bodies; `solution_from_yaml` turns a TB1 solution.yaml (tmux command list) into a shell script.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from envpipeline.errors import ConfigError
+from envpipeline.sandbox.dockerfile import NETWORK_RUN
+from envpipeline.terminal.images import ImageUse, resolve_dockerfile
+from envpipeline.terminal.import_report import BuildNetworkNeed
 
 _HEREDOC = re.compile(r"<<-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)['\"]?")
-#: RUN commands that fetch from the network while the image builds.
-NETWORK_RUN = re.compile(
-    r"\b(apt-get|apt|apk|yum|dnf|pip3?|npm|yarn|pnpm|npx|curl|wget|uvx?|conda|mamba|gem|poetry"
-    r"|cargo\s+install|go\s+(?:get|install)|git\s+clone)\b"
-)
+#: The tools that fetch only from the package registries a build is given: Debian's apt (the
+#: mirror the base image's sources name) and pip (PyPI through the host's pip configuration).
+REGISTRY_TOOLS = frozenset({"apt-get", "apt", "pip", "pip3"})
+#: Hosts of those registries; a URL to any other host needs a network builds do not have.
+REGISTRY_HOSTS = frozenset({"deb.debian.org", "security.debian.org", "pypi.org", "files.pythonhosted.org"})
+_URL_HOST = re.compile(r"\b(?:https?|ftp|git)://(?:[^@/\s'\"]+@)?([^/:\s'\"]+)|\bgit@([^:\s'\"]+):")
 
 TEST_SH_TEMPLATE = """#!/bin/bash
 # Verifier entry point imported from Terminal-Bench run-tests.sh by envpipeline.
@@ -41,13 +47,27 @@ DEFAULT_TEST_BODY = 'python3 -m pytest "$TEST_DIR/test_outputs.py" -rA\n'
 
 @dataclass
 class DockerfileRewrite:
-    """The rewritten Dockerfile, its base-image substitutions and its network-needing lines."""
+    """The Dockerfile with known base images substituted, every image use and the network lines."""
 
     text: str
-    substitutions: list[tuple[int, str, str]] = field(default_factory=list)  # (line, from, to)
-    network_lines: list[str] = field(default_factory=list)
+    images: list[ImageUse] = field(default_factory=list)
+    #: (logical line, what it reaches) for every RUN/ADD that needs the network to build
+    network_lines: list[tuple[str, BuildNetworkNeed]] = field(default_factory=list)
     #: the final stage's WORKDIR ("" when none): where Terminal-Bench ran the tests
     workdir: str = ""
+
+
+def build_network_need(line: str) -> BuildNetworkNeed:
+    """Whether a build line reaches only the package registries or some host builds cannot reach.
+
+    Only apt/pip with no URL outside `REGISTRY_HOSTS` count as registry installs; curl, wget,
+    git clone, npm, cargo, uv bootstraps... need hosts (github.com, astral.sh) no build reaches.
+    """
+    tools = {" ".join(m.group(1).split()) for m in NETWORK_RUN.finditer(line)}
+    hosts = {a or b for a, b in _URL_HOST.findall(line)}
+    if tools <= REGISTRY_TOOLS and hosts <= REGISTRY_HOSTS:
+        return "package_registries"
+    return "unreachable_host"
 
 
 def logical_lines(text: str) -> list[tuple[int, str, bool]]:
@@ -71,25 +91,16 @@ def logical_lines(text: str) -> list[tuple[int, str, bool]]:
     return out
 
 
-def rewrite_dockerfile(text: str, base_image: str) -> DockerfileRewrite:
-    """Map every external FROM onto `base_image`; collect RUN/ADD lines needing the network."""
-    result = DockerfileRewrite(text="")
-    stages: set[str] = set()
-    out = text.splitlines()
-    for number, line, _ in logical_lines(text):
+def rewrite_dockerfile(text: str, provided: Callable[[str], bool] | None = None) -> DockerfileRewrite:
+    """Resolve the base images (`images.resolve_dockerfile`); collect RUN/ADD lines needing the network."""
+    resolved, uses = resolve_dockerfile(text, provided)
+    result = DockerfileRewrite(text=resolved, images=uses)
+    for _, line, _ in logical_lines(text):
         words = line.split()
         if not words or words[0].startswith("#"):
             continue
         keyword = words[0].upper()
         if keyword == "FROM":
-            args = [w for w in words[1:] if not w.startswith("--")]
-            image = args[0] if args else ""
-            alias = args[2] if len(args) >= 3 and args[1].upper() == "AS" else ""
-            if image and image not in stages and image != base_image:
-                result.substitutions.append((number, image, base_image))
-                out[number - 1] = f"FROM {base_image}" + (f" AS {alias}" if alias else "")
-            if alias:
-                stages.add(alias)
             result.workdir = ""
         elif keyword == "WORKDIR" and len(words) > 1:
             path = words[1].strip("\"'")
@@ -99,8 +110,8 @@ def rewrite_dockerfile(text: str, base_image: str) -> DockerfileRewrite:
         elif (keyword == "RUN" and NETWORK_RUN.search(line)) or (
             keyword == "ADD" and re.search(r"\b(https?|git)://|git@", line)
         ):
-            result.network_lines.append(" ".join(line.replace("\\\n", " ").split()))
-    result.text = "\n".join(out) + "\n"
+            joined = " ".join(line.replace("\\\n", " ").split())
+            result.network_lines.append((joined, build_network_need(joined)))
     return result
 
 

@@ -3,7 +3,10 @@
 A batch never stops at a bad folder: every source gets an `ImportReport`, failed ones with the
 reason in `error` (and nothing written). Harbor bundles are copied as they are, except that
 their shell scripts (solution/*.sh, tests/*.sh including test.sh) go through the same offline
-rewrite as TB1 scripts (`shell_rewrite`), every edit listed in the report.
+rewrite as TB1 scripts (`shell_rewrite`), and their images through the same resolution
+(`images`: FROM lines and ``[environment].docker_image``; substitutions written into
+environment/Dockerfile, images nothing stands in for flagged ``needs_image``), every change listed
+in the report.
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from envpipeline.errors import ConfigError
-from envpipeline.models.bundle import BundlePaths
+from envpipeline.models.bundle import Bundle, BundlePaths
 from envpipeline.terminal.bundle import read_bundle, task_config_warnings, write_files
+from envpipeline.terminal.images import resolve_bundle_images
 from envpipeline.terminal.import_report import ImportReport, Schema
 from envpipeline.terminal.importer import Draft, import_terminal_bench, safe_name, source_files
+from envpipeline.terminal.offline import rewrite_dockerfile
 
 #: What can go wrong reading one source folder (anything else is a bug and propagates).
 PER_BUNDLE_ERRORS = (ConfigError, OSError, UnicodeDecodeError, ValueError, TypeError)
@@ -47,6 +52,7 @@ def import_harbor_bundle(
     d.copy_scripts("tests/", set())
     for rel in sorted(p for p in d.present if not p.startswith(("solution/", "tests/"))):
         d.files[rel] = (src / rel).read_bytes()
+    _resolve_images(d, bundle)
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -55,11 +61,25 @@ def import_harbor_bundle(
         task=bundle.name,
         source=str(src),
         out=str(out),
+        substitutions=d.subs,
         rewrites=d.rewrites,
         flags=d.flags,
         warnings=d.warnings,
         source_format="harbor",
     )
+
+
+def _resolve_images(d: Draft, bundle: Bundle) -> None:
+    """Base images resolved as the TB1 importer does; network build lines flagged."""
+    images = resolve_bundle_images(bundle)
+    if images.dockerfile_text is not None:
+        d.files["environment/Dockerfile"] = images.dockerfile_text
+    d.subs += images.substitutions()
+    d.flags += images.needs_image_flags()
+    dockerfile = d.files.get("environment/Dockerfile")
+    if dockerfile is not None:
+        text = dockerfile if isinstance(dockerfile, str) else dockerfile.decode(errors="replace")
+        d.flag_network_build(rewrite_dockerfile(text).network_lines)
 
 
 def import_bundle(

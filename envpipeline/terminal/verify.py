@@ -9,6 +9,7 @@ policy act; the fresh verifier phase kills the agent's processes, empties ``/tes
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from pathlib import Path
@@ -23,6 +24,8 @@ from envpipeline.redteam.base import TerminalPolicyOutcome
 from envpipeline.redteam.terminal import red_team, red_team_gate
 from envpipeline.sandbox.base import Limits, Sandbox
 from envpipeline.terminal.bundle import read_bundle
+from envpipeline.terminal.images import resolve_bundle_images
+from envpipeline.terminal.import_report import Substitution
 from envpipeline.terminal.trial import (
     MAX_AGENT_TIMEOUT_SEC,
     TrialResult,
@@ -59,6 +62,7 @@ Verdict = Literal[
     "tampered",
     "no_solution",
     "invalid_bundle",
+    "needs_image",
 ]
 #: Characters of each output kept in a report's tails.
 TAIL_CHARS = 2000
@@ -93,6 +97,10 @@ class VerificationResult(BaseModel):
     red_team: Annotated[
         list[TerminalPolicyOutcome],
         Field(description="each red-team policy's outcome (empty when the oracle/nop trials failed first)"),
+    ] = []
+    substitutions: Annotated[
+        list[Substitution],
+        Field(description="base images swapped for the local base image, with what differs"),
     ] = []
 
     @property
@@ -150,7 +158,10 @@ def verify_bundle(
     policy (none may score 1); a clear verdict with reasons.
 
     A bundle that cannot be read is ``invalid_bundle`` and one without ``solution/solve.sh`` is
-    ``no_solution`` (each with a reason), never an exception."""
+    ``no_solution`` (each with a reason), never an exception. Base images are resolved first
+    (`envpipeline.terminal.images`): substitutions are listed on the result, and a bundle naming an
+    image nothing here stands in for is ``needs_image`` (reasons: which image and how to provide
+    it) and is not run."""
     try:
         bundle = read_bundle(path)
     except ConfigError as e:
@@ -162,6 +173,13 @@ def verify_bundle(
             "no_solution",
             f"{bundle.paths.solve_sh} does not exist: gold verification needs an oracle solution",
         )
+    images = resolve_bundle_images(bundle, provided=sandbox.provides_image)
+    substitutions = images.substitutions()
+    if images.needs_image():
+        result = unverifiable(path, sandbox.backend, "needs_image", "")
+        reasons = [f"needs_image: {flag.message}" for flag in images.needs_image_flags()]
+        return result.model_copy(update={"reasons": reasons, "substitutions": substitutions})
+    bundle = dataclasses.replace(bundle, dockerfile_text=images.dockerfile_text)
     limits = limits or Limits(
         cpus=bundle.config.environment.cpus, memory_mb=bundle.config.environment.memory_mb
     )
@@ -169,7 +187,7 @@ def verify_bundle(
     if trials[0].verdict != "build_failed":
         trials.append(run_trial(sandbox, bundle, "oracle", limits))
         trials.append(run_trial(sandbox, bundle, "nop", limits))
-    result = _judge(bundle, sandbox.backend, trials)
+    result = _judge(bundle, sandbox.backend, trials).model_copy(update={"substitutions": substitutions})
     if not with_red_team or not result.passed:
         return result
     outcomes = red_team(bundle, sandbox, limits, known={"nop": trials[-1]})
@@ -226,6 +244,8 @@ def score_variant(
 ) -> TrialResult:
     """Run one solution variant (a folder laid out like ``solution/``) through the verifier."""
     bundle = read_bundle(path)
+    images = resolve_bundle_images(bundle, provided=sandbox.provides_image)
+    bundle = dataclasses.replace(bundle, dockerfile_text=images.dockerfile_text)
     return run_trial(
         sandbox, bundle, f"variant:{variant_dir.name}", limits or Limits(), solution_dir=variant_dir
     )

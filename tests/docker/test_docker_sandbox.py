@@ -5,6 +5,7 @@ Needs a Docker engine and the offline base image (``make base-image``); skipped 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import subprocess
 import uuid
@@ -25,6 +26,7 @@ from envpipeline.sandbox.docker import (
     image_exists,
     image_tag,
 )
+from envpipeline.sandbox.registries import BuildNetwork
 from envpipeline.terminal.bundle import read_bundle, write_files
 from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
 
@@ -142,9 +144,10 @@ def test_second_open_reuses_the_image(tmp_path: Path) -> None:
     ],
 )
 def test_dockerfile_needing_network_fails(tmp_path: Path, step: str) -> None:
+    """With the operator switch set to offline, a build that downloads fails."""
     bundle = make_bundle(tmp_path, dockerfile=f"FROM {BASE_IMAGE}\n{step}\n")
     with pytest.raises(EnvironmentBuildError, match="docker build failed"):
-        DockerSandbox().open(bundle, Limits())
+        DockerSandbox(build_network=BuildNetwork.NONE).open(bundle, Limits())
 
 
 def test_missing_dockerfile_fails(tmp_path: Path) -> None:
@@ -252,3 +255,53 @@ def test_memory_and_pids_limits_are_enforced(sandbox: DockerSandbox, bundle: Bun
         )
         forks = session.exec(f"python3 -c '{FORK_COUNT}' > /tmp/forks; cat /tmp/forks", 30)
         assert 0 < int(forks.stdout) < 32
+
+
+def test_base_image_has_python_pip_and_tmux(session: DockerSession) -> None:
+    done = session.exec("python --version && python -m pip --version && tmux -V", 30)
+    assert done.exit_code == 0, done.stderr
+    assert done.stdout.startswith("Python 3.11") and "tmux" in done.stdout
+
+
+REGISTRY_DOCKERFILE = """FROM python:3.12-slim-bookworm
+RUN apt-get update && apt-get install -y --no-install-recommends hello && rm -rf /var/lib/apt/lists/*
+RUN pip install --no-cache-dir six==1.16.0
+"""
+#: Scores 1 only when the registry-built tools are there and the verifier cannot reach the mirror.
+OFFLINE_VERIFIER_SH = """#!/bin/bash
+mkdir -p /logs/verifier
+reward=0
+if [ "$(cat /app/out.txt 2>/dev/null)" = "Hello, world!" ] && python -c "import six"; then reward=1; fi
+if curl -sS -m 5 -o /dev/null http://deb.debian.org/debian/; then reward=0; fi
+echo $reward > /logs/verifier/reward.txt
+"""
+
+
+def test_registry_build_with_an_offline_verifier(tmp_path: Path) -> None:
+    """The build of a python:3.12 bundle (substituted) installs a Debian and a PyPI package; the
+    verifier phase still has no network (its network probe would zero the reward)."""
+    from envpipeline.terminal.images import resolve_bundle_images
+    from envpipeline.terminal.verify import verify_bundle
+
+    files: dict[str, str | bytes] = {
+        "task.toml": 'version = "1.0"\n\n[verifier]\ntimeout_sec = 60.0\n',
+        "instruction.md": "Write the greeting of GNU hello into /app/out.txt.\n",
+        "environment/Dockerfile": REGISTRY_DOCKERFILE,
+        "solution/solve.sh": "#!/bin/bash\nhello > /app/out.txt\n",
+        "tests/test.sh": OFFLINE_VERIFIER_SH,
+    }
+    write_files(tmp_path / "registry", files)
+    sandbox = DockerSandbox(build_network=BuildNetwork.REGISTRIES)
+    bundle = read_bundle(tmp_path / "registry")
+    resolved = dataclasses.replace(bundle, dockerfile_text=resolve_bundle_images(bundle).dockerfile_text)
+    try:
+        result = verify_bundle(tmp_path / "registry", sandbox, with_red_team=False)
+        assert result.verdict == "verified", (result.reasons, result.tails())
+        assert [s.original for s in result.substitutions] == ["python:3.12-slim-bookworm"]
+        with sandbox.open(resolved, Limits()) as opened:
+            probe = opened.exec("curl -sS -m 5 -o /dev/null http://deb.debian.org/debian/", 30)
+            assert probe.exit_code != 0, "sessions have no network"
+            assert "ARG" not in opened.inspect("{{json .Config.Env}}")
+            assert "PIP_" not in opened.inspect("{{json .Config.Env}}"), "pip settings are never baked in"
+    finally:
+        subprocess.run(["docker", "rmi", "-f", sandbox.ensure_image(resolved)], capture_output=True)

@@ -31,7 +31,16 @@ TEST_OUTPUTS = """from pathlib import Path
 words = {w.lower() for w in Path("/app/words.txt").read_text().split()}
 assert Path("/app/count.txt").read_text() == f"{len(words)}\\n"
 """
-CHECKS = ["schema", "path_safety", "required_files", "reward_file", "instruction_length", "leak", "overlap"]
+CHECKS = [
+    "schema",
+    "path_safety",
+    "required_files",
+    "reward_file",
+    "instruction_length",
+    "leak",
+    "images",
+    "overlap",
+]
 
 
 def tiny_task() -> GeneratedTask:
