@@ -23,8 +23,20 @@ from envpipeline.commands.common import home_option, resolve_home
     help="Folder of built worlds (<persona>/day-<dd>/). Default: <home>/worlds.",
 )
 @home_option
-@click.option("--web-port", default=0, show_default=True, help="Web app port (0 = any free port).")
-@click.option("--mcp-port", default=0, show_default=True, help="MCP server port (0 = any free port).")
+@click.option(
+    "--web-port",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Web app port (0 = any free port).",
+)
+@click.option(
+    "--mcp-port",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="MCP server port (0 = any free port).",
+)
 def serve_command(
     persona: str, day: int, root: Path | None, home: Path | None, web_port: int, mcp_port: int
 ) -> None:
