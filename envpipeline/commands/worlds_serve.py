@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from envpipeline.commands.common import home_option, resolve_home
+from envpipeline.errors import ConfigError
 
 
 @click.command("serve")
@@ -51,7 +52,7 @@ def serve_command(
     if not (day_dir / "apps").is_dir():
         built = sorted(p.name for p in (root / persona).glob("day-*")) if (root / persona).is_dir() else []
         hint = f"built days: {', '.join(built)}" if built else f"no world for {persona!r} under {root}"
-        raise click.ClickException(f"{day_dir} is not a world day folder ({hint})")
+        raise ConfigError(f"{day_dir} is not a world day folder ({hint})")
     stop = threading.Event()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: stop.set())

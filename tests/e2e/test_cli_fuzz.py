@@ -160,6 +160,8 @@ OTHER_MISTAKES = [
     ("bundle new no-such-family --out {root}/b", "unknown task family"),
     ("audit no-such-task --home {root}/home", "no-such-task"),
     ("select --home {root}/empty-home", "no seed pass rates"),
+    ("serve-mcp cw-missing --home {root}/empty-home", "no verified_composed_tasks"),
+    ("worlds serve nobody --day 0 --home {root}/empty-home", "no world for 'nobody'"),
 ]
 
 
