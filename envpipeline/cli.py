@@ -2,26 +2,32 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
-from envpipeline.commands.common import console
 from envpipeline.commands.compose import audit_command, compose_command, services_group
 from envpipeline.commands.export import export_command
+from envpipeline.commands.failures import DEBUG_ENV, CleanErrorGroup
 from envpipeline.commands.redteam import redteam_command
 from envpipeline.commands.run import run_command
 from envpipeline.commands.select import select_command
 from envpipeline.commands.serve_mcp import serve_mcp_command
 from envpipeline.commands.terminal import bundle_group, families_group, forge_command
 from envpipeline.commands.worlds import worlds_group
-from envpipeline.errors import EnvpipelineError
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=CleanErrorGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="envpipeline")
-def main() -> None:
-    """envpipeline: verified training environments for LLM agents, as a Dagster asset graph."""
+@click.option(
+    "--debug",
+    is_flag=True,
+    help=f"Show the Python traceback of an error instead of its one-line message (or set {DEBUG_ENV}=1).",
+)
+def main(debug: bool) -> None:
+    """envpipeline: verified training environments for LLM agents, as a Dagster asset graph.
+
+    A mistake in the input (a missing or unreadable file, a value out of range, a folder that
+    cannot be written) ends with one line on stderr and exit status 2.
+    """
 
 
 for command in (
@@ -42,12 +48,15 @@ for command in (
 
 
 def entrypoint() -> None:
-    """Run the CLI with clean error messages for envpipeline errors."""
-    try:
-        main(standalone_mode=True)
-    except EnvpipelineError as e:
-        console.print(f"[red]error:[/] {e}")
-        sys.exit(2)
+    """Run the CLI (user errors are one line and exit 2: see `envpipeline.commands.failures`).
+
+    SIGTERM is a normal exit here, so the sandbox sessions of a terminated command are removed on
+    the way out (`envpipeline.sandbox.reaper`).
+    """
+    from envpipeline.sandbox.reaper import exit_on_sigterm
+
+    exit_on_sigterm()
+    main(standalone_mode=True)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,15 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from envpipeline.commands.common import console, emit_json, home_option, progress, resolve_home
+from envpipeline.commands.common import (
+    WritableFolder,
+    console,
+    emit_json,
+    home_option,
+    progress,
+    resolve_home,
+)
+from envpipeline.compose.limits import MAX_WALK_LENGTH
 from envpipeline.files import write_atomically
 
 
@@ -65,10 +73,15 @@ def cli_partition(seed: int, k: int, distractors: int, n_tasks: int) -> str:
 @click.option("--tasks", "n_tasks", type=click.IntRange(min=1), required=True, help="Accepted tasks wanted.")
 @click.option("--services", "k", default=5, show_default=True, type=click.IntRange(min=2), help="K services.")
 @click.option("--distractors", default=5, show_default=True, type=click.IntRange(min=0), help="Distractors.")
-@click.option("--walk-length", type=click.IntRange(min=3), default=None, help="Visits per walk (>= K+1).")
+@click.option(
+    "--walk-length",
+    type=click.IntRange(min=3, max=MAX_WALK_LENGTH),
+    default=None,
+    help="Visits per walk (>= K+1).",
+)
 @click.option("--seed", default=0, show_default=True, help="First candidate rng seed.")
 @click.option("--max-attempts", type=click.IntRange(min=1), default=None, help="Budget (default 20 x tasks).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Output folder.")
+@click.option("--out", type=WritableFolder(), required=True, help="Output folder.")
 @home_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
 def compose_command(
@@ -95,6 +108,7 @@ def compose_command(
         raise click.UsageError(
             "; ".join(str(err["msg"]).removeprefix("Value error, ") for err in e.errors())
         ) from e
+    home = resolve_home(home, writable=True)  # refused before any candidate is composed
     budget = max_attempts or 20 * n_tasks
     partition = cli_partition(seed, k, distractors, n_tasks)
     started = time.perf_counter()
@@ -109,7 +123,6 @@ def compose_command(
         )
     elapsed = time.perf_counter() - started
     records = result.accepted + result.rejected
-    home = resolve_home(home)
     lake = Lake(home)
     run_id = f"cli-{uuid.uuid4().hex[:12]}"
     record_library(lake, run_id)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from envpipeline.commands.common import home_option, resolve_home
+from envpipeline.commands.common import WritableFolder, home_option, resolve_home
 from envpipeline.export.formats import export_formats
 
 FORMATS = (*export_formats(), "harbor", "all")
@@ -15,7 +15,7 @@ FORMATS = (*export_formats(), "harbor", "all")
 
 @click.command("export")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), required=True, help="Output format.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Output folder.")
+@click.option("--out", type=WritableFolder(), required=True, help="Output folder.")
 @home_option
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 def export_command(fmt: str, out: Path, home: Path | None, as_json: bool) -> None:

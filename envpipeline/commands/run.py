@@ -23,6 +23,8 @@ from envpipeline.commands.common import home_option, resolve_home
 from envpipeline.errors import ConfigError
 
 SHELL_ENTRY = "assets.default_run"
+#: Batch partition keys are batch-0000 ... batch-9999 (four digits keep them sorted).
+MAX_BATCHES = 9999
 
 
 def project_folder(start: Path | None = None) -> Path:
@@ -42,19 +44,36 @@ def project_folder(start: Path | None = None) -> Path:
 
 @click.command("run")
 @home_option
-@click.option("--batches", default=4, show_default=True, help="Composition batches (dynamic partitions).")
-@click.option("--candidates-per-batch", default=50, show_default=True, help="Candidates drafted per batch.")
 @click.option(
-    "--seeds-per-family", default=1, show_default=True, help="Procedural terminal seeds per family."
+    "--batches",
+    default=4,
+    show_default=True,
+    type=click.IntRange(min=1, max=MAX_BATCHES),
+    help="Composition batches (dynamic partitions batch-0000 ...).",
+)
+@click.option(
+    "--candidates-per-batch",
+    default=50,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Candidates drafted per batch.",
+)
+@click.option(
+    "--seeds-per-family",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Procedural terminal seeds per family.",
 )
 def run_command(home: Path | None, batches: int, candidates_per_batch: int, seeds_per_family: int) -> None:
     """Materialize the whole asset graph offline with Dagster and print a summary."""
     folder = project_folder()
+    home_folder = resolve_home(home, writable=True)
     with tempfile.TemporaryDirectory(prefix="envpipeline-run-") as scratch:
         summary_path = Path(scratch) / "summary.json"
         command = [
             sys.executable, "-m", SHELL_ENTRY,
-            "--home", str(resolve_home(home)),
+            "--home", str(home_folder),
             "--batches", str(batches),
             "--candidates-per-batch", str(candidates_per_batch),
             "--seeds-per-family", str(seeds_per_family),

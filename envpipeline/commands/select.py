@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from envpipeline.commands.common import home_option, resolve_home
+from envpipeline.commands.common import FiniteFloatRange, home_option, resolve_home
 from envpipeline.errors import ConfigError
 
 DECISION_FIELDS = ("seed_id", "projection", "direction", "projected_pass_rate", "frontier_score", "backend")
@@ -19,10 +19,11 @@ DECISION_FIELDS = ("seed_id", "projection", "direction", "projected_pass_rate", 
 def read_pass_rates(path: Path) -> list:
     """Rows {"seed_id", "pass_rate", "required_skills"?, "optional_skills"?, ...}; errors name the line."""
     from envpipeline.models.selection import SeedPassRate
+    from envpipeline.textfiles import read_text_file
 
     rows = []
     try:
-        lines = path.read_text().splitlines()
+        lines = read_text_file(path, "the pass-rates table").splitlines()
     except OSError as e:
         raise ConfigError(f"cannot read {path}: {e}") from e
     for number, line in enumerate(lines, start=1):
@@ -85,7 +86,7 @@ def stored_pass_rates(home: Path) -> list:
 )
 @click.option(
     "--time-limit",
-    type=click.FloatRange(min=0.01),
+    type=FiniteFloatRange(min=0.01),
     default=10.0,
     show_default=True,
     help="Hard wall-clock limit of the SCIP solve, seconds.",

@@ -27,14 +27,10 @@ def serve_mcp_command(task_id: str, transport: str, home: Path | None, host: str
     The task is read from the lake (asset verified_composed_tasks); every call acts on the server's
     own copy of the task's initial state. Blocks until the client disconnects (stdio) or Ctrl-C.
     """
-    from envpipeline.errors import UnknownTaskError
     from envpipeline.export.mcp_serve import load_task, run_http, run_stdio
 
-    home = resolve_home(home)
-    try:
-        task = load_task(task_id, home)
-    except UnknownTaskError as e:
-        raise click.ClickException(str(e)) from e
+    # an unknown TASK_ID is an UnknownTaskError: one line and exit 2 (envpipeline.commands.failures)
+    task = load_task(task_id, resolve_home(home))
     if transport == "stdio":
         run_stdio(task)
     else:

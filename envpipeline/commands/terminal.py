@@ -11,7 +11,14 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from envpipeline.commands.common import console, emit_json, home_option, resolve_home
+from envpipeline.commands.common import (
+    FiniteFloatRange,
+    WritableFolder,
+    console,
+    emit_json,
+    home_option,
+    resolve_home,
+)
 
 if TYPE_CHECKING:
     from envpipeline.models.bundle import Difficulty
@@ -66,7 +73,7 @@ def bundle_group() -> None:
 @click.option("--variant", default="oracle", show_default=True, help="Solution variant written as solution/.")
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=WritableFolder(),
     default=None,
     help="Bundle folder. Default: <home>/bundles/<task name>.",
 )
@@ -80,7 +87,7 @@ def bundle_new(
 
     fam = get_family(family)
     task = fam.generate(seed, fam.knobs_for(difficulty), difficulty)
-    out = out or resolve_home(home) / "bundles" / task.name
+    out = out or resolve_home(home, writable=True) / "bundles" / task.name
     write_generated(task, out, variant)
     click.echo(f"wrote {task.name} ({family}, {difficulty}, variant {variant}) to {out}")
 
@@ -93,7 +100,13 @@ def bundle_new(
     default=None,
     help="Held-out instructions, one JSON string per line (or plain lines).",
 )
-@click.option("--overlap-threshold", default=0.5, show_default=True, help="Max n-gram Jaccard vs held-out.")
+@click.option(
+    "--overlap-threshold",
+    default=0.5,
+    show_default=True,
+    type=FiniteFloatRange(0, 1),
+    help="Max n-gram Jaccard vs held-out.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
 def bundle_check(
     paths: tuple[Path, ...], heldout: Path | None, overlap_threshold: float, as_json: bool
@@ -121,7 +134,9 @@ def bundle_check(
 
 
 def _read_heldout(path: Path) -> list[str]:
-    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    from envpipeline.textfiles import read_text_file
+
+    lines = [line for line in read_text_file(path, "the held-out file").splitlines() if line.strip()]
     out = []
     for line in lines:
         try:
@@ -204,7 +219,7 @@ def bundle_verify(paths: tuple[Path, ...], backend: str | None, as_json: bool) -
 @click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=WritableFolder(),
     default=None,
     help="Output folder. Default: <home>/seeds, where the default job picks seeds up.",
 )
@@ -216,7 +231,7 @@ def bundle_import(
 ) -> None:
     """Import Terminal-Bench 1 tasks and Harbor bundles into --out (scripts rewritten for offline
     sandboxes); every source is reported, and the exit status is 1 if any failed."""
-    out = out or resolve_home(home) / "seeds"
+    out = out or resolve_home(home, writable=True) / "seeds"
     from envpipeline.terminal.seed_import import import_batch
 
     reports = import_batch(sources, out, overwrite=overwrite)
@@ -241,7 +256,7 @@ def bundle_import(
 )
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=WritableFolder(),
     default=None,
     help="Output folder (bundles/, decisions.jsonl, trace.json, report.json). Default: <home>/forge.",
 )
@@ -261,14 +276,26 @@ def bundle_import(
     help="A folder of Harbor / Terminal-Bench 1 task folders used as seeds in addition to the "
     "procedural ones (imported like `bundle import`; a folder without solution/ is skipped with a reason).",
 )
-@click.option("--rollouts", default=4, show_default=True, help="K rollouts per seed for the pass rate.")
+@click.option(
+    "--rollouts",
+    default=4,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="K rollouts per seed for the pass rate.",
+)
 @click.option(
     "--rollouts-table",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
     help="Recorded rollouts (JSONL {seed_id, reward}) instead of running the policy.",
 )
-@click.option("--skill", default=0.7, show_default=True, help="Skill of the scripted policy.")
+@click.option(
+    "--skill",
+    default=0.7,
+    show_default=True,
+    type=FiniteFloatRange(0, 1),
+    help="Skill of the scripted policy, 0..1.",
+)
 @click.option(
     "--backend", type=click.Choice(["scip", "enumerate", "greedy"]), default="scip", show_default=True
 )
@@ -313,7 +340,7 @@ def forge_command(
     from envpipeline.sandbox.detect import select_sandbox
     from envpipeline.terminal.seeds import default_procedural_keys, discover_seed_folders
 
-    out = out or resolve_home(home) / "forge"
+    out = out or resolve_home(home, writable=True) / "forge"
     seed_keys = default_procedural_keys(seeds_per_family)
     if seeds_dir is not None:
         folder_keys = sorted(discover_seed_folders(seeds_dir))
@@ -340,8 +367,14 @@ def forge_command(
         from envpipeline.synth.procedural import ProceduralSynthesizer
 
         synth = ProceduralSynthesizer()
+    recorded = pass_rates_from_rollouts(rollouts_table) if rollouts_table else None  # refused before any work
     with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console, transient=True
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
     ) as bars:
         tasks: dict[str, TaskID] = {}
 
@@ -361,7 +394,7 @@ def forge_command(
             backend=backend,
             budget=ForgeBudget(max_attempts=max_attempts, max_tokens=max_tokens),
             progress=progress,
-            recorded=pass_rates_from_rollouts(rollouts_table) if rollouts_table else None,
+            recorded=recorded,
             seeds_folder=seeds_dir,
         )
     if as_json:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from envpipeline.commands.common import home_option, resolve_home
+from envpipeline.commands.common import WritableFolder, home_option, resolve_home
 from envpipeline.commands.worlds_serve import serve_command
 
 
@@ -23,7 +23,7 @@ def worlds_group() -> None:
 @click.option("--tasks-per-day", default=3, show_default=True, type=click.IntRange(min=1))
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=WritableFolder(),
     default=None,
     help="Worlds folder. Default: <home>/worlds, where `worlds serve` looks.",
 )
@@ -43,11 +43,11 @@ def worlds_build(
     as_json: bool,
 ) -> None:
     """Build persona worlds day by day, synthesize cross-interface tasks and gate them."""
+    out = out or resolve_home(home, writable=True) / "worlds"  # refused before the heavy imports
+
     from rich.console import Console
 
     from envpipeline.worlds.pipeline import build_and_gate
-
-    out = out or resolve_home(home) / "worlds"
 
     with Console(stderr=True).status(f"building {n_personas} worlds x {days} days and gating tasks ..."):
         summary = build_and_gate(

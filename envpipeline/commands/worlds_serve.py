@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from envpipeline.commands.common import home_option, resolve_home
+from envpipeline.errors import ConfigError
 
 
 @click.command("serve")
@@ -23,8 +24,20 @@ from envpipeline.commands.common import home_option, resolve_home
     help="Folder of built worlds (<persona>/day-<dd>/). Default: <home>/worlds.",
 )
 @home_option
-@click.option("--web-port", default=0, show_default=True, help="Web app port (0 = any free port).")
-@click.option("--mcp-port", default=0, show_default=True, help="MCP server port (0 = any free port).")
+@click.option(
+    "--web-port",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Web app port (0 = any free port).",
+)
+@click.option(
+    "--mcp-port",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="MCP server port (0 = any free port).",
+)
 def serve_command(
     persona: str, day: int, root: Path | None, home: Path | None, web_port: int, mcp_port: int
 ) -> None:
@@ -39,7 +52,7 @@ def serve_command(
     if not (day_dir / "apps").is_dir():
         built = sorted(p.name for p in (root / persona).glob("day-*")) if (root / persona).is_dir() else []
         hint = f"built days: {', '.join(built)}" if built else f"no world for {persona!r} under {root}"
-        raise click.ClickException(f"{day_dir} is not a world day folder ({hint})")
+        raise ConfigError(f"{day_dir} is not a world day folder ({hint})")
     stop = threading.Event()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -12,6 +12,7 @@ from pydantic import Field, model_validator
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.canonical import canonical_hash
 from envpipeline.compose.discovery import with_discovery_calls
+from envpipeline.compose.limits import MAX_WALK_LENGTH
 from envpipeline.compose.walk import assign_actions, assign_hops, random_walk
 from envpipeline.errors import CompositionError
 from envpipeline.models.base import Strict
@@ -33,7 +34,10 @@ class ComposeConfig(Strict):
 
     services: Annotated[int, Field(ge=2, description="K: services each task composes")] = 5
     distractors: Annotated[int, Field(ge=0, description="extra services exposed but not needed")] = 5
-    walk_length: Annotated[int | None, Field(description="visits in the walk (>= K+1; default K+1)")] = None
+    walk_length: Annotated[
+        int | None,
+        Field(le=MAX_WALK_LENGTH, description="visits in the walk (>= K+1; default K+1)"),
+    ] = None
     min_actions: Annotated[int, Field(ge=1, description="state-changing steps each task needs")] = 4
     min_action_services: Annotated[int, Field(ge=1, description="distinct services those steps touch")] = 3
     library: Annotated[list[str] | None, Field(description="restrict to these services")] = None

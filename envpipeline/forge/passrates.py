@@ -12,6 +12,7 @@ from envpipeline.forge.policy import ScriptedTerminalPolicy
 from envpipeline.models.selection import SeedPassRate
 from envpipeline.sandbox.base import Sandbox
 from envpipeline.terminal.bundle import read_bundle
+from envpipeline.textfiles import read_text_file
 
 
 def seed_skills(bundle_dir: Path) -> tuple[list[str], list[str]]:
@@ -55,7 +56,7 @@ def pass_rates_from_rollouts(path: Path) -> list[SeedPassRate]:
     """Pass rates from a recorded rollouts table: JSONL rows {"seed_id", "reward", ...}."""
     rewards: dict[str, list[float]] = defaultdict(list)
     skills: dict[str, list[str]] = {}
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    for number, line in enumerate(read_text_file(path, "the rollouts table").splitlines(), start=1):
         if not line.strip():
             continue
         try:

@@ -24,7 +24,7 @@ import random
 from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, cast
 
-from pydantic import ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from envpipeline.errors import SpecError
 from envpipeline.models.base import Strict
@@ -36,6 +36,7 @@ from envpipeline.services.base import (
     ToolDef,
     bad_request,
     conflict,
+    format_validation_error,
     next_id,
     not_found,
     text_hit,
@@ -158,6 +159,14 @@ def _check_refs(service: ImportedService, shape: Shape, data: dict[str, Any]) ->
             raise not_found(singular(target).replace("_", " "), str(value))
 
 
+def _validated_record(record: type[BaseModel], data: dict[str, Any]) -> BaseModel:
+    """A record built from a call's arguments; arguments that do not fit it are the caller's 400."""
+    try:
+        return record.model_validate(data)
+    except ValidationError as e:
+        raise bad_request(format_validation_error(e)) from e
+
+
 def _matches(row: dict[str, Any], filters: dict[str, Any]) -> bool:
     for key, wanted in filters.items():
         actual = row.get(key)
@@ -192,8 +201,8 @@ def _implementation(
             rid = data.get("id") or next_id(noun, records)
             if rid in records:
                 raise conflict(f"{noun} '{rid}' already exists")
-            record = info.record.model_validate(
-                {"id": rid, **{k: v for k, v in data.items() if k in info.fields}}
+            record = _validated_record(
+                info.record, {"id": rid, **{k: v for k, v in data.items() if k in info.fields}}
             )
             records[rid] = record
             return {noun: dump_record(record)}
@@ -209,7 +218,7 @@ def _implementation(
             }
             if not changes:
                 raise bad_request(f"nothing to update; updatable fields: {', '.join(sorted(info.fields))}")
-            records[rid] = info.record.model_validate({**dump_record(records[rid]), **changes})
+            records[rid] = _validated_record(info.record, {**dump_record(records[rid]), **changes})
             return {noun: dump_record(records[rid]), "updated": sorted(changes)}
         rows = [dump_record(r) for r in records.values()]
         limit = next((v for k, v in data.items() if k.lower() in LIMIT_ARGS and isinstance(v, int)), None)
@@ -294,13 +303,15 @@ def synthesize_service(
     specs: list[ToolSpec] = parse_tools_list(payload)
     model = world_model or OfflineWorldModel()
     shapes = classify(specs)
+    # Argument models first: they check every property default and name the tool of a bad one.
+    arguments = {s.spec.name: args_model(service_name, s.spec) for s in shapes}
     infos = _collections(service_name, shapes)
     state_model = _state_model(service_name, infos)
     tools = {
         s.spec.name: ToolDef(
             s.spec.name,
             s.spec.description.split("\n\n")[0].replace("\n", " "),
-            args_model(service_name, s.spec),
+            arguments[s.spec.name],
             _implementation(s, infos.get(s.collection or ""), model),
             s.op in WRITES,
             s.simulated,

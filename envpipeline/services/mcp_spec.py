@@ -15,11 +15,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
 
 from envpipeline.errors import SpecError
 from envpipeline.models.base import Strict
 from envpipeline.services.base import ToolArgs, plain_dump
+from envpipeline.services.mcp_bounds import check_schema_bounds
 from envpipeline.services.mcp_values import NULL, schema_type, words
 
 SUPPORTED_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object"})
@@ -160,6 +161,8 @@ def _tool_list(payload: Any) -> list[Any]:
             payload = json.loads(payload)
         except ValueError as e:
             raise SpecError(f"tools/list payload is not valid JSON: {e}") from e
+        except RecursionError as e:
+            raise SpecError("tools/list payload is nested too deeply to parse") from e
     if isinstance(payload, dict) and "jsonrpc" in payload:
         if "error" in payload:
             raise SpecError(f"tools/list answered with a JSON-RPC error: {payload['error']}")
@@ -190,10 +193,13 @@ def parse_tools_list(payload: Any) -> list[ToolSpec]:
         if name in seen:
             raise _fail(name, "duplicate tool name")
         seen.add(name)
+        # Bounds first: the type checks below recurse, so depth must be known to be sane.
+        check_schema_bounds(name, "inputSchema", raw.get("inputSchema"))
         schema = _check_input_schema(name, raw.get("inputSchema"))
         output = raw.get("outputSchema")
         if output is not None and not isinstance(output, dict):
             raise _fail(name, "outputSchema must be a JSON schema object")
+        check_schema_bounds(name, "outputSchema", output)
         description = str(raw.get("description") or raw.get("title") or " ".join(words(name))).strip()
         specs.append(ToolSpec(name, description, schema, output))
     if not specs:
@@ -312,6 +318,15 @@ def field_info(prop: str, schema: dict[str, Any], required: bool) -> tuple[Any, 
     if required:
         return kind, Field(**extra)
     default = schema.get("default")
+    if default is not None:
+        # Checked here, once: a default pydantic never validates would reach the tool unchecked.
+        try:
+            TypeAdapter(kind).validate_python(default)
+        except ValidationError as e:
+            problem = e.errors()[0]["msg"]
+            raise SpecError(
+                f"property '{prop}': default {default!r} does not fit its schema ({problem})"
+            ) from e
     return kind | None, Field(default=default, **extra)
 
 
@@ -325,8 +340,16 @@ def fields_model(model_name: str, schema: dict[str, Any], base: type[BaseModel])
 
 
 def args_model(service: str, spec: ToolSpec) -> type[ToolArgs]:
-    """The `ToolArgs` model of one tool (extra arguments forbidden)."""
-    return fields_model(_model_name(service, spec.name, "args"), spec.input_schema, ToolArgs)  # type: ignore[return-value]
+    """The `ToolArgs` model of one tool (extra arguments forbidden).
+
+    Raises:
+        SpecError: naming the tool, when a property's default does not fit its schema.
+    """
+    try:
+        model = fields_model(_model_name(service, spec.name, "args"), spec.input_schema, ToolArgs)
+    except SpecError as e:
+        raise _fail(spec.name, str(e)) from e
+    return model  # type: ignore[return-value]
 
 
 class ImportedState(Strict):

@@ -73,11 +73,17 @@ def load_task_config(path: Path) -> TaskConfig:
     `task_config_warnings`.
     """
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as e:
         raise BundleFormatError(f"{path}: missing task.toml") from e
+    except IsADirectoryError as e:
+        raise BundleFormatError(f"{path}: task.toml is a folder; it must be a TOML file") from e
+    except UnicodeDecodeError as e:
+        raise BundleFormatError(f"{path}: task.toml is not UTF-8 text (byte {e.start}: {e.reason})") from e
     except tomllib.TOMLDecodeError as e:
         raise BundleFormatError(f"{path}: invalid TOML: {e}") from e
+    except RecursionError as e:  # tomllib recurses once per nested array or inline table
+        raise BundleFormatError(f"{path}: task.toml is nested too deeply to parse") from e
     unknown: dict[str, object] = {}
     try:
         config = TaskConfig.model_validate(_split_unknown(TaskConfig, data, "", unknown))
