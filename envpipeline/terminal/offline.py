@@ -30,6 +30,8 @@ export TEST_DIR="${{TEST_DIR:-/tests}}"
 {cd}(
 {body}) > /logs/verifier/test-stdout.txt 2>&1
 status=$?
+# the tests' own output on stdout too, so verify reports (and `oracle_failed` reasons) can show it
+tail -c 20000 /logs/verifier/test-stdout.txt
 if [ "$status" -eq 0 ]; then
   echo 1 > /logs/verifier/reward.txt
 else

@@ -173,9 +173,19 @@ def test_test_sh_writes_reward_file(imported: tuple[Path, ImportReport], tmp_pat
             "TEST_DIR": str(out / "tests"),
             "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
         }
-        subprocess.run(["bash", str(runnable)], cwd=tmp_path, env=env, check=True, timeout=120)
+        done = subprocess.run(
+            ["bash", str(runnable)],
+            cwd=tmp_path,
+            env=env,
+            check=True,
+            timeout=120,
+            capture_output=True,
+            text=True,
+        )
         assert (logs / "reward.txt").read_text().strip() == want
         assert "test_outputs.py" in (logs / "test-stdout.txt").read_text()
+        # the tests' own output reaches the verifier's stdout too (verify reports and reasons show it)
+        assert ("1 passed" if passing else "1 failed") in done.stdout.splitlines()[-1]
 
 
 def test_imported_bundle_passes_static_checks(imported: tuple[Path, ImportReport]) -> None:
