@@ -123,7 +123,7 @@ def print_table(rows: list[dict[str, Any]], sandbox: str) -> None:
         text = (
             {True: "yes", False: "no", None: "?"}.get(value, value) if not isinstance(value, str) else value
         )
-        return str(text)[:width].ljust(width)
+        return " ".join(str(text).split())[:width].ljust(width)
 
     columns = [("task", 34), ("import", 8), ("flags", 22), ("substitutions", 42), ("verdict", 15)]
     columns += [("tests_passed", 5), ("reason", 90)]
