@@ -15,10 +15,24 @@ never from the reward file. Two acceptance rules are checked, and the exit statu
 broken: no bundle is `verified` unless its real tests passed, and every task that is not verified
 (or not imported) carries a reason.
 
-Results (2026-12-03, 16 TB1 adapter tasks from rese1f/terminal-bench-datasets: evoeval,
-aider_polyglot python/cpp/go, livecodebenchpro, deveval, swebench-verified; 8 Harbor tasks: 5 from
-zjysteven/terminal-bench-env, which ship no solution/, and 3 single-task repositories): see
-bench/README.md.
+Results (2026-12-03, 2 shared cores; 24 real tasks copied verbatim into /work/scratch/heldout:
+16 TB1 adapter tasks from rese1f/terminal-bench-datasets (evoeval 0/7/23/42, aider_polyglot python
+affine-cipher/bowling/book-store, cpp clock, go forth, livecodebenchpro 1983a/b, deveval cpp-area /
+python-arxiv-digest, swebench-verified astropy-12907 / flask-5014 / requests-1142) and 8 Harbor
+tasks (5 from zjysteven/terminal-bench-env, which ship no solution/, and the single-task repositories
+ShivamGairola2577/json-transform-harbor-task, Jateloz/kenken-task, McIkenna/python-csv-ingester)):
+
+- docker (4 min 47 s): 17 imported, 7 refused at import (5 no solution/, a schema "2.0" task.toml,
+  a task.name Harbor itself rejects); 4 verified (the evoeval tasks; their real tests passed, pytest
+  summary "passed"), 2 oracle_failed (deveval: the task-specific image was swapped for the base
+  image, tests said "1 failed"), 11 build_failed (apt-get in the Dockerfile, builds run without
+  network; 10 of them flagged needs_network_build at import). 0 violations.
+- local (11 s): the same 7 refused; 0 verified; 4 oracle_failed ("tests said: /usr/bin/python3: No
+  module named pytest": the local sandbox runs the host's Python), 13 build_failed (apt-get without
+  network; deveval's quoted COPY "deveval_source_repo/" not found by the local builder). 0 violations.
+- Before this run's fixes, the evoeval tasks were red_team_broken on Docker (the tamper policy's
+  /app/pytest.py shadowed pytest) and every oracle_failed reason was "oracle rewards [0.0, 0.0],
+  expected 1.0" with empty tails (the imported test.sh sent the tests' output only to a file).
 """
 
 from __future__ import annotations
