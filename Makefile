@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: setup system-deps sandbox-ready run test lint ui bench base-image clean
+.PHONY: setup system-deps sandbox-ready run test lint ui bench base-image harbor-validate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,14 @@ bench: $(STAMP) ## print throughput figures
 
 base-image: ## build the offline Docker base image envpipeline/base:bookworm (no-op when current)
 	scripts/build-base-image.sh
+
+HARBOR_SAMPLE ?= out/harbor-sample
+harbor-validate: $(STAMP) ## export every terminal family, composed and world tasks; bundle check, verify, Harbor's validator
+	rm -rf $(HARBOR_SAMPLE)
+	$(BIN)/python -m envpipeline.export.harbor_sample $(HARBOR_SAMPLE)
+	$(BIN)/envpipeline bundle check $(HARBOR_SAMPLE)/*
+	$(BIN)/envpipeline bundle verify --sandbox $${ENVPIPELINE_SANDBOX:-local} $(HARBOR_SAMPLE)/*
+	scripts/harbor-validate.sh $(HARBOR_SAMPLE)
 
 clean:
 	rm -rf data dagster_home .pytest_cache .ruff_cache

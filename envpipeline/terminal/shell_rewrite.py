@@ -13,6 +13,9 @@ commands (never lines), so the shell structure around them is untouched:
 Replacing a command by `true` rather than deleting it keeps every list, negation, `$?` and
 `set -e` meaning what it meant when the installer succeeded, so the rewrite cannot turn a
 failing script into a passing one (`tests/unit/test_shell_rewrite_property.py` checks this).
+One exception: an installer whose success alone ends the script with a pass (`INSTALLER && exit 0`,
+`if INSTALLER; then exit 0; fi`) becomes `false`, as it behaves offline: `true && exit 0` would
+make the pass unconditional, so the tests after it would never decide anything.
 Downloads that are not installers (`curl https://... && ...`, `git clone`) are left as written:
 they fail offline, and the report says the script needs the network. A script that does not
 parse is left unchanged, with a warning.
@@ -246,6 +249,47 @@ def _installer_pipeline(node: Node) -> bool:
     return any(_REMOTE_URL.match(w) and not _LOCAL_URL.match(w) for w in cmds[0].words)
 
 
+#: Commands that cannot change where a script goes next (they may stand before the passing exit).
+_INERT = {"echo", "printf", ":", "true"}
+_SEPARATORS = {";", "\n", "{", "}", "then", "fi"}
+
+
+def _passes_unconditionally(statements: list[Node]) -> bool:
+    """`exit`/`exit 0`/`return [0]`, after nothing but messages (`echo ...; exit 0`)."""
+    commands = [_command(n) if n.type == "command" else None for n in statements if n.type not in _SEPARATORS]
+    if not commands or any(c is None for c in commands):
+        return False
+    *before, last = [c for c in commands if c is not None]
+    return (
+        last.name in ("exit", "return")
+        and last.words in ([], ["0"])
+        and all(c.name in _INERT for c in before)
+    )
+
+
+def _decides_a_pass(node: Node) -> bool:
+    """Whether `node` (an installer) is all that stands between the script and a passing exit:
+    the left side of `X && exit 0` (or `X && { echo ...; exit 0; }`), or the condition of
+    `if X; then exit 0; fi`."""
+    while node.parent is not None and node.parent.type == "redirected_statement":
+        node = node.parent
+    parent = node.parent
+    if parent is None:
+        return False
+    siblings = parent.children
+    if parent.type == "list" and len(siblings) == 3 and siblings[0] == node and siblings[1].type == "&&":
+        right = siblings[2]
+        return _passes_unconditionally(right.children if right.type == "compound_statement" else [right])
+    if parent.type in ("if_statement", "elif_clause"):
+        kinds = [c.type for c in siblings]
+        if "then" not in kinds or node not in siblings[: kinds.index("then")]:
+            return False
+        body = siblings[kinds.index("then") + 1 :]
+        ends = [i for i, c in enumerate(body) if c.type in ("else_clause", "elif_clause", "fi")]
+        return _passes_unconditionally(body[: ends[0]] if ends else body)
+    return False
+
+
 def _downloads(cmd: _Command) -> bool:
     if cmd.name in ("curl", "wget"):
         return any(_REMOTE_URL.match(w) and not _LOCAL_URL.match(w) for w in cmd.words)
@@ -267,6 +311,15 @@ class _Rewriter:
         line = node.start_point[0] + 1
         self.result.edits.append(ShellEdit(line, original, replacement, reason))
 
+    def remove_installer(self, start: int, end: int, node: Node, reason: str) -> None:
+        """`true` in its place (the base image provides what it installs), or `false` where its
+        success alone would end the script with a pass (see the module docstring)."""
+        if _decides_a_pass(node):
+            reason += "; its success alone would end the script with a pass, so it fails as offline"
+            self.edit(start, end, node, "false", reason)
+        else:
+            self.edit(start, end, node, "true", reason)
+
     def packages(self, pkgs: list[str]) -> None:
         self.result.dropped_packages.extend(p for p in pkgs if p not in self.result.dropped_packages)
 
@@ -276,7 +329,7 @@ class _Rewriter:
         if node.type in ("heredoc_body", "comment"):
             return
         if node.type == "pipeline" and _installer_pipeline(node):
-            self.edit(node.start_byte, node.end_byte, node, "true", "downloads and runs an installer")
+            self.remove_installer(node.start_byte, node.end_byte, node, "downloads and runs an installer")
             return
         if node.type == "command" and self.command(node):
             return
@@ -292,7 +345,7 @@ class _Rewriter:
         if installed is not None:
             reason, pkgs = installed
             self.packages(pkgs)
-            self.edit(cmd.start, cmd.end, node, "true", reason)
+            self.remove_installer(cmd.start, cmd.end, node, reason)
             return True
         runner = _runner(cmd)
         if runner is not None:

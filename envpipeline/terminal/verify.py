@@ -66,6 +66,8 @@ Verdict = Literal[
 ]
 #: Characters of each output kept in a report's tails.
 TAIL_CHARS = 2000
+#: Characters of the output line quoted in an `oracle_failed` reason.
+REASON_LINE_CHARS = 160
 
 #: The bundle verdict when a trial fails before a reward could be judged.
 _TRIAL_FAILURE: dict[TrialVerdict, Verdict] = {
@@ -202,6 +204,24 @@ def verify_bundle(
     return result.model_copy(update=update)
 
 
+def _last_output_line(trials: list[TrialResult]) -> str:
+    """ "; tests said: ..." with the last line the first failed trial's tests printed (else its
+    solution's stderr), short and printable, so an `oracle_failed` reason says why; "" if silent."""
+    trial = next((t for t in trials if t.reward is None or t.reward < 1.0), None)
+    if trial is None:
+        return ""
+    tests, solution = trial.verifier_exec, trial.agent_exec
+    for source, text in (
+        ("tests", f"{tests.stdout}\n{tests.stderr}" if tests else ""),
+        ("solution", solution.stderr if solution else ""),
+    ):
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if lines:
+            line = "".join(c if c.isprintable() else "?" for c in lines[-1])
+            return f"; {source} said: {line[:REASON_LINE_CHARS]}"
+    return ""
+
+
 def _judge(bundle: Bundle, backend: str, trials: list[TrialResult]) -> VerificationResult:
     oracle = [t for t in trials if t.agent == "oracle"]
     nop = next((t for t in trials if t.agent == "nop"), None)
@@ -215,7 +235,7 @@ def _judge(bundle: Bundle, backend: str, trials: list[TrialResult]) -> Verificat
         reasons.append(f"{failed.agent}: {failed.reason}")
     elif any(r is None or r < 1.0 for r in rewards):
         verdict = "oracle_failed"
-        reasons.append(f"oracle rewards {rewards}, expected 1.0")
+        reasons.append(f"oracle rewards {rewards}, expected 1.0{_last_output_line(oracle)}")
     elif nondeterministic:
         verdict = "nondeterministic"
     elif nop is not None and (nop.reward or 0.0) > 0.0:

@@ -120,6 +120,7 @@ def test_bundle_verify_reports_every_bundle_with_output_tails(tmp_path: Path) ->
     assert bad["reasons"] and bad["tails"]["trial"] == "oracle"
     assert "trying-hard" in bad["tails"]["solution_stdout"] and "no luck" in bad["tails"]["solution_stderr"]
     assert "TEST-OUTPUT-SAYS-WRONG-ANSWER" in bad["tails"]["tests_stdout"]
+    assert "tests said: TEST-OUTPUT-SAYS-WRONG-ANSWER" in bad["reasons"][0]  # the reason says why
     assert "solve.sh does not exist" in reports[1]["reasons"][0]
     assert "not a directory" in reports[2]["reasons"][0]
     ok = reports[3]

@@ -173,9 +173,41 @@ def test_test_sh_writes_reward_file(imported: tuple[Path, ImportReport], tmp_pat
             "TEST_DIR": str(out / "tests"),
             "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
         }
-        subprocess.run(["bash", str(runnable)], cwd=tmp_path, env=env, check=True, timeout=120)
+        done = subprocess.run(
+            ["bash", str(runnable)],
+            cwd=tmp_path,
+            env=env,
+            check=True,
+            timeout=120,
+            capture_output=True,
+            text=True,
+        )
         assert (logs / "reward.txt").read_text().strip() == want
         assert "test_outputs.py" in (logs / "test-stdout.txt").read_text()
+        # the tests' own output reaches the verifier's stdout too (verify reports and reasons show it)
+        assert ("1 passed" if passing else "1 failed") in done.stdout.splitlines()[-1]
+
+
+def test_a_planted_pytest_in_the_working_folder_is_not_the_test_runner(
+    imported: tuple[Path, ImportReport], tmp_path: Path
+) -> None:
+    """`python3 -m pytest` runs in the agent's folder; a pytest.py planted there must not run."""
+    out, _ = imported
+    (out / "tests/test_outputs.py").write_text("def test_fails():\n    assert False\n")
+    (tmp_path / "pytest.py").write_text("print('PLANTED')\nraise SystemExit(0)\n")
+    logs = tmp_path / "logs"
+    runnable = tmp_path / "test.sh"
+    runnable.write_text((out / "tests/test.sh").read_text().replace("/logs/verifier", str(logs)))
+    env = {
+        **os.environ,
+        "TEST_DIR": str(out / "tests"),
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    }
+    done = subprocess.run(
+        ["bash", str(runnable)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert "PLANTED" not in done.stdout and "1 failed" in done.stdout
+    assert (logs / "reward.txt").read_text().strip() == "0"
 
 
 def test_imported_bundle_passes_static_checks(imported: tuple[Path, ImportReport]) -> None:

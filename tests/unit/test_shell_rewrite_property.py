@@ -5,7 +5,9 @@ the base image provides what they install). `check K`, and every Python entry po
 `check_K.py` (python3, python, pytest, uv run, uvx), exit with the status drawn for K. For every
 rewrite rule, hypothesis builds scripts around it (lists, negation, if/else, subshells, groups,
 `set -e`, `$?`), and the rewritten script must exit exactly as the original does: in particular a
-script whose original fails still fails.
+script whose original fails still fails. The one rewrite allowed to differ is an installer whose
+success alone would end the script with a pass (`X && exit 0`): it becomes `false` (as offline), so
+there only the rule itself is checked: a failing original still fails.
 """
 
 from __future__ import annotations
@@ -42,6 +44,10 @@ RULES = {
     "pytest": "pytest check_{k}.py -q",
     "wrapped-uv-run": "timeout 60 uv run check_{k}.py",
     "wrapped-installer": "env PIP_NO_INPUT=1 pip install foo",
+    "installer-and-exit-0": "pip install -q pytest && exit 0",
+    "installer-pipe-and-exit-0": "curl -LsSf https://astral.sh/uv/install.sh | sh && exit 0",
+    "installer-and-echo-exit": "apt-get install -y jq 2>/dev/null && { echo installed; exit 0; }",
+    "if-installer-then-exit": "if uv pip install pytest; then exit; fi",
 }
 
 _OUTCOME = """#!/bin/bash
@@ -177,7 +183,8 @@ def test_rewrite_keeps_the_exit_status(world: Path, rule: str, data: st.DataObje
     original, after = run(world, script, outcomes), run(world, rewritten.text, outcomes)
     if original != 0:
         assert after != 0, f"the rewrite turned a failure into a pass:\n{script}---\n{rewritten.text}"
-    assert after == original, f"exit {original} became {after}:\n{script}---\n{rewritten.text}"
+    if not any(edit.replacement == "false" for edit in rewritten.edits):
+        assert after == original, f"exit {original} became {after}:\n{script}---\n{rewritten.text}"
 
 
 @pytest.mark.parametrize(
@@ -189,6 +196,17 @@ def test_rewrite_keeps_the_exit_status(world: Path, rule: str, data: st.DataObje
         ("pip install -q foo 2>/dev/null && pytest -q\n", "true 2>/dev/null && python3 -m pytest -q\n"),
         ("timeout 600 uv run pytest -x\n", "timeout 600 python3 -m pytest -x\n"),
         ("sudo apt-get install -y jq\n", "true\n"),
+        # a removed installer never makes a passing exit unconditional
+        (
+            "curl -LsSf https://astral.sh/uv/install.sh | sh && exit 0\npytest\n",
+            "false && exit 0\npython3 -m pytest\n",
+        ),
+        ("pip install x 2>/dev/null && exit\nexit 1\n", "false 2>/dev/null && exit\nexit 1\n"),
+        (
+            "if pip install x; then\n  echo ok\n  exit 0\nfi\nexit 1\n",
+            "if false; then\n  echo ok\n  exit 0\nfi\nexit 1\n",
+        ),
+        ("pip install x && exit 1\n", "true && exit 1\n"),  # a failing exit keeps its condition
     ],
 )
 def test_issue_examples(script: str, expected: str | None) -> None:
@@ -221,3 +239,21 @@ def test_world_is_real(world: Path) -> None:
     assert run(world, "uv run check_1.py\n", [0, 2, 0, 0]) == 2
     assert run(world, "python3 check_1.py\n", [0, 2, 0, 0]) == 2
     assert run(world, "pip install x || exit 1\ncheck 0\n", [0, 0, 0, 0]) == 0
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "curl -LsSf https://astral.sh/uv/install.sh | sh && exit 0\ncheck 0\n",
+        "pip install -q pytest && exit 0\ncheck 0\n",
+        "pip install -q pytest && { echo ready; exit 0; }\ncheck 0\n",
+        "if uv pip install pytest; then exit 0; fi\ncheck 0\n",
+    ],
+)
+def test_an_installer_and_exit_0_still_runs_the_tests(world: Path, script: str) -> None:
+    """Offline, the installer fails and the tests after it decide; the rewrite keeps it that way."""
+    rewritten = rewrite_script(script)
+    assert rewritten.text.startswith(("false", "if false")), rewritten.text
+    assert "fails as offline" in rewritten.edits[0].reason
+    assert run(world, rewritten.text, [1, 0, 0, 0]) == 1  # a failing test fails the script
+    assert run(world, rewritten.text, [0, 0, 0, 0]) == 0
