@@ -33,7 +33,7 @@ TEST_SH_TEMPLATE = """#!/bin/bash
 # Network bootstraps were rewritten to offline equivalents (see the import report).
 mkdir -p /logs/verifier
 export TEST_DIR="${{TEST_DIR:-/tests}}"
-# `uv run pytest` became `python3 -m pytest`, which would put the current folder (the agent's /app)
+# A test runner rewritten to `python3 -m pytest` would put the current folder (the agent's /app)
 # first on sys.path: a planted /app/pytest.py would then be the test runner. Python >= 3.11 leaves
 # it off with PYTHONSAFEPATH (https://docs.python.org/3/using/cmdline.html#envvar-PYTHONSAFEPATH).
 export PYTHONSAFEPATH=1
