@@ -43,7 +43,7 @@ import uuid
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, ClassVar
+from typing import IO, ClassVar, Literal
 
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
@@ -51,6 +51,7 @@ from envpipeline.sandbox import dockerfile as df
 from envpipeline.sandbox import hostio, replay
 from envpipeline.sandbox import isolation as iso
 from envpipeline.sandbox.base import ExecResult, Limits, Sandbox, SandboxSession
+from envpipeline.sandbox.rootfs import BASE_IMAGE_CONFIG, RootFilesystem, find_rootfs, host_notice
 
 #: The unprivileged user every sandboxed process runs as (``nobody``).
 SANDBOX_UID = 65534
@@ -64,13 +65,28 @@ READ_LIMIT = 64 * 1024 * 1024
 class LocalSession(SandboxSession):
     """A live keeper process and the temp root of one bundle."""
 
-    def __init__(self, root: Path, isolation: str, limits: Limits, uid: int, gid: int) -> None:
+    def __init__(
+        self,
+        root: Path,
+        isolation: str,
+        limits: Limits,
+        uid: int,
+        gid: int,
+        rootfs: RootFilesystem | None = None,
+    ) -> None:
         self.root, self.isolation, self.limits = root, isolation, limits
         self.uid, self.gid = uid, gid
         self.session_id = root.name
-        #: the Dockerfile's ENV (added to iso.BASE_ENV for every command)
-        self.env: dict[str, str] = {}
-        #: the image the Dockerfile names in FROM (not used locally: the host's /usr stands in)
+        #: the image's tree this session runs on (None: the host's /usr, said in `notices`)
+        self.rootfs = rootfs
+        image = rootfs.config if rootfs is not None else BASE_IMAGE_CONFIG
+        #: the image's ENV, then the Dockerfile's (added to iso.BASE_ENV for every command)
+        self.env: dict[str, str] = dict(image.env)
+        #: the image's WORKDIR: where RUN steps start until the Dockerfile sets one
+        self.workdir = image.workdir
+        #: why this session may differ from a container of the image (carried into verdicts)
+        self.notices: list[str] = [] if rootfs is not None else [host_notice()]
+        #: the image the Dockerfile names in FROM (the local sandbox runs the base image's tree)
         self.base_image: str | None = None
         #: (line, keyword) of instructions recorded but not executed
         self.ignored: list[tuple[int, str]] = []
@@ -81,7 +97,7 @@ class LocalSession(SandboxSession):
         info_read, info_write = os.pipe() if isolation == "bwrap" else (None, None)
         try:
             self._keeper = subprocess.Popen(
-                iso.keeper_argv(isolation, root, info_write),
+                iso.keeper_argv(isolation, root, info_write, rootfs.tree if rootfs is not None else None),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -309,6 +325,7 @@ class LocalSandbox(Sandbox):
         gid: int = SANDBOX_GID,
         isolation: str | None = None,
         prestart: bool = True,
+        rootfs: RootFilesystem | Literal["auto", "host"] = "auto",
     ) -> None:
         if uid == 0 or gid == 0:
             raise SandboxError("the local sandbox never runs code as root")
@@ -321,6 +338,8 @@ class LocalSandbox(Sandbox):
         self.uid, self.gid = uid, gid
         #: keep one fresh keeper booting in the background for the next `open` (hides its start-up)
         self.prestart = prestart
+        #: the image tree sessions run on: found (or exported) at the first `open` when "auto"
+        self.rootfs = rootfs
         self._spare: LocalSession | None = None
         self._lock = threading.Lock()
 
@@ -342,7 +361,7 @@ class LocalSandbox(Sandbox):
         if not bundle.paths.dockerfile.is_file():
             raise df.EnvironmentBuildError(f"{bundle.paths.root}: missing environment/Dockerfile")
         instructions = df.parse_dockerfile(bundle.paths.dockerfile.read_text())
-        session = self._take_session(isolation, limits)
+        session = self._take_session(isolation, limits, self.image_tree())
         try:
             budget = self.build_timeout_sec or bundle.config.environment.build_timeout_sec
             replay.replay(session, bundle, instructions, budget)
@@ -352,6 +371,13 @@ class LocalSandbox(Sandbox):
             raise
         return session
 
+    def image_tree(self) -> RootFilesystem | None:
+        """The base image's tree (found, or exported from Docker, once), or None for the host's /usr."""
+        with self._lock:
+            if self.rootfs == "auto":
+                self.rootfs = find_rootfs() or "host"
+            return None if self.rootfs == "host" else self.rootfs
+
     def close(self) -> None:
         """Stop the pre-started spare keeper, if any (open sessions are not affected)."""
         with self._lock:
@@ -359,7 +385,7 @@ class LocalSandbox(Sandbox):
         if spare is not None:
             spare.close()
 
-    def _new_session(self, isolation: str, limits: Limits) -> LocalSession:
+    def _new_session(self, isolation: str, limits: Limits, rootfs: RootFilesystem | None) -> LocalSession:
         """A fresh temp root and a keeper starting on it (nothing has run in it yet)."""
         root = Path(tempfile.mkdtemp(prefix=f"envpipeline-local-{uuid.uuid4().hex[:6]}-"))
         try:
@@ -369,12 +395,12 @@ class LocalSandbox(Sandbox):
                 os.chown(root / name, self.uid, self.gid)
             if isolation == "unshare":
                 (root / "root").mkdir()
-            return LocalSession(root, isolation, limits, self.uid, self.gid)
+            return LocalSession(root, isolation, limits, self.uid, self.gid, rootfs)
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
             raise
 
-    def _take_session(self, isolation: str, limits: Limits) -> LocalSession:
+    def _take_session(self, isolation: str, limits: Limits, rootfs: RootFilesystem | None) -> LocalSession:
         """The spare session when it is unused and alive, else a new one; then start the next spare.
 
         A spare is a keeper over an empty root that no command has entered, so handing it to the
@@ -382,21 +408,23 @@ class LocalSandbox(Sandbox):
         """
         with self._lock:
             spare, self._spare = self._spare, None
-        if spare is not None and (spare.isolation != isolation or spare._keeper.poll() is not None):
+        if spare is not None and (
+            spare.isolation != isolation or spare.rootfs != rootfs or spare._keeper.poll() is not None
+        ):
             spare.close()
             spare = None
-        session = spare or self._new_session(isolation, limits)
+        session = spare or self._new_session(isolation, limits, rootfs)
         session.limits = limits
         if self.prestart and isolation == "bwrap":  # bwrap's info fd finds a spare's PID 1 at any time
             # while the session's first command runs, in the caller's thread (a keeper's
             # parent-death signal follows the thread that forked it, so no helper thread)
-            session.while_first_command = lambda: self._refill(isolation)
+            session.while_first_command = lambda: self._refill(isolation, rootfs)
         return session
 
-    def _refill(self, isolation: str) -> None:
+    def _refill(self, isolation: str, rootfs: RootFilesystem | None) -> None:
         """Start the next spare session (a failure only means the next `open` starts its own)."""
         try:
-            fresh = self._new_session(isolation, Limits())
+            fresh = self._new_session(isolation, Limits(), rootfs)
         except (OSError, SandboxError):
             return
         with self._lock:

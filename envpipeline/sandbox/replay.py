@@ -24,9 +24,12 @@ BUILD_ROOTS = ("/app",)
 class BuildSession(Protocol):
     """What a replay needs from a session (`envpipeline.sandbox.local.LocalSession` is one)."""
 
-    #: variables of later steps (ENV); ARG values join them for RUN steps only
+    #: variables of later steps: the image's ENV, then the Dockerfile's; ARG values join them for
+    #: RUN steps only
     env: dict[str, str]
-    #: the image named by FROM (recorded; the local sandbox runs on the host's /usr)
+    #: the image's WORKDIR, where RUN steps start until the Dockerfile's WORKDIR
+    workdir: str
+    #: the image named by FROM (recorded; the local sandbox runs on the base image's tree)
     base_image: str | None
     #: (line, keyword) of every instruction that was recorded and skipped
     ignored: list[tuple[int, str]]
@@ -47,7 +50,7 @@ class BuildSession(Protocol):
 def replay(session: BuildSession, bundle: Bundle, instructions: list[df.Instruction], budget: float) -> None:
     """Replay the supported instructions in order inside the session (`budget`: build seconds)."""
     deadline = time.monotonic() + budget
-    workdir = "/"
+    workdir = session.workdir
     args: dict[str, str] = {}
     froms = [i for i in instructions if i.keyword == "FROM"]
     if not froms or instructions[0].keyword not in ("FROM", "ARG"):
