@@ -85,7 +85,7 @@ class LocalSession(SandboxSession):
         #: the image's WORKDIR: where RUN steps start until the Dockerfile sets one
         self.workdir = image.workdir
         #: why this session may differ from a container of the image (carried into verdicts)
-        self.notices: list[str] = [] if rootfs is not None else [host_notice()]
+        self.notices = () if rootfs is not None else (host_notice(),)
         #: the image the Dockerfile names in FROM (the local sandbox runs the base image's tree)
         self.base_image: str | None = None
         #: (line, keyword) of instructions recorded but not executed
