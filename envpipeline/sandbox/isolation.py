@@ -1,7 +1,8 @@
 """Namespaces and processes under the local sandbox: the keeper, entering it, draining output.
 
 A session's namespaces are held by a *keeper*: ``bwrap --die-with-parent`` (or ``unshare`` plus a
-mount script when bubblewrap is missing) with new mount, PID, net, IPC and UTS namespaces and
+mount script when bubblewrap is missing) over the image's tree bound read-only at ``/`` (or the
+host's ``/usr`` and ``/etc`` without one), with new mount, PID, net, IPC and UTS namespaces and
 no user namespace, whose first user process idles as root (without capabilities under bwrap) so
 the sandbox user can neither kill nor ptrace it. Commands enter with `enter_command`: the
 compiled helper of `envpipeline.sandbox.enter`, or else ``prlimit`` (rlimits) -> ``nsenter`` (the

@@ -1,9 +1,12 @@
 """The local backend: bubblewrap (or ``unshare`` namespaces) as root, for machines without Docker.
 
 A session is a temp root holding ``app/ logs/ tests/ solution/ tmp/``, bind-mounted at ``/app``,
-``/logs``, ``/tests``, ``/solution`` and ``/tmp`` of a sandbox whose other paths are the host's
-``/usr`` (and the ``/bin``, ``/lib``... symlinks) and ``/etc``, read-only, plus a private
-``/proc`` and ``/dev``. A *keeper* process (``bwrap --die-with-parent`` in new mount, PID, net,
+``/logs``, ``/tests``, ``/solution`` and ``/tmp`` (and ``/var/tmp``) of a sandbox whose other
+paths are the base image's own tree, read-only (`envpipeline.sandbox.rootfs`: exported from
+Docker or built by mmdebstrap, so ``python3``, pytest and the tools are the container's), plus a
+private ``/proc`` and ``/dev``. Commands start from the image's ``ENV`` and ``WORKDIR``. Where no
+tree exists the host's ``/usr``, ``/etc`` and ``/bin``, ``/lib``... stand in, and every session
+says so in `LocalSession.notices` (which verdicts carry as reasons), naming what the host lacks. A *keeper* process (``bwrap --die-with-parent`` in new mount, PID, net,
 IPC and UTS namespaces; no user namespace) holds the namespaces for the life of the session, so
 background processes and ``/tmp`` persist between commands as they do in a container. Each
 `LocalSandbox` keeps one spare keeper over an empty root booting in the background, so `open`
@@ -376,7 +379,7 @@ class LocalSandbox(Sandbox):
         with self._lock:
             if self.rootfs == "auto":
                 self.rootfs = find_rootfs() or "host"
-            return None if self.rootfs == "host" else self.rootfs
+            return self.rootfs if isinstance(self.rootfs, RootFilesystem) else None
 
     def close(self) -> None:
         """Stop the pre-started spare keeper, if any (open sessions are not affected)."""

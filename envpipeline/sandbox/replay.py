@@ -1,6 +1,8 @@
 """Replaying ``environment/Dockerfile`` in a local session (see `envpipeline.sandbox.dockerfile`).
 
-FROM is recorded, ENV/ARG set variables, WORKDIR creates a folder under ``/app``, COPY/ADD unpack
+FROM is recorded (the session already runs on the base image's tree), ENV/ARG set variables
+starting from the image's ENV (so ``ENV PATH="/x:${PATH}"`` keeps ``/usr/bin``), RUN steps start
+in the image's WORKDIR, WORKDIR creates a folder under ``/app``, COPY/ADD unpack
 their sources into ``/app`` as the sandbox user (from the host when that is provably safe, see
 `envpipeline.sandbox.hostio`), RUN executes inside the sandbox under the session limits without
 network, and LABEL/EXPOSE/CMD/ENTRYPOINT/USER... are recorded and skipped.
