@@ -25,6 +25,7 @@ import argparse
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import shutil
 import stat
@@ -39,6 +40,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envpipeline.errors import SandboxError
 from envpipeline.sandbox.base import BASE_IMAGE
+
+logger = logging.getLogger(__name__)
 
 #: Environment variable naming a cached rootfs folder to use, or ``host`` for the host's /usr.
 ROOTFS_VAR = "ENVPIPELINE_ROOTFS"
@@ -201,10 +204,15 @@ def _staging(root: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
 
 
+def docker_folder(config: ImageConfig, root: Path | None = None) -> Path:
+    """Where the tree of a Docker image is cached: ``<root>/docker-<image id[:16]>``."""
+    return (root or cache_root()) / f"docker-{config.image_id.removeprefix('sha256:')[:16]}"
+
+
 def export_docker_image(config: ImageConfig, root: Path | None = None) -> RootFilesystem:
     """``docker create`` + ``docker export`` the image into ``<root>/docker-<id>/`` (cached)."""
     root = root or cache_root()
-    final = root / f"docker-{config.image_id.removeprefix('sha256:')[:16]}"
+    final = docker_folder(config, root)
     if (found := load(final)) is not None:
         return found
     created = _docker("create", config.image, "/bin/true")
@@ -221,6 +229,8 @@ def export_docker_image(config: ImageConfig, root: Path | None = None) -> RootFi
                 capture_output=True,
                 timeout=BUILD_TIMEOUT_SEC,
             )
+            if export.stdout is not None:  # a tar that stopped early must not leave docker blocked
+                export.stdout.close()
             exported = export.wait(timeout=60)
         if exported != 0 or untar.returncode != 0:
             raise SandboxError(f"docker export {config.image} failed: {untar.stderr.decode()[-500:]}")
@@ -286,11 +296,13 @@ def find_rootfs(image: str = BASE_IMAGE, export: bool = True) -> RootFilesystem 
         return found
     config = docker_image_config(image)
     if config is not None:
-        final = cache_root() / f"docker-{config.image_id.removeprefix('sha256:')[:16]}"
-        if (found := load(final)) is not None:
+        if (found := load(docker_folder(config))) is not None:
             return found
         if export:
-            return export_docker_image(config)
+            try:
+                return export_docker_image(config)
+            except SandboxError as e:  # the host fallback names itself in every verdict
+                logger.warning("cannot export %s for the local sandbox: %s", image, e)
     return load(cache_root() / f"debian-{debian_version()}")
 
 

@@ -153,3 +153,20 @@ def test_host_fallback_session_says_so(tmp_path: Path) -> None:
         sandbox.close()
     assert result.exit_code == 0, "PATH lost /usr/bin: ${PATH} did not start from the image's value"
     assert len(notices) == 1 and notices[0].startswith("host /usr stands in for the image")
+
+
+@pytest.mark.docker
+def test_docker_export_caches_the_image_tree_and_a_failed_one_leaves_nothing(
+    docker_sandbox, tmp_path: Path
+) -> None:
+    config = rootfs.docker_image_config()
+    assert config is not None and config.env["PATH"].endswith("/usr/bin:/sbin:/bin")
+    tree = rootfs.export_docker_image(config, tmp_path)
+    assert tree.folder == rootfs.docker_folder(config, tmp_path) and load(tree.folder) == tree
+    assert (tree.tree / "usr/lib/python3/dist-packages/pytest/__init__.py").is_file()
+    assert (tree.tree / "bin").is_symlink() or (tree.tree / "bin" / "bash").is_file()
+    assert rootfs.export_docker_image(config, tmp_path) == tree, "a cached tree is reused"
+    missing = config.model_copy(update={"image": "envpipeline/no-such-image:never", "image_id": "sha256:0"})
+    with pytest.raises(SandboxError, match="docker create"):
+        rootfs.export_docker_image(missing, tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [tree.folder.name], "a half tree was left"
