@@ -54,7 +54,13 @@ from envpipeline.sandbox import dockerfile as df
 from envpipeline.sandbox import hostio, replay
 from envpipeline.sandbox import isolation as iso
 from envpipeline.sandbox.base import ExecResult, Limits, Sandbox, SandboxSession
-from envpipeline.sandbox.rootfs import BASE_IMAGE_CONFIG, RootFilesystem, find_rootfs, host_notice
+from envpipeline.sandbox.rootfs import (
+    BASE_IMAGE_CONFIG,
+    RootFilesystem,
+    find_rootfs,
+    from_notice,
+    host_notice,
+)
 
 #: The unprivileged user every sandboxed process runs as (``nobody``).
 SANDBOX_UID = 65534
@@ -368,6 +374,8 @@ class LocalSandbox(Sandbox):
         try:
             budget = self.build_timeout_sec or bundle.config.environment.build_timeout_sec
             replay.replay(session, bundle, instructions, budget)
+            runs_on = session.rootfs.config.image if session.rootfs is not None else BASE_IMAGE_CONFIG.image
+            session.notices += from_notice(session.base_image, runs_on)
             session._wait_ready()
         except BaseException:
             session.close()

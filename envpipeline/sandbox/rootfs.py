@@ -340,6 +340,15 @@ def host_notice() -> str:
     )
 
 
+def from_notice(named: str | None, runs_on: str) -> tuple[str, ...]:
+    """A notice when the Dockerfile's FROM names another image than the one whose files run."""
+    if named is None or named == runs_on:
+        return ()
+    return (
+        f"FROM {named}: the local sandbox runs the files of {runs_on} instead (Docker builds on {named})",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Build (or find) the base image's tree: from Docker when it has the image, else mmdebstrap."""
     parser = argparse.ArgumentParser(prog="python -m envpipeline.sandbox.rootfs", description=main.__doc__)

@@ -170,3 +170,21 @@ def test_docker_export_caches_the_image_tree_and_a_failed_one_leaves_nothing(
     with pytest.raises(SandboxError, match="docker create"):
         rootfs.export_docker_image(missing, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [tree.folder.name], "a half tree was left"
+
+
+def test_a_foreign_from_is_named_in_the_verdict(local_sandbox, tmp_path: Path) -> None:
+    from envpipeline.terminal.verify import verify_bundle
+
+    dockerfile = "FROM python:3.13-slim-bookworm\nWORKDIR /app\nCOPY app/ /app/\n"
+    root = bundle_at(tmp_path / "foreign", dockerfile)
+    write_files(
+        root,
+        {
+            "solution/solve.sh": "#!/bin/bash\necho 42 > /app/answer.txt\n",
+            "tests/test.sh": "#!/bin/bash\ngrep -qx 42 /app/answer.txt && echo 1 > /logs/verifier/reward.txt"
+            " || echo 0 > /logs/verifier/reward.txt\n",
+        },
+    )
+    result = verify_bundle(root, local_sandbox, with_red_team=False)
+    assert result.verdict == "verified", result.reasons
+    assert any(r.startswith("FROM python:3.13-slim-bookworm: the local sandbox runs") for r in result.reasons)
