@@ -6,8 +6,9 @@ paths are the base image's own tree, read-only (`envpipeline.sandbox.rootfs`: ex
 Docker or built by mmdebstrap, so ``python3``, pytest and the tools are the container's), plus a
 private ``/proc`` and ``/dev``. Commands start from the image's ``ENV`` and ``WORKDIR``. Where no
 tree exists the host's ``/usr``, ``/etc`` and ``/bin``, ``/lib``... stand in, and every session
-says so in `LocalSession.notices` (which verdicts carry as reasons), naming what the host lacks. A *keeper* process (``bwrap --die-with-parent`` in new mount, PID, net,
-IPC and UTS namespaces; no user namespace) holds the namespaces for the life of the session, so
+says so in `LocalSession.notices` (which verdicts carry as reasons), naming what the host lacks.
+A *keeper* process (``bwrap --die-with-parent`` in new mount, PID, net, IPC and UTS namespaces;
+no user namespace) holds the namespaces for the life of the session, so
 background processes and ``/tmp`` persist between commands as they do in a container. Each
 `LocalSandbox` keeps one spare keeper over an empty root booting in the background, so `open`
 does not wait for bubblewrap; no command has ever entered a spare.
@@ -16,7 +17,7 @@ Every command enters those namespaces and drops to an unprivileged uid/gid (6553
 groups, no capabilities and ``no_new_privs``, with a minimal environment (the operator's
 variables never reach it) -- in one exec through the compiled helper of
 `envpipeline.sandbox.enter`, or through ``prlimit`` -> ``nsenter`` -> ``setpriv`` -> ``env -i``
-where no C compiler exists. Limits are rlimits set on the way in: CPU seconds, address space
+where no C compiler exists (``setpriv`` and ``env`` then run from the image's tree). Limits are rlimits set on the way in: CPU seconds, address space
 (``memory_mb``), processes (``pids``; enforced because the uid is not root), file size and open
 files. Output is drained from both pipes in one ``select`` loop and only the first
 ``output_bytes`` of each are kept. At the wall timeout ``kill -9 -1`` runs as the sandbox uid
