@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: setup system-deps sandbox-ready run test lint ui bench base-image harbor-validate clean
+.PHONY: setup system-deps sandbox-ready run test lint ui bench base-image base-rootfs harbor-validate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,9 +21,11 @@ system-deps: ## bubblewrap for the local sandbox, chromium for the browser tests
 	    apt-get update -qq && apt-get install -y -qq bubblewrap chromium >/dev/null; \
 	  else echo "warning: bubblewrap or chromium is missing; install them for the local sandbox and browser tests" >&2; fi; }
 
-sandbox-ready: system-deps ## the local sandbox, plus the Docker base image wherever an engine answers
+sandbox-ready: system-deps ## the local sandbox and its root filesystem, plus the Docker base image wherever an engine answers
 	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory base-image; \
 	else echo "no Docker engine: bundles run in the local sandbox"; fi
+	@$(MAKE) --no-print-directory base-rootfs || \
+	  echo "warning: no base root filesystem: the local sandbox runs on the host's /usr (and says so in verdicts)" >&2
 
 run: $(STAMP) sandbox-ready ## materialize the whole asset graph offline and print a summary
 	$(BIN)/envpipeline run
@@ -61,6 +63,9 @@ harbor-validate: $(STAMP) ## export every terminal family, composed and world ta
 	$(BIN)/envpipeline bundle check $(HARBOR_SAMPLE)/*
 	$(BIN)/envpipeline bundle verify --sandbox $${ENVPIPELINE_SANDBOX:-local} $(HARBOR_SAMPLE)/*
 	scripts/harbor-validate.sh $(HARBOR_SAMPLE)
+
+base-rootfs: $(STAMP) ## the base image's root filesystem for the local sandbox (docker export, else mmdebstrap; cached per image, no-op when current)
+	$(BIN)/python -m envpipeline.sandbox.rootfs
 
 clean:
 	rm -rf data dagster_home .pytest_cache .ruff_cache

@@ -3,7 +3,8 @@
 #
 # No registry is reachable on our machines, so the image is not pulled: mmdebstrap builds a Debian
 # bookworm root filesystem from the Debian package mirror into a tarball and `docker import` turns
-# it into an image. The image carries the sha256 of this script as a label; rerunning the script
+# it into an image. The image carries the sha256 of this script and of its package list
+# (envpipeline/sandbox/base-packages.txt) as a label; rerunning the script
 # is a no-op while the label matches, and a changed script rebuilds.
 #
 # Usage: scripts/build-base-image.sh [--force]
@@ -15,20 +16,14 @@ IMAGE="${ENVPIPELINE_BASE_IMAGE:-envpipeline/base:bookworm}"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 SUITE=bookworm
 LABEL=org.envpipeline.base.version
-# The second line carries what the Terminal-Bench base images add on top of their parents
-# (python-3-13: python:3.13-slim-bookworm + tmux curl asciinema; ubuntu-24-04: + python3 tmux;
-# laude-institute/terminal-bench shared/base-images/*/Dockerfile): `python` (python-is-python3),
-# pip and venv, tmux, and the small tools task Dockerfiles most often assume.
-PACKAGES=(
-  python3 python3-pytest bash coreutils git sqlite3 jq tar gzip bzip2 xz-utils zip unzip
-  procps findutils grep sed gawk ca-certificates curl
-  python-is-python3 python3-pip python3-venv tmux wget patch file less
-)
+# The package list is shared with the local sandbox's root filesystem (envpipeline/sandbox/rootfs.py).
+PACKAGE_LIST="$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../envpipeline/sandbox/base-packages.txt"
+mapfile -t PACKAGES < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$PACKAGE_LIST")
 
 log() { printf '[build-base-image] %s\n' "$*" >&2; }
 
 SCRIPT="$(readlink -f "${BASH_SOURCE[0]}")"
-VERSION="$(sha256sum "$SCRIPT" | cut -c1-16)"
+VERSION="$(cat "$SCRIPT" "$PACKAGE_LIST" | sha256sum | cut -c1-16)"
 
 if ! command -v docker >/dev/null 2>&1; then
   log "docker CLI not found; install Docker first"

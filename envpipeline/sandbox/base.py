@@ -54,6 +54,10 @@ class EnvironmentBuildError(SandboxError):
 class SandboxSession(ABC):
     """One live environment for one bundle."""
 
+    #: why this session may behave unlike a container of the bundle's image (e.g. the local
+    #: sandbox on the host's /usr); trials and verdicts carry them as reasons
+    notices: tuple[str, ...] = ()
+
     @abstractmethod
     def upload(self, source: Path, destination: str) -> None:
         """Copy a host folder (e.g. ``solution/``) to an absolute sandbox path (``/solution``)."""

@@ -1,7 +1,8 @@
 """Namespaces and processes under the local sandbox: the keeper, entering it, draining output.
 
 A session's namespaces are held by a *keeper*: ``bwrap --die-with-parent`` (or ``unshare`` plus a
-mount script when bubblewrap is missing) with new mount, PID, net, IPC and UTS namespaces and
+mount script when bubblewrap is missing) over the image's tree bound read-only at ``/`` (or the
+host's ``/usr`` and ``/etc`` without one), with new mount, PID, net, IPC and UTS namespaces and
 no user namespace, whose first user process idles as root (without capabilities under bwrap) so
 the sandbox user can neither kill nor ptrace it. Commands enter with `enter_command`: the
 compiled helper of `envpipeline.sandbox.enter`, or else ``prlimit`` (rlimits) -> ``nsenter`` (the
@@ -46,19 +47,26 @@ KEEPALIVE_BWRAP = "echo ready; exec sleep infinity"
 #: Host tools every command passes through.
 TOOLS = ("nsenter", "setpriv", "prlimit", "env", "tar")
 
-#: The ``unshare`` fallback: mount the sandbox root by hand, then chroot into the keeper.
+#: The ``unshare`` fallback: mount the sandbox root by hand, then chroot into the keeper. With a
+#: tree ($4, see `envpipeline.sandbox.rootfs`) the root is that tree bound read-only; without one it
+#: is a tmpfs holding the host's /usr, /etc and /bin, /lib... (read-only).
 _UNSHARE_SETUP = r"""set -e
-R="$1"; S="$2"; K="$3"
+R="$1"; S="$2"; K="$3"; F="$4"
 mount --make-rprivate /
-mount -t tmpfs -o mode=755 tmpfs "$R"
-mkdir -p "$R/usr" "$R/etc" "$R/proc" "$R/dev" "$R/var"
-for d in usr etc; do mount --rbind "/$d" "$R/$d"; mount -o remount,bind,ro "$R/$d"; done
-for d in bin sbin lib lib32 lib64 libx32; do
-  if [ -L "/$d" ]; then ln -s "$(readlink "/$d")" "$R/$d"
-  elif [ -d "/$d" ]; then mkdir "$R/$d"; mount --rbind "/$d" "$R/$d"; mount -o remount,bind,ro "$R/$d"; fi
-done
-for d in app logs tests solution tmp; do mkdir "$R/$d"; mount --bind "$S/$d" "$R/$d"; done
-ln -s ../tmp "$R/var/tmp"
+if [ -n "$F" ]; then
+  mount --rbind "$F" "$R"; mount -o remount,bind,ro "$R"
+else
+  mount -t tmpfs -o mode=755 tmpfs "$R"
+  mkdir -p "$R/usr" "$R/etc" "$R/proc" "$R/dev" "$R/var/tmp"
+  for d in usr etc; do mount --rbind "/$d" "$R/$d"; mount -o remount,bind,ro "$R/$d"; done
+  for d in bin sbin lib lib32 lib64 libx32; do
+    if [ -L "/$d" ]; then ln -s "$(readlink "/$d")" "$R/$d"
+    elif [ -d "/$d" ]; then mkdir "$R/$d"; mount --rbind "/$d" "$R/$d"; mount -o remount,bind,ro "$R/$d"; fi
+  done
+  for d in app logs tests solution tmp; do mkdir "$R/$d"; done
+fi
+for d in app logs tests solution tmp; do mount --bind "$S/$d" "$R/$d"; done
+mount --bind "$S/tmp" "$R/var/tmp"
 mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
 mount -t tmpfs -o mode=755,nosuid tmpfs "$R/dev"
 for n in null zero full random urandom tty; do touch "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"; done
@@ -81,23 +89,32 @@ def _host_links() -> list[str]:
     return args
 
 
-def keeper_argv(isolation: str, root: Path, info_fd: int | None = None) -> list[str]:
+def keeper_argv(
+    isolation: str, root: Path, info_fd: int | None = None, tree: Path | None = None
+) -> list[str]:
     """The command that creates the namespaces and runs KEEPALIVE as their first user process.
 
+    `tree` is the image's root filesystem (`envpipeline.sandbox.rootfs`), bound read-only at ``/``
+    under the session folders; None binds the host's ``/usr``, ``/etc`` and ``/bin``, ``/lib``...
     Under bwrap, `info_fd` receives ``{"child-pid": N}``: the host pid of the namespace's PID 1.
     """
     if isolation == "bwrap":
         args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid"]
         args += ["--info-fd", str(info_fd)] if info_fd is not None else []
         args += ["--unshare-net", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox"]
-        args += ["--ro-bind", "/usr", "/usr", *_host_links(), "--ro-bind", "/etc", "/etc"]
-        args += ["--proc", "/proc", "--dev", "/dev", "--symlink", "../tmp", "/var/tmp"]
+        if tree is not None:  # the tree has every mount point, so nothing is created on the ro root
+            args += ["--ro-bind", str(tree), "/"]
+        else:
+            args += ["--ro-bind", "/usr", "/usr", *_host_links(), "--ro-bind", "/etc", "/etc"]
+            args += ["--perms", "0755", "--dir", "/var"]  # bwrap makes parent folders 0700
+        args += ["--proc", "/proc", "--dev", "/dev"]
         for name, target in MOUNTS.items():
             args += ["--bind", str(root / name), target]
+        args += ["--bind", str(root / "tmp"), "/var/tmp"]
         return [*args, "--clearenv", "--setenv", "PATH", BASE_ENV["PATH"], "/bin/sh", "-c", KEEPALIVE_BWRAP]
     unshare = ["unshare", "--mount", "--pid", "--fork", "--net", "--ipc", "--uts", "--kill-child"]
     script = ["/bin/sh", "-c", _UNSHARE_SETUP, "setup", str(root / "root"), str(root), KEEPALIVE]
-    return ["setpriv", "--pdeathsig", "KILL", "--", *unshare, "--", *script]
+    return ["setpriv", "--pdeathsig", "KILL", "--", *unshare, "--", *script, str(tree or "")]
 
 
 PROBES = {

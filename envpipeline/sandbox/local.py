@@ -1,10 +1,14 @@
 """The local backend: bubblewrap (or ``unshare`` namespaces) as root, for machines without Docker.
 
 A session is a temp root holding ``app/ logs/ tests/ solution/ tmp/``, bind-mounted at ``/app``,
-``/logs``, ``/tests``, ``/solution`` and ``/tmp`` of a sandbox whose other paths are the host's
-``/usr`` (and the ``/bin``, ``/lib``... symlinks) and ``/etc``, read-only, plus a private
-``/proc`` and ``/dev``. A *keeper* process (``bwrap --die-with-parent`` in new mount, PID, net,
-IPC and UTS namespaces; no user namespace) holds the namespaces for the life of the session, so
+``/logs``, ``/tests``, ``/solution`` and ``/tmp`` (and ``/var/tmp``) of a sandbox whose other
+paths are the base image's own tree, read-only (`envpipeline.sandbox.rootfs`: exported from
+Docker or built by mmdebstrap, so ``python3``, pytest and the tools are the container's), plus a
+private ``/proc`` and ``/dev``. Commands start from the image's ``ENV`` and ``WORKDIR``. Where no
+tree exists the host's ``/usr``, ``/etc`` and ``/bin``, ``/lib``... stand in, and every session
+says so in `LocalSession.notices` (which verdicts carry as reasons), naming what the host lacks.
+A *keeper* process (``bwrap --die-with-parent`` in new mount, PID, net, IPC and UTS namespaces;
+no user namespace) holds the namespaces for the life of the session, so
 background processes and ``/tmp`` persist between commands as they do in a container. Each
 `LocalSandbox` keeps one spare keeper over an empty root booting in the background, so `open`
 does not wait for bubblewrap; no command has ever entered a spare.
@@ -13,7 +17,7 @@ Every command enters those namespaces and drops to an unprivileged uid/gid (6553
 groups, no capabilities and ``no_new_privs``, with a minimal environment (the operator's
 variables never reach it) -- in one exec through the compiled helper of
 `envpipeline.sandbox.enter`, or through ``prlimit`` -> ``nsenter`` -> ``setpriv`` -> ``env -i``
-where no C compiler exists. Limits are rlimits set on the way in: CPU seconds, address space
+where no C compiler exists (``setpriv`` and ``env`` then run from the image's tree). Limits are rlimits set on the way in: CPU seconds, address space
 (``memory_mb``), processes (``pids``; enforced because the uid is not root), file size and open
 files. Output is drained from both pipes in one ``select`` loop and only the first
 ``output_bytes`` of each are kept. At the wall timeout ``kill -9 -1`` runs as the sandbox uid
@@ -42,7 +46,7 @@ import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, ClassVar
+from typing import IO, ClassVar, Literal
 
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
@@ -50,6 +54,13 @@ from envpipeline.sandbox import dockerfile as df
 from envpipeline.sandbox import hostio, reaper, replay
 from envpipeline.sandbox import isolation as iso
 from envpipeline.sandbox.base import ExecResult, Limits, Sandbox, SandboxSession
+from envpipeline.sandbox.rootfs import (
+    BASE_IMAGE_CONFIG,
+    RootFilesystem,
+    find_rootfs,
+    from_notice,
+    host_notice,
+)
 
 #: The unprivileged user every sandboxed process runs as (``nobody``).
 SANDBOX_UID = 65534
@@ -63,13 +74,28 @@ READ_LIMIT = 64 * 1024 * 1024
 class LocalSession(SandboxSession):
     """A live keeper process and the temp root of one bundle."""
 
-    def __init__(self, root: Path, isolation: str, limits: Limits, uid: int, gid: int) -> None:
+    def __init__(
+        self,
+        root: Path,
+        isolation: str,
+        limits: Limits,
+        uid: int,
+        gid: int,
+        rootfs: RootFilesystem | None = None,
+    ) -> None:
         self.root, self.isolation, self.limits = root, isolation, limits
         self.uid, self.gid = uid, gid
         self.session_id = root.name
-        #: the Dockerfile's ENV (added to iso.BASE_ENV for every command)
-        self.env: dict[str, str] = {}
-        #: the image the Dockerfile names in FROM (not used locally: the host's /usr stands in)
+        #: the image's tree this session runs on (None: the host's /usr, said in `notices`)
+        self.rootfs = rootfs
+        image = rootfs.config if rootfs is not None else BASE_IMAGE_CONFIG
+        #: the image's ENV, then the Dockerfile's (added to iso.BASE_ENV for every command)
+        self.env: dict[str, str] = dict(image.env)
+        #: the image's WORKDIR: where RUN steps start until the Dockerfile sets one
+        self.workdir = image.workdir
+        #: why this session may differ from a container of the image (carried into verdicts)
+        self.notices = () if rootfs is not None else (host_notice(),)
+        #: the image the Dockerfile names in FROM (the local sandbox runs the base image's tree)
         self.base_image: str | None = None
         #: (line, keyword) of instructions recorded but not executed
         self.ignored: list[tuple[int, str]] = []
@@ -80,7 +106,7 @@ class LocalSession(SandboxSession):
         info_read, info_write = os.pipe() if isolation == "bwrap" else (None, None)
         try:
             self._keeper = subprocess.Popen(
-                iso.keeper_argv(isolation, root, info_write),
+                iso.keeper_argv(isolation, root, info_write, rootfs.tree if rootfs is not None else None),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -308,6 +334,7 @@ class LocalSandbox(Sandbox):
         gid: int = SANDBOX_GID,
         isolation: str | None = None,
         prestart: bool = True,
+        rootfs: RootFilesystem | Literal["auto", "host"] = "auto",
     ) -> None:
         if uid == 0 or gid == 0:
             raise SandboxError("the local sandbox never runs code as root")
@@ -320,6 +347,8 @@ class LocalSandbox(Sandbox):
         self.uid, self.gid = uid, gid
         #: keep one fresh keeper booting in the background for the next `open` (hides its start-up)
         self.prestart = prestart
+        #: the image tree sessions run on: found (or exported) at the first `open` when "auto"
+        self.rootfs = rootfs
         self._spare: LocalSession | None = None
         self._lock = threading.Lock()
 
@@ -341,15 +370,24 @@ class LocalSandbox(Sandbox):
         if bundle.dockerfile_text is None and not bundle.paths.dockerfile.is_file():
             raise df.EnvironmentBuildError(f"{bundle.paths.root}: missing environment/Dockerfile")
         instructions = df.parse_dockerfile(bundle.dockerfile_text or bundle.paths.dockerfile.read_text())
-        session = self._take_session(isolation, limits)
+        session = self._take_session(isolation, limits, self.image_tree())
         try:
             budget = self.build_timeout_sec or bundle.config.environment.build_timeout_sec
             replay.replay(session, bundle, instructions, budget)
+            runs_on = session.rootfs.config.image if session.rootfs is not None else BASE_IMAGE_CONFIG.image
+            session.notices += from_notice(session.base_image, runs_on)
             session._wait_ready()
         except BaseException:
             session.close()
             raise
         return session
+
+    def image_tree(self) -> RootFilesystem | None:
+        """The base image's tree (found, or exported from Docker, once), or None for the host's /usr."""
+        with self._lock:
+            if self.rootfs == "auto":
+                self.rootfs = find_rootfs() or "host"
+            return self.rootfs if isinstance(self.rootfs, RootFilesystem) else None
 
     def close(self) -> None:
         """Stop the pre-started spare keeper, if any (open sessions are not affected)."""
@@ -358,7 +396,7 @@ class LocalSandbox(Sandbox):
         if spare is not None:
             spare.close()
 
-    def _new_session(self, isolation: str, limits: Limits) -> LocalSession:
+    def _new_session(self, isolation: str, limits: Limits, rootfs: RootFilesystem | None) -> LocalSession:
         """A fresh temp root and a keeper starting on it (nothing has run in it yet)."""
         root = Path(tempfile.mkdtemp(prefix=reaper.local_root_prefix()))
         try:
@@ -368,12 +406,12 @@ class LocalSandbox(Sandbox):
                 os.chown(root / name, self.uid, self.gid)
             if isolation == "unshare":
                 (root / "root").mkdir()
-            return LocalSession(root, isolation, limits, self.uid, self.gid)
+            return LocalSession(root, isolation, limits, self.uid, self.gid, rootfs)
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
             raise
 
-    def _take_session(self, isolation: str, limits: Limits) -> LocalSession:
+    def _take_session(self, isolation: str, limits: Limits, rootfs: RootFilesystem | None) -> LocalSession:
         """The spare session when it is unused and alive, else a new one; then start the next spare.
 
         A spare is a keeper over an empty root that no command has entered, so handing it to the
@@ -381,21 +419,23 @@ class LocalSandbox(Sandbox):
         """
         with self._lock:
             spare, self._spare = self._spare, None
-        if spare is not None and (spare.isolation != isolation or spare._keeper.poll() is not None):
+        if spare is not None and (
+            spare.isolation != isolation or spare.rootfs != rootfs or spare._keeper.poll() is not None
+        ):
             spare.close()
             spare = None
-        session = spare or self._new_session(isolation, limits)
+        session = spare or self._new_session(isolation, limits, rootfs)
         session.limits = limits
         if self.prestart and isolation == "bwrap":  # bwrap's info fd finds a spare's PID 1 at any time
             # while the session's first command runs, in the caller's thread (a keeper's
             # parent-death signal follows the thread that forked it, so no helper thread)
-            session.while_first_command = lambda: self._refill(isolation)
+            session.while_first_command = lambda: self._refill(isolation, rootfs)
         return session
 
-    def _refill(self, isolation: str) -> None:
+    def _refill(self, isolation: str, rootfs: RootFilesystem | None) -> None:
         """Start the next spare session (a failure only means the next `open` starts its own)."""
         try:
-            fresh = self._new_session(isolation, Limits())
+            fresh = self._new_session(isolation, Limits(), rootfs)
         except (OSError, SandboxError):
             return
         with self._lock:

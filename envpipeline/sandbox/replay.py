@@ -1,6 +1,8 @@
 """Replaying ``environment/Dockerfile`` in a local session (see `envpipeline.sandbox.dockerfile`).
 
-FROM is recorded, ENV/ARG set variables, WORKDIR creates a folder under ``/app``, COPY/ADD unpack
+FROM is recorded (the session already runs on the base image's tree), ENV/ARG set variables
+starting from the image's ENV (so ``ENV PATH="/x:${PATH}"`` keeps ``/usr/bin``), RUN steps start
+in the image's WORKDIR, WORKDIR creates a folder under ``/app``, COPY/ADD unpack
 their sources into ``/app`` as the sandbox user (from the host when that is provably safe, see
 `envpipeline.sandbox.hostio`), RUN executes inside the sandbox under the session limits without
 network, and LABEL/EXPOSE/CMD/ENTRYPOINT/USER... are recorded and skipped.
@@ -24,9 +26,12 @@ BUILD_ROOTS = ("/app",)
 class BuildSession(Protocol):
     """What a replay needs from a session (`envpipeline.sandbox.local.LocalSession` is one)."""
 
-    #: variables of later steps (ENV); ARG values join them for RUN steps only
+    #: variables of later steps: the image's ENV, then the Dockerfile's; ARG values join them for
+    #: RUN steps only
     env: dict[str, str]
-    #: the image named by FROM (recorded; the local sandbox runs on the host's /usr)
+    #: the image's WORKDIR, where RUN steps start until the Dockerfile's WORKDIR
+    workdir: str
+    #: the image named by FROM (recorded; the local sandbox runs on the base image's tree)
     base_image: str | None
     #: (line, keyword) of every instruction that was recorded and skipped
     ignored: list[tuple[int, str]]
@@ -47,7 +52,7 @@ class BuildSession(Protocol):
 def replay(session: BuildSession, bundle: Bundle, instructions: list[df.Instruction], budget: float) -> None:
     """Replay the supported instructions in order inside the session (`budget`: build seconds)."""
     deadline = time.monotonic() + budget
-    workdir = "/"
+    workdir = session.workdir
     args: dict[str, str] = {}
     froms = [i for i in instructions if i.keyword == "FROM"]
     if not froms or instructions[0].keyword not in ("FROM", "ARG"):

@@ -85,6 +85,9 @@ class TrialResult(BaseModel):
         list[str], Field(description="files found in /logs/verifier or /tests before the verifier ran")
     ] = []
     durations: Annotated[dict[str, float], Field(description="setup/agent/verifier/total seconds")] = {}
+    notices: Annotated[
+        list[str], Field(description="why the session may differ from the image (the sandbox's notices)")
+    ] = []
 
 
 def _number(value: object) -> float | None:
@@ -206,7 +209,8 @@ def run_trial(
     if act is None and agent != "nop":
         act = solution_phase(bundle, solution_dir)
     with session:
-        return _run_phases(session, sandbox.backend, bundle, agent, act, started)
+        result = _run_phases(session, sandbox.backend, bundle, agent, act, started)
+    return result.model_copy(update={"notices": list(session.notices)}) if session.notices else result
 
 
 def _run_phases(

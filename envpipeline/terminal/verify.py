@@ -245,6 +245,7 @@ def _judge(bundle: Bundle, backend: str, trials: list[TrialResult]) -> Verificat
         reasons.append(f"oracle runs disagree: rewards {rewards}, verdicts {[t.verdict for t in oracle]}")
         if verdict == "verified":
             verdict = "nondeterministic"
+    reasons += dict.fromkeys(notice for trial in trials for notice in trial.notices)
     return VerificationResult(
         bundle=bundle.name,
         path=str(bundle.paths.root),
