@@ -9,7 +9,9 @@ uploaded again from the bundle, and ``test.sh`` runs. Only what the verifier wri
 The reward rule (`parse_reward`): the verifier writes ``/logs/verifier/reward.txt`` (exactly one
 number) and/or ``reward.json`` (a number, or a flat map of numbers holding it under ``"reward"``;
 a one-key map is that key's value; other numeric keys are sidecar metrics). The reward must be
-finite and in [0, 1]. When both files are written they must agree, so the precedence question
+one plain decimal number in [0, 1] (`envpipeline.terminal.reward_value`: ``2``, ``-1``, ``1_0``,
+``nan``, ``1e400`` or a 5,000-digit integer are ``malformed_reward`` with the reason, never a
+crash). When both files are written they must agree, so the precedence question
 never decides a reward: current Harbor reads ``reward.json`` when it exists and falls back to
 ``reward.txt`` (merging reward.txt's value in when reward.json has no ``"reward"`` key), see
 ``Verifier.verify`` / ``_parse_reward_json`` in ``src/harbor/verifier/verifier.py`` of Harbor
@@ -28,8 +30,6 @@ tampers scores 0 and an oracle that tampers fails gold verification.
 
 from __future__ import annotations
 
-import json
-import math
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +39,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from envpipeline.models.bundle import Bundle
 from envpipeline.sandbox.base import EnvironmentBuildError, ExecResult, Limits, Sandbox, SandboxSession
+from envpipeline.terminal.reward_value import (
+    MalformedReward,
+    NumberText,
+    load_json_numbers_as_text,
+    plain_decimal,
+    quoted,
+    reward_from_json_value,
+    reward_from_text,
+)
 
 MAX_AGENT_TIMEOUT_SEC = 600.0
 #: Folders emptied between the agent phase and the verifier phase.
@@ -87,41 +96,43 @@ class TrialResult(BaseModel):
     durations: Annotated[dict[str, float], Field(description="setup/agent/verifier/total seconds")] = {}
 
 
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
+def _json_reward(raw: bytes) -> float:
+    """The reward of a reward.json: a number, or a flat map holding it (see the module docstring)."""
+    data = load_json_numbers_as_text(raw, "reward.json")
+    if not isinstance(data, dict):
+        return reward_from_json_value(data, "reward.json")
+    if not data:
+        raise MalformedReward("reward.json is an empty map")
+    for key, value in data.items():
+        if key != "reward" and not isinstance(value, NumberText):
+            raise MalformedReward(f"reward.json key {quoted(key)} is not a number (a flat map of numbers)")
+        if key != "reward":
+            plain_decimal(value, f"reward.json key {quoted(key)}")
+    if "reward" in data:
+        return reward_from_json_value(data["reward"], "reward.json")
+    if len(data) == 1:
+        key, value = next(iter(data.items()))
+        return reward_from_json_value(value, f"reward.json key {quoted(key)}")
+    return _no_reward_key(sorted(data))
 
 
-def _json_reward(raw: bytes) -> tuple[float | None, str]:
+def _no_reward_key(keys: list[str]) -> float:
+    shown = ", ".join(quoted(k) for k in keys[:5]) + (" ..." if len(keys) > 5 else "")
+    raise MalformedReward(f"reward.json has several keys ({shown}) and no 'reward'")
+
+
+def _txt_reward(raw: bytes) -> float:
     try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None, "reward.json is not valid JSON"
-    if isinstance(data, dict):
-        values = {k: _number(v) for k, v in data.items()}
-        if not values or any(v is None or not math.isfinite(v) for v in values.values()):
-            return None, "reward.json must be a number or a flat map of finite numbers"
-        if "reward" in values:
-            return values["reward"], ""
-        if len(values) == 1:
-            return next(iter(values.values())), ""
-        return None, f"reward.json has several keys ({', '.join(sorted(values))}) and no 'reward'"
-    value = _number(data)
-    if value is None:
-        return None, "reward.json must be a number or a flat map of finite numbers"
-    return value, ""
-
-
-def _txt_reward(raw: bytes) -> tuple[float | None, str]:
-    try:
-        return float(raw.decode().strip()), ""
-    except (ValueError, UnicodeDecodeError):
-        return None, f"reward.txt is not one number: {raw[:40]!r}"
+        text = raw.decode()
+    except UnicodeDecodeError:
+        raise MalformedReward(f"reward.txt is not text: {quoted(raw.decode(errors='replace'))}") from None
+    return reward_from_text(text, "reward.txt")
 
 
 def parse_reward(json_bytes: bytes | None, txt_bytes: bytes | None) -> tuple[float | None, str]:
-    """The one reward the verifier wrote (see the module docstring), or None and why not."""
+    """The one reward the verifier wrote (see the module docstring), or None and why not.
+
+    Each number is read by `reward_value.reward_from_text`: one plain decimal number in [0, 1]."""
     if json_bytes is None and txt_bytes is None:
         return None, "the verifier wrote no /logs/verifier/reward.txt or reward.json"
     readings: list[tuple[str, float]] = []
@@ -131,14 +142,10 @@ def parse_reward(json_bytes: bytes | None, txt_bytes: bytes | None) -> tuple[flo
     ):
         if raw is None:
             continue
-        value, problem = parse(raw)
-        if value is None:
-            return None, problem
-        if not math.isfinite(value):
-            return None, f"the reward in {name} is not finite"
-        if not 0.0 <= value <= 1.0:
-            return None, f"the reward in {name} is {value:g}, outside [0, 1]"
-        readings.append((name, value))
+        try:
+            readings.append((name, parse(raw)))
+        except MalformedReward as e:
+            return None, str(e)
     if len({value for _, value in readings}) > 1:
         return None, "reward.json and reward.txt disagree: " + ", ".join(f"{n} {v:g}" for n, v in readings)
     return readings[0][1], ""
