@@ -30,15 +30,20 @@ tampers scores 0 and an oracle that tampers fails gold verification.
 
 from __future__ import annotations
 
+import math
+import os
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
 from envpipeline.sandbox.base import EnvironmentBuildError, ExecResult, Limits, Sandbox, SandboxSession
+from envpipeline.terminal.reason_text import sanitised
 from envpipeline.terminal.reward_value import (
     MalformedReward,
     NumberText,
@@ -63,7 +68,12 @@ TrialVerdict = Literal[
     "missing_reward",
     "malformed_reward",
     "tampered",
+    "sandbox_error",
+    "limit_exceeded",
 ]
+#: What a sandbox backend raises when a session cannot go on (a failure of this bundle's trial,
+#: reported as ``sandbox_error``, never an abort of the batch).
+SESSION_ERRORS = (SandboxError, OSError, subprocess.SubprocessError)
 #: Lists what sits in the verifier's folders: reward files in /logs/verifier, anything under /tests.
 _PLANTED_PROBE = (
     "find /logs/verifier -mindepth 1 -maxdepth 1 -name 'reward*' 2>/dev/null; "
@@ -83,7 +93,7 @@ class TrialResult(BaseModel):
     backend: str
     verdict: TrialVerdict
     reward: float | None = None
-    reason: str = ""
+    reason: Annotated[str, AfterValidator(sanitised)] = ""
     agent_exec: ExecResult | None = None
     verifier_exec: ExecResult | None = None
     verifier_reward: Annotated[
@@ -162,9 +172,18 @@ def solution_phase(bundle: Bundle, solution_dir: Path | None = None) -> AgentPha
     return act
 
 
+def _read_reward_file(session: SandboxSession, path: str) -> tuple[bytes | None, str]:
+    """(bytes, "") of a reward file, (None, "") when there is none, (None, why) when it exists but
+    the sandbox user cannot read it (e.g. a link to ``/etc/shadow``)."""
+    try:
+        return session.read_file(path), ""
+    except SandboxError as e:
+        return None, f"{path.rsplit('/', 1)[-1]} cannot be read as the sandbox user: {e}"
+
+
 def planted_files(session: SandboxSession) -> list[str]:
     """Reward files in ``/logs/verifier`` and files under ``/tests`` present right now."""
-    found = {path for path in (REWARD_JSON, REWARD_TXT) if session.read_file(path) is not None}
+    found = {path for path in (REWARD_JSON, REWARD_TXT) if _read_reward_file(session, path) != (None, "")}
     listing = session.exec(_PLANTED_PROBE, timeout_sec=30, workdir="/")
     found.update(line.strip() for line in listing.stdout.splitlines() if line.strip().startswith("/"))
     return sorted(found)
@@ -189,6 +208,35 @@ def fresh_verifier_phase(session: SandboxSession, bundle: Bundle) -> None:
     session.upload(bundle.paths.tests, "/tests")
 
 
+def host_cpus() -> int:
+    """CPUs this process may use (what a session's ``cpus`` cannot exceed)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def host_memory_mb() -> int:
+    """Physical memory of this host in MB (what a session's ``memory_mb`` cannot exceed)."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
+
+
+def limit_problem(bundle: Bundle, limits: Limits) -> str:
+    """Why a trial of `bundle` under `limits` cannot run on this host ("" when it can): more CPUs
+    or memory than the host has (Docker refuses them, and a local rlimit that large is no limit),
+    or a timeout that is not a finite number of seconds."""
+    problems = []
+    if limits.cpus > host_cpus():
+        problems.append(f"cpus = {limits.cpus:g} is more than this host's {host_cpus()} CPUs")
+    if limits.memory_mb > host_memory_mb():
+        problems.append(f"memory_mb = {limits.memory_mb} is more than this host's {host_memory_mb()} MB")
+    for name, seconds in (
+        ("agent.timeout_sec", bundle.config.agent.timeout_sec),
+        ("verifier.timeout_sec", bundle.config.verifier.timeout_sec),
+        ("environment.build_timeout_sec", bundle.config.environment.build_timeout_sec),
+    ):
+        if not math.isfinite(seconds):
+            problems.append(f"{name} = {seconds} is not a finite number of seconds")
+    return "; ".join(problems)
+
+
 def run_trial(
     sandbox: Sandbox,
     bundle: Bundle,
@@ -198,22 +246,35 @@ def run_trial(
     act: AgentPhase | None = None,
 ) -> TrialResult:
     """Run one agent phase (`act`; else ``nop`` does nothing and any other name runs the solution),
-    then the fresh verifier phase, in one new session."""
+    then the fresh verifier phase, in one new session.
+
+    Every failure of this bundle is a verdict with a reason, never an exception: limits the host
+    cannot give are ``limit_exceeded`` (no session is opened), a build that fails is
+    ``build_failed`` and a session that breaks (`SESSION_ERRORS`) is ``sandbox_error``."""
     started = time.perf_counter()
+
+    def failed(verdict: TrialVerdict, reason: str) -> TrialResult:
+        seconds = {"setup": time.perf_counter() - started}
+        return TrialResult(
+            agent=agent, backend=sandbox.backend, verdict=verdict, reason=reason, durations=seconds
+        )
+
+    too_much = limit_problem(bundle, limits)
+    if too_much:
+        return failed("limit_exceeded", too_much)
     try:
         session = sandbox.open(bundle, limits)
     except EnvironmentBuildError as e:
-        return TrialResult(
-            agent=agent,
-            backend=sandbox.backend,
-            verdict="build_failed",
-            reason=str(e),
-            durations={"setup": time.perf_counter() - started},
-        )
+        return failed("build_failed", str(e))
+    except SESSION_ERRORS as e:
+        return failed("sandbox_error", f"the sandbox could not start: {e}")
     if act is None and agent != "nop":
         act = solution_phase(bundle, solution_dir)
-    with session:
-        return _run_phases(session, sandbox.backend, bundle, agent, act, started)
+    try:
+        with session:
+            return _run_phases(session, sandbox.backend, bundle, agent, act, started)
+    except SESSION_ERRORS as e:
+        return failed("sandbox_error", f"the session failed: {type(e).__name__}: {e}")
 
 
 def _run_phases(
@@ -263,7 +324,13 @@ def _run_phases(
             verdict="verifier_timeout",
             reason=f"test.sh ran past {bundle.config.verifier.timeout_sec:.0f}s",
         )
-    reward, problem = parse_reward(session.read_file(REWARD_JSON), session.read_file(REWARD_TXT))
+    (json_bytes, json_problem), (txt_bytes, txt_problem) = (
+        _read_reward_file(session, REWARD_JSON),
+        _read_reward_file(session, REWARD_TXT),
+    )
+    reward, problem = parse_reward(json_bytes, txt_bytes)
+    if json_problem or txt_problem:
+        reward, problem = None, json_problem or txt_problem
     if before or after:
         scored = f"the verifier, run fresh, scored {reward:g}" if reward is not None else problem
         return TrialResult(
