@@ -53,6 +53,7 @@ from envpipeline.terminal.reward_value import (
     reward_from_json_value,
     reward_from_text,
 )
+from envpipeline.terminal.runtime_guard import changed_runtime_files, session_clock
 
 MAX_AGENT_TIMEOUT_SEC = 600.0
 #: Folders emptied between the agent phase and the verifier phase.
@@ -189,7 +190,13 @@ def planted_files(session: SandboxSession) -> list[str]:
     return sorted(found)
 
 
-def _tamper_reason(agent: str, before: list[str], after: list[str]) -> str:
+def _tamper_reason(agent: str, before: list[str], after: list[str], runtime: list[str]) -> str:
+    if runtime:
+        who = "the oracle solution" if agent == "oracle" else f"the agent phase ({agent})"
+        return (
+            f"{who} changed what the verifier runs: {', '.join(runtime)} (a Python start-up hook, a "
+            "module shadowing one the tests import, or a changed program; see runtime_guard)"
+        )
     if before:
         return (
             f"{', '.join(before)} existed before the agent phase: the environment image pre-seeds the "
@@ -288,6 +295,7 @@ def _run_phases(
     durations = {"setup": time.perf_counter() - started}
     agent_exec = None
     before = planted_files(session)
+    since = session_clock(session) if act is not None else ""
     if act is not None:
         mark = time.perf_counter()
         agent_exec = act(session)
@@ -305,6 +313,7 @@ def _run_phases(
     mark = time.perf_counter()
     session.kill_all()
     after = planted_files(session) if act is not None else before
+    runtime = changed_runtime_files(session, since) if act is not None else []
     fresh_verifier_phase(session, bundle)
     durations["reset"] = time.perf_counter() - mark
     mark = time.perf_counter()
@@ -331,14 +340,14 @@ def _run_phases(
     reward, problem = parse_reward(json_bytes, txt_bytes)
     if json_problem or txt_problem:
         reward, problem = None, json_problem or txt_problem
-    if before or after:
+    if before or after or runtime:
         scored = f"the verifier, run fresh, scored {reward:g}" if reward is not None else problem
         return TrialResult(
             **common,
             verdict="tampered",
             verifier_reward=reward,
-            planted=sorted(set(before) | set(after)),
-            reason=f"{_tamper_reason(agent, before, after)}; {scored}",
+            planted=sorted(set(before) | set(after) | set(runtime)),
+            reason=f"{_tamper_reason(agent, before, after, runtime)}; {scored}",
         )
     if reward is None:
         verdict = "missing_reward" if "wrote no" in problem else "malformed_reward"
