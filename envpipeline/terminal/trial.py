@@ -166,7 +166,7 @@ def solution_phase(bundle: Bundle, solution_dir: Path | None = None) -> AgentPha
     """The agent phase of the oracle (or a variant folder laid out like ``solution/``)."""
 
     def act(session: SandboxSession) -> ExecResult:
-        session.upload(solution_dir or bundle.paths.solution, "/solution")
+        upload_folder(session, solution_dir or bundle.paths.solution, "/solution")
         timeout = min(bundle.config.agent.timeout_sec, MAX_AGENT_TIMEOUT_SEC)
         return session.exec("bash /solution/solve.sh", timeout_sec=timeout)
 
@@ -208,11 +208,21 @@ def _tamper_reason(agent: str, before: list[str], after: list[str], runtime: lis
 
 
 def fresh_verifier_phase(session: SandboxSession, bundle: Bundle) -> None:
-    """Kill what the agent left running, empty ``/tests`` and ``/logs/verifier``, upload ``tests/``."""
+    """Kill what the agent left running, empty ``/tests`` and ``/logs/verifier``, upload ``tests/``
+    and make ``/tests`` root-owned and read-only."""
     session.kill_all()
     for path in VERIFIER_PATHS:
         session.clear(path)
-    session.upload(bundle.paths.tests, "/tests")
+    upload_folder(session, bundle.paths.tests, "/tests")
+    session.make_read_only("/tests")
+
+
+def upload_folder(session: SandboxSession, folder: Path, destination: str) -> None:
+    """Upload a bundle folder; a folder that is itself a link is refused (SandboxError), so the host
+    folder it points at is never copied (`verify_bundle`'s path check stops such bundles first)."""
+    if folder.is_symlink():
+        raise SandboxError(f"{folder} is a symlink: refusing to copy what it points at into the sandbox")
+    session.upload(folder, destination)
 
 
 def host_cpus() -> int:
