@@ -291,3 +291,35 @@ def test_a_solution_that_stops_the_container_is_a_sandbox_error(
     result: VerificationResult = verify_bundle(bundle, recording, with_red_team=False)
     assert result.verdict == "sandbox_error" and "not running" in result.reasons[0], result.reasons
     recording.assert_nothing_left()
+
+
+def test_one_bad_bundle_never_aborts_the_batch(
+    local_sandbox: Sandbox, family_bundle: Path, tmp_path: Path, host_secret: Path
+) -> None:
+    """`bundle verify` gives every bundle its verdict, bad ones first, and exits 1 because some failed."""
+    from click.testing import CliRunner
+
+    from envpipeline.commands.terminal import bundle_group
+
+    batch = [
+        hostile(family_bundle, tmp_path / "too-many-cpus", {}, LIMIT_PROBES["cpus"]),
+        _leaky(family_bundle, tmp_path / "leaky", host_secret, "solution"),
+        hostile(
+            family_bundle,
+            tmp_path / "reward-two",
+            {"tests/test.sh": "#!/bin/bash\necho 2 > /logs/verifier/reward.txt\n"},
+        ),
+        family_bundle,
+    ]
+    runner = CliRunner()
+    done = runner.invoke(bundle_group, ["verify", "--sandbox", "local", "--json", *map(str, batch)])
+    assert done.exit_code == 1, done.output
+    report = json.loads(done.output[done.output.index("[") :])
+    verdicts = [(Path(r["path"]).name, r["verdict"]) for r in report]
+    assert verdicts == [
+        ("too-many-cpus", "limit_exceeded"),
+        ("leaky", "invalid_bundle"),
+        ("reward-two", "malformed_reward"),
+        ("csv-json-merge-0", "verified"),
+    ], verdicts
+    assert SECRET not in done.output
