@@ -45,7 +45,8 @@ __all__ = [
     "verify_bundle",
 ]
 
-#: gold-verify-3: fresh verifier phase, strict reward rule, red_team gate, tampered verdict
+#: gold-verify-4: fresh verifier phase, read-only /tests, runtime guard, plain-decimal rewards in
+#: [0, 1], path check first, a verdict for every failure (sandbox_error, limit_exceeded)
 VERIFIER_VERSION = versions.VERIFIER
 
 Verdict = Literal[
