@@ -30,8 +30,6 @@ tampers scores 0 and an oracle that tampers fails gold verification.
 
 from __future__ import annotations
 
-import math
-import os
 import subprocess
 import time
 from collections.abc import Callable
@@ -43,6 +41,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
 from envpipeline.sandbox.base import EnvironmentBuildError, ExecResult, Limits, Sandbox, SandboxSession
+from envpipeline.terminal.host_limits import limit_problem
 from envpipeline.terminal.reason_text import sanitised
 from envpipeline.terminal.reward_value import (
     MalformedReward,
@@ -115,10 +114,11 @@ def _json_reward(raw: bytes) -> float:
     if not data:
         raise MalformedReward("reward.json is an empty map")
     for key, value in data.items():
-        if key != "reward" and not isinstance(value, NumberText):
+        if key == "reward":
+            continue
+        if not isinstance(value, NumberText):  # a sidecar metric: a plain number, any range
             raise MalformedReward(f"reward.json key {quoted(key)} is not a number (a flat map of numbers)")
-        if key != "reward":
-            plain_decimal(value, f"reward.json key {quoted(key)}")
+        plain_decimal(value, f"reward.json key {quoted(key)}")
     if "reward" in data:
         return reward_from_json_value(data["reward"], "reward.json")
     if len(data) == 1:
@@ -225,35 +225,6 @@ def upload_folder(session: SandboxSession, folder: Path, destination: str) -> No
     session.upload(folder, destination)
 
 
-def host_cpus() -> int:
-    """CPUs this process may use (what a session's ``cpus`` cannot exceed)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def host_memory_mb() -> int:
-    """Physical memory of this host in MB (what a session's ``memory_mb`` cannot exceed)."""
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
-
-
-def limit_problem(bundle: Bundle, limits: Limits) -> str:
-    """Why a trial of `bundle` under `limits` cannot run on this host ("" when it can): more CPUs
-    or memory than the host has (Docker refuses them, and a local rlimit that large is no limit),
-    or a timeout that is not a finite number of seconds."""
-    problems = []
-    if limits.cpus > host_cpus():
-        problems.append(f"cpus = {limits.cpus:g} is more than this host's {host_cpus()} CPUs")
-    if limits.memory_mb > host_memory_mb():
-        problems.append(f"memory_mb = {limits.memory_mb} is more than this host's {host_memory_mb()} MB")
-    for name, seconds in (
-        ("agent.timeout_sec", bundle.config.agent.timeout_sec),
-        ("verifier.timeout_sec", bundle.config.verifier.timeout_sec),
-        ("environment.build_timeout_sec", bundle.config.environment.build_timeout_sec),
-    ):
-        if not math.isfinite(seconds):
-            problems.append(f"{name} = {seconds} is not a finite number of seconds")
-    return "; ".join(problems)
-
-
 def run_trial(
     sandbox: Sandbox,
     bundle: Bundle,
@@ -276,7 +247,7 @@ def run_trial(
             agent=agent, backend=sandbox.backend, verdict=verdict, reason=reason, durations=seconds
         )
 
-    too_much = limit_problem(bundle, limits)
+    too_much = limit_problem(bundle, limits, sandbox.backend)
     if too_much:
         return failed("limit_exceeded", too_much)
     try:
