@@ -96,19 +96,19 @@ def probe_script(since: str) -> str:
     always += [f"-path {shlex.quote(p)}" for p in TOOLCHAIN]
     always += ["-path '*/.local/lib/python*'", stdlib_shadow_test()]
     always += ["-regex '/[^/]*'"]  # a file directly in / (a conftest.py or pytest.ini above /tests)
-    early = _or([f"-path {shlex.quote(d + '/*')}" for d in EARLY_PATH])
     shadow = (
         "-exec sh -c 'for f; do n=${f##*/}; for d in /usr/sbin /usr/bin /sbin /bin; do "
         'if [ -e "$d/$n" ]; then printf "%s\\0" "$f"; break; fi; done; done\' shadow {} +'
     )
     changed = f"-newerct @{since}"
-    # a folder the sandbox user can enter but not list would hide its files from this probe
-    evidence = f"\\( \\( ! -type d {_or(always)} \\) -o \\( -type d ! -readable \\) \\)"
+    # the name tests come first, so find stats only the files they select; a folder the sandbox
+    # user can enter but not list would hide its files from this probe
+    evidence = f"\\( \\( ! -type d {_or(always)} {changed} \\) -o \\( -type d {changed} ! -readable \\) \\)"
+    early_dirs = " ".join(EARLY_PATH)
     return (
         READ_ONLY_MOUNTS
-        + f"find / {skipped} -prune -o {changed} {evidence} -print0 2>/dev/null | head -z -n {MAX_LISTED}; "
-        f"find / {skipped} -prune -o ! -type d {changed} {early} {shadow} 2>/dev/null "
-        f"| head -z -n {MAX_LISTED}; true"
+        + f"find / {skipped} -prune -o {evidence} -print0 2>/dev/null | head -z -n {MAX_LISTED}; "
+        f"find {early_dirs} ! -type d {changed} {shadow} 2>/dev/null | head -z -n {MAX_LISTED}; true"
     )
 
 
