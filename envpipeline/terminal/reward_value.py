@@ -12,6 +12,7 @@ exactly and never overflows.
 from __future__ import annotations
 
 import json
+import math
 import re
 from decimal import Decimal
 
@@ -52,6 +53,17 @@ def plain_decimal(text: str, where: str) -> Decimal:
     if not PLAIN_DECIMAL.fullmatch(token):
         raise MalformedReward(f"{where} is not a plain decimal number: {quoted(token)}")
     return Decimal(token)
+
+
+def sidecar_metric(text: str, where: str) -> float:
+    """A reward.json sidecar metric (``"duration": 1.2e-05``): any finite JSON number, in any range
+    (only the reward itself must be a plain decimal in [0, 1]); MalformedReward otherwise."""
+    if len(text) > MAX_REWARD_CHARS:
+        raise MalformedReward(f"{where} holds {len(text)} characters, more than {MAX_REWARD_CHARS}")
+    value = float(text)
+    if not math.isfinite(value):
+        raise MalformedReward(f"{where} is not a finite number: {quoted(text)}")
+    return value
 
 
 def reward_from_text(text: str, where: str) -> float:

@@ -47,10 +47,10 @@ from envpipeline.terminal.reward_value import (
     MalformedReward,
     NumberText,
     load_json_numbers_as_text,
-    plain_decimal,
     quoted,
     reward_from_json_value,
     reward_from_text,
+    sidecar_metric,
 )
 from envpipeline.terminal.runtime_guard import changed_runtime_files, session_clock
 
@@ -116,9 +116,9 @@ def _json_reward(raw: bytes) -> float:
     for key, value in data.items():
         if key == "reward":
             continue
-        if not isinstance(value, NumberText):  # a sidecar metric: a plain number, any range
+        if not isinstance(value, NumberText):
             raise MalformedReward(f"reward.json key {quoted(key)} is not a number (a flat map of numbers)")
-        plain_decimal(value, f"reward.json key {quoted(key)}")
+        sidecar_metric(value, f"reward.json key {quoted(key)}")
     if "reward" in data:
         return reward_from_json_value(data["reward"], "reward.json")
     if len(data) == 1:

@@ -87,3 +87,8 @@ def test_a_rollouts_table_of_good_rewards_gives_rates_in_the_unit_interval(tmp_p
     table.write_text('{"seed_id": "a", "reward": 1}\n{"seed_id": "a", "reward": "0.5"}\n')
     (rate,) = pass_rates_from_rollouts(table)
     assert (rate.seed_id, rate.pass_rate, rate.rollouts) == ("a", 0.75, 2)
+
+
+def test_sidecar_metrics_may_be_any_finite_number() -> None:
+    """Only the reward is held to the plain-decimal rule; json.dumps writes small floats as 1e-05."""
+    assert parse_reward(b'{"reward": 1.0, "seconds": 1.2e-05, "delta": -3}', None) == (1.0, "")
