@@ -144,6 +144,31 @@ def test_a_forged_pass_is_never_a_pass(
     sandbox.assert_nothing_left()
 
 
+#: A verifier that trusts a reward already there once it has waited: only a survivor could fill it.
+TRUSTS_LATE_REWARD = (
+    "#!/bin/bash\nmkdir -p /logs/verifier\nsleep 1.5\n"
+    "if [ -s /logs/verifier/reward.txt ]; then exit 0; fi\n"
+    "python3 /tests/test_outputs.py >/dev/null 2>&1 && echo 1 > /logs/verifier/reward.txt"
+    " || echo 0 > /logs/verifier/reward.txt\n"
+)
+
+
+def test_a_writer_that_waits_for_the_verifier_dies_before_it(
+    sandbox: RecordingSandbox, family_bundle: Path, tmp_path: Path
+) -> None:
+    """A survivor that plants nothing before the verifier phase (it sleeps first) is killed with
+    the rest of the agent's processes: the verifier sees no reward but its own."""
+    writer = (
+        "(setsid nohup bash -c 'sleep 0.5; while :; do echo 1 > /logs/verifier/reward.txt; sleep 0.01; done'"
+        " </dev/null >/dev/null 2>&1 &)"
+    )
+    files = solve(writer) | {"tests/test.sh": TRUSTS_LATE_REWARD}
+    bundle = read_bundle(hostile(family_bundle, tmp_path / "late-writer", files))
+    trial = run_trial(sandbox, bundle, "oracle", LIMITS)
+    assert (trial.verdict, trial.reward, trial.planted) == ("ok", 0.0, []), trial
+    sandbox.assert_nothing_left()
+
+
 def test_the_family_oracle_still_verifies(sandbox: RecordingSandbox, family_bundle: Path) -> None:
     """The guard is not a false alarm: the shipped oracle is `ok` with reward 1 on both backends."""
     trial = run_trial(sandbox, read_bundle(family_bundle), "oracle", LIMITS)
