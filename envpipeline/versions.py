@@ -17,8 +17,8 @@ COMPOSE_GENERATOR = "1"
 WORLD_GENERATOR = "1"
 #: the terminal families and the LLM bundle synthesizer
 TERMINAL_GENERATOR = "1"
-#: gold verification (oracle twice = 1, nop = 0, red team, tampered); `terminal.verify.VERIFIER_VERSION`
-VERIFIER = "gold-verify-3"
+#: gold verification (oracle twice = 1, nop = 0, red team, tampered, runtime guard, plain rewards); `terminal.verify.VERIFIER_VERSION`
+VERIFIER = "gold-verify-4"
 
 
 class Stage(StrEnum):

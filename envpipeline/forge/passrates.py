@@ -12,6 +12,11 @@ from envpipeline.forge.policy import ScriptedTerminalPolicy
 from envpipeline.models.selection import SeedPassRate
 from envpipeline.sandbox.base import Sandbox
 from envpipeline.terminal.bundle import read_bundle
+from envpipeline.terminal.reward_value import (
+    MalformedReward,
+    load_json_numbers_as_text,
+    reward_from_json_value,
+)
 from envpipeline.textfiles import read_text_file
 
 
@@ -60,18 +65,21 @@ def pass_rates_from_rollouts(path: Path) -> list[SeedPassRate]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-            rewards[str(row["seed_id"])].append(float(row["reward"]))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+            row = load_json_numbers_as_text(line, "the row")
+            if not isinstance(row, dict) or "seed_id" not in row or "reward" not in row:
+                raise MalformedReward("the row is not an object with seed_id and reward")
+            rewards[str(row["seed_id"])].append(reward_from_json_value(row["reward"], "its reward"))
+        except MalformedReward as e:
             raise ConfigError(
-                f"{path}:{number}: a rollout row needs seed_id and a numeric reward ({e})"
+                f"{path}:{number}: a rollout row needs seed_id and a reward in [0, 1] "
+                f"as a plain decimal number ({e})"
             ) from e
         if row.get("required_skills"):
             skills[str(row["seed_id"])] = list(row["required_skills"])
     return [
         SeedPassRate(
             seed_id=seed,
-            pass_rate=min(1.0, max(0.0, sum(r) / len(r))),
+            pass_rate=sum(r) / len(r),
             required_skills=skills.get(seed, []),
             rollouts=len(r),
         )

@@ -83,6 +83,11 @@ class SandboxSession(ABC):
         """
 
     @abstractmethod
+    def make_read_only(self, path: str) -> None:
+        """Make a folder (``/tests`` after its fresh upload) and everything in it owned by root and
+        not writable by the sandbox user, so nothing the verifier runs can rewrite the tests."""
+
+    @abstractmethod
     def close(self) -> None:
         """Stop and remove everything the session created."""
 

@@ -282,6 +282,17 @@ class DockerSession(SandboxSession):
             raise SandboxError(f"clear needs a folder under {', '.join(UPLOAD_ROOTS)}: {path}")
         docker(["exec", self.container, "sh", "-c", CLEAR_SCRIPT, "clear", target], timeout=120)
 
+    def make_read_only(self, path: str) -> None:
+        """Chown the folder's tree to root and drop every write bit (the container's commands run
+        as root, who is not stopped by modes: what keeps the tests intact on Docker is that every
+        agent process is killed before they are uploaded)."""
+        self._check_open()
+        target = posixpath.normpath(path)
+        if target not in UPLOAD_ROOTS:
+            raise SandboxError(f"make_read_only needs one of {', '.join(UPLOAD_ROOTS)}: {path}")
+        script = 'chown -hR 0:0 -- "$1" && chmod -R a-w -- "$1"'
+        docker(["exec", self.container, "sh", "-c", script, "make_read_only", target], timeout=120)
+
     def read_file(self, path: str) -> bytes | None:
         """The bytes of a regular file (first READ_LIMIT bytes), or None if there is none."""
         self._check_open()

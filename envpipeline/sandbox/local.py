@@ -263,6 +263,23 @@ class LocalSession(SandboxSession):
             os.chown(made, self.uid, self.gid, follow_symlinks=False)
             os.chmod(made, 0o755)
 
+    def make_read_only(self, path: str) -> None:
+        """Chown a session folder's tree to root and drop every write bit, from the host (links are
+        changed themselves, never followed)."""
+        target = os.path.normpath(path)
+        mount = next((name for name, where in iso.MOUNTS.items() if target == where), None)
+        if mount is None or mount == "tmp":
+            raise SandboxError(f"make_read_only needs one of {', '.join(UPLOAD_ROOTS)}: {path}")
+        folder = self.root / mount
+        for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+            for name in [*dirnames, *filenames]:
+                entry = os.path.join(dirpath, name)
+                os.chown(entry, 0, 0, follow_symlinks=False)
+                if not os.path.islink(entry):
+                    os.chmod(entry, os.lstat(entry).st_mode & 0o555)
+        os.chown(folder, 0, 0)
+        os.chmod(folder, 0o555)
+
     def extract(self, archive: IO[bytes], directory: str) -> None:
         """Unpack a tar stream into a sandbox directory as the sandbox user would (symlinks resolve
         inside): from the host when `hostio` finds that safe, else by ``tar`` inside the sandbox."""

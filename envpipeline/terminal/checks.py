@@ -1,7 +1,8 @@
 """Static checks of a Harbor bundle: cheap, offline, no container needed.
 
     schema              task.toml parses and validates (Harbor schema 1.0 to 1.4; unknown keys warn)
-    path_safety         no absolute or `..` names, no links leaving the bundle, no device/FIFO/socket
+    path_safety         solution/, tests/, environment/ are real folders (not links); no absolute
+                        or `..` names, no links leaving the bundle, no device/FIFO/socket
     required_files      task.toml, instruction.md, environment/Dockerfile|docker-compose.yaml,
                         solution/solve.sh, tests/test.sh
     reward_file         tests/test.sh (or a script it calls in tests/) writes /logs/verifier/reward.*
@@ -41,6 +42,9 @@ _REWARD_PARTS = (re.compile(r"/logs/verifier\b"), re.compile(r"\breward\.(txt|js
 _LEAK_NAMES = ("test_*.py", "*_test.py", "solve.sh")
 _COMPOSE_NAMES = ("docker-compose.yaml", "docker-compose.yml")
 _MAX_LISTED = 5
+#: The folders a sandbox copies from the bundle: each must be a real folder, never a link (a
+#: linked ``solution/`` would have the host folder it points at copied into the sandbox).
+COPIED_FOLDERS = ("environment", "solution", "tests")
 
 
 class CheckReport(Strict):
@@ -102,11 +106,19 @@ def check_schema(paths: BundlePaths) -> GateResult:
 
 
 def check_path_safety(paths: BundlePaths) -> GateResult:
-    """No absolute/`..` names, no symlink leaving the bundle, no device files, FIFOs or sockets."""
+    """solution/, tests/ and environment/ are not links; no absolute/`..` names, no symlink leaving
+    the bundle, no device files, FIFOs or sockets."""
     root = paths.root
     real_root = os.path.realpath(root)
     problems: list[str] = []
+    linked = [name for name in COPIED_FOLDERS if (root / name).is_symlink()]
+    for name in linked:
+        problems.append(
+            f"{name}/ is itself a symlink (-> {os.readlink(root / name)}): it must be a real folder"
+        )
     for rel, st in _walk(root):
+        if rel in linked:
+            continue
         name = rel.rsplit("/", 1)[-1]
         if os.path.isabs(name) or ".." in Path(name).parts or "\\" in name:
             problems.append(f"{rel}: unsafe file name")

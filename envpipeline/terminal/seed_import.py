@@ -18,6 +18,7 @@ from pathlib import Path
 from envpipeline.errors import ConfigError
 from envpipeline.models.bundle import Bundle, BundlePaths
 from envpipeline.terminal.bundle import read_bundle, task_config_warnings, write_files
+from envpipeline.terminal.checks import check_path_safety
 from envpipeline.terminal.images import resolve_bundle_images
 from envpipeline.terminal.import_report import ImportReport, Schema
 from envpipeline.terminal.importer import Draft, import_terminal_bench, safe_name, source_files
@@ -32,12 +33,17 @@ def import_harbor_bundle(
 ) -> ImportReport:
     """Copy a Harbor bundle to `out_dir` with its shell scripts rewritten for offline sandboxes.
 
-    Raises ConfigError for a folder that is not a readable Harbor bundle, one without
-    solution/solve.sh (no oracle: it cannot be gold-verified), or a non-empty `out_dir`.
+    Raises ConfigError for a folder that fails the path check (a linked solution/, tests/ or
+    environment/, a link leaving the bundle: nothing of it is read or copied), is not a readable
+    Harbor bundle, has no solution/solve.sh (no oracle: it cannot be gold-verified), or a
+    non-empty `out_dir`.
     """
     src, out = Path(source_dir), Path(out_dir)
-    bundle = read_bundle(src)
     paths = BundlePaths(src)
+    safety = check_path_safety(paths)
+    if not safety.passed:
+        raise ConfigError(f"{src}: path check failed: {safety.reason}")
+    bundle = read_bundle(src)
     if not paths.solve_sh.is_file():
         raise ConfigError(
             f"{src}: no solution/solve.sh: the bundle has no oracle, so it cannot be gold-verified"

@@ -9,7 +9,9 @@ uploaded again from the bundle, and ``test.sh`` runs. Only what the verifier wri
 The reward rule (`parse_reward`): the verifier writes ``/logs/verifier/reward.txt`` (exactly one
 number) and/or ``reward.json`` (a number, or a flat map of numbers holding it under ``"reward"``;
 a one-key map is that key's value; other numeric keys are sidecar metrics). The reward must be
-finite and in [0, 1]. When both files are written they must agree, so the precedence question
+one plain decimal number in [0, 1] (`envpipeline.terminal.reward_value`: ``2``, ``-1``, ``1_0``,
+``nan``, ``1e400`` or a 5,000-digit integer are ``malformed_reward`` with the reason, never a
+crash). When both files are written they must agree, so the precedence question
 never decides a reward: current Harbor reads ``reward.json`` when it exists and falls back to
 ``reward.txt`` (merging reward.txt's value in when reward.json has no ``"reward"`` key), see
 ``Verifier.verify`` / ``_parse_reward_json`` in ``src/harbor/verifier/verifier.py`` of Harbor
@@ -28,17 +30,29 @@ tampers scores 0 and an oracle that tampers fails gold verification.
 
 from __future__ import annotations
 
-import json
-import math
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
 from envpipeline.sandbox.base import EnvironmentBuildError, ExecResult, Limits, Sandbox, SandboxSession
+from envpipeline.terminal.host_limits import limit_problem
+from envpipeline.terminal.reason_text import sanitised
+from envpipeline.terminal.reward_value import (
+    MalformedReward,
+    NumberText,
+    load_json_numbers_as_text,
+    quoted,
+    reward_from_json_value,
+    reward_from_text,
+    sidecar_metric,
+)
+from envpipeline.terminal.runtime_guard import changed_runtime_files, session_clock
 
 MAX_AGENT_TIMEOUT_SEC = 600.0
 #: Folders emptied between the agent phase and the verifier phase.
@@ -54,7 +68,12 @@ TrialVerdict = Literal[
     "missing_reward",
     "malformed_reward",
     "tampered",
+    "sandbox_error",
+    "limit_exceeded",
 ]
+#: What a sandbox backend raises when a session cannot go on (a failure of this bundle's trial,
+#: reported as ``sandbox_error``, never an abort of the batch).
+SESSION_ERRORS = (SandboxError, OSError, subprocess.SubprocessError)
 #: Lists what sits in the verifier's folders: reward files in /logs/verifier, anything under /tests.
 _PLANTED_PROBE = (
     "find /logs/verifier -mindepth 1 -maxdepth 1 -name 'reward*' 2>/dev/null; "
@@ -74,7 +93,7 @@ class TrialResult(BaseModel):
     backend: str
     verdict: TrialVerdict
     reward: float | None = None
-    reason: str = ""
+    reason: Annotated[str, AfterValidator(sanitised)] = ""
     agent_exec: ExecResult | None = None
     verifier_exec: ExecResult | None = None
     verifier_reward: Annotated[
@@ -90,41 +109,44 @@ class TrialResult(BaseModel):
     ] = []
 
 
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
+def _json_reward(raw: bytes) -> float:
+    """The reward of a reward.json: a number, or a flat map holding it (see the module docstring)."""
+    data = load_json_numbers_as_text(raw, "reward.json")
+    if not isinstance(data, dict):
+        return reward_from_json_value(data, "reward.json")
+    if not data:
+        raise MalformedReward("reward.json is an empty map")
+    for key, value in data.items():
+        if key == "reward":
+            continue
+        if not isinstance(value, NumberText):
+            raise MalformedReward(f"reward.json key {quoted(key)} is not a number (a flat map of numbers)")
+        sidecar_metric(value, f"reward.json key {quoted(key)}")
+    if "reward" in data:
+        return reward_from_json_value(data["reward"], "reward.json")
+    if len(data) == 1:
+        key, value = next(iter(data.items()))
+        return reward_from_json_value(value, f"reward.json key {quoted(key)}")
+    return _no_reward_key(sorted(data))
 
 
-def _json_reward(raw: bytes) -> tuple[float | None, str]:
+def _no_reward_key(keys: list[str]) -> float:
+    shown = ", ".join(quoted(k) for k in keys[:5]) + (" ..." if len(keys) > 5 else "")
+    raise MalformedReward(f"reward.json has several keys ({shown}) and no 'reward'")
+
+
+def _txt_reward(raw: bytes) -> float:
     try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None, "reward.json is not valid JSON"
-    if isinstance(data, dict):
-        values = {k: _number(v) for k, v in data.items()}
-        if not values or any(v is None or not math.isfinite(v) for v in values.values()):
-            return None, "reward.json must be a number or a flat map of finite numbers"
-        if "reward" in values:
-            return values["reward"], ""
-        if len(values) == 1:
-            return next(iter(values.values())), ""
-        return None, f"reward.json has several keys ({', '.join(sorted(values))}) and no 'reward'"
-    value = _number(data)
-    if value is None:
-        return None, "reward.json must be a number or a flat map of finite numbers"
-    return value, ""
-
-
-def _txt_reward(raw: bytes) -> tuple[float | None, str]:
-    try:
-        return float(raw.decode().strip()), ""
-    except (ValueError, UnicodeDecodeError):
-        return None, f"reward.txt is not one number: {raw[:40]!r}"
+        text = raw.decode()
+    except UnicodeDecodeError:
+        raise MalformedReward(f"reward.txt is not text: {quoted(raw.decode(errors='replace'))}") from None
+    return reward_from_text(text, "reward.txt")
 
 
 def parse_reward(json_bytes: bytes | None, txt_bytes: bytes | None) -> tuple[float | None, str]:
-    """The one reward the verifier wrote (see the module docstring), or None and why not."""
+    """The one reward the verifier wrote (see the module docstring), or None and why not.
+
+    Each number is read by `reward_value.reward_from_text`: one plain decimal number in [0, 1]."""
     if json_bytes is None and txt_bytes is None:
         return None, "the verifier wrote no /logs/verifier/reward.txt or reward.json"
     readings: list[tuple[str, float]] = []
@@ -134,14 +156,10 @@ def parse_reward(json_bytes: bytes | None, txt_bytes: bytes | None) -> tuple[flo
     ):
         if raw is None:
             continue
-        value, problem = parse(raw)
-        if value is None:
-            return None, problem
-        if not math.isfinite(value):
-            return None, f"the reward in {name} is not finite"
-        if not 0.0 <= value <= 1.0:
-            return None, f"the reward in {name} is {value:g}, outside [0, 1]"
-        readings.append((name, value))
+        try:
+            readings.append((name, parse(raw)))
+        except MalformedReward as e:
+            return None, str(e)
     if len({value for _, value in readings}) > 1:
         return None, "reward.json and reward.txt disagree: " + ", ".join(f"{n} {v:g}" for n, v in readings)
     return readings[0][1], ""
@@ -151,22 +169,37 @@ def solution_phase(bundle: Bundle, solution_dir: Path | None = None) -> AgentPha
     """The agent phase of the oracle (or a variant folder laid out like ``solution/``)."""
 
     def act(session: SandboxSession) -> ExecResult:
-        session.upload(solution_dir or bundle.paths.solution, "/solution")
+        upload_folder(session, solution_dir or bundle.paths.solution, "/solution")
         timeout = min(bundle.config.agent.timeout_sec, MAX_AGENT_TIMEOUT_SEC)
         return session.exec("bash /solution/solve.sh", timeout_sec=timeout)
 
     return act
 
 
+def _read_reward_file(session: SandboxSession, path: str) -> tuple[bytes | None, str]:
+    """(bytes, "") of a reward file, (None, "") when there is none, (None, why) when it exists but
+    the sandbox user cannot read it (e.g. a link to ``/etc/shadow``)."""
+    try:
+        return session.read_file(path), ""
+    except SandboxError as e:
+        return None, f"{path.rsplit('/', 1)[-1]} cannot be read as the sandbox user: {e}"
+
+
 def planted_files(session: SandboxSession) -> list[str]:
     """Reward files in ``/logs/verifier`` and files under ``/tests`` present right now."""
-    found = {path for path in (REWARD_JSON, REWARD_TXT) if session.read_file(path) is not None}
+    found = {path for path in (REWARD_JSON, REWARD_TXT) if _read_reward_file(session, path) != (None, "")}
     listing = session.exec(_PLANTED_PROBE, timeout_sec=30, workdir="/")
     found.update(line.strip() for line in listing.stdout.splitlines() if line.strip().startswith("/"))
     return sorted(found)
 
 
-def _tamper_reason(agent: str, before: list[str], after: list[str]) -> str:
+def _tamper_reason(agent: str, before: list[str], after: list[str], runtime: list[str]) -> str:
+    if runtime:
+        who = "the oracle solution" if agent == "oracle" else f"the agent phase ({agent})"
+        return (
+            f"{who} changed what the verifier runs: {', '.join(runtime)} (a Python start-up hook, a "
+            "module shadowing one the tests import, or a changed program; see runtime_guard)"
+        )
     if before:
         return (
             f"{', '.join(before)} existed before the agent phase: the environment image pre-seeds the "
@@ -178,11 +211,21 @@ def _tamper_reason(agent: str, before: list[str], after: list[str]) -> str:
 
 
 def fresh_verifier_phase(session: SandboxSession, bundle: Bundle) -> None:
-    """Kill what the agent left running, empty ``/tests`` and ``/logs/verifier``, upload ``tests/``."""
+    """Kill what the agent left running, empty ``/tests`` and ``/logs/verifier``, upload ``tests/``
+    and make ``/tests`` root-owned and read-only."""
     session.kill_all()
     for path in VERIFIER_PATHS:
         session.clear(path)
-    session.upload(bundle.paths.tests, "/tests")
+    upload_folder(session, bundle.paths.tests, "/tests")
+    session.make_read_only("/tests")
+
+
+def upload_folder(session: SandboxSession, folder: Path, destination: str) -> None:
+    """Upload a bundle folder; a folder that is itself a link is refused (SandboxError), so the host
+    folder it points at is never copied (`verify_bundle`'s path check stops such bundles first)."""
+    if folder.is_symlink():
+        raise SandboxError(f"{folder} is a symlink: refusing to copy what it points at into the sandbox")
+    session.upload(folder, destination)
 
 
 def run_trial(
@@ -194,22 +237,35 @@ def run_trial(
     act: AgentPhase | None = None,
 ) -> TrialResult:
     """Run one agent phase (`act`; else ``nop`` does nothing and any other name runs the solution),
-    then the fresh verifier phase, in one new session."""
+    then the fresh verifier phase, in one new session.
+
+    Every failure of this bundle is a verdict with a reason, never an exception: limits the host
+    cannot give are ``limit_exceeded`` (no session is opened), a build that fails is
+    ``build_failed`` and a session that breaks (`SESSION_ERRORS`) is ``sandbox_error``."""
     started = time.perf_counter()
+
+    def failed(verdict: TrialVerdict, reason: str) -> TrialResult:
+        seconds = {"setup": time.perf_counter() - started}
+        return TrialResult(
+            agent=agent, backend=sandbox.backend, verdict=verdict, reason=reason, durations=seconds
+        )
+
+    too_much = limit_problem(bundle, limits, sandbox.backend)
+    if too_much:
+        return failed("limit_exceeded", too_much)
     try:
         session = sandbox.open(bundle, limits)
     except EnvironmentBuildError as e:
-        return TrialResult(
-            agent=agent,
-            backend=sandbox.backend,
-            verdict="build_failed",
-            reason=str(e),
-            durations={"setup": time.perf_counter() - started},
-        )
+        return failed("build_failed", str(e))
+    except SESSION_ERRORS as e:
+        return failed("sandbox_error", f"the sandbox could not start: {e}")
     if act is None and agent != "nop":
         act = solution_phase(bundle, solution_dir)
-    with session:
-        result = _run_phases(session, sandbox.backend, bundle, agent, act, started)
+    try:
+        with session:
+            result = _run_phases(session, sandbox.backend, bundle, agent, act, started)
+    except SESSION_ERRORS as e:
+        return failed("sandbox_error", f"the session failed: {type(e).__name__}: {e}")
     return result.model_copy(update={"notices": list(session.notices)}) if session.notices else result
 
 
@@ -224,6 +280,7 @@ def _run_phases(
     durations = {"setup": time.perf_counter() - started}
     agent_exec = None
     before = planted_files(session)
+    since = session_clock(session) if act is not None else ""
     if act is not None:
         mark = time.perf_counter()
         agent_exec = act(session)
@@ -241,6 +298,7 @@ def _run_phases(
     mark = time.perf_counter()
     session.kill_all()
     after = planted_files(session) if act is not None else before
+    runtime = changed_runtime_files(session, since) if act is not None else []
     fresh_verifier_phase(session, bundle)
     durations["reset"] = time.perf_counter() - mark
     mark = time.perf_counter()
@@ -260,15 +318,21 @@ def _run_phases(
             verdict="verifier_timeout",
             reason=f"test.sh ran past {bundle.config.verifier.timeout_sec:.0f}s",
         )
-    reward, problem = parse_reward(session.read_file(REWARD_JSON), session.read_file(REWARD_TXT))
-    if before or after:
+    (json_bytes, json_problem), (txt_bytes, txt_problem) = (
+        _read_reward_file(session, REWARD_JSON),
+        _read_reward_file(session, REWARD_TXT),
+    )
+    reward, problem = parse_reward(json_bytes, txt_bytes)
+    if json_problem or txt_problem:
+        reward, problem = None, json_problem or txt_problem
+    if before or after or runtime:
         scored = f"the verifier, run fresh, scored {reward:g}" if reward is not None else problem
         return TrialResult(
             **common,
             verdict="tampered",
             verifier_reward=reward,
-            planted=sorted(set(before) | set(after)),
-            reason=f"{_tamper_reason(agent, before, after)}; {scored}",
+            planted=sorted(set(before) | set(after) | set(runtime)),
+            reason=f"{_tamper_reason(agent, before, after, runtime)}; {scored}",
         )
     if reward is None:
         verdict = "missing_reward" if "wrote no" in problem else "malformed_reward"

@@ -15,17 +15,19 @@ import os
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from envpipeline import versions
 from envpipeline.errors import ConfigError
-from envpipeline.models.bundle import Bundle
+from envpipeline.models.bundle import Bundle, BundlePaths
 from envpipeline.redteam.base import TerminalPolicyOutcome
 from envpipeline.redteam.terminal import red_team, red_team_gate
 from envpipeline.sandbox.base import Limits, Sandbox
 from envpipeline.terminal.bundle import read_bundle
+from envpipeline.terminal.checks import check_path_safety
 from envpipeline.terminal.images import resolve_bundle_images
 from envpipeline.terminal.import_report import Substitution
+from envpipeline.terminal.reason_text import sanitised
 from envpipeline.terminal.trial import (
     MAX_AGENT_TIMEOUT_SEC,
     TrialResult,
@@ -46,7 +48,8 @@ __all__ = [
     "verify_bundle",
 ]
 
-#: gold-verify-3: fresh verifier phase, strict reward rule, red_team gate, tampered verdict
+#: gold-verify-4: fresh verifier phase, read-only /tests, runtime guard, plain-decimal rewards in
+#: [0, 1], path check first, a verdict for every failure (sandbox_error, limit_exceeded)
 VERIFIER_VERSION = versions.VERIFIER
 
 Verdict = Literal[
@@ -63,6 +66,8 @@ Verdict = Literal[
     "no_solution",
     "invalid_bundle",
     "needs_image",
+    "sandbox_error",
+    "limit_exceeded",
 ]
 #: Characters of each output kept in a report's tails.
 TAIL_CHARS = 2000
@@ -77,7 +82,11 @@ _TRIAL_FAILURE: dict[TrialVerdict, Verdict] = {
     "missing_reward": "missing_reward",
     "malformed_reward": "malformed_reward",
     "tampered": "tampered",
+    "sandbox_error": "sandbox_error",
+    "limit_exceeded": "limit_exceeded",
 }
+#: Trial verdicts after which the bundle's other trials are not run (they would fail the same way).
+_STOPS_VERIFICATION: frozenset[TrialVerdict] = frozenset({"build_failed", "limit_exceeded", "sandbox_error"})
 
 
 class VerificationResult(BaseModel):
@@ -89,7 +98,10 @@ class VerificationResult(BaseModel):
     path: str
     backend: str
     verdict: Verdict
-    reasons: list[str] = []
+    reasons: Annotated[
+        list[Annotated[str, AfterValidator(sanitised)]],
+        Field(description="why the verdict (printable, each capped: `reason_text.sanitised`)"),
+    ] = []
     oracle_rewards: list[float | None] = []
     nop_reward: float | None = None
     nondeterministic: bool = False
@@ -138,6 +150,17 @@ def unverifiable(path: str | Path, backend: str, verdict: Verdict, reason: str) 
     )
 
 
+def path_problem(path: str | Path) -> str:
+    """Why the bundle at `path` fails the path check ("" when it passes): run before anything of
+    the bundle is read, copied into a sandbox or executed."""
+    paths = BundlePaths(Path(path))
+    try:
+        safety = check_path_safety(paths)
+    except OSError as e:
+        return f"path check: cannot walk the bundle: {e}"
+    return "" if safety.passed else f"path check: {safety.reason}"
+
+
 def bundle_fingerprint(root: str | Path) -> str:
     """sha256 over every file's relative path, mode and bytes (symlinks by target)."""
     root = Path(root)
@@ -159,11 +182,16 @@ def verify_bundle(
     """Oracle twice (must be 1 both times), nop once (must be 0), then every terminal red-team
     policy (none may score 1); a clear verdict with reasons.
 
-    A bundle that cannot be read is ``invalid_bundle`` and one without ``solution/solve.sh`` is
-    ``no_solution`` (each with a reason), never an exception. Base images are resolved first
-    (`envpipeline.terminal.images`): substitutions are listed on the result, and a bundle naming an
-    image nothing here stands in for is ``needs_image`` (reasons: which image and how to provide
-    it) and is not run."""
+    A bundle that fails the path check (`checks.check_path_safety`: a linked ``solution/``,
+    ``tests/`` or ``environment/``, a link leaving the bundle, a device file) or cannot be read is
+    ``invalid_bundle``, and one without ``solution/solve.sh`` is ``no_solution`` (each with a
+    reason), never an exception; nothing of such a bundle is copied or run. Base images are then
+    resolved (`envpipeline.terminal.images`): substitutions are listed on the result, and a bundle
+    naming an image nothing here stands in for is ``needs_image`` (reasons: which image and how to
+    provide it) and is not run."""
+    unsafe = path_problem(path)
+    if unsafe:
+        return unverifiable(path, sandbox.backend, "invalid_bundle", unsafe)
     try:
         bundle = read_bundle(path)
     except ConfigError as e:
@@ -186,7 +214,7 @@ def verify_bundle(
         cpus=bundle.config.environment.cpus, memory_mb=bundle.config.environment.memory_mb
     )
     trials = [run_trial(sandbox, bundle, "oracle", limits)]
-    if trials[0].verdict != "build_failed":
+    if trials[0].verdict not in _STOPS_VERIFICATION:
         trials.append(run_trial(sandbox, bundle, "oracle", limits))
         trials.append(run_trial(sandbox, bundle, "nop", limits))
     result = _judge(bundle, sandbox.backend, trials).model_copy(update={"substitutions": substitutions})
@@ -201,7 +229,7 @@ def verify_bundle(
             "verdict": "red_team_broken",
             "reasons": [*result.reasons, f"red team: {gate.reason} (rewards {rewards}, expected 0)"],
         }
-    return result.model_copy(update=update)
+    return VerificationResult.model_validate({**dict(result), **update})  # validated: reasons sanitised
 
 
 def _last_output_line(trials: list[TrialResult]) -> str:

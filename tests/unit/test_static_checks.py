@@ -88,6 +88,12 @@ def _symlink_dotdot(b: Path) -> None:
     os.symlink("../../../outside.txt", b / "environment/app/escape")
 
 
+def _environment_linked_inside(b: Path) -> None:
+    """environment/ is a link to a folder of the same bundle (never leaves it, still refused)."""
+    (b / "environment").rename(b / "environment-real")
+    os.symlink("environment-real", b / "environment")
+
+
 def _fifo(b: Path) -> None:
     os.mkfifo(b / "environment/app/pipe")
 
@@ -144,6 +150,11 @@ BAD: list[tuple[Callable[[Path], None], str, list[str]]] = [
         _symlink_dotdot,
         "path_safety",
         ["environment/app/escape", "../../../outside.txt", "points outside the bundle"],
+    ),
+    (
+        _environment_linked_inside,
+        "path_safety",
+        ["environment/ is itself a symlink (-> environment-real)", "real folder"],
     ),
     (_fifo, "path_safety", ["environment/app/pipe", "FIFO"]),
     (_no_solution, "required_files", ["solution/solve.sh missing"]),
