@@ -245,6 +245,7 @@ class FailingBuildSession:
 
     def __init__(self) -> None:
         self.env: dict[str, str] = {}
+        self.workdir = "/"
         self.base_image: str | None = None
         self.ignored: list[tuple[int, str]] = []
 

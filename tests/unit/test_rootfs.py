@@ -13,7 +13,7 @@ import pytest
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import TaskConfig
 from envpipeline.sandbox import rootfs
-from envpipeline.sandbox.base import Limits
+from envpipeline.sandbox.base import BASE_IMAGE, Limits
 from envpipeline.sandbox.rootfs import BASE_IMAGE_CONFIG, ImageConfig, RootFilesystem, load
 from envpipeline.terminal.bundle import dump_task_config, read_bundle, write_files
 from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
@@ -172,7 +172,7 @@ def test_docker_export_caches_the_image_tree_and_a_failed_one_leaves_nothing(
     assert sorted(p.name for p in tmp_path.iterdir()) == [tree.folder.name], "a half tree was left"
 
 
-def test_a_foreign_from_is_named_in_the_verdict(local_sandbox, tmp_path: Path) -> None:
+def test_a_foreign_from_is_resolved_and_named_in_the_verdict(local_sandbox, tmp_path: Path) -> None:
     from envpipeline.terminal.verify import verify_bundle
 
     dockerfile = "FROM python:3.13-slim-bookworm\nWORKDIR /app\nCOPY app/ /app/\n"
@@ -187,4 +187,7 @@ def test_a_foreign_from_is_named_in_the_verdict(local_sandbox, tmp_path: Path) -
     )
     result = verify_bundle(root, local_sandbox, with_red_team=False)
     assert result.verdict == "verified", result.reasons
-    assert any(r.startswith("FROM python:3.13-slim-bookworm: the local sandbox runs") for r in result.reasons)
+    # the image resolution maps the FROM onto the base image and lists the swap with what differs
+    (swap,) = result.substitutions
+    assert (swap.original, swap.replacement) == ("python:3.13-slim-bookworm", BASE_IMAGE)
+    assert "3.13" in swap.reason
