@@ -17,6 +17,7 @@ from envpipeline.redteam.base import RedTeamPolicy, TerminalAttack, TerminalPoli
 from envpipeline.redteam.registry import policies_for
 from envpipeline.redteam.summary import red_team_gate_result
 from envpipeline.sandbox.base import ExecResult, Limits, Sandbox, SandboxSession
+from envpipeline.sandbox.ceiling import clamp_limits
 from envpipeline.terminal.bundle import read_bundle
 from envpipeline.terminal.trial import AgentPhase, TrialResult, run_trial
 
@@ -67,9 +68,7 @@ def red_team(
     `known` holds trials already run for a policy name (gold verification's ``nop`` trial is the
     ``nop`` policy's), which are reused rather than run again.
     """
-    limits = limits or Limits(
-        cpus=bundle.config.environment.cpus, memory_mb=bundle.config.environment.memory_mb
-    )
+    limits = limits or clamp_limits(bundle.config)[0]
     policies = policies if policies is not None else policies_for("terminal")
     outcomes = []
     for policy in policies:

@@ -1,4 +1,9 @@
-"""What a trial may ask of this host: a bundle's limits checked before any session opens.
+"""What a trial may ask of this host: a bundle's limits capped and checked before any session opens.
+
+`within_ceiling` caps the bundle's phase timeouts at the operator's ceiling
+(`envpipeline.sandbox.ceiling`; ``timeout_sec = inf`` becomes the ceiling, with a note); limits
+derived from ``task.toml`` are capped by `ceiling.clamp_limits` the same way. What is left for
+`limit_problem` are limits a caller passed explicitly past this host.
 
 A ``task.toml`` sets ``cpus``, ``memory_mb`` and its timeouts; `limit_problem` refuses a trial
 whose limits this host cannot give -- more CPUs than it has on Docker (``docker run --cpus``
@@ -11,21 +16,12 @@ exception from the backend.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-import os
 
 from envpipeline.models.bundle import Bundle
 from envpipeline.sandbox.base import Limits
-
-
-def host_cpus() -> int:
-    """CPUs this process may use (what a session's ``cpus`` cannot exceed)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def host_memory_mb() -> int:
-    """Physical memory of this host in MB (what a session's ``memory_mb`` cannot exceed)."""
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
+from envpipeline.sandbox.ceiling import OperatorCeiling, clamp_timeout, host_cpus, host_memory_mb
 
 
 def limit_problem(bundle: Bundle, limits: Limits, backend: str) -> str:
@@ -46,3 +42,23 @@ def limit_problem(bundle: Bundle, limits: Limits, backend: str) -> str:
         if not math.isfinite(seconds):
             problems.append(f"{name} = {seconds} is not a finite number of seconds")
     return "; ".join(problems)
+
+
+def within_ceiling(bundle: Bundle, ceiling: OperatorCeiling | None = None) -> tuple[Bundle, list[str]]:
+    """The bundle with its agent, verifier and build timeouts capped at the operator's ceiling,
+    and a note per capped value (shown in the verdict's reasons)."""
+    config = bundle.config
+    notes: list[str] = []
+    sections = {}
+    for name, section, field in (
+        ("agent", config.agent, "timeout_sec"),
+        ("verifier", config.verifier, "timeout_sec"),
+        ("environment", config.environment, "build_timeout_sec"),
+    ):
+        value, capped = clamp_timeout(f"{name}.{field}", getattr(section, field), ceiling)
+        if capped:
+            notes += [c.note() for c in capped]
+            sections[name] = section.model_copy(update={field: value})
+    if not sections:
+        return bundle, notes
+    return dataclasses.replace(bundle, config=config.model_copy(update=sections)), notes

@@ -41,7 +41,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
 from envpipeline.sandbox.base import EnvironmentBuildError, ExecResult, Limits, Sandbox, SandboxSession
-from envpipeline.terminal.host_limits import limit_problem
+from envpipeline.terminal.host_limits import limit_problem, within_ceiling
 from envpipeline.terminal.reason_text import sanitised
 from envpipeline.terminal.reward_value import (
     MalformedReward,
@@ -239,8 +239,9 @@ def run_trial(
     """Run one agent phase (`act`; else ``nop`` does nothing and any other name runs the solution),
     then the fresh verifier phase, in one new session.
 
-    Every failure of this bundle is a verdict with a reason, never an exception: limits the host
-    cannot give are ``limit_exceeded`` (no session is opened), a build that fails is
+    Timeouts past the operator's ceiling are capped (a notice each). Every failure of this bundle
+    is a verdict with a reason, never an exception: limits the host cannot give are
+    ``limit_exceeded`` (no session is opened), a build that fails is
     ``build_failed`` and a session that breaks (`SESSION_ERRORS`) is ``sandbox_error``."""
     started = time.perf_counter()
 
@@ -250,6 +251,7 @@ def run_trial(
             agent=agent, backend=sandbox.backend, verdict=verdict, reason=reason, durations=seconds
         )
 
+    bundle, capped = within_ceiling(bundle)
     too_much = limit_problem(bundle, limits, sandbox.backend)
     if too_much:
         return failed("limit_exceeded", too_much)
@@ -266,7 +268,8 @@ def run_trial(
             result = _run_phases(session, sandbox.backend, bundle, agent, act, started)
     except SESSION_ERRORS as e:
         return failed("sandbox_error", f"the session failed: {type(e).__name__}: {e}")
-    return result.model_copy(update={"notices": list(session.notices)}) if session.notices else result
+    notices = [*capped, *session.notices]
+    return result.model_copy(update={"notices": notices}) if notices else result
 
 
 def _run_phases(

@@ -23,6 +23,7 @@ from envpipeline.models.bundle import Bundle, BundlePaths
 from envpipeline.redteam.base import TerminalPolicyOutcome
 from envpipeline.redteam.terminal import red_team, red_team_gate
 from envpipeline.sandbox.base import Limits, Sandbox
+from envpipeline.sandbox.ceiling import clamp_limits
 from envpipeline.terminal.bundle import read_bundle
 from envpipeline.terminal.checks import check_path_safety
 from envpipeline.terminal.images import resolve_bundle_images
@@ -210,14 +211,16 @@ def verify_bundle(
         reasons = [f"needs_image: {flag.message}" for flag in images.needs_image_flags()]
         return result.model_copy(update={"reasons": reasons, "substitutions": substitutions})
     bundle = dataclasses.replace(bundle, dockerfile_text=images.dockerfile_text)
-    limits = limits or Limits(
-        cpus=bundle.config.environment.cpus, memory_mb=bundle.config.environment.memory_mb
-    )
+    capped: list[str] = []
+    if limits is None:  # the bundle's own limits, capped at the operator's ceiling
+        limits, caps = clamp_limits(bundle.config)
+        capped = [cap.note() for cap in caps]
     trials = [run_trial(sandbox, bundle, "oracle", limits)]
     if trials[0].verdict not in _STOPS_VERIFICATION:
         trials.append(run_trial(sandbox, bundle, "oracle", limits))
         trials.append(run_trial(sandbox, bundle, "nop", limits))
-    result = _judge(bundle, sandbox.backend, trials).model_copy(update={"substitutions": substitutions})
+    result = _judge(bundle, sandbox.backend, trials)
+    result = result.model_copy(update={"substitutions": substitutions, "reasons": [*result.reasons, *capped]})
     if not with_red_team or not result.passed:
         return result
     outcomes = red_team(bundle, sandbox, limits, known={"nop": trials[-1]})

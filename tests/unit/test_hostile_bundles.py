@@ -277,18 +277,31 @@ LIMIT_PROBES = {
 
 
 @pytest.mark.parametrize("probe", sorted(LIMIT_PROBES))
-def test_limits_the_host_cannot_give_are_limit_exceeded(
+def test_limits_past_the_operators_ceiling_are_clamped_and_reported(
     sandbox: RecordingSandbox, family_bundle: Path, tmp_path: Path, probe: str
 ) -> None:
+    """A bundle cannot raise its own limits: cpus, memory and timeouts past the operator's ceiling
+    run at the ceiling, and the verdict says which value was clamped."""
     if probe == "cpus" and sandbox.backend == "local":
         pytest.skip("the local backend does not pin CPUs: cpus is checked on Docker only")
     bundle = hostile(family_bundle, tmp_path / probe, {}, LIMIT_PROBES[probe])
-    result = verify_bundle(bundle, sandbox)
-    assert result.verdict == "limit_exceeded" and len(result.trials) == 1, result
-    key = {"cpus": "cpus", "memory": "memory_mb"}.get(
+    result = verify_bundle(bundle, sandbox, with_red_team=False)
+    assert result.verdict == "verified", result.reasons
+    key = {"cpus": "environment.cpus", "memory": "environment.memory_mb"}.get(
         probe, probe.replace("-", ".").replace("timeout", "timeout_sec")
     )
-    assert key in result.reasons[0], result.reasons
+    assert any(r.startswith(key) and "clamped to the operator's ceiling" in r for r in result.reasons), (
+        result.reasons
+    )
+    sandbox.assert_nothing_left()
+
+
+def test_explicit_limits_the_host_cannot_give_are_limit_exceeded(
+    sandbox: RecordingSandbox, family_bundle: Path
+) -> None:
+    """Limits a caller passes past this host open no session and give limit_exceeded."""
+    trial = run_trial(sandbox, read_bundle(family_bundle), "oracle", Limits(memory_mb=2**40))
+    assert trial.verdict == "limit_exceeded" and "memory_mb" in trial.reason, trial
     assert sandbox.opened == []
 
 
@@ -348,7 +361,7 @@ def test_one_bad_bundle_never_aborts_the_batch(
     report = json.loads(done.output[done.output.index("[") :])
     verdicts = [(Path(r["path"]).name, r["verdict"]) for r in report]
     assert verdicts == [
-        ("too-much-memory", "limit_exceeded"),
+        ("too-much-memory", "verified"),  # run at the operator's ceiling, said in its reasons
         ("leaky", "invalid_bundle"),
         ("reward-two", "malformed_reward"),
         ("csv-json-merge-0", "verified"),
