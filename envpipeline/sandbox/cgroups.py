@@ -21,6 +21,7 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,6 +120,10 @@ class SessionCgroup:
             raise
         return group
 
+    def procs_files(self) -> list[str]:
+        """The ``cgroup.procs`` files a process writes its pid to, to join."""
+        return [str(folder / "cgroup.procs") for folder in self.folders]
+
     def join_self(self) -> None:
         """Move the calling process into the session's cgroup (run in a child before exec)."""
         for folder in self.folders:
@@ -171,3 +176,44 @@ class SessionCgroup:
                 if time.monotonic() > deadline:
                     return
                 time.sleep(0.05)
+
+
+#: Prefix a host command with this (then `join_argv`'s files) to join a cgroup before it executes:
+#: a shell writes its own pid to each ``cgroup.procs`` and then becomes the command, so the command
+#: and everything it starts are in the cgroup from their first instruction (no fork race, and no
+#: Python code between fork and exec).
+JOIN_SCRIPT = (
+    'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"'
+)
+
+
+def join_argv(group: SessionCgroup | None, argv: list[str]) -> list[str]:
+    """`argv` run inside `group` (unchanged when there is no group)."""
+    if group is None:
+        return argv
+    files = group.procs_files()
+    return ["/bin/sh", "-c", JOIN_SCRIPT, "sh", str(len(files)), *files, *argv]
+
+
+def stale_groups(is_stale: Callable[[str], bool]) -> list[SessionCgroup]:
+    """Session cgroups whose name (without the prefix) `is_stale` says belongs to a dead owner."""
+    found: dict[str, list[Path]] = {}
+    bases: list[Path] = []
+    v2 = _v2_root()
+    own = _own_path("")
+    if v2 is not None and own is not None:
+        bases.append(v2 / own.lstrip("/"))
+    for controller in ("memory", "pids"):
+        own = _own_path(controller)
+        if own is not None:
+            bases.append(CGROUP_ROOT / controller / own.lstrip("/"))
+    for base in bases:
+        with contextlib.suppress(OSError):
+            for folder in base.iterdir():
+                name = folder.name.removeprefix(PREFIX)
+                if folder.name.startswith(PREFIX) and folder.is_dir() and is_stale(name):
+                    found.setdefault(name, []).append(folder)
+    return [
+        SessionCgroup(folders, 2 if v2 is not None and folders[0].is_relative_to(v2) else 1)
+        for folders in found.values()
+    ]

@@ -19,7 +19,11 @@ variables never reach it) -- in one exec through the compiled helper of
 `envpipeline.sandbox.enter`, or through ``prlimit`` -> ``nsenter`` -> ``setpriv`` -> ``env -i``
 where no C compiler exists (``setpriv`` and ``env`` then run from the image's tree). Limits are rlimits set on the way in: CPU seconds, address space
 (``memory_mb``), processes (``pids``; enforced because the uid is not root), file size and open
-files. Output is drained from both pipes in one ``select`` loop and only the first
+files. Where a cgroup hierarchy is writable (root; `envpipeline.sandbox.cgroups`), each session also
+gets a cgroup of its own at its first command: ``memory_mb`` then bounds the whole session (not
+each process) and ``pids`` its process count, and the per-uid process rlimit, which every local
+session shares, is lifted so one session cannot use up another's forks; without cgroups the
+rlimits alone apply. Output is drained from both pipes in one ``select`` loop and only the first
 ``output_bytes`` of each are kept. At the wall timeout ``kill -9 -1`` runs as the sandbox uid
 inside the PID namespace (atomic against forks, so fork bombs and ``setsid`` escapees go too);
 ``close()`` kills the keeper, which takes the whole PID namespace with it, and removes the root.
@@ -50,8 +54,8 @@ from typing import IO, ClassVar, Literal
 
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
+from envpipeline.sandbox import cgroups, hostio, reaper, replay
 from envpipeline.sandbox import dockerfile as df
-from envpipeline.sandbox import hostio, reaper, replay
 from envpipeline.sandbox import isolation as iso
 from envpipeline.sandbox.base import ExecResult, Limits, Sandbox, SandboxSession
 from envpipeline.sandbox.rootfs import (
@@ -67,6 +71,9 @@ SANDBOX_UID = 65534
 SANDBOX_GID = 65534
 #: Sandbox paths `upload` may write under.
 UPLOAD_ROOTS = ("/solution", "/tests", "/app", "/logs")
+#: The process rlimit of a command when the session's cgroup counts its processes instead: the
+#: rlimit is per uid, and every local session runs as the same uid.
+SHARED_UID_NPROC = 1 << 15
 #: Largest file `read_file` returns (bytes).
 READ_LIMIT = 64 * 1024 * 1024
 
@@ -101,6 +108,9 @@ class LocalSession(SandboxSession):
         self.ignored: list[tuple[int, str]] = []
         self._closed = False
         self._pid1: int | None = None
+        #: the session's cgroup (memory and processes for the whole session), made at the first command
+        self._cgroup: cgroups.SessionCgroup | None = None
+        self._cgroup_made = False
         #: run once right after the first command starts (the sandbox prepares its next spare)
         self.while_first_command: Callable[[], None] | None = None
         info_read, info_write = os.pipe() if isolation == "bwrap" else (None, None)
@@ -168,9 +178,13 @@ class LocalSession(SandboxSession):
             raise SandboxError(
                 f"session {self.session_id}: the sandbox is gone (exit {self._keeper.returncode})"
             )
-        command, env = iso.enter_command(pid1, self.uid, self.gid, self.env, workdir, self.limits, timeout)
+        group = self.cgroup()
+        # with a cgroup counting this session's processes, the per-uid process rlimit (shared by every
+        # local session) is lifted so a hostile neighbour cannot use up this session's forks
+        limits = self.limits if group is None else self.limits.model_copy(update={"pids": SHARED_UID_NPROC})
+        command, env = iso.enter_command(pid1, self.uid, self.gid, self.env, workdir, limits, timeout)
         return subprocess.Popen(
-            command + argv,
+            cgroups.join_argv(group, command + argv),
             stdin=stdin if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -332,11 +346,23 @@ class LocalSession(SandboxSession):
             raise SandboxError(f"cannot read {path}: {err.decode(errors='replace').strip()}")
         return out
 
+    def cgroup(self) -> cgroups.SessionCgroup | None:
+        """The session's cgroup with its current limits (made once; None where cgroups are not
+        writable: then memory is limited per process and processes per uid, by rlimits)."""
+        if not self._cgroup_made:
+            self._cgroup_made = True
+            self._cgroup = cgroups.SessionCgroup.create(self.session_id, self.limits)
+            if self._cgroup is not None:
+                weakref.finalize(self, self._cgroup.remove)
+        return self._cgroup
+
     def close(self) -> None:
-        """Kill the sandbox (its whole PID namespace) and remove the temp root (idempotent)."""
+        """Kill the sandbox (its whole PID namespace), remove the temp root and the cgroup (idempotent)."""
         if not self._closed:
             self._closed = True
             self._finalizer()
+            if self._cgroup is not None:
+                self._cgroup.remove()
 
 
 class LocalSandbox(Sandbox):

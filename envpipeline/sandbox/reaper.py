@@ -2,7 +2,7 @@
 
 Every session is tagged with its owner: Docker containers carry the labels ``envpipeline.session``,
 ``envpipeline.owner`` (``<host>:<pid>``) and ``envpipeline.expires`` (epoch seconds), and local
-temp roots are named ``envpipeline-root-<pid>-...`` in the temp folder. A session whose owner
+temp roots (and the sessions' cgroups, named after them) are ``envpipeline-root-<pid>-...``. A session whose owner
 process is gone (on this host), or that outlived its expiry, is stale: `reap_stale_sessions` removes
 it. Entry points call `reap_once` before their first sandbox opens, so a run killed with SIGKILL is
 cleaned up by the next run; `exit_on_sigterm` turns SIGTERM into a normal exit so the sessions'
@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+
+from envpipeline.sandbox import cgroups
 
 #: Docker labels of a session container (the session label itself lives in `sandbox.docker`).
 OWNER_LABEL = "envpipeline.owner"
@@ -74,6 +76,7 @@ class Reaped:
 
     containers: list[str] = field(default_factory=list)
     roots: list[Path] = field(default_factory=list)
+    cgroups: list[Path] = field(default_factory=list)
 
 
 def stale_local_roots(temp: Path | None = None) -> list[Path]:
@@ -127,7 +130,16 @@ def reap_stale_sessions(*, docker: bool = True, temp: Path | None = None) -> Rea
         shutil.rmtree(root, ignore_errors=True)
         if not root.exists():
             reaped.roots.append(root)
+    for group in cgroups.stale_groups(_owner_dead):
+        group.remove()
+        reaped.cgroups += [folder for folder in group.folders if not folder.exists()]
     return reaped
+
+
+def _owner_dead(session_name: str) -> bool:
+    """Whether a local session named like its temp root belongs to a process that is gone."""
+    match = LOCAL_ROOT.match(session_name)
+    return match is not None and not process_alive(int(match["pid"]))
 
 
 @cache

@@ -80,3 +80,32 @@ def test_remove_kills_what_is_left(make_group):
     assert sleeper.pid in group.pids()
     group.remove()
     assert sleeper.wait(timeout=10) == -9
+
+
+def test_a_local_session_limits_memory_as_a_whole_and_keeps_neighbours_apart(local_sandbox, tmp_path):
+    """The probes of issue 12: 4 x 300 MB in a 512 MB session, and a neighbour's process flood."""
+    from envpipeline.models.bundle import TaskConfig
+    from envpipeline.terminal.bundle import dump_task_config, read_bundle, write_files
+    from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
+
+    root = tmp_path / "task"
+    write_files(
+        root,
+        {
+            "task.toml": dump_task_config(TaskConfig()),
+            "instruction.md": "x\n",
+            "environment/Dockerfile": STANDARD_DOCKERFILE,
+            "environment/app/keep.txt": "k\n",
+        },
+    )
+    bundle = read_bundle(root)
+    with local_sandbox.open(bundle, Limits(memory_mb=512, pids=32)) as session:
+        if session.cgroup() is None:
+            pytest.skip("no writable cgroup hierarchy here: rlimits alone apply (documented fallback)")
+        done = session.exec(f"python3 -c '{FOUR_ALLOCATIONS}'", 120)
+        assert int(done.stdout.strip() or 0) < 4, done
+        assert session.cgroup().oom_killed()
+        with local_sandbox.open(bundle, Limits(memory_mb=256, pids=64)) as neighbour:
+            session.exec("for i in $(seq 200); do sleep 30 & done", 20)  # fills its own 32
+            fine = neighbour.exec(FORK_40, 60)
+            assert fine.exit_code == 0, fine.stderr[-500:]

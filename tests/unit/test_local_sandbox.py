@@ -14,6 +14,7 @@ from envpipeline.models.bundle import Bundle, TaskConfig
 from envpipeline.sandbox.base import EnvironmentBuildError, Limits
 from envpipeline.sandbox.detect import available_backends, select_sandbox
 from envpipeline.sandbox.dockerfile import expand, parse_dockerfile, parse_env
+from envpipeline.sandbox.local import SHARED_UID_NPROC
 from envpipeline.terminal.bundle import dump_task_config, read_bundle, write_files
 from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
 
@@ -71,7 +72,14 @@ def test_dockerfile_subset_is_replayed(local_sandbox, tmp_path: Path) -> None:
         assert session.read_file("/app/sub/level.txt") == b"hi 3\n"
         assert session.read_file("/app/packed/inside.txt") == b"from the archive\n"
         result = session.exec("id -u; echo $GREETING; ulimit -u; touch /app/sub/renamed.txt", timeout_sec=20)
-        assert result.stdout.split() == ["65534", "hi", str(LIMITS.pids)], result.stderr
+        group = session.cgroup()
+        # processes are limited by the session's cgroup where there is one (the per-uid rlimit,
+        # shared by every local session, is then lifted), else by that rlimit
+        nproc = LIMITS.pids if group is None else SHARED_UID_NPROC
+        assert result.stdout.split() == ["65534", "hi", str(nproc)], result.stderr
+        if group is not None:
+            pids_max = [f for f in group.folders if (f / "pids.max").exists()][0] / "pids.max"
+            assert pids_max.read_text().strip() == str(LIMITS.pids)
         assert result.exit_code == 0, "files in /app must be writable by the sandbox user"
 
 

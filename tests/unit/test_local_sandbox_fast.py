@@ -13,6 +13,7 @@ import pytest
 from envpipeline.models.bundle import Bundle, TaskConfig
 from envpipeline.sandbox import enter, hostio
 from envpipeline.sandbox.base import Limits
+from envpipeline.sandbox.local import SHARED_UID_NPROC
 from envpipeline.terminal.bundle import dump_task_config, read_bundle, write_files
 from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
 
@@ -115,11 +116,13 @@ def test_chain_and_helper_isolate_alike(
             monkeypatch.setattr(enter, "helper_path", lambda: None)
         with local_sandbox.open(bundle, LIMITS) as session:
             result = session.exec(ISOLATION_CHECK, timeout_sec=20)
+            # a session cgroup counts the processes; the per-uid rlimit is lifted then
+            nproc = LIMITS.pids if session.cgroup() is None else SHARED_UID_NPROC
         assert result.exit_code == 0, result.stderr
         outputs.append(result.stdout)
     assert outputs[0] == outputs[1]
     lines = outputs[0].splitlines()
-    assert lines[:3] == ["65534", "65534", str(LIMITS.pids)]
+    assert lines[:3] == ["65534", "65534", str(nproc)]
     assert "NoNewPrivs:\t1" in lines and "CapEff:\t0000000000000000" in lines
 
 
