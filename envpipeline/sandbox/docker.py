@@ -34,12 +34,13 @@ import time
 import uuid
 import weakref
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 from typing import IO, ClassVar
 
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
-from envpipeline.sandbox import reaper, registries
+from envpipeline.sandbox import build_limits, reaper, registries
 from envpipeline.sandbox.base import (
     BASE_IMAGE,
     EnvironmentBuildError,
@@ -48,6 +49,7 @@ from envpipeline.sandbox.base import (
     Sandbox,
     SandboxSession,
 )
+from envpipeline.sandbox.ceiling import OperatorCeiling, operator_ceiling
 
 #: Repository of the per-environment images.
 IMAGE_REPOSITORY = "envpipeline-env"
@@ -155,6 +157,13 @@ def image_tag(folder: Path) -> str:
 def image_exists(tag: str) -> bool:
     """Whether the engine has an image with this tag."""
     return docker(["image", "inspect", "--format", "{{.Id}}", tag], check=False).returncode == 0
+
+
+@cache
+def cgroup_driver() -> str:
+    """The engine's cgroup driver (``cgroupfs`` or ``systemd``; "" when it does not say)."""
+    done = docker(["info", "--format", "{{.CgroupDriver}}"], timeout=30, check=False)
+    return done.stdout.decode().strip() if done.returncode == 0 else ""
 
 
 def prune_sessions() -> int:
@@ -329,8 +338,11 @@ class DockerSandbox(Sandbox):
         build_timeout_sec: float = 900.0,
         start_timeout_sec: float = 120.0,
         build_network: registries.BuildNetwork | None = None,
+        ceiling: OperatorCeiling | None = None,
     ) -> None:
-        self.build_timeout_sec = build_timeout_sec
+        #: what a build may use (memory, CPUs, processes, image size): the operator's ceiling
+        self.ceiling = ceiling or operator_ceiling()
+        self.build_timeout_sec = min(build_timeout_sec, self.ceiling.timeout_sec)
         self.start_timeout_sec = start_timeout_sec
         #: what builds reach (default: `registries.BUILD_NETWORK_ENV`, else the package registries)
         self.build_network = build_network or registries.build_network_from_env()
@@ -390,6 +402,7 @@ class DockerSandbox(Sandbox):
         args = ["build", "--network", self.build_network.docker_network, "--rm", "--force-rm", "--pull=false"]
         args += [arg for k, v in sorted(build_args.items()) for arg in ("--build-arg", f"{k}={v}")]
         args += ["--label", f"{DIGEST_LABEL}={digest}", "-t", tag, "-f", "-"]
+        args += build_limits.build_limit_args(self.ceiling, cgroup_driver())
         with contextlib.ExitStack() as stack:
             context = folder if folder.is_dir() else Path(stack.enter_context(tempfile.TemporaryDirectory()))
             done = self._run_build([*args, str(context)], text, name)
@@ -403,6 +416,11 @@ class DockerSandbox(Sandbox):
             )
             raise EnvironmentBuildError(f"{name}: docker build failed ({done.returncode}; {reach}):\n{tail}")
         self.builds += 1
+        size = docker(["image", "inspect", "--format", "{{.Size}}", tag]).stdout.decode().strip()
+        too_large = build_limits.image_size_problem(int(size or 0), self.ceiling)
+        if too_large:
+            docker(["image", "rm", "-f", tag], check=False)
+            raise EnvironmentBuildError(f"{name}: {too_large}")
 
     def _run_build(self, args: list[str], text: str, name: str) -> subprocess.CompletedProcess[bytes]:
         try:
