@@ -3,8 +3,9 @@
 `DockerSandbox.open` builds ``environment/Dockerfile`` (or the bundle's resolved Dockerfile text,
 `Bundle.dockerfile_text`, given on stdin) into an image tagged by the content hash of the folder,
 the Dockerfile built and the base image id (``envpipeline-env:<sha256[:16]>``; an existing tag is
-reused, so a bundle is built once), then starts a container with no network and
-CPU/memory/pids/file-size/open-file limits. The *build* reaches the package registries with the
+reused, so a bundle is built once; the build is held to the operator's ceiling -- memory, CPU,
+processes, time, image size: `envpipeline.sandbox.build_limits`), then starts a container with no
+network and CPU/memory/pids/file-size/open-file limits. The *build* reaches the package registries with the
 host's pip settings as build args (`envpipeline.sandbox.registries`; ``ENVPIPELINE_BUILD_NETWORK=none``
 builds offline); agent and verifier containers never have a network.
 Commands run through ``docker exec`` under ``timeout -s KILL`` with a host-side backstop; at a
