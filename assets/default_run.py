@@ -173,7 +173,7 @@ def fail_dead_runs(instance: Any) -> list[str]:
     """Mark failed the runs this job launched whose process is gone (killed while STARTED); their ids."""
     from dagster import DagsterRunStatus, RunsFilter
 
-    from envpipeline.sandbox.reaper import owner_gone
+    from envpipeline.sandbox.ownership import owner_gone
 
     now = time.time()
     failed = []
@@ -189,7 +189,7 @@ def fail_dead_runs(instance: Any) -> list[str]:
 def _execute(
     defs: Any, job_name: str, instance: Any, partition_key: str | None, console: Any, run_config: dict
 ) -> None:
-    from envpipeline.sandbox.reaper import owner
+    from envpipeline.sandbox.ownership import owner
 
     if console is not None:
         console.print(f"[bold]dagster[/] {job_name}" + (f" \\[{partition_key}]" if partition_key else ""))

@@ -41,7 +41,7 @@ from typing import IO, ClassVar
 
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
-from envpipeline.sandbox import build_limits, reaper, registries
+from envpipeline.sandbox import build_limits, ownership, registries
 from envpipeline.sandbox.base import (
     BASE_IMAGE,
     EnvironmentBuildError,
@@ -446,8 +446,8 @@ class DockerSandbox(Sandbox):
         memory = f"{limits.memory_mb}m"
         file_size = limits.file_size_mb * 1024 * 1024
         args = ["run", "-d", "--name", container, "--label", f"{SESSION_LABEL}={session_id}"]
-        args += ["--label", f"{reaper.OWNER_LABEL}={reaper.owner()}"]
-        args += ["--label", f"{reaper.EXPIRES_LABEL}={reaper.expiry()}"]
+        args += ["--label", f"{ownership.OWNER_LABEL}={ownership.owner()}"]
+        args += ["--label", f"{ownership.EXPIRES_LABEL}={ownership.expiry()}"]
         args += [
             "--network",
             "none",

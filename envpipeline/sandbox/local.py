@@ -54,7 +54,7 @@ from typing import IO, ClassVar, Literal
 
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
-from envpipeline.sandbox import cgroups, hostio, reaper, replay
+from envpipeline.sandbox import cgroups, hostio, ownership, replay
 from envpipeline.sandbox import dockerfile as df
 from envpipeline.sandbox import isolation as iso
 from envpipeline.sandbox.base import ExecResult, Limits, Sandbox, SandboxSession
@@ -441,7 +441,7 @@ class LocalSandbox(Sandbox):
 
     def _new_session(self, isolation: str, limits: Limits, rootfs: RootFilesystem | None) -> LocalSession:
         """A fresh temp root and a keeper starting on it (nothing has run in it yet)."""
-        root = Path(tempfile.mkdtemp(prefix=reaper.local_root_prefix()))
+        root = Path(tempfile.mkdtemp(prefix=ownership.local_root_prefix()))
         try:
             os.chmod(root, 0o700)
             for name in (*iso.MOUNTS, "logs/verifier", "logs/agent"):

@@ -12,11 +12,8 @@ finalizers remove their own containers and roots on the way out.
 from __future__ import annotations
 
 import contextlib
-import os
-import re
 import shutil
 import signal
-import socket
 import sys
 import tempfile
 import time
@@ -24,50 +21,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from envpipeline.processes import process_alive
 from envpipeline.sandbox import cgroups
-
-#: Docker labels of a session container (the session label itself lives in `sandbox.docker`).
-OWNER_LABEL = "envpipeline.owner"
-EXPIRES_LABEL = "envpipeline.expires"
-#: A session is stale after this long even when its owner still runs (no trial runs for 6 hours).
-SESSION_MAX_AGE_SEC = 6 * 3600
-#: Local temp roots: ``envpipeline-root-<owner pid>-<random>``.
-LOCAL_ROOT_PREFIX = "envpipeline-root-"
-LOCAL_ROOT = re.compile(r"^envpipeline-root-(?P<pid>[0-9]+)-")
-
-
-def owner() -> str:
-    """This process as a session owner: ``<host>:<pid>``."""
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def local_root_prefix() -> str:
-    """The temp-folder prefix of this process's local session roots."""
-    return f"{LOCAL_ROOT_PREFIX}{os.getpid()}-"
-
-
-def expiry() -> str:
-    """The expiry label value of a session opened now."""
-    return str(int(time.time()) + SESSION_MAX_AGE_SEC)
-
-
-def process_alive(pid: int) -> bool:
-    """Whether a process with this pid exists here (a reused pid counts as alive: the safe side)."""
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, OverflowError):
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def owner_gone(value: str, expires: str, now: float) -> bool:
-    """Whether a container with these label values is stale (owner dead on this host, or expired)."""
-    host, _, pid = value.rpartition(":")
-    if expires.isdigit() and int(expires) < now:
-        return True
-    return host == socket.gethostname() and pid.isdigit() and not process_alive(int(pid))
+from envpipeline.sandbox.ownership import EXPIRES_LABEL, LOCAL_ROOT, OWNER_LABEL, owner_gone
 
 
 @dataclass

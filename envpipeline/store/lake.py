@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from envpipeline.canonical import canonical_hash
 from envpipeline.errors import StoreError
+from envpipeline.processes import process_alive
 
 PARTITION_KEY = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 ASSET_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -167,21 +168,10 @@ def _remove_orphans_in(folder: Path) -> list[Path]:
     for path in folder.iterdir():
         if path.name.startswith(".part-") and path.name.endswith(".tmp"):
             match = TEMP_FILE.match(path.name)
-            if match is None or not _process_alive(int(match["pid"])):
+            if match is None or not process_alive(int(match["pid"])):
                 path.unlink(missing_ok=True)
                 removed.append(path)
     return removed
-
-
-def _process_alive(pid: int) -> bool:
-    """Whether a process with this pid exists (a pid reused since is treated as alive: safe side)."""
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, OverflowError):
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _empty_table() -> pa.Table:

@@ -20,7 +20,7 @@ SLEEPER = """
 import sys, time
 from dagster import DagsterInstance, job, op
 from assets.default_run import OWNER_TAG
-from envpipeline.sandbox.reaper import owner
+from envpipeline.sandbox.ownership import owner
 
 @op
 def sleep_long():

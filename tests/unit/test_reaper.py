@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from envpipeline.models.bundle import TaskConfig
-from envpipeline.sandbox import reaper
+from envpipeline.sandbox import ownership, reaper
 from envpipeline.terminal.bundle import dump_task_config, write_files
 from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
 
@@ -71,7 +71,7 @@ def test_a_killed_processs_local_root_is_reaped_and_a_live_ones_kept(local_sandb
     temp = tmp_path / "temp"
     temp.mkdir()
     proc, root = start_holder("local", bundle_dir, temp, "sigkill")
-    live = temp / f"{reaper.local_root_prefix()}mine"
+    live = temp / f"{ownership.local_root_prefix()}mine"
     live.mkdir()
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -111,8 +111,8 @@ def test_a_live_owners_container_is_kept_until_it_expires(docker_sandbox, bundle
 
     with docker_sandbox.open(read_bundle(bundle_dir), Limits()) as session:
         assert session.container not in reaper.stale_containers()
-        owner = session.inspect(f'{{{{index .Config.Labels "{reaper.OWNER_LABEL}"}}}}').strip()
-        expires = session.inspect(f'{{{{index .Config.Labels "{reaper.EXPIRES_LABEL}"}}}}').strip()
-        assert owner == reaper.owner()
-        assert not reaper.owner_gone(owner, expires, time.time())
-        assert reaper.owner_gone(owner, expires, float(expires) + 1), "past its expiry it is stale"
+        owner = session.inspect(f'{{{{index .Config.Labels "{ownership.OWNER_LABEL}"}}}}').strip()
+        expires = session.inspect(f'{{{{index .Config.Labels "{ownership.EXPIRES_LABEL}"}}}}').strip()
+        assert owner == ownership.owner()
+        assert not ownership.owner_gone(owner, expires, time.time())
+        assert ownership.owner_gone(owner, expires, float(expires) + 1), "past its expiry it is stale"
