@@ -154,7 +154,15 @@ class Lake:
         """All rows of an asset (or of one partition)."""
         if partition is not None:
             path = self.partition_path(asset, partition)
-            return pq.read_table(path).to_pylist() if path.exists() else []
+            if not path.exists():
+                return []
+            try:
+                return pq.read_table(path).to_pylist()
+            except (pa.ArrowException, OSError) as e:
+                raise StoreError(
+                    f"{path}: not a readable Parquet file ({e}); remove that partition folder and "
+                    "materialize it again"
+                ) from e
         if asset not in self.assets():
             return []
         return self.query(f"SELECT * FROM {asset}")

@@ -285,3 +285,13 @@ def test_audit_of_an_unknown_task_raises(accepted, tmp_path):
     lake.write_partition("verified_composed_tasks", "s0", [task_to_row(accepted[0])], LINEAGE)
     with pytest.raises(UnknownTaskError, match="cw-does-not-exist"):
         audit_task(lake, "cw-does-not-exist")
+
+
+def test_a_damaged_partition_is_a_store_error_naming_the_file(tmp_path):
+    lake = Lake(tmp_path)
+    path = lake.write_partition("numbers", "a", rows(2), LINEAGE)
+    path.write_bytes(b"PAR1 not really parquet")
+    with pytest.raises(StoreError, match="part.parquet: not a readable Parquet file"):
+        lake.read("numbers", "a")
+    with pytest.raises(StoreError, match="part.parquet"):
+        lake.read("numbers")
