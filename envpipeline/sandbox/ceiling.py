@@ -116,18 +116,11 @@ def clamp_limits(config: TaskConfig, ceiling: OperatorCeiling | None = None) -> 
     notes: list[Clamped] = []
     cpus = _cap("environment.cpus", float(env.cpus), ceiling.cpus, notes)
     memory = _cap("environment.memory_mb", float(env.memory_mb), float(ceiling.memory_mb), notes)
-    limits = Limits(cpus=cpus, memory_mb=int(memory), pids=min(Limits().pids, ceiling.pids))
-    return limits, notes
-
-
-def clamp_storage(config: TaskConfig, ceiling: OperatorCeiling | None = None) -> tuple[int, list[Clamped]]:
-    """The disk a session may use (MiB) under the ceiling, and a note when clamped."""
-    ceiling = ceiling or operator_ceiling()
-    notes: list[Clamped] = []
-    storage = _cap(
-        "environment.storage_mb", float(config.environment.storage_mb), float(ceiling.storage_mb), notes
+    storage = _cap("environment.storage_mb", float(env.storage_mb), float(ceiling.storage_mb), notes)
+    limits = Limits(
+        cpus=cpus, memory_mb=int(memory), pids=min(Limits().pids, ceiling.pids), storage_mb=int(storage)
     )
-    return int(storage), notes
+    return limits, notes
 
 
 def clamp_timeout(

@@ -25,7 +25,7 @@ import time
 from functools import cache
 from pathlib import Path
 
-from envpipeline.sandbox import enter
+from envpipeline.sandbox import disk_quota, enter
 from envpipeline.sandbox.base import Limits
 
 #: The whole environment of a sandboxed command (plus the Dockerfile's ENV).
@@ -225,6 +225,7 @@ def stop_keeper(
     for stream in (keeper.stdout, keeper.stderr):
         if stream is not None:
             stream.close()
+    disk_quota.release(root)
     shutil.rmtree(root, ignore_errors=True)
 
 

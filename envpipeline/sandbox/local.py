@@ -54,7 +54,7 @@ from typing import IO, ClassVar, Literal
 
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
-from envpipeline.sandbox import cgroups, hostio, ownership, replay
+from envpipeline.sandbox import cgroups, disk_quota, hostio, ownership, replay
 from envpipeline.sandbox import dockerfile as df
 from envpipeline.sandbox import isolation as iso
 from envpipeline.sandbox.base import ExecResult, Limits, Sandbox, SandboxSession
@@ -108,6 +108,8 @@ class LocalSession(SandboxSession):
         self.ignored: list[tuple[int, str]] = []
         self._closed = False
         self._pid1: int | None = None
+        #: the size of the session's own disk volume (`disk_quota`; None: the host's temp folder)
+        self.storage_mb: int | None = None
         #: the session's cgroup (memory and processes for the whole session), made at the first command
         self._cgroup: cgroups.SessionCgroup | None = None
         self._cgroup_made = False
@@ -443,14 +445,18 @@ class LocalSandbox(Sandbox):
         """A fresh temp root and a keeper starting on it (nothing has run in it yet)."""
         root = Path(tempfile.mkdtemp(prefix=ownership.local_root_prefix()))
         try:
+            quota = disk_quota.mount_volume(root, limits.storage_mb)
             os.chmod(root, 0o700)
             for name in (*iso.MOUNTS, "logs/verifier", "logs/agent"):
                 (root / name).mkdir()
                 os.chown(root / name, self.uid, self.gid)
             if isolation == "unshare":
                 (root / "root").mkdir()
-            return LocalSession(root, isolation, limits, self.uid, self.gid, rootfs)
+            session = LocalSession(root, isolation, limits, self.uid, self.gid, rootfs)
+            session.storage_mb = limits.storage_mb if quota else None
+            return session
         except BaseException:
+            disk_quota.release(root)
             shutil.rmtree(root, ignore_errors=True)
             raise
 
@@ -463,7 +469,10 @@ class LocalSandbox(Sandbox):
         with self._lock:
             spare, self._spare = self._spare, None
         if spare is not None and (
-            spare.isolation != isolation or spare.rootfs != rootfs or spare._keeper.poll() is not None
+            spare.isolation != isolation
+            or spare.rootfs != rootfs
+            or spare._keeper.poll() is not None
+            or spare.storage_mb not in (None, limits.storage_mb)  # its disk volume has another size
         ):
             spare.close()
             spare = None

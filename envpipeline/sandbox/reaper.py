@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 
 from envpipeline.processes import process_alive
-from envpipeline.sandbox import cgroups
+from envpipeline.sandbox import cgroups, disk_quota
 from envpipeline.sandbox.ownership import EXPIRES_LABEL, LOCAL_ROOT, OWNER_LABEL, owner_gone
 
 
@@ -36,14 +36,19 @@ class Reaped:
 
 
 def stale_local_roots(temp: Path | None = None) -> list[Path]:
-    """Local session roots in the temp folder whose owner process is gone."""
+    """Local session roots in the temp folder whose owner process is gone (a disk image whose root
+    is already gone is removed on the way)."""
     folder = temp or Path(tempfile.gettempdir())
     stale = []
     with contextlib.suppress(OSError):
         for path in folder.iterdir():
             match = LOCAL_ROOT.match(path.name)
-            if match and path.is_dir() and not path.is_symlink() and not process_alive(int(match["pid"])):
+            if match is None or path.is_symlink() or process_alive(int(match["pid"])):
+                continue
+            if path.is_dir():
                 stale.append(path)
+            elif path.name.endswith(disk_quota.IMAGE_SUFFIX) and not path.with_suffix("").exists():
+                path.unlink(missing_ok=True)  # the disk image of a root already gone
     return sorted(stale)
 
 
@@ -83,6 +88,7 @@ def reap_stale_sessions(*, docker: bool = True, temp: Path | None = None) -> Rea
             with contextlib.suppress(SandboxError):
                 docker_cli(["rm", "-f", "-v", *reaped.containers], timeout=120, check=False)
     for root in stale_local_roots(temp):
+        disk_quota.release(root)
         shutil.rmtree(root, ignore_errors=True)
         if not root.exists():
             reaped.roots.append(root)

@@ -203,7 +203,9 @@ def test_seed_folder_bundles_are_imported_with_their_flags_and_a_solutionless_on
         event = tb1.asset_materializations_for_node("terminal_seeds")[0]
         assert event.metadata["import_status"].value == "imported" and event.metadata["rewrites"].value > 0
         assert event.metadata["substitutions"].value
-        assert lake.read("seed_verification", "tb1-hello")[0]["verdict"] in ("verified", "oracle_failed")
+        # the fixture's test only checks that TEST_DIR is set, so doing nothing passes it too: now that
+        # the local sandbox runs pytest from the image's tree, gold verification says so
+        assert lake.read("seed_verification", "tb1-hello")[0]["verdict"] == "nop_passed"
 
         unsolved = materialize(
             [terminal_seeds, seed_verification],

@@ -11,7 +11,6 @@ from envpipeline.models.bundle import TaskConfig
 from envpipeline.sandbox.ceiling import (
     OperatorCeiling,
     clamp_limits,
-    clamp_storage,
     clamp_timeout,
     host_cpus,
 )
@@ -53,8 +52,8 @@ def test_a_timeout_past_the_ceiling_becomes_the_ceiling(asked):
 
 
 def test_storage_is_clamped():
-    value, notes = clamp_storage(config(storage_mb=10**9), CEILING)
-    assert value == 8192 and notes[0].setting == "environment.storage_mb"
+    limits, notes = clamp_limits(config(storage_mb=10**9), CEILING)
+    assert limits.storage_mb == 8192 and notes[0].setting == "environment.storage_mb"
 
 
 def test_the_default_ceiling_is_this_host():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 import uuid
 
 import pytest
@@ -61,17 +62,22 @@ def test_processes_are_limited_per_session_and_one_session_cannot_starve_another
     hostile = make_group(Limits(memory_mb=256, pids=16))
     neighbour = make_group(Limits(memory_mb=256, pids=64))
     flood = subprocess.Popen(
-        ["bash", "-c", "while :; do sleep 5 & done"],
+        ["bash", "-c", "while :; do sleep 600 & done"],
         preexec_fn=hostile.join_self,
         stderr=subprocess.DEVNULL,
     )
     try:
+        deadline = time.monotonic() + 30
+        while len(hostile.pids()) < 16 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(hostile.pids()) >= 16, "the flood filled its session"
         blocked = subprocess.run(["bash", "-c", FORK_40], preexec_fn=hostile.join_self, capture_output=True)
         assert blocked.returncode != 0, "40 forks in a session of 16 processes"
         fine = subprocess.run(["bash", "-c", FORK_40], preexec_fn=neighbour.join_self, capture_output=True)
         assert fine.returncode == 0, fine.stderr.decode()[-500:]
     finally:
         flood.kill()
+        hostile.remove()
 
 
 def test_remove_kills_what_is_left(make_group):
