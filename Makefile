@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: setup system-deps sandbox-ready run test lint ui bench base-image base-rootfs harbor-validate clean
+.PHONY: setup system-deps sandbox-ready run test test-full lint ui bench base-image base-rootfs harbor-validate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,9 @@ test: $(STAMP) sandbox-ready ## lint, format check, type check, then every test
 	$(MAKE) --no-print-directory lint
 	$(BIN)/python -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+test-full: $(STAMP) sandbox-ready ## every test, including the full matrices CI samples (full_matrix)
+	$(BIN)/python -m pytest -m "full_matrix or not full_matrix"
 
 lint: $(STAMP) ## ruff check, ruff format --check, and basedpyright (standard) on envpipeline/, assets/, resources/
 	$(BIN)/ruff check .

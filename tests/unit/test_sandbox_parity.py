@@ -2,7 +2,7 @@
 
 The local sandbox runs on the base image's own tree (`envpipeline.sandbox.rootfs`) with the
 image's ENV and WORKDIR, so what a task finds there is what its container finds. Covered: the
-generated bundle of every registered task family (a sample by default, all under ``slow``), and
+generated bundle of every registered task family (a sample by default, all with ``make test-full``), and
 bundles that diverged while the local sandbox ran on the host's ``/usr``: a pytest-based
 ``test.sh`` (the host here may have no pytest at all), ``ENV PATH="/app/bin:${PATH}"`` (717 of
 1,564 public Terminal-Bench 1 Dockerfiles extend PATH that way) and the image's default WORKDIR.
@@ -26,7 +26,7 @@ from envpipeline.terminal.families.registry import all_families
 from envpipeline.terminal.verify import VerificationResult, verify_bundle
 
 FAMILIES = sorted(all_families())
-#: The family of the default run (git from the image); the full matrix is `slow` (~40 s a family cold).
+#: The family of the default run (git from the image); the full matrix is `full_matrix` (~40 s a family cold).
 SAMPLE = ("git-operations",)
 
 #: A verifier in the Terminal-Bench style: pytest from the image, reward 1 only if the test passes.
@@ -153,7 +153,7 @@ def test_sampled_families_get_the_same_verdict_on_both(
     assert_same_verdict(family_bundle(tmp_path, name), local_sandbox, docker_sandbox)
 
 
-@pytest.mark.slow
+@pytest.mark.full_matrix
 @pytest.mark.docker
 @pytest.mark.parametrize("name", [n for n in FAMILIES if n not in SAMPLE])
 def test_every_family_gets_the_same_verdict_on_both(
