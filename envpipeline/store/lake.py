@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ import pyarrow.parquet as pq
 
 from envpipeline.canonical import canonical_hash
 from envpipeline.errors import StoreError
+from envpipeline.files import replace_atomically
 from envpipeline.processes import process_alive
 
 PARTITION_KEY = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
@@ -93,17 +93,9 @@ class Lake:
             )
         table = pa.Table.from_pylist(stamped) if stamped else _empty_table()
         _remove_orphans_in(target.parent)
-        fd, tmp = tempfile.mkstemp(prefix=f".part-{os.getpid()}-", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                pq.write_table(table, handle)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return target
+        return replace_atomically(
+            target, lambda handle: pq.write_table(table, handle), prefix=f".part-{os.getpid()}-"
+        )
 
     def remove_orphans(self) -> list[Path]:
         """Remove the temp files of partition writes whose writer process is gone; returns them."""
