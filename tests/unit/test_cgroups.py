@@ -90,21 +90,9 @@ def test_remove_kills_what_is_left(make_group):
 
 def test_a_local_session_limits_memory_as_a_whole_and_keeps_neighbours_apart(local_sandbox, tmp_path):
     """The probes of issue 12: 4 x 300 MB in a 512 MB session, and a neighbour's process flood."""
-    from envpipeline.models.bundle import TaskConfig
-    from envpipeline.terminal.bundle import dump_task_config, read_bundle, write_files
-    from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
+    from tests.unit.test_sandbox_contract import make_bundle
 
-    root = tmp_path / "task"
-    write_files(
-        root,
-        {
-            "task.toml": dump_task_config(TaskConfig()),
-            "instruction.md": "x\n",
-            "environment/Dockerfile": STANDARD_DOCKERFILE,
-            "environment/app/keep.txt": "k\n",
-        },
-    )
-    bundle = read_bundle(root)
+    bundle = make_bundle(tmp_path / "task")
     with local_sandbox.open(bundle, Limits(memory_mb=512, pids=32)) as session:
         if session.cgroup() is None:
             pytest.skip("no writable cgroup hierarchy here: rlimits alone apply (documented fallback)")

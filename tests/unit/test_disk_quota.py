@@ -10,11 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from envpipeline.models.bundle import TaskConfig
 from envpipeline.sandbox import disk_quota, reaper
 from envpipeline.sandbox.base import Limits
-from envpipeline.terminal.bundle import dump_task_config, read_bundle, write_files
-from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
+from tests.unit.test_sandbox_contract import make_bundle
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -46,21 +44,8 @@ def test_a_volume_holds_its_size_and_release_leaves_nothing(volume_root: Path):
     assert not disk_quota.image_path(volume_root).exists()
 
 
-def quota_bundle(root: Path):
-    write_files(
-        root,
-        {
-            "task.toml": dump_task_config(TaskConfig()),
-            "instruction.md": "x\n",
-            "environment/Dockerfile": STANDARD_DOCKERFILE,
-            "environment/app/keep.txt": "k\n",
-        },
-    )
-    return read_bundle(root)
-
-
 def test_a_session_cannot_write_past_its_storage(local_sandbox, tmp_path: Path):
-    bundle = quota_bundle(tmp_path / "task")
+    bundle = make_bundle(tmp_path / "task")
     with local_sandbox.open(bundle, Limits(storage_mb=64)) as session:
         if session.storage_mb is None:
             pytest.skip("no disk quota here (documented fallback: the per-file limit alone)")
@@ -89,7 +74,7 @@ time.sleep(600)
 
 
 def test_a_killed_sessions_volume_is_reaped(local_sandbox, tmp_path: Path):
-    bundle = quota_bundle(tmp_path / "task")
+    bundle = make_bundle(tmp_path / "task")
     temp = tmp_path / "temp"
     temp.mkdir()
     env = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(temp)}

@@ -11,10 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from envpipeline.models.bundle import TaskConfig
 from envpipeline.sandbox import ownership, reaper
-from envpipeline.terminal.bundle import dump_task_config, write_files
-from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
+from tests.unit.test_sandbox_contract import make_bundle
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,17 +34,7 @@ time.sleep(600)
 
 @pytest.fixture
 def bundle_dir(tmp_path: Path) -> Path:
-    root = tmp_path / "holder-task"
-    write_files(
-        root,
-        {
-            "task.toml": dump_task_config(TaskConfig()),
-            "instruction.md": "Wait.\n",
-            "environment/Dockerfile": STANDARD_DOCKERFILE,
-            "environment/app/keep.txt": "kept\n",
-        },
-    )
-    return root
+    return make_bundle(tmp_path / "holder-task").paths.root
 
 
 def start_holder(backend: str, bundle_dir: Path, tmp: Path, how: str) -> tuple[subprocess.Popen[str], str]:
