@@ -32,7 +32,12 @@ class Limits(BaseModel):
     pids: Annotated[int, Field(gt=0, description="maximum processes")] = 256
     file_size_mb: Annotated[int, Field(gt=0, description="largest file a process may write")] = 256
     output_bytes: Annotated[int, Field(gt=0, description="stdout/stderr kept per exec")] = 1_000_000
-    storage_mb: Annotated[int, Field(gt=0, description="disk for the session's folders (local quota)")] = 2048
+    storage_mb: Annotated[
+        int,
+        Field(
+            gt=0, description="disk for the session's folders (local: its whole root; Docker: /app and /logs)"
+        ),
+    ] = 2048
 
 
 class ExecResult(BaseModel):

@@ -34,14 +34,13 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import IO, ClassVar
 
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
-from envpipeline.sandbox import build_limits, ownership, registries
+from envpipeline.sandbox import build_limits, docker_copy, docker_volume, ownership, registries
 from envpipeline.sandbox.base import (
     BASE_IMAGE,
     EnvironmentBuildError,
@@ -51,6 +50,9 @@ from envpipeline.sandbox.base import (
     SandboxSession,
 )
 from envpipeline.sandbox.ceiling import OperatorCeiling, operator_ceiling
+from envpipeline.sandbox.docker_cli import CLI_ENV_KEYS, cli_env, docker
+
+__all__ = ["CLI_ENV_KEYS", "DockerSandbox", "DockerSession", "cli_env", "docker"]
 
 #: Repository of the per-environment images.
 IMAGE_REPOSITORY = "envpipeline-env"
@@ -70,54 +72,18 @@ DROPPED_CAPS = ("NET_RAW", "MKNOD", "AUDIT_WRITE", "SYS_CHROOT", "SETFCAP", "NET
 CLEAR_SCRIPT = (
     'd=""; for c in $(echo "${1#/}" | tr / " "); do d="$d/$c"; '
     'if [ -L "$d" ] || { [ -e "$d" ] && [ ! -d "$d" ]; }; then rm -f -- "$d"; fi; done; '
-    'rm -rf -- "$1" && mkdir -p -- "$1" && chmod 0777 -- "$1"'
+    # a mount point (the /logs tmpfs) cannot be removed: its contents are
+    '{ rm -rf -- "$1" 2>/dev/null || find "$1" -mindepth 1 -delete; } && mkdir -p -- "$1" && chmod 0777 -- "$1"'
 )
 #: Largest file `read_file` returns (bytes).
 READ_LIMIT = 64 * 1024 * 1024
 #: Seconds the host waits beyond a command's own timeout before killing `docker exec` itself.
 BACKSTOP_GRACE_SEC = 10.0
-#: Host variables the docker CLI itself may see (never forwarded into containers).
-CLI_ENV_KEYS = (
-    "PATH",
-    "HOME",
-    "DOCKER_HOST",
-    "DOCKER_CONFIG",
-    "DOCKER_CONTEXT",
-    "DOCKER_CERT_PATH",
-    "DOCKER_TLS_VERIFY",
-)
-
 #: ANSI colour sequences the classic builder writes around RUN output.
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 _tag_locks: dict[str, threading.Lock] = {}
 _tag_locks_guard = threading.Lock()
-
-
-def _cli_env() -> dict[str, str]:
-    """A minimal environment for the docker CLI; the classic builder (no buildx on our hosts)."""
-    env = {k: os.environ[k] for k in CLI_ENV_KEYS if k in os.environ}
-    env.setdefault("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
-    env["DOCKER_BUILDKIT"] = "0"
-    return env
-
-
-def docker(
-    args: Sequence[str], timeout: float = 60.0, check: bool = True
-) -> subprocess.CompletedProcess[bytes]:
-    """Run ``docker <args>`` (no shell) and return its output; SandboxError on failure."""
-    try:
-        done = subprocess.run(
-            ["docker", *args], capture_output=True, timeout=timeout, env=_cli_env(), stdin=subprocess.DEVNULL
-        )
-    except FileNotFoundError as e:
-        raise SandboxError("the docker CLI is not installed") from e
-    except subprocess.TimeoutExpired as e:
-        raise SandboxError(f"docker {args[0]} did not answer within {timeout:.0f} s") from e
-    if check and done.returncode != 0:
-        message = done.stderr.decode(errors="replace").strip()[-2000:]
-        raise SandboxError(f"docker {args[0]} failed ({done.returncode}): {message}")
-    return done
 
 
 def environment_digest(folder: Path) -> str:
@@ -175,10 +141,12 @@ def prune_sessions() -> int:
     return len(listed)
 
 
-def _remove_container(name: str) -> None:
-    """Remove a container, ignoring one that is already gone (used by close and the finalizer)."""
+def _remove_container(name: str, volume: str | None = None) -> None:
+    """Remove a container and its /app volume, ignoring what is already gone (close, finalizer)."""
     with contextlib.suppress(SandboxError):
         docker(["rm", "-f", "-v", name], timeout=60, check=False)
+    if volume is not None:
+        docker_volume.remove_app_volume(volume)
 
 
 class _Capped:
@@ -207,13 +175,17 @@ class _Capped:
 class DockerSession(SandboxSession):
     """A running container for one bundle."""
 
-    def __init__(self, container: str, session_id: str, image: str, limits: Limits) -> None:
+    def __init__(
+        self, container: str, session_id: str, image: str, limits: Limits, app_volume: str | None = None
+    ) -> None:
         self.container = container
         self.session_id = session_id
         self.image = image
         self.limits = limits
+        #: the named volume of /app holding its disk quota (`docker_volume`; None: no quota there)
+        self.app_volume = app_volume
         self._closed = False
-        self._finalizer = weakref.finalize(self, _remove_container, container)
+        self._finalizer = weakref.finalize(self, _remove_container, container, app_volume)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -234,6 +206,11 @@ class DockerSession(SandboxSession):
         copied, into = (f"{source}/.", target) if source.is_dir() else (str(source), f"{target}/")
         if target not in SESSION_DIRS:
             docker(["exec", self.container, "mkdir", "-p", "--", target])
+        if any(target == root or target.startswith(root + "/") for root in docker_volume.TMPFS_FOLDERS):
+            docker_copy.upload_through_tar(
+                self.container, source, target
+            )  # `docker cp` cannot write into a tmpfs
+            return
         try:
             docker(["cp", copied, f"{self.container}:{into}"], timeout=300)
         except SandboxError:  # a command removed the folder: recreate it once
@@ -248,7 +225,7 @@ class DockerSession(SandboxSession):
         argv += ["timeout", "-s", "KILL", f"{seconds:.3f}", "bash", "-c", command]
         started = time.monotonic()
         process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_cli_env()
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env()
         )
         assert process.stdout is not None and process.stderr is not None
         out = _Capped(process.stdout, self.limits.output_bytes)
@@ -431,7 +408,7 @@ class DockerSandbox(Sandbox):
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 timeout=self.build_timeout_sec,
-                env=_cli_env(),
+                env=cli_env(),
             )
         except FileNotFoundError as e:
             raise SandboxError("the docker CLI is not installed") from e
@@ -461,14 +438,20 @@ class DockerSandbox(Sandbox):
         args += ["--pids-limit", str(limits.pids), "--ulimit", f"fsize={file_size}:{file_size}"]
         args += ["--ulimit", "nofile=1024:1024", "--security-opt", "no-new-privileges"]
         args += [arg for cap in DROPPED_CAPS for arg in ("--cap-drop", cap)]
+        app_volume = docker_volume.create_app_volume(session_id, limits.storage_mb)
+        if app_volume is not None:
+            args += ["--mount", f"type=volume,src={app_volume},dst=/app"]
+        args += docker_volume.tmpfs_args(limits.storage_mb)
         args += ["--entrypoint", "bash", image, "-c", KEEPALIVE]
         try:
             docker(args, timeout=self.start_timeout_sec)
         except SandboxError:
-            _remove_container(container)
+            _remove_container(container, app_volume)
             raise
-        session = DockerSession(container, session_id, image, limits)
+        session = DockerSession(container, session_id, image, limits, app_volume)
         try:
+            if docker_volume.image_has_files_under_tmpfs(image):
+                docker_copy.copy_image_folders(image, container, docker_volume.TMPFS_FOLDERS)
             docker(["exec", container, "mkdir", "-p", *SESSION_DIRS])
         except SandboxError:
             session.close()

@@ -1,6 +1,6 @@
 """Reaping what killed processes left behind: session containers and local temp roots.
 
-Every session is tagged with its owner: Docker containers carry the labels ``envpipeline.session``,
+Every session is tagged with its owner: Docker containers (and their ``/app`` volumes) carry the labels ``envpipeline.session``,
 ``envpipeline.owner`` (``<host>:<pid>``) and ``envpipeline.expires`` (epoch seconds), and local
 temp roots (and the sessions' cgroups, named after them) are ``envpipeline-root-<pid>-...``. A session whose owner
 process is gone (on this host), or that outlived its expiry, is stale: `reap_stale_sessions` removes
@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 
 from envpipeline.processes import process_alive
-from envpipeline.sandbox import cgroups, disk_quota
+from envpipeline.sandbox import cgroups, disk_quota, docker_volume
 from envpipeline.sandbox.ownership import EXPIRES_LABEL, LOCAL_ROOT, OWNER_LABEL, owner_gone
 
 
@@ -31,6 +31,7 @@ class Reaped:
     """What one reap removed."""
 
     containers: list[str] = field(default_factory=list)
+    volumes: list[str] = field(default_factory=list)
     roots: list[Path] = field(default_factory=list)
     cgroups: list[Path] = field(default_factory=list)
 
@@ -87,6 +88,9 @@ def reap_stale_sessions(*, docker: bool = True, temp: Path | None = None) -> Rea
         if reaped.containers:
             with contextlib.suppress(SandboxError):
                 docker_cli(["rm", "-f", "-v", *reaped.containers], timeout=120, check=False)
+        for volume, image in docker_volume.stale_volumes():  # after their containers are gone
+            docker_volume.remove_app_volume(volume, image or None)
+            reaped.volumes.append(volume)
     for root in stale_local_roots(temp):
         disk_quota.release(root)
         shutil.rmtree(root, ignore_errors=True)
