@@ -8,6 +8,7 @@ rendered with transformers' ``apply_chat_template`` exactly as SFTTrainer render
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from pathlib import Path
@@ -213,3 +214,48 @@ def test_sft_trainer_loads_our_rows_and_trains_a_step(
     result = trainer.train()
     assert result.global_step == 1 and result.training_loss > 0
     assert any(not (a == b).all() for a, b in zip(before, model.parameters(), strict=True)), "weights moved"
+
+
+def verl_dataset_classes() -> tuple[type, type]:
+    """verl's MultiTurnSFTDataset and ours, loaded the way verl's SFT trainer loads ``data.custom_cls``.
+
+    verl 0.9.1 imports transformers' Qwen2-VL internals that transformers 5.23 renamed; that one
+    module (Qwen-VL position ids, unused for text) is stubbed so the dataset module imports.
+    """
+    pytest.importorskip("verl")
+    import sys
+    import types
+
+    if "verl.models.transformers.qwen2_vl" not in sys.modules:
+        try:
+            importlib.import_module("verl.models.transformers.qwen2_vl")
+        except ImportError:
+            stub = types.ModuleType("verl.models.transformers.qwen2_vl")
+            stub.get_rope_index = None  # pyright: ignore[reportAttributeAccessIssue]
+            sys.modules["verl.models.transformers.qwen2_vl"] = stub
+    from verl.utils.dataset.multiturn_sft_dataset import MultiTurnSFTDataset
+    from verl.utils.import_utils import load_extern_object
+
+    ours = load_extern_object("pkg://envpipeline.export.verl_sft", "EnvpipelineSFTDataset")
+    assert isinstance(ours, type) and issubclass(ours, MultiTurnSFTDataset)
+    return MultiTurnSFTDataset, ours
+
+
+def test_verl_multiturn_sft_dataset_reads_our_rows_through_custom_cls(
+    exported: tuple[Path, dict], tokenizer
+) -> None:
+    base, ours = verl_dataset_classes()
+    out, manifest = exported
+    path = str(out / next(p for p in manifest["files"]["verl-sft"] if "/sft." in p))
+    tokenizer.chat_template = template("qwen2_5")
+    config = {"max_length": 32768, "truncation": "error", "messages_key": "messages", "tools_key": "tools"}
+    dataset = ours(parquet_files=path, tokenizer=tokenizer, config=config)
+    for index in range(len(dataset)):
+        item = dataset[index]
+        text = tokenizer.decode(item["input_ids"][item["attention_mask"].bool()])
+        assert "<tool_call>" in text and "<tool_response>" in text
+        assert NULL_PADDING not in text and not DOUBLE_ENCODED.search(text)
+        assert 0 < int(item["loss_mask"].sum()) < int(item["attention_mask"].sum()), "assistant turns only"
+    # verl's own class sees the JSON text, not messages: the custom class is needed
+    with pytest.raises((TypeError, AttributeError, IndexError)):
+        base(parquet_files=path, tokenizer=tokenizer, config=config)[0]

@@ -11,11 +11,13 @@ import pytest
 import yaml
 from datasets import Features, Json, List, Value, load_dataset
 
+from envpipeline.export import verl_sft
 from envpipeline.export.rows import flatten_schema, trl_sft_row, with_dict_arguments, with_string_arguments
 from envpipeline.export.splits import SplitConfig, assign_splits, leakage_report
 from envpipeline.export.token_lengths import chat_text, estimate_tokens, length_setting
 from envpipeline.export.tool_names import VALID_TOOL_NAME, ToolNameMap
 from envpipeline.export.unified import AcceptedTask, ExportError, Rubric, from_task_record
+from envpipeline.export.verl_sft import decode_json_value
 from envpipeline.export.writers import ROW_FORMATS, write_all
 from tests.export_fixture import build_tasks
 
@@ -369,3 +371,17 @@ def test_card_states_token_lengths_and_the_settings_to_use(
 def test_length_setting_rounds_up_with_headroom() -> None:
     assert length_setting([]) == 0
     assert length_setting([1000]) == 1536 and length_setting([465]) == 512 and length_setting([466]) == 1024
+
+
+def test_verl_sft_json_columns_decode_once_from_pandas(exported: tuple[Path, dict]) -> None:
+    """verl reads Parquet with pandas (JSON text); `decode_json_value` gives the exact objects back."""
+    out, manifest = exported
+    path = out / manifest["files"]["verl-sft"][0]
+    frame = pq.read_table(path).to_pandas()
+    assert isinstance(frame["messages"].iloc[0][0], str), "pandas sees JSON text"
+    expected = load(path)[0]
+    assert decode_json_value(list(frame["messages"].iloc[0])) == expected["messages"]
+    assert decode_json_value(frame["tool_names"].iloc[0]) == expected["tool_names"]
+    assert decode_json_value(expected["tools"]) == expected["tools"], "decoded values stay as they are"
+    with pytest.raises(ModuleNotFoundError, match="verl"):
+        verl_sft.EnvpipelineSFTDataset  # noqa: B018 - verl is not installed in this venv
