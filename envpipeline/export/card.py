@@ -190,6 +190,17 @@ def dataset_card(
     ]
     formats = [f for f in (files or export_formats()) if f in export_formats()]
     lines += [
+        "## Loading",
+        "",
+        '- `datasets.load_dataset("<this folder>", "<format>")`: one config per format (front matter above).',
+        "- SFT formats: `messages`, `tools` and `tool_names` are JSON columns (`datasets` `Json()`): every",
+        "  message and tool schema loads back exactly (no null-padded keys), tool-call `arguments` are",
+        "  dicts, encoded once. TRL's `SFTTrainer` takes the rows as they are; verl's multi-turn SFT",
+        "  reads them with `data.custom_cls.path=pkg://envpipeline.export.verl_sft`",
+        "  `data.custom_cls.name=EnvpipelineSFTDataset`; plain pyarrow/pandas: `json.loads` each value.",
+        "- Tool names obey `^[a-zA-Z0-9_-]{1,64}$` (`cli.exec` -> `cli__exec`, routes get a hashed",
+        "  suffix); each SFT row's `tool_names` maps safe -> original names.",
+        "",
         "## Token lengths",
         "",
         "Estimated tokens per row (no tokenizer is downloaded: max(GPT-2-style pre-tokenization pieces,",

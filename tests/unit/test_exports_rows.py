@@ -330,6 +330,7 @@ def test_card_configs_load_every_format_by_name(exported: tuple[Path, dict]) -> 
     out, manifest = exported
     card = (out / "README.md").read_text()
     assert card.startswith("---\n")
+    assert "data.custom_cls.path=pkg://envpipeline.export.verl_sft" in card, "how verl reads the SFT rows"
     front = yaml.safe_load(card.split("---\n")[1])
     configs = {c["config_name"]: c["data_files"] for c in front["configs"]}
     assert set(configs) == {"accepted_tasks", *ROW_FORMATS}
