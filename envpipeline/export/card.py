@@ -1,4 +1,10 @@
-"""The dataset card (Markdown): counts, difficulty, skills, interfaces, gates, provenance, splits."""
+"""The dataset card (Markdown): counts, difficulty, skills, interfaces, gates, provenance, splits.
+
+The card opens with Hugging Face YAML front matter whose ``configs:`` name one config per written
+format (and ``accepted_tasks``), each with its files per split, so ``datasets.load_dataset(<dir>,
+"verl")`` loads the verl rows with their ``rl`` / ``eval`` splits. Its "Token lengths" section gives
+estimated token lengths per format and the trainer settings they call for (see `token_lengths`).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,9 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from envpipeline.export import token_lengths
+from envpipeline.export.formats import STAGE_SPLITS, export_formats
+from envpipeline.export.rows import prompt_messages
 from envpipeline.export.splits import SplitResult
 from envpipeline.models.dataset import AcceptedTask
 
@@ -60,14 +69,66 @@ def _provenance_rows(tasks: Sequence[AcceptedTask]) -> list[tuple[str, str, str,
     return rows
 
 
+def front_matter(files: Mapping[str, Sequence[str]]) -> list[str]:
+    """YAML front matter with one ``configs:`` entry per format: its files by split (file stem)."""
+    lines = ["---", "configs:"]
+    for name, paths in files.items():
+        if not paths:
+            continue
+        lines += [f"- config_name: {name}", "  data_files:"]
+        for path in paths:
+            split = "train" if name == "accepted_tasks" else path.rsplit("/", 1)[-1].split(".", 1)[0]
+            lines += [f"  - split: {split}", f"    path: {path}"]
+    return [*lines, "---", ""]
+
+
+def _stage_tasks(fmt: str, tasks: Sequence[AcceptedTask], split: SplitResult) -> list[AcceptedTask]:
+    spec = export_formats()[fmt]
+    chosen = [t for t in tasks if split.assignments.get(t.task_id) in STAGE_SPLITS[spec.stage]]
+    return [t for t in chosen if t.reference_messages is not None] if spec.stage == "sft" else chosen
+
+
+def _length_row(fmt: str, measured: str, estimates: list[int], setting: str) -> tuple[object, ...]:
+    if not estimates:
+        return (fmt, 0, measured, "-", "-", "-", f"{setting}: no rows")
+    p50, p95 = token_lengths.percentile(estimates, 0.5), token_lengths.percentile(estimates, 0.95)
+    limit = token_lengths.length_setting(estimates)
+    return (fmt, len(estimates), measured, p50, p95, max(estimates), f"`{setting}` >= {limit}")
+
+
+def _token_rows(formats: Sequence[str], tasks: Sequence[AcceptedTask], split: SplitResult) -> list[tuple]:
+    rows = []
+    estimate, chat = token_lengths.estimate_tokens, token_lengths.chat_text
+    for fmt in formats:
+        spec = export_formats()[fmt]
+        chosen = _stage_tasks(fmt, tasks, split)
+        if spec.stage == "sft":
+            sft_rows = [spec.row(t, "sft", 0) for t in chosen]
+            full = [estimate(chat(r["messages"], r["tools"])) for r in sft_rows]
+            rows.append(_length_row(fmt, "whole conversation + tools", full, "max_length"))
+            continue
+        prompts = [estimate(chat(prompt_messages(t), t.tool_schemas())) for t in chosen]
+        rows.append(_length_row(fmt, "prompt + tools", prompts, "max_prompt_length"))
+        responses = [estimate(chat((t.messages() or [])[2:])) for t in chosen if t.reference_messages]
+        rows.append(
+            _length_row(fmt, "reference trajectory after the prompt", responses, "max_response_length")
+        )
+    return rows
+
+
 def dataset_card(
     tasks: Sequence[AcceptedTask],
     split: SplitResult,
     title: str = "envpipeline training datasets",
     files: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
-    """The Markdown card of an export: every count is computed from `tasks` and `split`."""
-    lines = [
+    """The Markdown card of an export: every count is computed from `tasks` and `split`.
+
+    With `files` (format -> paths relative to the card), the card starts with the YAML ``configs:``
+    front matter and gives token lengths for those formats; without, for every registered format.
+    """
+    lines = front_matter(files) if files else []
+    lines += [
         f"# {title}",
         "",
         f"{len(tasks)} accepted tasks across {len({t.family for t in tasks})} families.",
@@ -127,6 +188,29 @@ def dataset_card(
         f"- verdict: {'no leakage' if report.clean else 'LEAKAGE'}",
         "",
     ]
+    formats = [f for f in (files or export_formats()) if f in export_formats()]
+    lines += [
+        "## Loading",
+        "",
+        '- `datasets.load_dataset("<this folder>", "<format>")`: one config per format (front matter above).',
+        "- SFT formats: `messages`, `tools` and `tool_names` are JSON columns (`datasets` `Json()`): every",
+        "  message and tool schema loads back exactly (no null-padded keys), tool-call `arguments` are",
+        "  dicts, encoded once. TRL's `SFTTrainer` takes the rows as they are; verl's multi-turn SFT",
+        "  reads them with `data.custom_cls.path=pkg://envpipeline.export.verl_sft`",
+        "  `data.custom_cls.name=EnvpipelineSFTDataset`; plain pyarrow/pandas: `json.loads` each value.",
+        "- Tool names obey `^[a-zA-Z0-9_-]{1,64}$` (`cli.exec` -> `cli__exec`, routes get a hashed",
+        "  suffix); each SFT row's `tool_names` maps safe -> original names.",
+        "",
+        "## Token lengths",
+        "",
+        "Estimated tokens per row (no tokenizer is downloaded: max(GPT-2-style pre-tokenization pieces,",
+        "characters / 3) over ChatML-rendered text, see `envpipeline.export.token_lengths`); the setting",
+        "is the largest estimate + 10%, rounded up to 512. verl: `data.max_length` (SFT),",
+        "`data.max_prompt_length` / `data.max_response_length` (RL; verl's default `max_length` 1024 is",
+        "too small for these trajectories); TRL: `SFTConfig.max_length`, GRPO `max_completion_length`.",
+        "Confirm once with your model's tokenizer.",
+        "",
+    ] + _table(["format", "rows", "measured", "p50", "p95", "max", "set"], _token_rows(formats, tasks, split))
     if files:
         lines += ["## Files", ""] + _table(
             ["format", "files"], [(k, ", ".join(v)) for k, v in sorted(files.items())]

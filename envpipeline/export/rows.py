@@ -11,14 +11,24 @@ Row schemas (all ids and rubrics are strings; varying payloads are JSON strings)
 * TRL / verifiers RL: ``prompt``, ``answer`` (rubric JSON), ``info`` (JSON string: task_id, family,
   rubric, tools), plus ``task_id``, ``family``, ``split``, ``data_source`` columns (all columns but
   ``prompt`` reach TRL reward functions as keyword lists).
-* verl multi-turn SFT: ``messages`` (tool-call ``arguments`` as dicts, as HF chat templates want),
-  ``tools`` (flat schemas), ``task_id``, ``family``.
-* TRL SFT: ``messages`` (arguments as dicts), ``messages_wire`` (arguments as JSON strings, the
-  OpenAI/litellm wire format), ``tools``, ``tools_json`` (exact JSON), ``task_id``, ``family``.
+* verl multi-turn SFT and TRL SFT (the same columns): ``messages`` (OpenAI chat messages, tool-call
+  ``arguments`` as dicts, as HF chat templates want), ``tools`` (flat OpenAI function schemas),
+  ``tool_names`` (safe name -> original name, every tool of the row), ``task_id``, ``family``.
 
-Parquet stores a list of structs with ONE struct type per column, so arguments and tool
-properties are the union of every key seen; a key a given call/tool lacks reads back as null. Use
-`strip_nulls` on loaded rows (or the exact ``messages_wire`` / ``tools_json``) where that matters.
+SFT ``messages``, ``tools`` and ``tool_names`` are JSON columns (`SFT_JSON_COLUMNS`): Parquet stores
+each message / tool as one JSON value (Arrow's ``arrow.json`` extension type), which
+``datasets.load_dataset("parquet", ...)`` reads as ``List(Json())`` / ``Json()`` features — the
+representation TRL recommends for tool calling (``trl.trainer.utils.remove_none_values`` exists only
+for datasets stored as structs). Every message, call and schema loads back exactly as written: no
+key of another call or tool padded in with null, arguments decoded once (a dict, never a JSON string
+of a JSON string). Plain ``pyarrow`` / ``pandas`` readers see the JSON text: ``json.loads`` each
+value (verl's ``MultiTurnSFTDataset`` reads with pandas, so it needs that one decode step).
+
+Tool names in SFT rows (``tools``, assistant ``tool_calls`` and ``tool`` messages' ``name``) obey
+``^[a-zA-Z0-9_-]{1,64}$`` (OpenAI / Anthropic): `envpipeline.export.tool_names.safe_tool_name` maps
+``cli.exec`` to ``cli__exec`` and ``web.GET /mail`` to a hashed form; ``tool_names`` undoes it.
+The OpenAI wire form (arguments as JSON strings) is one call away: `with_string_arguments`.
+`strip_nulls` remains for rows written by older versions (struct columns padded with null).
 """
 
 from __future__ import annotations
@@ -28,9 +38,12 @@ import json
 from typing import Any
 
 from envpipeline.export.schemas import flatten_schema
+from envpipeline.export.tool_names import ToolNameMap
 from envpipeline.models.dataset import AcceptedTask
 
 __all__ = [
+    "SFT_JSON_COLUMNS",
+    "sft_tool_names",
     "flatten_schema",
     "prompt_messages",
     "skyrl_row",
@@ -114,26 +127,56 @@ def trl_rl_row(task: AcceptedTask, split: str, index: int) -> dict[str, Any]:
     }
 
 
-def _map_arguments(messages: list[dict[str, Any]], to_dict: bool) -> list[dict[str, Any]]:
+#: SFT columns written as JSON values (one per list item), so each loads back exactly (see above).
+SFT_JSON_COLUMNS = ("messages", "tools", "tool_names")
+
+
+def _decoded_arguments(arguments: Any) -> dict[str, Any]:
+    """Arguments as a dict, decoding a JSON string once; anything else is a malformed call."""
+    if isinstance(arguments, str):
+        arguments = json.loads(arguments) if arguments.strip() else {}
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, dict):
+        raise ValueError(
+            f"tool-call arguments must be a JSON object, got {type(arguments).__name__} "
+            f"{str(arguments)[:80]!r} (arguments encoded twice?)"
+        )
+    return arguments
+
+
+def _map_arguments(
+    messages: list[dict[str, Any]], to_dict: bool, names: ToolNameMap | None = None
+) -> list[dict[str, Any]]:
     out = copy.deepcopy(messages)
     for message in out:
+        if names is not None and message.get("role") == "tool" and message.get("name"):
+            message["name"] = names.safe(message["name"])
         for call in message.get("tool_calls") or []:
-            arguments = call["function"].get("arguments")
-            if to_dict and isinstance(arguments, str):
-                call["function"]["arguments"] = json.loads(arguments) if arguments.strip() else {}
-            elif not to_dict and not isinstance(arguments, str):
-                call["function"]["arguments"] = json.dumps(arguments or {}, ensure_ascii=False)
+            function = call["function"]
+            if names is not None:
+                function["name"] = names.safe(function["name"])
+            arguments = _decoded_arguments(function.get("arguments"))
+            function["arguments"] = arguments if to_dict else json.dumps(arguments, ensure_ascii=False)
     return out
 
 
-def with_dict_arguments(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Tool-call arguments as dicts (HF chat templates)."""
-    return _map_arguments(messages, to_dict=True)
+def with_dict_arguments(
+    messages: list[dict[str, Any]], names: ToolNameMap | None = None
+) -> list[dict[str, Any]]:
+    """Tool-call arguments as dicts (HF chat templates); tool names made safe when `names` is given.
+
+    Raises:
+        ValueError: arguments that are not a JSON object once decoded (e.g. encoded twice).
+    """
+    return _map_arguments(messages, to_dict=True, names=names)
 
 
-def with_string_arguments(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Tool-call arguments as JSON strings (OpenAI / litellm wire format)."""
-    return _map_arguments(messages, to_dict=False)
+def with_string_arguments(
+    messages: list[dict[str, Any]], names: ToolNameMap | None = None
+) -> list[dict[str, Any]]:
+    """Tool-call arguments as JSON strings, encoded once (OpenAI / litellm wire format)."""
+    return _map_arguments(messages, to_dict=False, names=names)
 
 
 def _require_messages(task: AcceptedTask) -> list[dict[str, Any]]:
@@ -143,27 +186,43 @@ def _require_messages(task: AcceptedTask) -> list[dict[str, Any]]:
     return messages
 
 
-def verl_sft_row(task: AcceptedTask) -> dict[str, Any]:
-    """One verl multi-turn SFT row (messages with dict arguments, flat tools)."""
+def sft_tool_names(task: AcceptedTask) -> ToolNameMap:
+    """Safe <-> original names of every tool the task offers or its trajectory calls."""
+    offered = [t["function"]["name"] for t in task.tool_schemas()]
+    called = [
+        call["function"]["name"]
+        for message in task.messages() or []
+        for call in message.get("tool_calls") or []
+    ]
+    return ToolNameMap([*offered, *called])
+
+
+def _safe_tool_schemas(task: AcceptedTask, names: ToolNameMap) -> list[dict[str, Any]]:
+    tools = task.tool_schemas()
+    for tool in tools:
+        tool["function"]["name"] = names.safe(tool["function"]["name"])
+    return tools
+
+
+def _sft_row(task: AcceptedTask) -> dict[str, Any]:
+    names = sft_tool_names(task)
     return {
-        "messages": with_dict_arguments(_require_messages(task)),
-        "tools": task.tool_schemas(),
+        "messages": with_dict_arguments(_require_messages(task), names),
+        "tools": _safe_tool_schemas(task, names),
+        "tool_names": dict(sorted(names.table.items())),
         "task_id": task.task_id,
         "family": task.family,
     }
+
+
+def verl_sft_row(task: AcceptedTask) -> dict[str, Any]:
+    """One verl multi-turn SFT row (schema in the module docstring; JSON columns `SFT_JSON_COLUMNS`)."""
+    return _sft_row(task)
 
 
 def trl_sft_row(task: AcceptedTask) -> dict[str, Any]:
-    """One TRL SFT row: arguments as dicts (``messages``) and as JSON strings (``messages_wire``)."""
-    messages = _require_messages(task)
-    return {
-        "messages": with_dict_arguments(messages),
-        "messages_wire": with_string_arguments(messages),
-        "tools": task.tool_schemas(),
-        "tools_json": task.tools,
-        "task_id": task.task_id,
-        "family": task.family,
-    }
+    """One TRL SFT row (conversational with ``tools``; the verl SFT schema, see the module docstring)."""
+    return _sft_row(task)
 
 
 def strip_nulls(value: Any) -> Any:

@@ -13,8 +13,10 @@ Layout (``<out>/``)::
 
 RL formats take the ``rl`` and ``eval`` splits, SFT formats the ``sft`` and ``eval`` splits (tasks
 with an SFT trajectory only), so no task is trained on in two stages. An empty split writes no
-file. ``jsonl`` is offered too (``suffix="jsonl"``). Nested messages are Parquet lists of structs
-(what ``datasets`` loads as list-of-dict features); ``extra_info`` is one struct type on every row.
+file. ``jsonl`` is offered too (``suffix="jsonl"``). RL prompts are Parquet lists of structs (what
+``datasets`` loads as list-of-dict features) and ``extra_info`` is one struct type on every row; the
+SFT tool-calling columns (`rows.SFT_JSON_COLUMNS`) are JSON values (``arrow.json``, loaded by
+``datasets`` as ``Json()``), so every message and tool schema loads back exactly, with no null padding.
 """
 
 from __future__ import annotations
@@ -76,8 +78,37 @@ def format_rows(
     return out
 
 
-def write_rows(rows: list[dict[str, Any]], path: Path, suffix: str = "parquet") -> Path:
-    """Write rows as Parquet (one inferred Arrow schema) or JSON lines; returns the path."""
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def json_column(values: Sequence[Any]) -> pa.Array:
+    """One Arrow JSON column: ``list<json>`` when every value is a list (one JSON value per item),
+    else ``json`` (one JSON value per row); None stays null."""
+    if all(v is None or isinstance(v, list) for v in values):
+        storage = pa.array(
+            [None if v is None else [_json_text(item) for item in v] for v in values], pa.list_(pa.string())
+        )
+        return storage.cast(pa.list_(pa.json_()))
+    storage = pa.array([None if v is None else _json_text(v) for v in values], pa.string())
+    return storage.cast(pa.json_())
+
+
+def rows_table(rows: Sequence[dict[str, Any]], json_columns: Sequence[str] = ()) -> pa.Table:
+    """An Arrow table of rows: `json_columns` as JSON values, the rest with one inferred schema."""
+    names = list(rows[0])
+    as_json = [c for c in names if c in json_columns]
+    table = pa.Table.from_pylist([{k: v for k, v in row.items() if k not in as_json} for row in rows])
+    for name in as_json:
+        table = table.append_column(name, json_column([row.get(name) for row in rows]))
+    return table.select(names)
+
+
+def write_rows(
+    rows: list[dict[str, Any]], path: Path, suffix: str = "parquet", json_columns: Sequence[str] = ()
+) -> Path:
+    """Write rows as Parquet (`json_columns` as JSON values, the rest one inferred Arrow schema) or
+    as JSON lines; returns the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if suffix == "jsonl":
         with path.open("w", encoding="utf-8") as out:
@@ -85,7 +116,7 @@ def write_rows(rows: list[dict[str, Any]], path: Path, suffix: str = "parquet") 
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
         return path
     try:
-        table = pa.Table.from_pylist(rows)
+        table = rows_table(rows, json_columns)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
         raise ExportError(
             f"{path}: rows do not share one Arrow schema ({e}); a field holds different types across rows"
@@ -101,32 +132,13 @@ def write_format(
     out: str | Path,
     suffix: str = "parquet",
 ) -> list[Path]:
-    """Write one format's files under ``<out>/<fmt>/``.
-
-    SFT ``messages`` carry tool-call arguments as dicts, but one Parquet column holds one struct
-    type: when argument values of the same key differ in type across rows (common once many
-    tools are mixed), the dict form cannot be stored, so those files fall back to JSON-string
-    arguments in ``messages`` (the wire format, which chat templates also accept) and say so in
-    a ``<name>.arguments.txt`` note next to the file.
-    """
+    """Write one format's files under ``<out>/<fmt>/`` (SFT formats: `rows.SFT_JSON_COLUMNS` as JSON)."""
     folder = Path(out) / fmt
-    written = []
-    for name, rows in format_rows(fmt, tasks, split).items():
-        path = folder / f"{name}.{suffix}"
-        try:
-            written.append(write_rows(rows, path, suffix))
-        except ExportError:
-            if get_format(fmt).stage != "sft":
-                raise
-            for row in rows:
-                row["messages"] = row_builders.with_string_arguments(row["messages"])
-            written.append(write_rows(rows, path, suffix))
-            note = folder / f"{name}.arguments.txt"
-            note.write_text(
-                "tool-call arguments in `messages` are JSON strings: their value types differ "
-                "across rows, which one Parquet struct column cannot hold\n"
-            )
-    return written
+    json_columns = row_builders.SFT_JSON_COLUMNS if get_format(fmt).stage == "sft" else ()
+    return [
+        write_rows(rows, folder / f"{name}.{suffix}", suffix, json_columns)
+        for name, rows in format_rows(fmt, tasks, split).items()
+    ]
 
 
 def write_accepted_tasks(tasks: Sequence[AcceptedTask], path: Path) -> Path:

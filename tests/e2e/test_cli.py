@@ -142,7 +142,8 @@ def test_default_job_yields_at_least_100_verified_tasks(tmp_path):
 
     verl = load_dataset("parquet", data_files=str(home / "datasets" / "verl" / "rl.parquet"), split="train")
     assert {"data_source", "prompt", "reward_model", "extra_info"} <= set(verl.column_names)
-    assert (home / "datasets" / "README.md").read_text().startswith("# envpipeline training datasets")
+    card = (home / "datasets" / "README.md").read_text()
+    assert card.startswith("---\nconfigs:\n") and "\n# envpipeline training datasets\n" in card
     assert any((home / "datasets" / "harbor").iterdir())
     runs = list((tmp_path / "dagster_home").rglob("*.db"))
     assert runs, "the runs are recorded in the persistent Dagster instance"

@@ -5,12 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
-from datasets import Features, List, Value, load_dataset
+import yaml
+from datasets import Features, Json, List, Value, load_dataset
 
-from envpipeline.export.rows import flatten_schema, strip_nulls, with_dict_arguments
+from envpipeline.export import verl_sft
+from envpipeline.export.rows import flatten_schema, trl_sft_row, with_dict_arguments, with_string_arguments
 from envpipeline.export.splits import SplitConfig, assign_splits, leakage_report
+from envpipeline.export.token_lengths import chat_text, estimate_tokens, length_setting
+from envpipeline.export.tool_names import VALID_TOOL_NAME, ToolNameMap
 from envpipeline.export.unified import AcceptedTask, ExportError, Rubric, from_task_record
+from envpipeline.export.verl_sft import decode_json_value
 from envpipeline.export.writers import ROW_FORMATS, write_all
 from tests.export_fixture import build_tasks
 
@@ -157,37 +164,99 @@ def test_trl_rl_rows_load(exported: tuple[Path, dict]) -> None:
             assert info["task_id"] == row["task_id"] and info["rubric"] == row["answer"]
 
 
-def test_sft_rows_load_with_dict_and_string_arguments(
+def test_sft_rows_load_exactly_with_json_columns(
     exported: tuple[Path, dict], tasks: list[AcceptedTask]
 ) -> None:
+    """No null padding, arguments decoded once, valid tool names mapped back (issue 13)."""
     out, manifest = exported
     by_id = {t.task_id: t for t in tasks}
     for fmt in ("verl-sft", "trl-sft"):
         assert manifest["files"][fmt]
         for name in manifest["files"][fmt]:
             ds = load(out / name)
-            calls = ds.features["messages"].feature["tool_calls"].feature["function"]
-            assert isinstance(calls["arguments"], dict), "dict arguments (HF chat templates)"
-            assert calls["name"] == Value("string")
-            tool = ds.features["tools"].feature["function"]
-            assert set(tool) == {"name", "description", "parameters"}
+            assert ds.features == Features(
+                {
+                    "messages": List(Json()),
+                    "tools": List(Json()),
+                    "tool_names": Json(),
+                    "task_id": Value("string"),
+                    "family": Value("string"),
+                }
+            )
             for row in ds:
-                original = by_id[row["task_id"]].messages()
-                assert strip_nulls(row["messages"]) == strip_nulls(with_dict_arguments(original))
-                if fmt == "trl-sft":
-                    wire = row["messages_wire"]
-                    args = [c["function"]["arguments"] for m in wire for c in m["tool_calls"] or []]
-                    assert args and all(isinstance(a, str) for a in args)
-                    assert [json.loads(a) for a in args] == [
-                        json.loads(c["function"]["arguments"])
-                        for m in original
-                        for c in m.get("tool_calls") or []
-                    ]
-                    assert json.loads(row["tools_json"]) == strip_nulls(row["tools"])
-    trl = load(out / manifest["files"]["trl-sft"][0])
-    assert trl.features["messages_wire"].feature["tool_calls"].feature["function"]["arguments"] == Value(
-        "string"
-    )
+                task = by_id[row["task_id"]]
+                original = task.messages()
+                assert original is not None
+                # exactly what was written: no key of another call or tool padded in with null
+                assert null_keys(row["messages"]) == null_keys(original)
+                assert null_keys(row["tools"]) == [] and null_keys(row["tool_names"]) == []
+                calls = [c for m in row["messages"] for c in m.get("tool_calls") or []]
+                originals = [c for m in original for c in m.get("tool_calls") or []]
+                assert [c["function"]["arguments"] for c in calls] == [
+                    json.loads(c["function"]["arguments"]) for c in originals
+                ], "arguments are dicts, decoded exactly once"
+                assert all(isinstance(c["function"]["arguments"], dict) for c in calls)
+                names = [t["function"]["name"] for t in row["tools"]]
+                names += [c["function"]["name"] for c in calls]
+                names += [m["name"] for m in row["messages"] if m["role"] == "tool"]
+                assert names and all(VALID_TOOL_NAME.match(n) for n in names), names
+                back = row["tool_names"]  # safe -> original
+                assert [back[t["function"]["name"]] for t in row["tools"]] == [
+                    t["function"]["name"] for t in task.tool_schemas()
+                ]
+                assert [back[c["function"]["name"]] for c in calls] == [
+                    c["function"]["name"] for c in originals
+                ]
+                tools = {t["function"]["name"]: t for t in row["tools"]}
+                if "list_services" in tools:
+                    assert tools["list_services"]["function"]["parameters"]["properties"] == {}
+            # plain pyarrow reads the same JSON values
+            table = pq.read_table(out / name)
+            first = [json.loads(m) for m in table.column("messages")[0].as_py()]
+            assert first == ds[0]["messages"]
+    world = next(t for t in tasks if t.family == "world")
+    unsafe = [
+        t["function"]["name"]
+        for t in world.tool_schemas()
+        if not VALID_TOOL_NAME.match(t["function"]["name"])
+    ]
+    assert unsafe, "the world task has dotted / HTTP-route tool names to map"
+    row = trl_sft_row(world)
+    assert set(row["tool_names"].values()) >= set(unsafe)
+
+
+def null_keys(value: object, path: str = "") -> list[str]:
+    """Paths of dict keys whose value is None (what struct columns pad in)."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += [f"{path}.{key}"] if item is None else null_keys(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for item in value:
+            found += null_keys(item, f"{path}[]")
+    return found
+
+
+def test_null_padding_check_catches_struct_columns(tasks: list[AcceptedTask], tmp_path: Path) -> None:
+    """The old struct-column writing pads every call with the union of argument names: caught."""
+    rows = [trl_sft_row(t) for t in tasks if t.family == "compose"]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "structs.parquet")
+    padded = load(tmp_path / "structs.parquet")
+    assert any(null_keys(row["messages"]) for row in padded)
+    assert any(null_keys(row["tools"]) for row in padded)
+
+
+def test_arguments_encoded_twice_are_refused() -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "cli.exec", "arguments": ""}}
+    once = [{"role": "assistant", "content": "", "tool_calls": [call]}]
+    once[0]["tool_calls"][0]["function"]["arguments"] = json.dumps({"command": "ls"})
+    assert with_dict_arguments(once)[0]["tool_calls"][0]["function"]["arguments"] == {"command": "ls"}
+    wire = with_string_arguments(once, ToolNameMap(["cli.exec"]))[0]["tool_calls"][0]["function"]
+    assert wire == {"name": "cli__exec", "arguments": '{"command": "ls"}'}
+    twice = json.loads(json.dumps(once))
+    twice[0]["tool_calls"][0]["function"]["arguments"] = json.dumps(json.dumps({"command": "ls"}))
+    with pytest.raises(ValueError, match="encoded twice"):
+        with_dict_arguments(twice)
 
 
 def test_accepted_tasks_table_card_and_jsonl(
@@ -218,7 +287,7 @@ def test_accepted_tasks_table_card_and_jsonl(
         assert f"| compose | {policy} | 4 | 0 |" in card, policy
     written = write_all(tasks, tmp_path, formats=["trl-sft"], suffix="jsonl")
     lines = load_dataset("json", data_files=str(tmp_path / written["files"]["trl-sft"][0]), split="train")
-    assert "messages_wire" in lines.column_names
+    assert lines.column_names == ["messages", "tools", "tool_names", "task_id", "family"]
     assert set(ROW_FORMATS) == {"verl", "verl-sft", "trl-sft", "trl-rl", "skyrl"}
 
 
@@ -255,3 +324,65 @@ def test_flatten_schema_keeps_type_description_enum_and_folds_the_rest() -> None
         assert set(prop) <= {"type", "description", "enum"}
     as_string = flatten_schema(nested, nested_as_string=True)["function"]["parameters"]["properties"]
     assert as_string["opts"]["type"] == "string" and "JSON-encoded object" in as_string["opts"]["description"]
+
+
+def test_card_configs_load_every_format_by_name(exported: tuple[Path, dict]) -> None:
+    out, manifest = exported
+    card = (out / "README.md").read_text()
+    assert card.startswith("---\n")
+    assert "data.custom_cls.path=pkg://envpipeline.export.verl_sft" in card, "how verl reads the SFT rows"
+    front = yaml.safe_load(card.split("---\n")[1])
+    configs = {c["config_name"]: c["data_files"] for c in front["configs"]}
+    assert set(configs) == {"accepted_tasks", *ROW_FORMATS}
+    for fmt in ROW_FORMATS:
+        loaded = load_dataset(str(out), fmt)
+        files = {Path(p).stem: p for p in manifest["files"][fmt]}
+        assert set(loaded) == set(files), fmt
+        for split, path in files.items():
+            assert loaded[split].to_list() == load(out / path).to_list(), (fmt, split)
+    assert len(load_dataset(str(out), "accepted_tasks")["train"]) == manifest["split_sizes"]["sft"] + sum(
+        manifest["split_sizes"][s] for s in ("rl", "eval")
+    )
+
+
+def test_card_states_token_lengths_and_the_settings_to_use(
+    exported: tuple[Path, dict], tasks: list[AcceptedTask]
+) -> None:
+    out, _ = exported
+    section = (out / "README.md").read_text().split("## Token lengths")[1].split("## Files")[0]
+    rows = [
+        line.split(" | ")
+        for line in section.splitlines()
+        if line.startswith("| trl-sft") or line.startswith("| verl ")
+    ]
+    settings = {cells[-1].strip(" |") for cells in rows}
+    sft = next(cells for cells in rows if cells[0] == "| trl-sft")
+    longest = int(sft[5])
+    assert f"`max_length` >= {length_setting([longest])}" in settings
+    assert any(s.startswith("`max_prompt_length` >= ") for s in settings)
+    assert any(s.startswith("`max_response_length` >= ") for s in settings)
+    # the longest conversation is thousands of tokens: verl's default max_length 1024 would fail
+    assert longest > 1024 and length_setting([longest]) >= longest * 1.1
+    compose = next(t for t in tasks if t.family == "compose")
+    row = trl_sft_row(compose)
+    text = chat_text(row["messages"], row["tools"])
+    assert estimate_tokens(text) >= len(text) / 3 and estimate_tokens("a, b") == 3
+
+
+def test_length_setting_rounds_up_with_headroom() -> None:
+    assert length_setting([]) == 0
+    assert length_setting([1000]) == 1536 and length_setting([465]) == 512 and length_setting([466]) == 1024
+
+
+def test_verl_sft_json_columns_decode_once_from_pandas(exported: tuple[Path, dict]) -> None:
+    """verl reads Parquet with pandas (JSON text); `decode_json_value` gives the exact objects back."""
+    out, manifest = exported
+    path = out / manifest["files"]["verl-sft"][0]
+    frame = pq.read_table(path).to_pandas()
+    assert isinstance(frame["messages"].iloc[0][0], str), "pandas sees JSON text"
+    expected = load(path)[0]
+    assert decode_json_value(list(frame["messages"].iloc[0])) == expected["messages"]
+    assert decode_json_value(frame["tool_names"].iloc[0]) == expected["tool_names"]
+    assert decode_json_value(expected["tools"]) == expected["tools"], "decoded values stay as they are"
+    with pytest.raises(ModuleNotFoundError, match="verl"):
+        verl_sft.EnvpipelineSFTDataset  # noqa: B018 - verl is not installed in this venv
