@@ -31,6 +31,8 @@ from envpipeline.trainers.trl_env import ENV_CLASSES, environment_factories
 from tests.export_fixture import build_tasks
 
 ROW_BUILDERS = (verl_rl_row, skyrl_row, trl_rl_row)
+#: the registry's families: each registered episode plug-in is held to the contract below
+FAMILIES = sorted(EPISODES.all())
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +79,7 @@ def test_every_episode_family_is_registered_and_builds_from_every_rl_row(tasks) 
                 episode.close()
 
 
-@pytest.mark.parametrize("family", ["compose", "world", "terminal"])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_reference_scores_one_and_nop_scores_zero(tasks, family: str) -> None:
     needs_sandbox(family)
     row = verl_rl_row(tasks[family], "rl", 0)
@@ -109,7 +111,7 @@ def test_the_right_final_answer_without_the_state_changes_is_not_a_pass(tasks, f
         episode.close()
 
 
-@pytest.mark.parametrize("family", ["compose", "world", "terminal"])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_only_the_agents_tools_can_be_called_and_bad_input_is_an_observation(tasks, family: str) -> None:
     needs_sandbox(family)
     episode = episode_from_row(skyrl_row(tasks[family], "rl", 0))
@@ -131,6 +133,19 @@ def test_only_the_agents_tools_can_be_called_and_bad_input_is_an_observation(tas
         assert episode.reward() == 0.0
     finally:
         episode.close()
+
+
+def test_a_family_cannot_be_registered_twice() -> None:
+    from envpipeline.trainers.episode import register_episode
+    from envpipeline.trainers.families.composed import ComposedEpisode
+
+    class Impostor(ComposedEpisode):
+        pass
+
+    with pytest.raises(ConfigError, match="registered twice"):
+        register_episode("compose")(Impostor)
+    with pytest.raises(ConfigError, match="unknown episode family"):
+        EPISODES.get("spreadsheet")
 
 
 def test_world_web_and_cli_reject_malformed_requests(tasks) -> None:
