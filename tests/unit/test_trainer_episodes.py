@@ -167,6 +167,19 @@ def test_world_web_and_cli_reject_malformed_requests(tasks) -> None:
         episode.close()
 
 
+def test_world_tools_work_when_called_from_inside_an_event_loop(tasks) -> None:
+    import asyncio
+
+    async def agent() -> str:  # SkyRL steps environments from async code
+        episode = episode_from_row(verl_rl_row(tasks["world"], "rl", 0))
+        try:
+            return episode.call("mcp__chat_list_channels", {})
+        finally:
+            episode.close()
+
+    assert "channels" in json.loads(asyncio.run(agent()))
+
+
 def test_a_row_without_an_inline_spec_falls_back_to_the_tasks_given_or_fails_clearly(tasks) -> None:
     spec = EnvSpec.model_validate_json(tasks["world"].env_spec)
     no_snapshot = spec.model_copy(update={"world_snapshot": None}).model_dump_json()
