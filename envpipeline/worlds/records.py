@@ -54,6 +54,8 @@ def world_task_record(gated: GatedTask) -> WorldTaskRecord:
             "rollout_success": sum(r.verdict == 1 for r in gated.rollouts),
             "demonstration": None if best is None else [dict(m) for m in best.trajectory],
             "trajectories": [r.trajectory for r in gated.rollouts],
+            # the operations that turn the day into W0: a trainer row rebuilds the task from them
+            "setup": [op.model_dump(mode="json") for op in task.setup],
         },
         provenance=Provenance(generator=GENERATOR, generator_version=WORLD_GENERATOR, seed=task.index),
         gates=list(gated.gates),

@@ -19,6 +19,7 @@ from envpipeline.export.tool_names import VALID_TOOL_NAME, ToolNameMap
 from envpipeline.export.unified import AcceptedTask, ExportError, Rubric, from_task_record
 from envpipeline.export.verl_sft import decode_json_value
 from envpipeline.export.writers import ROW_FORMATS, write_all
+from envpipeline.models.env_spec import EnvSpec
 from tests.export_fixture import build_tasks
 
 MESSAGE = {"role": Value("string"), "content": Value("string")}
@@ -30,6 +31,7 @@ EXTRA_INFO = {
     "rubric": Value("string"),
     "tools_kwargs": Value("string"),
     "interaction_kwargs": Value("string"),
+    "env_spec": Value("string"),
 }
 
 
@@ -140,6 +142,12 @@ def test_verl_and_skyrl_rows_load_with_homogeneous_extra_info(exported: tuple[Pa
                 assert rubric.task_id == row["extra_info"]["task_id"]
                 assert row["extra_info"]["rubric"] == row[reward_key]["ground_truth"]
                 assert isinstance(json.loads(row["extra_info"]["tools_kwargs"]), dict)
+                spec = EnvSpec.model_validate_json(row["extra_info"]["env_spec"])
+                assert spec.task_id == row["extra_info"]["task_id"] and spec.criteria
+                if spec.family == "compose":  # the initial state travels with the row
+                    assert spec.environment["initial_state"]
+                if spec.family == "world":  # W0 inlined by the exporter that had the world folder
+                    assert spec.world_snapshot
                 assert [m["role"] for m in row["prompt"]] == ["system", "user"]
             assert ds["extra_info"][0]["index"] == 0
 
@@ -157,11 +165,15 @@ def test_trl_rl_rows_load(exported: tuple[Path, dict]) -> None:
                 "family": Value("string"),
                 "split": Value("string"),
                 "data_source": Value("string"),
+                "env_spec": Value("string"),
+                "environment": Value("string"),
             }
         )
         for row in ds:
             info = json.loads(row["info"])
             assert info["task_id"] == row["task_id"] and info["rubric"] == row["answer"]
+            spec = EnvSpec.model_validate_json(row["env_spec"])
+            assert (spec.version, spec.task_id, spec.family) == (1, row["task_id"], row["family"])
 
 
 def test_sft_rows_load_exactly_with_json_columns(

@@ -1,0 +1,38 @@
+"""Composed (CompoWorld) episodes: the four meta-tools over the task's live services.
+
+The environment is rebuilt from the spec's inline initial state (`ComposedEnvironment`); tools
+are ``list_services``, ``list_tools``, ``describe_tool`` and ``call_tool`` (`MetaToolbox`, whose
+service calls validate their arguments and answer bad ones with the 400 observation). The
+criteria are the task's own (`envpipeline.rubric.pass_vector`) over the live states and the
+submitted answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envpipeline.agents.environment import ComposedEnvironment
+from envpipeline.agents.metatools import META_TOOL_SCHEMAS, MetaToolbox
+from envpipeline.models.criteria import Criterion
+from envpipeline.models.env_spec import EnvSpec
+from envpipeline.rubric import pass_vector
+from envpipeline.trainers.episode import Episode, register_episode
+
+
+@register_episode("compose")
+class ComposedEpisode(Episode):
+    """A composed task's services behind the meta-tools."""
+
+    def __init__(self, spec: EnvSpec, **_options: Any) -> None:
+        super().__init__(spec)
+        self.toolbox = MetaToolbox(ComposedEnvironment.from_task_environment(spec.environment))
+        self.criteria = [Criterion.model_validate(c) for c in spec.criteria]
+
+    def agent_tools(self) -> dict[str, dict[str, Any]]:
+        return {schema["function"]["name"]: schema for schema in META_TOOL_SCHEMAS}
+
+    def run_tool(self, tool: str, arguments: dict[str, Any]) -> str:
+        return self.toolbox.dispatch(tool, arguments)
+
+    def criteria_passed(self) -> list[bool]:
+        return pass_vector(self.criteria, self.toolbox.env.states, self.answer)
