@@ -22,10 +22,11 @@ from envpipeline.commands.common import home_option, resolve_home
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="HTTP port.")
 def serve_mcp_command(task_id: str, transport: str, home: Path | None, host: str, port: int) -> None:
-    """Serve the tools of accepted composed task TASK_ID over MCP (namespaced names, JSON observations).
+    """Serve the tools of accepted composed task TASK_ID over MCP (provider-safe names, JSON observations).
 
-    The task is read from the lake (asset verified_composed_tasks); every call acts on the server's
-    own copy of the task's initial state. Blocks until the client disconnects (stdio) or Ctrl-C.
+    The task is read from the lake (asset verified_composed_tasks); each client session acts on its
+    own copy of the task's initial state, `reset` restores it and `score` grades it (checklist share
+    and binary). Blocks until the client disconnects (stdio) or Ctrl-C.
     """
     from envpipeline.export.mcp_serve import load_task, run_http, run_stdio
 

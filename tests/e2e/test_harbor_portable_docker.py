@@ -86,7 +86,9 @@ def trial(task: Path, tag: str, work: Path, solve: bool) -> tuple[dict, dict[str
     try:
         listed = docker("exec", "-u", "agent", agent, "python3", "/app/envtool.py", "services")
         seen["services"] = listed.stdout
-        seen["state"] = docker("exec", "-u", "agent", agent, "cat", "/srv/envtool/state.json", check=False).stderr
+        seen["state"] = docker(
+            "exec", "-u", "agent", agent, "cat", "/srv/envtool/state.json", check=False
+        ).stderr
         seen["app"] = docker("exec", "-u", "agent", agent, "ls", "-a", "/app").stdout
         if solve:
             docker("exec", agent, "mkdir", "-p", "/solution")

@@ -91,7 +91,9 @@ def test_both_modes_use_the_separate_verifier(both: dict[str, Path]) -> None:
         assert "/app/answer.txt" in config["artifacts"]
         assert config["metadata"]["envpipeline"]["harbor_mode"] == mode
         assert check_bundle(path).passed, [c.reason for c in check_bundle(path).failed()]
-    assert "/srv/envtool/calls.jsonl" in tomllib.loads((both["portable"] / "task.toml").read_text())["artifacts"]
+    assert (
+        "/srv/envtool/calls.jsonl" in tomllib.loads((both["portable"] / "task.toml").read_text())["artifacts"]
+    )
 
 
 def test_unknown_mode_is_refused(accepted: list[TaskRecord], tmp_path: Path) -> None:
@@ -126,9 +128,17 @@ def run_portable(task: Path, work: Path, solve: bool) -> dict:
         server.terminate()
         server.wait(timeout=10)
     logs = work / "logs"
-    verify = {**env, "ENVTOOL_APP": str(app), "ENVTOOL_LOGS": str(logs), "ENVTOOL_CALLS": str(srv / "calls.jsonl")}
+    verify = {
+        **env,
+        "ENVTOOL_APP": str(app),
+        "ENVTOOL_LOGS": str(logs),
+        "ENVTOOL_CALLS": str(srv / "calls.jsonl"),
+    }
     done = subprocess.run(
-        [sys.executable, "-I", str(task / "tests" / "evaluate.py")], env=verify, capture_output=True, text=True
+        [sys.executable, "-I", str(task / "tests" / "evaluate.py")],
+        env=verify,
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads((logs / "reward.json").read_text())
