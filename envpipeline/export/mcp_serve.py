@@ -170,7 +170,7 @@ def _quiet_server(task: TaskRecord) -> MCPServer:
     return server
 
 
-def _add_episode_tools(server: MCPServer, states: SessionStates) -> None:
+def _add_episode_tools(server: MCPServer, states: SessionStates, scoring: bool) -> None:
     task = states.task
 
     def reset(ctx: Context) -> dict[str, Any]:
@@ -183,11 +183,18 @@ def _add_episode_tools(server: MCPServer, states: SessionStates) -> None:
         return {"success": True, "data": score_state(task, states.get(session_key(ctx)), answer or "")}
 
     server.add_tool(reset, name=RESET_TOOL, description=reset.__doc__, structured_output=True)
-    server.add_tool(score, name=SCORE_TOOL, description=score.__doc__, structured_output=True)
+    if scoring:
+        server.add_tool(score, name=SCORE_TOOL, description=score.__doc__, structured_output=True)
 
 
-def create_task_server(task: TaskRecord, states: SessionStates | None = None) -> MCPServer:
-    """An MCPServer exposing every tool of `task`'s environment (each session on its own state)."""
+def create_task_server(
+    task: TaskRecord, states: SessionStates | None = None, scoring: bool = True
+) -> MCPServer:
+    """An MCPServer exposing every tool of `task`'s environment (each session on its own state).
+
+    `scoring=False` leaves out the ``score`` tool: it grades against the task's criteria, so a
+    server an agent under evaluation talks to should not offer it (the harness scores instead).
+    """
     states = states or SessionStates(task)
     server = _quiet_server(task)
     for service_name, service in sorted(states.fresh().services.items()):
@@ -203,7 +210,7 @@ def create_task_server(task: TaskRecord, states: SessionStates | None = None) ->
             registered = server._tool_manager.get_tool(safe)
             if registered is not None:  # publish the service's own schema (descriptions, enums, required)
                 registered.parameters = tool_def.json_schema(service_name)["function"]["parameters"]
-    _add_episode_tools(server, states)
+    _add_episode_tools(server, states, scoring)
     return server
 
 
@@ -214,14 +221,14 @@ def load_task(task_id: str, home: str | Path | None = None) -> TaskRecord:
     return load_accepted_task(task_id, home)
 
 
-def run_stdio(task: TaskRecord) -> None:
+def run_stdio(task: TaskRecord, scoring: bool = True) -> None:
     """Serve the task over stdio until the client closes the stream."""
-    create_task_server(task).run(transport="stdio")
+    create_task_server(task, scoring=scoring).run(transport="stdio")
 
 
-def run_http(task: TaskRecord, host: str = "127.0.0.1", port: int = 8000) -> None:
+def run_http(task: TaskRecord, host: str = "127.0.0.1", port: int = 8000, scoring: bool = True) -> None:
     """Serve the task over streamable HTTP (``http://HOST:PORT/mcp``) until interrupted."""
-    create_task_server(task).run(transport="streamable-http", host=host, port=port)
+    create_task_server(task, scoring=scoring).run(transport="streamable-http", host=host, port=port)
 
 
 def serve_http(task: TaskRecord, host: str = "127.0.0.1", port: int = 0) -> Any:

@@ -231,3 +231,15 @@ def test_stateless_clients_are_isolated_by_their_episode(accepted: list[TaskReco
         anyio.run(scenario)
     finally:
         server.stop()
+
+
+def test_no_scoring_leaves_the_grader_out(accepted: list[TaskRecord]) -> None:
+    task = accepted[0]
+
+    async def names(server) -> set[str]:
+        async with Client(server) as client:
+            return {t.name for t in (await client.list_tools()).tools}
+
+    assert SCORE_TOOL in anyio.run(names, create_task_server(task))
+    hidden = anyio.run(names, create_task_server(task, scoring=False))
+    assert SCORE_TOOL not in hidden and RESET_TOOL in hidden
