@@ -1,4 +1,4 @@
-"""A portable composed Harbor task built and run under Docker, the way Harbor runs it.
+"""Portable composed and world Harbor tasks built and run under Docker, the way Harbor runs them.
 
 This machine has no registry: ``python:3.11-slim`` cannot be pulled and PyPI is not reachable from
 a build. Test-only stand-in: when no ``python:3.11-slim`` image exists, one is built from the
@@ -24,7 +24,7 @@ import pytest
 
 from envpipeline.export.harbor import export_harbor
 from envpipeline.export.harbor_common import PORTABLE_BASE_IMAGE, RUNTIME_DISTRIBUTIONS
-from envpipeline.export.harbor_sample import accepted_composed
+from envpipeline.export.harbor_sample import accepted_composed, accepted_world_tasks
 from envpipeline.sandbox.base import BASE_IMAGE
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -124,3 +124,44 @@ def test_nop_gets_zero(images, tmp_path: Path) -> None:
     task, tag = images
     reward, _ = trial(task, tag, tmp_path, solve=False)
     assert reward["reward"] == 0, reward
+
+
+def world_trial(task: Path, tag: str, work: Path, solve: bool) -> dict:
+    """A world task: the agent's whole /app is the artifact, re-materialized in the verifier's image."""
+    agent = docker("run", "-d", "--network", "none", tag, "sleep", "infinity").stdout.strip()
+    try:
+        if solve:
+            docker("exec", agent, "mkdir", "-p", "/solution")
+            docker("cp", f"{task / 'solution'}/.", f"{agent}:/solution")
+            docker("exec", "-w", "/app", agent, "bash", "/solution/solve.sh")
+        docker("cp", f"{agent}:/app", str(work / "app"))
+    finally:
+        docker("rm", "-f", agent, check=False)
+    verifier = docker("run", "-d", "--network", "none", f"{tag}-verifier", "sleep", "infinity").stdout.strip()
+    try:
+        assert (
+            docker("exec", verifier, "test", "-e", "/app/manifest.json", check=False).returncode != 0
+        )  # no W0
+        docker("exec", verifier, "mkdir", "-p", "/app")
+        docker("cp", f"{work / 'app'}/.", f"{verifier}:/app")
+        docker("exec", verifier, "bash", "/tests/test.sh")
+        return json.loads(docker("exec", verifier, "cat", "/logs/verifier/reward.json").stdout)
+    finally:
+        docker("rm", "-f", verifier, check=False)
+
+
+def test_world_task_in_the_separate_verifier(public_base: str, tmp_path: Path) -> None:
+    worlds = tmp_path / "worlds"
+    tasks = accepted_world_tasks(worlds, 1)
+    task = export_harbor(tasks, tmp_path / "out", world_root=worlds, mode="portable")[0]
+    assert (task / "environment" / "Dockerfile").read_text().startswith(f"FROM {PORTABLE_BASE_IMAGE}\n")
+    tag = f"envpipeline-test-world-{uuid.uuid4().hex[:8]}"
+    try:
+        docker("build", "-q", "-t", tag, str(task / "environment"))
+        docker("build", "-q", "-t", f"{tag}-verifier", str(task / "tests"))
+        (tmp_path / "oracle").mkdir()
+        (tmp_path / "nop").mkdir()
+        assert world_trial(task, tag, tmp_path / "oracle", solve=True)["reward"] == 1
+        assert world_trial(task, tag, tmp_path / "nop", solve=False)["reward"] == 0
+    finally:
+        docker("rmi", "-f", tag, f"{tag}-verifier", check=False)
