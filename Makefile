@@ -60,12 +60,16 @@ base-image: ## build the offline Docker base image envpipeline/base:bookworm (no
 	scripts/build-base-image.sh
 
 HARBOR_SAMPLE ?= out/harbor-sample
-harbor-validate: $(STAMP) ## export every terminal family, composed and world tasks; bundle check, verify, Harbor's validator
+harbor-validate: $(STAMP) ## export every terminal family, composed and world tasks (offline and portable); bundle check, verify (offline), Harbor's validator
 	rm -rf $(HARBOR_SAMPLE)
 	$(BIN)/python -m envpipeline.export.harbor_sample $(HARBOR_SAMPLE)
 	$(BIN)/envpipeline bundle check $(HARBOR_SAMPLE)/*
 	$(BIN)/envpipeline bundle verify --sandbox $${ENVPIPELINE_SANDBOX:-local} $(HARBOR_SAMPLE)/*
 	scripts/harbor-validate.sh $(HARBOR_SAMPLE)
+	rm -rf $(HARBOR_SAMPLE)-portable
+	$(BIN)/python -m envpipeline.export.harbor_sample $(HARBOR_SAMPLE)-portable --mode portable
+	$(BIN)/envpipeline bundle check $(HARBOR_SAMPLE)-portable/*
+	scripts/harbor-validate.sh $(HARBOR_SAMPLE)-portable
 
 base-rootfs: $(STAMP) ## the base image's root filesystem for the local sandbox (docker export, else mmdebstrap; cached per image, no-op when current)
 	$(BIN)/python -m envpipeline.sandbox.rootfs

@@ -1,27 +1,40 @@
-"""Harbor task directories for the three families (terminal, composed, world).
+"""Harbor task directories for the three families (terminal, composed, world), in two modes.
 
 - **terminal** bundles are Harbor already: copied (links kept only inside the bundle, special
   files refused) with ``task.toml`` re-serialized through our schema.
 - **composed** tasks (`TaskRecord`, family ``compose``) become a task whose image runs the real
-  service implementations: ``environment/app/`` holds ``state.json`` (the joint initial state,
-  distractors included), ``envtool.py`` (the tools on the command line) and ``vendor/`` (the
-  envpipeline modules the services need plus pure copies of pydantic, pydantic_core,
-  annotated_types, typing_inspection and typing_extensions). The base image has only python3 and
-  pytest, and it runs Debian's Python 3.11, so the compiled pydantic_core of this interpreter
-  works there only when it is CPython 3.11 on the same platform: export refuses otherwise.
-  ``tests/evaluate.py`` replays the agent's call log on the initial state (``tests/task.json``)
-  and scores the criteria with its own copy of the runtime (``tests/vendor.tar.gz``, unpacked at
-  verification); ``solution/solve.py`` replays the reference solution through envtool.
+  service implementations behind ``envtool.py`` (the tools on the command line).
+  *offline* (default; `HarborMode`): ``FROM`` the local base image (python3 and pytest only);
+  ``environment/app/`` holds ``state.json`` (the joint initial state, distractors included),
+  envtool and ``vendor/`` (the envpipeline modules the services need plus copies of pydantic,
+  pydantic_core, annotated_types, typing_inspection and typing_extensions). The base runs
+  Debian's CPython 3.11, so the compiled pydantic_core of this interpreter works there only when
+  it is CPython 3.11 on the same platform: export refuses otherwise. The agent can read the
+  state file (the tools run in its process).
+  *portable*: ``FROM python:3.11-slim`` with exact ``pip install`` pins of pydantic and its
+  dependencies, no compiled file shipped. The services run as root (`envserver.py`, started by the
+  image's entrypoint, on 127.0.0.1:8765) from a root-only ``/srv/envtool`` holding the state, the
+  pure-Python envpipeline runtime and the call log; the agent runs as the unprivileged user
+  ``agent`` and gets only what the tools serve (``/app`` holds envtool, a client).
+  In both modes ``tests/evaluate.py`` replays the agent's call log on the initial state
+  (``tests/task.json``) and scores the criteria with its own copy of the runtime
+  (``tests/vendor.tar.gz``); ``solution/solve.py`` replays the reference solution through envtool.
 - **world** tasks (WildAWM `WorldTask`/`GatedTask`, given as ``(task, day_dir)`` pairs or with
   `world_root`) are written by `envpipeline.export.world_harbor`: the image holds the task's
   initial world and a stdlib ``worldtool.py`` for the web and MCP actions; the shell is the CLI.
 
+Verifier: Harbor's separate mode for composed and world tasks in both modes (``[verifier]
+environment_mode = "separate"``; harbor 0.26.0, harbor/models/task/config.py ``VerifierConfig``
+and harbor/models/task/verifier_mode.py): the verifier's image is built from ``tests/Dockerfile``
+(tests baked in at ``/tests``, no ``/app``), and the agent's outputs reach it as the task's
+``artifacts`` (call log and answer; the whole ``/app`` of a world task), re-materialized at their
+paths. The criteria, expected answers and initial state never enter the agent's image.
+
 Trust boundary: the verifier trusts nothing an agent can edit. Its code, the initial state and the
-runtime it imports live under ``tests/``, uploaded only after the agent phase, and it runs as
-``python3 -I`` (no current folder, no ``PYTHON*`` variables, no user site on its path), so
-rewriting ``/app/vendor`` or planting modules in ``/app`` changes nothing; editing
-``/app/state.json`` earns nothing either (the state is rebuilt from the call log). The agent's
-inputs are ``/app/calls.jsonl`` and ``/app/answer.txt``, read as data.
+runtime it imports live under ``tests/``, and it runs as ``python3 -I`` (no current folder, no
+``PYTHON*`` variables, no user site on its path), so rewriting ``/app/vendor`` or planting modules
+in ``/app`` changes nothing; editing ``/app/state.json`` earns nothing either (the state is rebuilt
+from the call log). The agent's inputs are the call log and ``/app/answer.txt``, read as data.
 """
 
 from __future__ import annotations
@@ -38,13 +51,32 @@ from typing import Any
 
 import envpipeline
 from envpipeline.errors import ConfigError
-from envpipeline.export.harbor_common import fresh_folder, harbor_difficulty, reproducible_tar_gz, safe_name
+from envpipeline.export.composed_portable import (
+    AGENT_USER,
+    ENTRYPOINT_SH,
+    PORTABLE_CALLS,
+    PORTABLE_TEST_SH,
+    portable_dockerfile,
+)
+from envpipeline.export.harbor_common import (
+    SEPARATE_VERIFIER,
+    HarborMode,
+    agent_dockerfile,
+    base_image,
+    fresh_folder,
+    harbor_difficulty,
+    reproducible_tar_gz,
+    runtime_pins,
+    safe_name,
+    verifier_dockerfile,
+)
 from envpipeline.export.runtime import RUNTIME_DIR
 from envpipeline.export.world_harbor import export_world_task
 from envpipeline.models.bundle import (
     AgentSection,
     BundlePaths,
     EnvironmentSection,
+    HealthcheckSection,
     MetadataSection,
     TaskConfig,
     VerifierSection,
@@ -53,7 +85,6 @@ from envpipeline.models.task import TaskRecord
 from envpipeline.models.world_task import GatedTask, WorldTask
 from envpipeline.terminal.bundle import dump_task_config, read_bundle, write_files
 from envpipeline.terminal.checks import check_path_safety
-from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
 
 #: Python of the base image (Debian bookworm): the vendored pydantic_core must match it.
 BASE_PYTHON = (3, 11)
@@ -129,15 +160,20 @@ def _files_under(root: Path, skip: tuple[str, ...] = ()) -> Iterable[tuple[str, 
             yield rel.as_posix(), path
 
 
-def vendor_files() -> dict[str, Path]:
-    """Relative path under ``vendor/`` -> source file, for the composed-task runtime."""
+def vendor_files(third_party: bool = True) -> dict[str, Path]:
+    """Relative path under ``vendor/`` -> source file, for the composed-task runtime.
+
+    `third_party` adds copies of pydantic and its dependencies (offline exports, whose base image
+    has none); portable exports ``pip install`` them instead and ship only envpipeline's own
+    pure-Python files.
+    """
     files: dict[str, Path] = {}
     package = Path(envpipeline.__file__).resolve().parent
     for part in ENVPIPELINE_PARTS:
         source = package / part
         for rel, path in _files_under(source, _SKIP_SERVICE_FILES):
             files[f"envpipeline/{part}" if source.is_file() else f"envpipeline/{part}/{rel}"] = path
-    for name in THIRD_PARTY:
+    for name in THIRD_PARTY if third_party else ():
         root = _module_root(name)
         prefix = "" if root.is_file() else f"{root.name}/"
         for rel, path in _files_under(root):
@@ -146,9 +182,9 @@ def vendor_files() -> dict[str, Path]:
 
 
 @functools.cache
-def vendor_tar() -> bytes:
+def vendor_tar(third_party: bool = True) -> bytes:
     """The vendored runtime as a reproducible ``.tar.gz`` (the verifier's own copy, in ``tests/``)."""
-    return reproducible_tar_gz(sorted(vendor_files().items()))
+    return reproducible_tar_gz(sorted(vendor_files(third_party).items()))
 
 
 def check_runtime_python() -> None:
@@ -161,9 +197,9 @@ def check_runtime_python() -> None:
         )
 
 
-def write_vendor(dest: Path, link_from: Path | None = None) -> None:
+def write_vendor(dest: Path, link_from: Path | None = None, third_party: bool = True) -> None:
     """Write the vendored runtime into `dest`; files of an earlier copy `link_from` are hard-linked."""
-    for rel, source in vendor_files().items():
+    for rel, source in vendor_files(third_party).items():
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         earlier = link_from / rel if link_from is not None else None
@@ -177,9 +213,20 @@ def write_vendor(dest: Path, link_from: Path | None = None) -> None:
         os.chmod(target, 0o644)
 
 
-def composed_task_config(record: TaskRecord) -> TaskConfig:
-    """The task.toml of a composed task, with its provenance under [metadata].envpipeline."""
+def composed_task_config(record: TaskRecord, mode: HarborMode = "offline") -> TaskConfig:
+    """The task.toml of a composed task, with its provenance under [metadata].envpipeline.
+
+    The verifier runs in Harbor's separate mode (its own container, built from ``tests/``); the
+    agent's call log and final answer reach it as artifacts (in portable mode the log is the
+    root-only one the envserver writes, and the agent runs as an unprivileged user).
+    """
     services = list(record.environment.services)
+    portable = mode == "portable"
+    runtime = (
+        f"envtool client + root-only envserver (envpipeline {envpipeline.__version__}, {' '.join(runtime_pins())})"
+        if portable
+        else f"envtool + vendored envpipeline {envpipeline.__version__} (cp311)"
+    )
     return TaskConfig(
         metadata=MetadataSection(
             author_name="envpipeline",
@@ -196,12 +243,17 @@ def composed_task_config(record: TaskRecord) -> TaskConfig:
                 "seed": record.provenance.seed,
                 "services": services,
                 "distractors": list(record.environment.distractors),
-                "runtime": f"envtool + vendored envpipeline {envpipeline.__version__} (cp311)",
+                "harbor_mode": mode,
+                "runtime": runtime,
             },
         ),
-        verifier=VerifierSection(timeout_sec=120.0),
-        agent=AgentSection(timeout_sec=900.0),
-        environment=EnvironmentSection(memory_mb=2048),
+        verifier=VerifierSection(timeout_sec=120.0, environment_mode=SEPARATE_VERIFIER),
+        agent=AgentSection(timeout_sec=900.0, user=AGENT_USER if portable else None),
+        environment=EnvironmentSection(
+            memory_mb=2048,
+            healthcheck=HealthcheckSection(command="python3 /app/envtool.py services") if portable else None,
+        ),
+        artifacts=[PORTABLE_CALLS if portable else "/app/calls.jsonl", "/app/answer.txt"],
     )
 
 
@@ -212,13 +264,20 @@ def joint_initial_state(record: TaskRecord) -> dict[str, Any]:
     return ComposedEnvironment.from_task_environment(record.environment).snapshot()
 
 
-def export_composed_task(record: TaskRecord, out: Path, link_vendor_from: Path | None = None) -> Path:
-    """Write one composed task as a Harbor task directory at `out`; returns `out`."""
+def export_composed_task(
+    record: TaskRecord, out: Path, link_vendor_from: Path | None = None, mode: HarborMode = "offline"
+) -> Path:
+    """Write one composed task as a Harbor task directory at `out` (see the module doc); returns `out`."""
     if record.family != "compose":
         raise ConfigError(f"{record.task_id}: not a composed task (family {record.family})")
-    check_runtime_python()
+    portable = mode == "portable"
+    if not portable:
+        check_runtime_python()
     state = joint_initial_state(record)
-    runtime = {name: (RUNTIME_DIR / name).read_text() for name in ("envtool.py", "evaluate.py", "solve.py")}
+    runtime = {
+        name: (RUNTIME_DIR / name).read_text()
+        for name in ("envtool.py", "evaluate.py", "solve.py", "envserver.py")
+    }
     plan = {
         "steps": [s.model_dump(mode="json") for s in record.reference_solution],
         "answer": record.reference_output,
@@ -228,36 +287,50 @@ def export_composed_task(record: TaskRecord, out: Path, link_vendor_from: Path |
         "criteria": [c.model_dump(mode="json") for c in record.criteria],
         "initial_state": state,
     }
+    pins = runtime_pins() if portable else []
     files: dict[str, str | bytes] = {
-        "task.toml": dump_task_config(composed_task_config(record)),
+        "task.toml": dump_task_config(composed_task_config(record, mode)),
         "instruction.md": f"{record.instruction.strip()}\n\n{ENVTOOL_USAGE}",
-        "environment/Dockerfile": STANDARD_DOCKERFILE,
-        "environment/app/state.json": json.dumps(state, sort_keys=True),
         "environment/app/envtool.py": runtime["envtool.py"],
-        "tests/test.sh": COMPOSED_TEST_SH,
+        "tests/Dockerfile": verifier_dockerfile(mode, pins),
+        "tests/test.sh": PORTABLE_TEST_SH if portable else COMPOSED_TEST_SH,
         "tests/evaluate.py": runtime["evaluate.py"],
         "tests/task.json": json.dumps(task, sort_keys=True, indent=1),
         "solution/solve.sh": SOLVE_SH,
         "solution/solve.py": runtime["solve.py"],
         "solution/steps.json": json.dumps(plan, sort_keys=True, indent=1),
     }
+    if portable:  # the state and the services live in a root-only folder, out of the agent's reach
+        files |= {
+            "environment/Dockerfile": portable_dockerfile(pins),
+            "environment/tools/entrypoint.sh": ENTRYPOINT_SH,
+            "environment/tools/envserver.py": runtime["envserver.py"],
+            "environment/tools/envtool.py": runtime["envtool.py"],
+            "environment/tools/state.json": json.dumps(state, sort_keys=True),
+        }
+    else:
+        files |= {
+            "environment/Dockerfile": agent_dockerfile(mode),
+            "environment/app/state.json": json.dumps(state, sort_keys=True),
+        }
     fresh_folder(out)
     write_files(out, files, executable={"environment/app/envtool.py"})
-    write_vendor(out / "environment" / "app" / "vendor", link_vendor_from)
-    write_vendor_tar(out / "tests" / "vendor.tar.gz", link_vendor_from)
+    vendor = out / "environment" / ("tools" if portable else "app") / "vendor"
+    write_vendor(vendor, link_vendor_from, third_party=not portable)
+    write_vendor_tar(out / "tests" / "vendor.tar.gz", link_vendor_from, third_party=not portable)
     return out
 
 
-def write_vendor_tar(target: Path, link_vendor_from: Path | None) -> None:
+def write_vendor_tar(target: Path, link_vendor_from: Path | None, third_party: bool = True) -> None:
     """The verifier's runtime archive, hard-linked from an earlier export's when one is given."""
     earlier = link_vendor_from.parents[2] / "tests" / "vendor.tar.gz" if link_vendor_from else None
-    if earlier is not None and earlier.is_file() and earlier.read_bytes() == vendor_tar():
+    if earlier is not None and earlier.is_file() and earlier.read_bytes() == vendor_tar(third_party):
         try:
             os.link(earlier, target)
             return
         except OSError:
             pass
-    target.write_bytes(vendor_tar())
+    target.write_bytes(vendor_tar(third_party))
     os.chmod(target, 0o644)
 
 
@@ -275,13 +348,21 @@ def export_terminal_bundle(source: str | Path, out: Path) -> Path:
     return out
 
 
-def export_harbor(items: Iterable[Any], out: str | Path, world_root: str | Path | None = None) -> list[Path]:
+def export_harbor(
+    items: Iterable[Any],
+    out: str | Path,
+    world_root: str | Path | None = None,
+    mode: HarborMode = "offline",
+) -> list[Path]:
     """Export composed `TaskRecord`s, terminal bundle folders and world tasks under `out` (``out/<name>``).
 
     A world task is a ``(WorldTask | GatedTask, day_dir)`` pair, or a bare task whose day folder is
     ``<world_root>/<persona_id>/day-<dd>`` (the layout `build_and_gate` writes). The vendored
-    runtime of composed tasks is hard-linked between tasks when the filesystem allows.
+    runtime of composed tasks is hard-linked between tasks when the filesystem allows. `mode`
+    (``offline`` or ``portable``, see `HarborMode`) applies to composed and world tasks; terminal
+    bundles are copied as their family wrote them (offline base image, shared verifier).
     """
+    base_image(mode)  # an unknown mode fails before anything is written
     world_types = (WorldTask, GatedTask)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -289,8 +370,10 @@ def export_harbor(items: Iterable[Any], out: str | Path, world_root: str | Path 
     first_vendor: Path | None = None
     for item in items:
         if isinstance(item, TaskRecord):
-            target = export_composed_task(item, out / safe_name(item.task_id), first_vendor)
-            first_vendor = first_vendor or target / "environment" / "app" / "vendor"
+            target = export_composed_task(item, out / safe_name(item.task_id), first_vendor, mode)
+            first_vendor = (
+                first_vendor or target / "environment" / ("tools" if mode == "portable" else "app") / "vendor"
+            )
         elif isinstance(item, world_types) or (
             isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], world_types)
         ):
@@ -300,7 +383,7 @@ def export_harbor(items: Iterable[Any], out: str | Path, world_root: str | Path 
                 if world_root is None:
                     raise ConfigError(f"{inner.task_id}: a world task needs its day folder or world_root")
                 day_dir = Path(world_root) / inner.persona_id / f"day-{inner.day:02d}"
-            target = export_world_task(task, day_dir, out / safe_name(inner.task_id))
+            target = export_world_task(task, day_dir, out / safe_name(inner.task_id), mode)
         elif isinstance(item, str | Path):
             bundle = read_bundle(item)
             target = export_terminal_bundle(item, out / safe_name(bundle.name.replace("/", "__")))

@@ -4,7 +4,7 @@
 verify` and Harbor's own validator (`scripts/harbor-validate.sh`) on it, so every exporter is
 exercised on every family at once. Everything is built offline in under a minute::
 
-    python -m envpipeline.export.harbor_sample OUT [--composed N] [--world N]
+    python -m envpipeline.export.harbor_sample OUT [--composed N] [--world N] [--mode offline|portable]
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from envpipeline.compose.author import ComposeConfig
 from envpipeline.compose.pipeline import compose_task
 from envpipeline.errors import ConfigError
 from envpipeline.export.harbor import export_harbor
+from envpipeline.export.harbor_common import HARBOR_MODES, HarborMode
 from envpipeline.export.unified import load_gated_tasks
 from envpipeline.models.task import TaskRecord
 from envpipeline.models.world_task import GatedTask
@@ -59,17 +60,21 @@ def accepted_world_tasks(root: Path, n: int) -> list[GatedTask]:
     return [g for g in gated if g.status == "accepted"][:n]
 
 
-def export_harbor_sample(out: str | Path, composed: int = 2, world: int = 2) -> list[Path]:
+def export_harbor_sample(
+    out: str | Path, composed: int = 2, world: int = 2, mode: HarborMode = "offline"
+) -> list[Path]:
     """Export every terminal family plus `composed` composed and `world` world tasks under `out`.
 
-    Returns the exported task folders (``out/<task>``), terminal families first.
+    Returns the exported task folders (``out/<task>``), terminal families first. `mode` is the
+    composed and world tasks' `HarborMode`.
     """
     out = Path(out)
     with tempfile.TemporaryDirectory(prefix="harbor-sample-") as scratch:
         sources = family_bundles(Path(scratch) / "bundles")
         worlds_root = Path(scratch) / "worlds"
         worlds = accepted_world_tasks(worlds_root, world) if world else []
-        return export_harbor([*sources, *accepted_composed(composed), *worlds], out, world_root=worlds_root)
+        items = [*sources, *accepted_composed(composed), *worlds]
+        return export_harbor(items, out, world_root=worlds_root, mode=mode)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,8 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="output folder (one sub-folder per task)")
     parser.add_argument("--composed", type=int, default=2, help="composed tasks to export")
     parser.add_argument("--world", type=int, default=2, help="world tasks to export")
+    parser.add_argument("--mode", choices=HARBOR_MODES, default="offline", help="Harbor export mode")
     args = parser.parse_args(argv)
-    for path in export_harbor_sample(args.out, args.composed, args.world):
+    for path in export_harbor_sample(args.out, args.composed, args.world, args.mode):
         print(path)
     return 0
 

@@ -41,7 +41,14 @@ from typing import Any
 
 import envpipeline
 from envpipeline.errors import ConfigError
-from envpipeline.export.harbor_common import fresh_folder, harbor_difficulty
+from envpipeline.export.harbor_common import (
+    SEPARATE_VERIFIER,
+    HarborMode,
+    agent_dockerfile,
+    fresh_folder,
+    harbor_difficulty,
+    verifier_dockerfile,
+)
 from envpipeline.export.runtime import RUNTIME_DIR
 from envpipeline.models.bundle import (
     AgentSection,
@@ -52,7 +59,6 @@ from envpipeline.models.bundle import (
 )
 from envpipeline.models.world_task import GatedTask, WorldTask
 from envpipeline.terminal.bundle import dump_task_config, write_files
-from envpipeline.terminal.families.base import STANDARD_DOCKERFILE
 from envpipeline.worlds import worldstore
 from envpipeline.worlds.tasks import criterion_scripts, prepare_initial
 
@@ -154,8 +160,12 @@ def exported_criteria(task: WorldTask) -> tuple[list[str], dict[str, Any]]:
     return kept, {"criteria": kept, "checklist": items}
 
 
-def world_task_config(task: WorldTask, difficulty: str | None) -> TaskConfig:
-    """The task.toml of a world task, with its provenance under [metadata].envpipeline."""
+def world_task_config(task: WorldTask, difficulty: str | None, mode: HarborMode = "offline") -> TaskConfig:
+    """The task.toml of a world task, with its provenance under [metadata].envpipeline.
+
+    The verifier runs in Harbor's separate mode: its image (``tests/Dockerfile``) holds no
+    ``/app``, and the agent's ``/app`` comes to it as the task's one artifact.
+    """
     dropped = [c.id for c in task.criteria if c.kind in TRAJECTORY_KINDS]
     return TaskConfig(
         metadata=MetadataSection(
@@ -171,13 +181,15 @@ def world_task_config(task: WorldTask, difficulty: str | None) -> TaskConfig:
                 "persona_id": task.persona_id,
                 "day": task.day,
                 "interface_flow": list(task.interface_flow),
+                "harbor_mode": mode,
                 "runtime": f"worldtool + stdlib worldstore (envpipeline {envpipeline.__version__})",
                 **({"not_exported": {"criteria": dropped, "why": NOT_EXPORTED_WHY}} if dropped else {}),
             },
         ),
-        verifier=VerifierSection(timeout_sec=120.0),
+        verifier=VerifierSection(timeout_sec=120.0, environment_mode=SEPARATE_VERIFIER),
         agent=AgentSection(timeout_sec=900.0),
         environment=EnvironmentSection(memory_mb=2048),
+        artifacts=["/app"],
     )
 
 
@@ -190,8 +202,14 @@ def world_instruction(task: WorldTask) -> str:
     )
 
 
-def export_world_task(item: WorldTask | GatedTask, day_dir: str | Path, out: str | Path) -> Path:
-    """Write one world task (W0 = `day_dir` + its setup) as a Harbor task directory at `out`."""
+def export_world_task(
+    item: WorldTask | GatedTask, day_dir: str | Path, out: str | Path, mode: HarborMode = "offline"
+) -> Path:
+    """Write one world task (W0 = `day_dir` + its setup) as a Harbor task directory at `out`.
+
+    Both modes ship the same files; `mode` picks the images' base (the tools are standard-library
+    Python, so a portable image needs no ``pip install``).
+    """
     task, difficulty = (item.task, item.difficulty) if isinstance(item, GatedTask) else (item, None)
     if isinstance(item, GatedTask) and item.status != "accepted":
         raise ConfigError(f"{task.task_id}: refusing to export a rejected task")
@@ -203,11 +221,12 @@ def export_world_task(item: WorldTask | GatedTask, day_dir: str | Path, out: str
     with tempfile.TemporaryDirectory(prefix="world-export-") as work:
         initial = prepare_initial(task, day_dir, Path(work) / f"day-{task.day:02d}")
         files: dict[str, str | bytes] = {
-            "task.toml": dump_task_config(world_task_config(task, difficulty)),
+            "task.toml": dump_task_config(world_task_config(task, difficulty, mode)),
             "instruction.md": world_instruction(task),
-            "environment/Dockerfile": STANDARD_DOCKERFILE,
+            "environment/Dockerfile": agent_dockerfile(mode),
             "environment/app/worldtool.py": (RUNTIME_DIR / "worldtool.py").read_text(),
             "environment/app/worldstore.py": worldstore_source(),
+            "tests/Dockerfile": verifier_dockerfile(mode),
             "tests/test.sh": WORLD_TEST_SH,
             "tests/initial.tar.gz": snapshot_tar(initial),
             "tests/checklist.json": json.dumps(checklist, sort_keys=True, indent=1),

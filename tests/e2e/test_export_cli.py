@@ -48,3 +48,24 @@ def test_export_every_row_format_loads_with_datasets(tmp_path):
         ).stdout
     )
     assert harbor["harbor"]["tasks"] == 8
+    assert harbor["harbor"]["mode"] == "offline"
+    portable = json.loads(
+        run_cli(
+            "export",
+            "--format",
+            "harbor",
+            "--harbor-mode",
+            "portable",
+            "--out",
+            str(tmp_path / "p"),
+            "--home",
+            str(home),
+            "--json",
+        ).stdout
+    )
+    assert portable["harbor"] == {"tasks": 8, "out": str(tmp_path / "p"), "mode": "portable"}
+    dockerfiles = list((tmp_path / "p").glob("*/environment/Dockerfile"))
+    assert len(dockerfiles) == 8 and all(
+        d.read_text().startswith("FROM python:3.11-slim\n") for d in dockerfiles
+    )
+    assert not list((tmp_path / "p").rglob("*.so")) and list((tmp_path / "h").rglob("*.so"))

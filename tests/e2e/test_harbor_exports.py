@@ -105,3 +105,38 @@ def test_harbor_package_loads_every_export(sample: list[Path], tmp_path: Path) -
     (broken / "instruction.md").unlink()
     again = validate(broken.parent)
     assert again.returncode == 1 and f"FAIL {broken}" in again.stdout
+
+
+@pytest.mark.slow
+def test_harbor_package_validates_both_modes_with_a_separate_verifier(tmp_path: Path) -> None:
+    """Offline and portable composed/world exports: Harbor's validator passes with no shared-verifier."""
+    python = _harbor_python()
+    if python is None:
+        pytest.skip("no Python >= 3.12 interpreter for harbor (set HARBOR_PYTHON)")
+    roots = []
+    for mode in ("offline", "portable"):
+        paths = export_harbor_sample(tmp_path / mode, composed=1, world=1, mode=mode)
+        roots += [p for p in paths if kind_of(p) in ("composed", "world")]
+    assert len(roots) == 4
+
+    def validate(*paths: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", str(REPO / "scripts" / "harbor-validate.sh"), *map(str, paths)],
+            env={**os.environ, "HARBOR_PYTHON": python},
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+
+    run = validate(*roots)
+    if run.returncode == 3:
+        pytest.skip(f"harbor could not be installed: {run.stderr[-500:]}")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert "4/4 task directories valid" in run.stdout and "shared-verifier" not in run.stdout
+    # the check can fail: the same task with the verifier back in the agent's sandbox is refused
+    shared = shutil.copytree(roots[-1], tmp_path / "shared" / roots[-1].name, symlinks=True)
+    toml = shared / "task.toml"
+    toml.write_text(toml.read_text().replace('environment_mode = "separate"\n', ""))
+    again = validate(shared)
+    assert again.returncode == 1 and "shared-verifier" in again.stdout

@@ -9,8 +9,10 @@
 
 Every command prints one JSON observation: {"success": true, "data": ...} or
 {"success": false, "error": {"code": 400|404|409, "message": ...}}. The services are the real
-envpipeline implementations (vendored under /app/vendor); the joint state lives in
-/app/state.json and every call is appended to /app/calls.jsonl.
+envpipeline implementations. Offline exports run them here (vendored under /app/vendor, the joint
+state in /app/state.json, every call appended to /app/calls.jsonl); portable exports set
+$ENVTOOL_SERVER and this script is only a client of `envserver.py`, which runs as root and holds
+the state and the call log out of the (unprivileged) agent's reach.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ import json
 import os
 import sys
 import tempfile
+import time
+import urllib.error
+import urllib.request
 from typing import Any
 
 APP = os.path.dirname(os.path.abspath(__file__))
@@ -26,6 +31,10 @@ VENDOR = os.path.join(APP, "vendor")
 STATE = os.path.join(APP, "state.json")
 CALLS = os.path.join(APP, "calls.jsonl")
 ANSWER = os.path.join(APP, "answer.txt")
+#: The envserver of a portable export (``http://127.0.0.1:8765``); unset: run the services here.
+SERVER = os.environ.get("ENVTOOL_SERVER", "")
+#: How long a client waits for the tools container to come up (seconds).
+SERVER_WAIT = 30.0
 
 if VENDOR not in sys.path:
     sys.path.insert(0, VENDOR)
@@ -90,6 +99,39 @@ def call(tool: str, arguments: Any) -> dict[str, Any]:
     return observation
 
 
+def remote(command: str, *args: Any) -> dict[str, Any]:
+    """Run one command on the envserver ($ENVTOOL_SERVER); retried while it starts."""
+    body = json.dumps({"command": command, "args": list(args)}).encode()
+    deadline = time.monotonic() + SERVER_WAIT
+    failure: Exception | None = None
+    while True:
+        # comma-separated candidates, tried in order
+        for url in SERVER.split(","):
+            request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(request, timeout=60) as response:
+                    return json.loads(response.read().decode("utf-8"))
+            except (urllib.error.URLError, ConnectionError) as e:
+                failure = e
+        if time.monotonic() > deadline:
+            return error(503, f"the tools service at {SERVER} is not reachable: {failure}")
+        time.sleep(0.5)
+
+
+def run_command(command: str, *args: Any) -> dict[str, Any]:
+    """`services`, `tools`, `describe` or `call` on the state here, or on the envserver."""
+    if SERVER:
+        return remote(command, *args)
+    if command == "call":
+        return call(args[0], args[1])
+    env = load_env()
+    if command == "services":
+        return list_services(env)
+    if command == "tools":
+        return list_tools(env, args[0])
+    return describe_tool(env, args[0])
+
+
 def answer(text: str) -> dict[str, Any]:
     """Record the final answer."""
     with open(ANSWER, "w", encoding="utf-8") as handle:
@@ -111,15 +153,13 @@ def main(argv: list[str]) -> int:
             except json.JSONDecodeError as e:
                 observation = error(400, f"arguments are not valid JSON: {e}")
             else:
-                observation = call(rest[0], arguments)
+                observation = run_command("call", rest[0], arguments)
     elif command == "answer":
         observation = answer(" ".join(rest))
     elif command == "services":
-        observation = list_services(load_env())
-    elif command == "tools" and rest:
-        observation = list_tools(load_env(), rest[0])
-    elif command == "describe" and rest:
-        observation = describe_tool(load_env(), rest[0])
+        observation = run_command("services")
+    elif command in ("tools", "describe") and rest:
+        observation = run_command(command, rest[0])
     else:
         observation = error(400, f"unknown command {' '.join(argv)!r}; run envtool.py --help")
     print(json.dumps(observation, ensure_ascii=False, sort_keys=True))

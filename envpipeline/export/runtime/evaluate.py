@@ -9,7 +9,8 @@ are evaluated with envpipeline's own rubric from the verifier's copy of the runt
 the agent can edit) on that state and on the final answer in ``/app/answer.txt``. Run it as
 ``python3 -I`` so nothing in the current folder or the environment is imported. Writes ``/logs/verifier/reward.json``
 ``{"reward": 0|1, "criteria_passed": k, "criteria_total": n}`` and ``reward-details.json``.
-Paths can be moved with $ENVTOOL_APP, $ENVTOOL_LOGS (for tests outside a container).
+Paths can be moved with $ENVTOOL_APP, $ENVTOOL_LOGS (for tests outside a container) and
+$ENVTOOL_CALLS (portable exports: the log the tools container wrote, collected by Harbor).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 APP = os.environ.get("ENVTOOL_APP", "/app")
 LOGS = os.environ.get("ENVTOOL_LOGS", "/logs/verifier")
+CALLS = os.environ.get("ENVTOOL_CALLS", os.path.join(APP, "calls.jsonl"))
 
 
 def unpack_runtime() -> str:
@@ -80,7 +82,7 @@ def main() -> int:
     with open(os.path.join(HERE, "task.json"), encoding="utf-8") as handle:
         task = json.load(handle)
     criteria = [Criterion.model_validate(c) for c in task["criteria"]]
-    calls = read_calls(os.path.join(APP, "calls.jsonl"))
+    calls = read_calls(CALLS)
     state, failed = replay(task["initial_state"], calls)
     answer_path = os.path.join(APP, "answer.txt")
     answer = ""

@@ -45,7 +45,7 @@ def main() -> int:
                 value = None
             template = binding.get("template", "{value}")
             arguments[name] = value if template == "{value}" else template.format(value=value)
-        observation = envtool.call(step["tool"], arguments)
+        observation = envtool.run_command("call", step["tool"], arguments)
         print(step["tool"], json.dumps(observation)[:300])
         observations.append(observation)
     envtool.answer(plan["answer"])
