@@ -5,15 +5,22 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: setup system-deps sandbox-ready run test test-full lint ui bench base-image base-rootfs harbor-validate clean
+.PHONY: setup lock system-deps sandbox-ready run test test-full lint ui bench base-image base-rootfs harbor-validate clean
 
-$(STAMP): pyproject.toml
+LOCK := requirements.lock
+
+# the application: every extra, each version pinned by the lock (pyproject.toml keeps ranges)
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet -c $(LOCK) -e ".[all,dev]"
 	touch $(STAMP)
 
-setup: $(STAMP) ## create .venv and install pinned dependencies
+setup: $(STAMP) ## create .venv and install the application with the versions of requirements.lock
+
+lock: ## rewrite requirements.lock from what .venv has installed (after changing pyproject.toml)
+	$(BIN)/pip install --quiet -e ".[all,dev]"
+	$(BIN)/python scripts/lock.py > $(LOCK).new && mv $(LOCK).new $(LOCK)
 
 system-deps: ## bubblewrap for the local sandbox, chromium for the browser tests (apt, when running as root)
 	@{ command -v bwrap && command -v chromium; } >/dev/null 2>&1 || { \
@@ -52,7 +59,7 @@ bench: $(STAMP) ## print throughput figures
 	$(BIN)/python bench/compose_throughput.py
 	$(BIN)/python bench/redteam_compose.py --candidates 1000
 	$(BIN)/python bench/sandbox_bench.py
-	$(BIN)/pip install --quiet -e ".[bench]"
+	$(BIN)/pip install --quiet -c $(LOCK) -e ".[bench]"
 	$(BIN)/python bench/milp_bench.py
 	$(BIN)/python bench/world_bench.py --gates
 

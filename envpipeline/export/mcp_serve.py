@@ -20,13 +20,18 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent
 from pydantic_core import PydanticUndefined
 
 from envpipeline.agents.environment import ComposedEnvironment
+from envpipeline.errors import MissingExtraError
 from envpipeline.models.task import TaskRecord
 from envpipeline.services.base import ToolDef
+
+try:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import CallToolResult, TextContent
+except ImportError as missing:
+    raise MissingExtraError("mcp", missing, needed_by=__name__) from missing
 
 
 def _signature(tool_def: ToolDef) -> inspect.Signature:
