@@ -5,9 +5,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: setup lock system-deps sandbox-ready run test test-full lint ui bench base-image base-rootfs harbor-validate clean
+.PHONY: setup lock trainers-env test-trainers system-deps sandbox-ready run test test-full lint ui bench base-image base-rootfs harbor-validate clean
 
 LOCK := requirements.lock
+TRAINERS_VENV := .venv-trainers
+TRAINERS_LIBS := $(TRAINERS_VENV)/.libraries-installed
+TRAINERS_STAMP := $(TRAINERS_VENV)/.installed
 
 # the application: every extra, each version pinned by the lock (pyproject.toml keeps ranges)
 $(STAMP): pyproject.toml $(LOCK)
@@ -21,6 +24,28 @@ setup: $(STAMP) ## create .venv and install the application with the versions of
 lock: ## rewrite requirements.lock from what .venv has installed (after changing pyproject.toml)
 	$(BIN)/pip install --quiet -e ".[all,dev]"
 	$(BIN)/python scripts/lock.py > $(LOCK).new && mv $(LOCK).new $(LOCK)
+
+# a trainer's environment: the pinned trainer libraries (TRAINERS_LIBS, built once), then the lean
+# core with no extras on top (TRAINERS_STAMP, again after a change to pyproject.toml); the freeze
+# taken before the core first went in lets tests/trainers check that it downgraded nothing
+$(TRAINERS_LIBS): requirements-trainers.txt requirements-trainers-nodeps.txt
+	rm -rf $(TRAINERS_VENV)
+	$(PYTHON) -m venv $(TRAINERS_VENV)
+	$(TRAINERS_VENV)/bin/pip install --quiet --upgrade pip
+	$(TRAINERS_VENV)/bin/pip install --quiet -r requirements-trainers.txt
+	$(TRAINERS_VENV)/bin/pip install --quiet --no-deps -r requirements-trainers-nodeps.txt
+	$(TRAINERS_VENV)/bin/pip freeze --all > $(TRAINERS_VENV)/freeze-before-envpipeline.txt
+	touch $(TRAINERS_LIBS)
+
+$(TRAINERS_STAMP): $(TRAINERS_LIBS) pyproject.toml
+	$(TRAINERS_VENV)/bin/pip install --quiet -e .
+	touch $(TRAINERS_STAMP)
+
+trainers-env: $(TRAINERS_STAMP) ## .venv-trainers: torch, transformers, TRL, datasets, SkyRL, verifiers, verl, OpenRLHF + the lean core
+
+test-trainers: $(TRAINERS_STAMP) ## the tests that need the real trainer libraries (tests/trainers), in .venv-trainers
+	HF_HUB_OFFLINE=1 $(TRAINERS_VENV)/bin/python -m pytest tests/trainers; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests in tests/trainers" >&2; exit 1; fi; exit $$rc
 
 system-deps: ## bubblewrap for the local sandbox, chromium for the browser tests (apt, when running as root)
 	@{ command -v bwrap && command -v chromium; } >/dev/null 2>&1 || { \
@@ -37,10 +62,11 @@ sandbox-ready: system-deps ## the local sandbox and its root filesystem, plus th
 run: $(STAMP) sandbox-ready ## materialize the whole asset graph offline and print a summary
 	$(BIN)/envpipeline run
 
-test: $(STAMP) sandbox-ready ## lint, format check, type check, then every test
+test: $(STAMP) sandbox-ready ## lint, format check, type check, every test, then tests/trainers in .venv-trainers
 	$(MAKE) --no-print-directory lint
 	$(BIN)/python -m pytest; rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; rc=1; fi; \
+	$(MAKE) --no-print-directory test-trainers || { [ $$rc -ne 0 ] || rc=1; }; exit $$rc
 
 test-full: $(STAMP) sandbox-ready ## every test, including the full matrices CI samples (full_matrix)
 	$(BIN)/python -m pytest -m "full_matrix or not full_matrix"
