@@ -10,6 +10,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 LOCK := requirements.lock
 TRAINERS_VENV := .venv-trainers
 TRAINERS_LIBS := $(TRAINERS_VENV)/.libraries-installed
+VERL_OVERLAY := $(abspath $(TRAINERS_VENV))/verl-overlay
 TRAINERS_STAMP := $(TRAINERS_VENV)/.installed
 
 # the application: every extra, each version pinned by the lock (pyproject.toml keeps ranges)
@@ -28,12 +29,16 @@ lock: ## rewrite requirements.lock from what .venv has installed (after changing
 # a trainer's environment: the pinned trainer libraries (TRAINERS_LIBS, built once), then the lean
 # core with no extras on top (TRAINERS_STAMP, again after a change to pyproject.toml); the freeze
 # taken before the core first went in lets tests/trainers check that it downgraded nothing
-$(TRAINERS_LIBS): requirements-trainers.txt requirements-trainers-nodeps.txt
+$(TRAINERS_LIBS): requirements-trainers.txt requirements-trainers-nodeps.txt requirements-trainers-verl-overlay.txt
 	rm -rf $(TRAINERS_VENV)
 	$(PYTHON) -m venv $(TRAINERS_VENV)
 	$(TRAINERS_VENV)/bin/pip install --quiet --upgrade pip
 	$(TRAINERS_VENV)/bin/pip install --quiet -r requirements-trainers.txt
 	$(TRAINERS_VENV)/bin/pip install --quiet --no-deps -r requirements-trainers-nodeps.txt
+	$(TRAINERS_VENV)/bin/pip install --quiet --no-deps --target $(VERL_OVERLAY) -r requirements-trainers-verl-overlay.txt
+	@# verl's and OpenRLHF's wheels install their own test suites as a top-level `tests` package,
+	@# which would shadow this repository's tests/ (tests.export_fixture, tests.trainers)
+	rm -rf "$$($(TRAINERS_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/tests"
 	$(TRAINERS_VENV)/bin/pip freeze --all > $(TRAINERS_VENV)/freeze-before-envpipeline.txt
 	touch $(TRAINERS_LIBS)
 
@@ -44,7 +49,7 @@ $(TRAINERS_STAMP): $(TRAINERS_LIBS) pyproject.toml
 trainers-env: $(TRAINERS_STAMP) ## .venv-trainers: torch, transformers, TRL, datasets, SkyRL, verifiers, verl, OpenRLHF + the lean core
 
 test-trainers: $(TRAINERS_STAMP) ## the tests that need the real trainer libraries (tests/trainers), in .venv-trainers
-	HF_HUB_OFFLINE=1 $(TRAINERS_VENV)/bin/python -m pytest tests/trainers; rc=$$?; \
+	HF_HUB_OFFLINE=1 ENVPIPELINE_VERL_OVERLAY=$(VERL_OVERLAY) $(TRAINERS_VENV)/bin/python -m pytest tests/trainers; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests in tests/trainers" >&2; exit 1; fi; exit $$rc
 
 system-deps: ## bubblewrap for the local sandbox, chromium for the browser tests (apt, when running as root)
