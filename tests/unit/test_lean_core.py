@@ -18,9 +18,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import pytest
 from packaging.utils import canonicalize_name
 
 from scripts.lock import closure, project_requirements
+
+pytestmark = pytest.mark.slow  # each test starts an interpreter (1-5 s)
 
 ROOT = Path(__file__).resolve().parents[2]
 #: what a trainer's environment imports: models, services, rewards, environments, exports
