@@ -5,15 +5,52 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: setup system-deps sandbox-ready run test test-full lint ui bench base-image base-rootfs harbor-validate clean
+.PHONY: setup lock trainers-env test-trainers system-deps sandbox-ready run test test-full lint ui bench base-image base-rootfs harbor-validate clean
 
-$(STAMP): pyproject.toml
+LOCK := requirements.lock
+TRAINERS_VENV := .venv-trainers
+TRAINERS_LIBS := $(TRAINERS_VENV)/.libraries-installed
+VERL_OVERLAY := $(abspath $(TRAINERS_VENV))/verl-overlay
+TRAINERS_STAMP := $(TRAINERS_VENV)/.installed
+
+# the application: every extra, each version pinned by the lock (pyproject.toml keeps ranges)
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet -c $(LOCK) -e ".[all,dev]"
 	touch $(STAMP)
 
-setup: $(STAMP) ## create .venv and install pinned dependencies
+setup: $(STAMP) ## create .venv and install the application with the versions of requirements.lock
+
+lock: ## rewrite requirements.lock from what .venv has installed (after changing pyproject.toml)
+	$(BIN)/pip install --quiet -e ".[all,dev]"
+	$(BIN)/python scripts/lock.py > $(LOCK).new && mv $(LOCK).new $(LOCK)
+
+# a trainer's environment: the pinned trainer libraries (TRAINERS_LIBS, built once), then the lean
+# core with no extras on top (TRAINERS_STAMP, again after a change to pyproject.toml); the freeze
+# taken before the core first went in lets tests/trainers check that it downgraded nothing
+$(TRAINERS_LIBS): requirements-trainers.txt requirements-trainers-nodeps.txt requirements-trainers-verl-overlay.txt
+	rm -rf $(TRAINERS_VENV)
+	$(PYTHON) -m venv $(TRAINERS_VENV)
+	$(TRAINERS_VENV)/bin/pip install --quiet --upgrade pip
+	$(TRAINERS_VENV)/bin/pip install --quiet -r requirements-trainers.txt
+	$(TRAINERS_VENV)/bin/pip install --quiet --no-deps -r requirements-trainers-nodeps.txt
+	$(TRAINERS_VENV)/bin/pip install --quiet --no-deps --target $(VERL_OVERLAY) -r requirements-trainers-verl-overlay.txt
+	@# verl's and OpenRLHF's wheels install their own test suites as a top-level `tests` package,
+	@# which would shadow this repository's tests/ (tests.export_fixture, tests.trainers)
+	rm -rf "$$($(TRAINERS_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/tests"
+	$(TRAINERS_VENV)/bin/pip freeze --all > $(TRAINERS_VENV)/freeze-before-envpipeline.txt
+	touch $(TRAINERS_LIBS)
+
+$(TRAINERS_STAMP): $(TRAINERS_LIBS) pyproject.toml
+	$(TRAINERS_VENV)/bin/pip install --quiet -e .
+	touch $(TRAINERS_STAMP)
+
+trainers-env: $(TRAINERS_STAMP) ## .venv-trainers: torch, transformers, TRL, datasets, SkyRL, verifiers, verl, OpenRLHF + the lean core
+
+test-trainers: $(TRAINERS_STAMP) ## the tests that need the real trainer libraries (tests/trainers), in .venv-trainers
+	HF_HUB_OFFLINE=1 ENVPIPELINE_VERL_OVERLAY=$(VERL_OVERLAY) $(TRAINERS_VENV)/bin/python -m pytest tests/trainers; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests in tests/trainers" >&2; exit 1; fi; exit $$rc
 
 system-deps: ## bubblewrap for the local sandbox, chromium for the browser tests (apt, when running as root)
 	@{ command -v bwrap && command -v chromium; } >/dev/null 2>&1 || { \
@@ -30,10 +67,11 @@ sandbox-ready: system-deps ## the local sandbox and its root filesystem, plus th
 run: $(STAMP) sandbox-ready ## materialize the whole asset graph offline and print a summary
 	$(BIN)/envpipeline run
 
-test: $(STAMP) sandbox-ready ## lint, format check, type check, then every test
+test: $(STAMP) sandbox-ready ## lint, format check, type check, every test, then tests/trainers in .venv-trainers
 	$(MAKE) --no-print-directory lint
 	$(BIN)/python -m pytest; rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; rc=1; fi; \
+	$(MAKE) --no-print-directory test-trainers || { [ $$rc -ne 0 ] || rc=1; }; exit $$rc
 
 test-full: $(STAMP) sandbox-ready ## every test, including the full matrices CI samples (full_matrix)
 	$(BIN)/python -m pytest -m "full_matrix or not full_matrix"
@@ -52,7 +90,7 @@ bench: $(STAMP) ## print throughput figures
 	$(BIN)/python bench/compose_throughput.py
 	$(BIN)/python bench/redteam_compose.py --candidates 1000
 	$(BIN)/python bench/sandbox_bench.py
-	$(BIN)/pip install --quiet -e ".[bench]"
+	$(BIN)/pip install --quiet -c $(LOCK) -e ".[bench]"
 	$(BIN)/python bench/milp_bench.py
 	$(BIN)/python bench/world_bench.py --gates
 

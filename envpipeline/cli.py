@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-import click
+from envpipeline.errors import MissingExtraError
+
+try:
+    import click
+    import rich  # noqa: F401  (the commands print through it)
+except ImportError as missing:
+    raise MissingExtraError("cli", missing, needed_by="the envpipeline command") from missing
 
 from envpipeline.commands.compose import audit_command, compose_command, services_group
 from envpipeline.commands.export import export_command

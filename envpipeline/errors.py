@@ -8,7 +8,8 @@
     ├── StoreError             lake or catalog problems
     │   └── UnknownTaskError   an id the store has never seen
     ├── SandboxError           sandbox setup or isolation problems
-    └── LLMError               an LLM endpoint that fails (connection, timeout, bad response) after retries
+    ├── LLMError               an LLM endpoint that fails (connection, timeout, bad response) after retries
+    └── MissingExtraError      an optional dependency the lean install left out (also an ImportError)
 
 Tool failures inside an environment are *not* exceptions: a tool returns an error observation
 (400/404/409) and the agent sees it. Rejected candidates are *not* exceptions either: they are
@@ -50,3 +51,19 @@ class SandboxError(EnvpipelineError):
 
 class LLMError(EnvpipelineError):
     """An LLM call that failed after its retries: connection, timeout or an unusable response."""
+
+
+class MissingExtraError(EnvpipelineError, ImportError):
+    """A module that needs an optional dependency the lean `pip install envpipeline` leaves out.
+
+    The message names the missing module and the extra that brings it, e.g.
+    ``envpipeline.store.lake needs duckdb: pip install 'envpipeline[cli]'``.
+    """
+
+    def __init__(self, extra: str, missing: ImportError, *, needed_by: str) -> None:
+        module = missing.name or str(missing)
+        super().__init__(
+            f"{needed_by} needs {module}, an optional dependency: pip install 'envpipeline[{extra}]'",
+            name=module,
+        )
+        self.extra = extra

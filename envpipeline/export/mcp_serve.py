@@ -29,16 +29,20 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult, TextContent
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-
 from envpipeline.agents.environment import ComposedEnvironment
+from envpipeline.errors import MissingExtraError
 from envpipeline.export.tool_names import safe_tool_name
 from envpipeline.models.task import TaskRecord
 from envpipeline.rewards.modes import get_reward_mode
 from envpipeline.rubric import pass_vector
 from envpipeline.services.base import ToolDef
+
+try:
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.types import CallToolResult, TextContent
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+except ImportError as missing:
+    raise MissingExtraError("mcp", missing, needed_by=__name__) from missing
 
 #: The episode tools every task server adds beside the service tools.
 RESET_TOOL, SCORE_TOOL = "reset", "score"

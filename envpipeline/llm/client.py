@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from envpipeline.errors import ConfigError, LLMError
+from envpipeline.errors import ConfigError, LLMError, MissingExtraError
 from envpipeline.llm.cache import ResponseCache, request_key
 from envpipeline.llm.usage import Usage, UsageSnapshot
 
@@ -64,10 +64,17 @@ class LLMResponse(BaseModel):
 
 
 def _import_litellm() -> Any:
-    """litellm, imported offline-safe and quiet."""
+    """litellm, imported offline-safe and quiet (a `MissingExtraError` without the `[llm]` extra)."""
     with _IMPORT_LOCK:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
+        try:
+            import litellm
+
+            # litellm retries (num_retries > 0) through tenacity without requiring it: without it
+            # a failed request ends in "tenacity import failed" instead of an LLMError
+            import tenacity  # noqa: F401
+        except ImportError as missing:
+            raise MissingExtraError("llm", missing, needed_by="envpipeline.llm") from missing
 
         litellm.suppress_debug_info = True
         return litellm

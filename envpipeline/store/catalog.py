@@ -17,10 +17,13 @@ import fcntl
 import os
 from pathlib import Path
 
-import duckdb
-
-from envpipeline.errors import StoreError
+from envpipeline.errors import MissingExtraError, StoreError
 from envpipeline.store.lake import Lake
+
+try:
+    import duckdb
+except ImportError as missing:
+    raise MissingExtraError("cli", missing, needed_by=__name__) from missing
 
 #: Suffix of the database a refresh builds before renaming it over the catalog.
 BUILDING_SUFFIX = ".building"

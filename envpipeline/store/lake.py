@@ -17,14 +17,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from envpipeline.canonical import canonical_hash
-from envpipeline.errors import StoreError
+from envpipeline.errors import MissingExtraError, StoreError
 from envpipeline.files import replace_atomically
 from envpipeline.processes import process_alive
+
+try:
+    import duckdb
+except ImportError as missing:
+    raise MissingExtraError("cli", missing, needed_by=__name__) from missing
 
 PARTITION_KEY = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 ASSET_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")

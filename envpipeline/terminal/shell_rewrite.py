@@ -27,8 +27,14 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
-import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+from envpipeline.errors import MissingExtraError
+
+try:
+    import tree_sitter_bash
+    from tree_sitter import Language, Node, Parser
+except ImportError as missing:
+    raise MissingExtraError("sandbox", missing, needed_by=__name__) from missing
+
 
 _ARG_TYPES = {"word", "string", "raw_string", "concatenation", "simple_expansion", "expansion", "number"}
 _LOCAL_URL = re.compile(r"^\w+://(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])(?=[:/]|$)")

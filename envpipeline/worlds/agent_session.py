@@ -18,10 +18,14 @@ from html import unescape
 from pathlib import Path
 from typing import Any, Protocol
 
-import httpx
-from mcp import Client
-
+from envpipeline.errors import MissingExtraError
 from envpipeline.sandbox.base import Sandbox
+
+try:
+    import httpx
+    from mcp import Client
+except ImportError as missing:
+    raise MissingExtraError("worlds", missing, needed_by=__name__) from missing
 
 DIRECT_BACKEND = "direct-subprocess (no sandbox available)"
 #: How much of each observation (tool result, page text) the trajectory keeps for the judges.

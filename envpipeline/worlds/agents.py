@@ -25,14 +25,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
-import httpx
-from mcp import Client
-
+from envpipeline.errors import MissingExtraError
 from envpipeline.models.world_task import WorldTask
 from envpipeline.sandbox.base import Sandbox
 from envpipeline.worlds.agent_actions import ACTIONS
 from envpipeline.worlds.agent_session import Session, open_shell
+
+try:
+    import anyio
+    import httpx
+    from mcp import Client
+except ImportError as missing:
+    raise MissingExtraError("worlds", missing, needed_by=__name__) from missing
 
 #: Per-step mistake probability by skill level (hinted); unhinted agents add UNHINTED_EXTRA.
 SKILLS: dict[str, float] = {"expert": 0.03, "skilled": 0.08, "novice": 0.2}

@@ -29,9 +29,13 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
+from envpipeline.errors import MissingExtraError
 from envpipeline.rewards.cfrr import grpo_advantages
+
+try:
+    import numpy as np
+except ImportError as missing:
+    raise MissingExtraError("worlds", missing, needed_by=__name__) from missing
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")
 ALPHA, BETA = 0.5, 0.1

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from envpipeline.errors import ConfigError, EnvpipelineError, LLMError
+from envpipeline.errors import ConfigError, EnvpipelineError, LLMError, MissingExtraError
 from envpipeline.llm import LLMClient, LLMConfig
 from tests.llm_server import Reply, ScriptedLLMServer, llm_server_fixture  # noqa: F401 - the fixture
 
@@ -181,3 +182,22 @@ def test_resource_shares_one_client_per_config(llm_server: ScriptedLLMServer) ->
     resource.client().complete(HELLO)
     again.client().complete([{"role": "user", "content": "2"}])
     assert resource.client().usage().calls >= 2
+
+
+def test_unreachable_endpoint_with_default_retries_is_llm_error() -> None:
+    """Retries go through tenacity (the `[llm]` extra): a server that is down is an LLMError, not
+    litellm's "tenacity import failed"."""
+    server = ScriptedLLMServer().start()
+    api_base = server.api_base
+    server.stop()
+    client = LLMClient(LLMConfig(model="openai/x", api_base=api_base, timeout_sec=2))
+    assert client.config.num_retries == 2
+    with pytest.raises(LLMError, match="failed after 2 retries"):
+        client.complete(HELLO)
+
+
+def test_without_tenacity_the_client_names_the_llm_extra(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "tenacity", None)  # `import tenacity` now raises ImportError
+    client = LLMClient(LLMConfig(model="openai/x", api_base="http://127.0.0.1:9/v1"))
+    with pytest.raises(MissingExtraError, match=r"needs tenacity.*pip install 'envpipeline\[llm\]'"):
+        client.complete(HELLO)

@@ -7,7 +7,12 @@ import threading
 import time
 from typing import Any
 
-import uvicorn
+from envpipeline.errors import MissingExtraError
+
+try:
+    import uvicorn
+except ImportError as missing:
+    raise MissingExtraError("worlds", missing, needed_by=__name__) from missing
 
 
 class BackgroundServer:

@@ -10,13 +10,17 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import anyio
-import httpx
-from mcp import Client
-
+from envpipeline.errors import MissingExtraError
 from envpipeline.models.gates import GateResult
 from envpipeline.worlds.interfaces.mcp_server import TOOL_NAMES
 from envpipeline.worlds.interfaces.serve import serve_world
+
+try:
+    import anyio
+    import httpx
+    from mcp import Client
+except ImportError as missing:
+    raise MissingExtraError("worlds", missing, needed_by=__name__) from missing
 
 CHECK_NAME = "live_health"
 

@@ -25,11 +25,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-
+from envpipeline.errors import MissingExtraError
 from envpipeline.worlds.interfaces._serving import BackgroundServer
 from envpipeline.worlds.worldstore import WorldInputError, WorldStore
+
+try:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+except ImportError as missing:
+    raise MissingExtraError("worlds", missing, needed_by=__name__) from missing
 
 #: Every tool the server exposes (health checks compare against it).
 TOOL_NAMES = (

@@ -26,13 +26,17 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.routing import Route
-
+from envpipeline.errors import MissingExtraError
 from envpipeline.worlds.interfaces._serving import BackgroundServer
 from envpipeline.worlds.worldstore import MAIL_FOLDERS, WorldInputError, WorldStore
+
+try:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse, RedirectResponse, Response
+    from starlette.routing import Route
+except ImportError as missing:
+    raise MissingExtraError("worlds", missing, needed_by=__name__) from missing
 
 STYLE = (
     "body{font-family:sans-serif;max-width:60rem;margin:1rem auto;padding:0 1rem}"
