@@ -34,9 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
-
-from envpipeline.errors import ConfigError
+from envpipeline.errors import ConfigError, MissingExtraError
 from envpipeline.export.tool_names import safe_tool_name
 from envpipeline.models.env_spec import EnvSpec
 from envpipeline.models.world import Operation
@@ -48,6 +46,11 @@ from envpipeline.worlds.allowance import called_through
 from envpipeline.worlds.criteria import check_all
 from envpipeline.worlds.delta import apply_ops
 from envpipeline.worlds.state import day_path
+
+try:
+    import anyio
+except ImportError as missing:
+    raise MissingExtraError("worlds", missing, needed_by=__name__) from missing
 
 T = TypeVar("T")
 #: The parts of a day folder that make a task's W0 (as the Harbor world export ships them).
