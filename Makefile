@@ -67,11 +67,15 @@ sandbox-ready: system-deps ## the local sandbox and its root filesystem, plus th
 run: $(STAMP) sandbox-ready ## materialize the whole asset graph offline and print a summary
 	$(BIN)/envpipeline run
 
-test: $(STAMP) sandbox-ready ## lint, format check, type check, every test, then tests/trainers in .venv-trainers
+TRAINERS_LOG := .venv-trainers.log
+test: $(STAMP) sandbox-ready ## lint, format check, type check, every test; tests/trainers in .venv-trainers alongside
 	$(MAKE) --no-print-directory lint
+	@# the trainers' environment (mostly downloads) and its tests run beside the main suite
+	$(MAKE) --no-print-directory test-trainers > $(TRAINERS_LOG) 2>&1 & trainers=$$!; \
 	$(BIN)/python -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; rc=1; fi; \
-	$(MAKE) --no-print-directory test-trainers || { [ $$rc -ne 0 ] || rc=1; }; exit $$rc
+	wait $$trainers; trc=$$?; echo "--- tests/trainers (.venv-trainers) ---"; cat $(TRAINERS_LOG); \
+	if [ $$trc -ne 0 ]; then echo "tests/trainers failed ($$trc)" >&2; [ $$rc -ne 0 ] || rc=1; fi; exit $$rc
 
 test-full: $(STAMP) sandbox-ready ## every test, including the full matrices CI samples (full_matrix)
 	$(BIN)/python -m pytest -m "full_matrix or not full_matrix"
