@@ -5,7 +5,8 @@ Layout (``<out>/``)::
     accepted_tasks.parquet          one AcceptedTask per row (all families)
     README.md                       the dataset card
     splits.json                     task_id -> split, plus the leakage report
-    verl/{rl,eval}.parquet          verl RL rows           (rows.verl_rl_row)
+    verl/{rl,eval}.parquet          verl RL rows           (rows.verl_rl_row; tools_kwargs as a struct)
+    verl/tool_config.yaml           verl tool config       (trainers.verl_config)
     skyrl/{rl,eval}.parquet         SkyRL rows             (rows.skyrl_row)
     trl-rl/{rl,eval}.parquet        TRL / verifiers rows   (rows.trl_rl_row)
     verl-sft/{sft,eval}.parquet     verl multi-turn SFT    (rows.verl_sft_row)
@@ -111,7 +112,12 @@ def write_format(
     """
     folder = Path(out) / fmt
     written = []
-    for name, rows in format_rows(fmt, tasks, split).items():
+    rows_by_split = format_rows(fmt, tasks, split)
+    if fmt == "verl":  # tools_kwargs as verl's agent loop reads them, and verl/tool_config.yaml
+        from envpipeline.trainers.verl_config import prepare_verl_export
+
+        rows_by_split = prepare_verl_export(rows_by_split, tasks, folder, suffix)
+    for name, rows in rows_by_split.items():
         path = folder / f"{name}.{suffix}"
         try:
             written.append(write_rows(rows, path, suffix))
