@@ -35,4 +35,6 @@ def build_tasks(root: Path) -> list[AcceptedTask]:
     materialize_seed(TERMINAL_SEED, root / "bundles")
     build_and_gate(1, 1, 0, root / "worlds", tasks_per_world_day=1, live_health=False, replay=False)
     gated = load_gated_tasks(root / "worlds" / "tasks.jsonl")
-    return accepted_tasks(composed_records(), gated, [root / "bundles" / TERMINAL_SEED])
+    return accepted_tasks(
+        composed_records(), gated, [root / "bundles" / TERMINAL_SEED], worlds_root=root / "worlds"
+    )

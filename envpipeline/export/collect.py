@@ -68,7 +68,12 @@ def collect_accepted(lake: Lake) -> list[AcceptedTask]:
     """
     sources = accepted_sources(lake)
     tasks = [from_task_record(t, source="verified_composed_tasks") for t in sources["compose"]]
-    tasks += [from_gated_task(g, source="gated_world_tasks") for g in sources["world"]]
+    # world rows inline their W0 (env_spec) from the day folders persona_worlds recorded
+    days = {(r["persona_id"], r["day"]): Path(r["day_dir"]) for r in _rows(lake, "persona_worlds", "true")}
+    for g in sources["world"]:
+        day_dir = days.get((g.task.persona_id, g.task.day))
+        root = day_dir.parent.parent if day_dir is not None and (day_dir / "apps").is_dir() else None
+        tasks.append(from_gated_task(g, source="gated_world_tasks", worlds_root=root))
     red_team = terminal_red_team(lake)
     tasks += [
         from_bundle(p, verification={"oracle": True, "nop": True}, red_team=red_team.get(p))

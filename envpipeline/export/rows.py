@@ -4,13 +4,16 @@ Row schemas (all ids and rubrics are strings; varying payloads are JSON strings)
 
 * verl RL: ``data_source`` ("envpipeline/<family>"), ``prompt`` ([system, user] chat messages),
   ``ability``, ``reward_model`` {"style": "rule", "ground_truth": rubric JSON}, ``extra_info``
-  {"index", "split", "task_id", "family", "rubric", "tools_kwargs", "interaction_kwargs"} — the same
-  keys and types on every row, the last three JSON strings — and ``agent_name`` "tool_agent".
+  {"index", "split", "task_id", "family", "rubric", "tools_kwargs", "interaction_kwargs", "env_spec"}
+  — the same keys and types on every row, the last four JSON strings — and ``agent_name``
+  "tool_agent". ``env_spec`` is the versioned `envpipeline.models.env_spec.EnvSpec` a rollout
+  worker rebuilds the live environment from with no lake (`envpipeline.trainers.episode_from_row`).
 * SkyRL: the verl row with ``reward_spec`` {"method": "rule", "ground_truth"} instead of
   ``reward_model``, ``env_class`` "envpipeline" instead of ``agent_name``.
 * TRL / verifiers RL: ``prompt``, ``answer`` (rubric JSON), ``info`` (JSON string: task_id, family,
-  rubric, tools), plus ``task_id``, ``family``, ``split``, ``data_source`` columns (all columns but
-  ``prompt`` reach TRL reward functions as keyword lists).
+  rubric, tools), plus ``task_id``, ``family``, ``split``, ``data_source`` and ``env_spec`` columns
+  (all columns but ``prompt`` reach TRL reward functions as keyword lists and
+  ``environment_factory`` resets as keyword arguments).
 * verl multi-turn SFT: ``messages`` (tool-call ``arguments`` as dicts, as HF chat templates want),
   ``tools`` (flat schemas), ``task_id``, ``family``.
 * TRL SFT: ``messages`` (arguments as dicts), ``messages_wire`` (arguments as JSON strings, the
@@ -66,6 +69,7 @@ def _extra_info(task: AcceptedTask, split: str, index: int) -> dict[str, Any]:
         "rubric": task.criteria,
         "tools_kwargs": json.dumps(_tools_kwargs(task), sort_keys=True),
         "interaction_kwargs": json.dumps(interaction, sort_keys=True),
+        "env_spec": task.env_spec,
     }
 
 
@@ -111,6 +115,7 @@ def trl_rl_row(task: AcceptedTask, split: str, index: int) -> dict[str, Any]:
         "family": task.family,
         "split": split,
         "data_source": f"envpipeline/{task.family}",
+        "env_spec": task.env_spec,
     }
 
 

@@ -18,6 +18,7 @@ from envpipeline.errors import ConfigError
 from envpipeline.export.schemas import flatten_schema, schemas_from_messages
 from envpipeline.models.criteria import Criterion, VerifierCriterion
 from envpipeline.models.dataset import AcceptedTask, CheckKind, Rubric, RubricChecklistItem, RubricCriterion
+from envpipeline.models.env_spec import env_spec_of
 from envpipeline.models.task import (
     ComposeEnvironmentRef,
     Family,
@@ -255,13 +256,16 @@ def _gate_stats(record: TaskRecord) -> dict[str, Any]:
     }
 
 
-def accepted_task(record: TaskRecord, source: str = "", keep_hints: bool = False) -> AcceptedTask:
+def accepted_task(
+    record: TaskRecord, source: str = "", keep_hints: bool = False, world_snapshot: str | None = None
+) -> AcceptedTask:
     """The dataset row of one accepted record of any family.
 
     Args:
         record: an accepted task record.
         source: where it was read from (an asset name or a folder).
         keep_hints: keep the hints in a world task's SFT user turn.
+        world_snapshot: a world task's W0 to inline in its ``env_spec`` (base64 .tar.gz).
     """
     if record.status != "accepted":
         raise ExportError(f"task {record.task_id} is {record.status}, only accepted tasks are exported")
@@ -294,6 +298,7 @@ def accepted_task(record: TaskRecord, source: str = "", keep_hints: bool = False
             {**record.provenance.model_dump(), "origin": record.family, **family.provenance(record)}
         ),
         source=source or (record.environment.bundle_path if record.family == "terminal" else ""),
+        env_spec=env_spec_of(record).model_copy(update={"world_snapshot": world_snapshot}).model_dump_json(),
     )
 
 
@@ -302,11 +307,23 @@ def from_task_record(record: TaskRecord, source: str = "") -> AcceptedTask:
     return accepted_task(record, source)
 
 
-def from_gated_task(gated: GatedTask, source: str = "", keep_hints: bool = False) -> AcceptedTask:
-    """A WildAWM task; SFT is its best successful hinted rollout, hints stripped unless `keep_hints`."""
+def from_gated_task(
+    gated: GatedTask, source: str = "", keep_hints: bool = False, worlds_root: str | Path | None = None
+) -> AcceptedTask:
+    """A WildAWM task; SFT is its best successful hinted rollout, hints stripped unless `keep_hints`.
+
+    With `worlds_root` (the folder holding ``<persona>/day-dd``), the task's W0 is inlined in its
+    ``env_spec``, so trainer workers rebuild the world without the folder.
+    """
     if gated.status != "accepted":
         raise ExportError(f"world task {gated.task.task_id} is {gated.status}; only accepted tasks export")
-    return accepted_task(world_task_record(gated), source, keep_hints)
+    record = world_task_record(gated)
+    snapshot = None
+    if worlds_root is not None:
+        from envpipeline.trainers.families.world import inline_w0
+
+        snapshot = inline_w0(env_spec_of(record), worlds_root)
+    return accepted_task(record, source, keep_hints, snapshot)
 
 
 def from_bundle(

@@ -50,10 +50,14 @@ def accepted_tasks(
     records: Iterable[TaskRecord] = (),
     gated: Iterable[GatedTask] = (),
     bundles: Iterable[str | Path] = (),
+    worlds_root: str | Path | None = None,
 ) -> list[AcceptedTask]:
-    """The accepted tasks of all three families in one schema (rejected ones are skipped)."""
+    """The accepted tasks of all three families in one schema (rejected ones are skipped).
+
+    `worlds_root` (the folder holding the world days) inlines each world task's W0 in its env_spec.
+    """
     tasks = [from_task_record(r) for r in records if r.status == "accepted"]
-    tasks += [from_gated_task(g) for g in gated if g.status == "accepted"]
+    tasks += [from_gated_task(g, worlds_root=worlds_root) for g in gated if g.status == "accepted"]
     tasks += [from_bundle(b) for b in bundles]
     return tasks
 

@@ -72,6 +72,9 @@ class AcceptedTask(Strict):
     gate_stats: Annotated[str, Field(description="JSON: gate name -> passed, plus counts")]
     provenance: Annotated[str, Field(description="JSON: generator, version, seed, parent, origin")]
     source: Annotated[str, Field(description="where the record was read from")] = ""
+    env_spec: Annotated[
+        str, Field(description="JSON EnvSpec: what a trainer needs to rebuild the live environment")
+    ] = ""
 
     def rubric(self) -> Rubric:
         """The parsed rubric."""

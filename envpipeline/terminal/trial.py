@@ -298,10 +298,34 @@ def _run_phases(
                 reason=f"the agent phase ran past its timeout ({agent_exec.duration_sec:.0f}s)",
                 durations=durations,
             )
+    return verify_after_agent(
+        session, backend, bundle, agent, before, since, started, durations, agent_exec, act is not None
+    )
+
+
+def verify_after_agent(
+    session: SandboxSession,
+    backend: str,
+    bundle: Bundle,
+    agent: str,
+    before: list[str],
+    since: str,
+    started: float,
+    durations: dict[str, float] | None = None,
+    agent_exec: ExecResult | None = None,
+    agent_acted: bool = True,
+) -> TrialResult:
+    """The fresh verifier phase of a session whose agent phase is over, and the trial's result.
+
+    `before`: `planted_files` when the session opened; `since`: `session_clock` before the agent
+    acted; `agent_acted` False skips the tamper check of the agent phase (nop). Interactive
+    episodes (`envpipeline.trainers`) call it once their agent is done.
+    """
+    durations = dict(durations or {})
     mark = time.perf_counter()
     session.kill_all()
-    after = planted_files(session) if act is not None else before
-    runtime = changed_runtime_files(session, since) if act is not None else []
+    after = planted_files(session) if agent_acted else before
+    runtime = changed_runtime_files(session, since) if agent_acted else []
     fresh_verifier_phase(session, bundle)
     durations["reset"] = time.perf_counter() - mark
     mark = time.perf_counter()

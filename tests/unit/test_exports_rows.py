@@ -12,6 +12,7 @@ from envpipeline.export.rows import flatten_schema, strip_nulls, with_dict_argum
 from envpipeline.export.splits import SplitConfig, assign_splits, leakage_report
 from envpipeline.export.unified import AcceptedTask, ExportError, Rubric, from_task_record
 from envpipeline.export.writers import ROW_FORMATS, write_all
+from envpipeline.models.env_spec import EnvSpec
 from tests.export_fixture import build_tasks
 
 MESSAGE = {"role": Value("string"), "content": Value("string")}
@@ -23,6 +24,7 @@ EXTRA_INFO = {
     "rubric": Value("string"),
     "tools_kwargs": Value("string"),
     "interaction_kwargs": Value("string"),
+    "env_spec": Value("string"),
 }
 
 
@@ -143,6 +145,12 @@ def test_verl_and_skyrl_rows_load_with_homogeneous_extra_info(exported: tuple[Pa
                         assert json.loads(entry["create_kwargs"]) == {"task_id": row["extra_info"]["task_id"]}
                 else:
                     assert isinstance(json.loads(row["extra_info"]["tools_kwargs"]), dict)
+                spec = EnvSpec.model_validate_json(row["extra_info"]["env_spec"])
+                assert spec.task_id == row["extra_info"]["task_id"] and spec.criteria
+                if spec.family == "compose":  # the initial state travels with the row
+                    assert spec.environment["initial_state"]
+                if spec.family == "world":  # W0 inlined by the exporter that had the world folder
+                    assert spec.world_snapshot
                 assert [m["role"] for m in row["prompt"]] == ["system", "user"]
             assert ds["extra_info"][0]["index"] == 0
 
@@ -160,11 +168,14 @@ def test_trl_rl_rows_load(exported: tuple[Path, dict]) -> None:
                 "family": Value("string"),
                 "split": Value("string"),
                 "data_source": Value("string"),
+                "env_spec": Value("string"),
             }
         )
         for row in ds:
             info = json.loads(row["info"])
             assert info["task_id"] == row["task_id"] and info["rubric"] == row["answer"]
+            spec = EnvSpec.model_validate_json(row["env_spec"])
+            assert (spec.version, spec.task_id, spec.family) == (1, row["task_id"], row["family"])
 
 
 def test_sft_rows_load_with_dict_and_string_arguments(

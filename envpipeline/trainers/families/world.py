@@ -119,6 +119,12 @@ def materialize_w0(spec: EnvSpec, dest: Path, worlds_root: Path | str | None = N
     return dest
 
 
+def inline_w0(spec: EnvSpec, worlds_root: Path | str) -> str:
+    """The spec's W0 (world day under `worlds_root` plus setup) as the base64 snapshot to inline."""
+    with tempfile.TemporaryDirectory(prefix="envpipeline-w0-") as work:
+        return world_snapshot(materialize_w0(spec, Path(work) / "day", worlds_root))
+
+
 @register_episode("world")
 class WorldEpisode(Episode):
     """A world task's web, CLI and MCP interfaces over a live copy of its W0."""
