@@ -45,7 +45,9 @@ def schema_problems(schema: dict[str, Any]) -> list[str]:
     parameters = function.get("parameters") or {"type": "object", "properties": {}}
     for prop, prop_schema in (parameters.get("properties") or {}).items():
         if not isinstance(prop_schema, dict) or not isinstance(prop_schema.get("type"), str | list):
-            problems.append(f"{name}.{prop}: every parameter needs a 'type' (verl's OpenAIFunctionPropertySchema)")
+            problems.append(
+                f"{name}.{prop}: every parameter needs a 'type' (verl's OpenAIFunctionPropertySchema)"
+            )
     return problems
 
 
@@ -114,7 +116,9 @@ def tool_loop_kwargs(task_id: str, tool_names: Iterable[str]) -> dict[str, dict[
     return {name: {"create_kwargs": create} for name in sorted(set(tool_names))}
 
 
-def with_tool_loop_kwargs(rows: Sequence[Mapping[str, Any]], tool_names: Iterable[str]) -> list[dict[str, Any]]:
+def with_tool_loop_kwargs(
+    rows: Sequence[Mapping[str, Any]], tool_names: Iterable[str]
+) -> list[dict[str, Any]]:
     """Copies of verl RL rows whose ``extra_info.tools_kwargs`` is `tool_loop_kwargs`."""
     names = sorted(set(tool_names))
     out = []
@@ -134,5 +138,8 @@ def prepare_verl_export(
     """verl rows ready for the tool agent loop, and ``<folder>/tool_config.yaml`` pointing at them."""
     schemas = task_tool_schemas(tasks)
     path = write_tool_config(folder, schemas, [Path(folder) / f"{name}.{suffix}" for name in rows_by_split])
-    names = [t["tool_schema"]["function"]["name"] for t in yaml.safe_load(path.read_text(encoding="utf-8"))["tools"]]
+    names = [
+        t["tool_schema"]["function"]["name"]
+        for t in yaml.safe_load(path.read_text(encoding="utf-8"))["tools"]
+    ]
     return {name: with_tool_loop_kwargs(rows, names) for name, rows in rows_by_split.items()}

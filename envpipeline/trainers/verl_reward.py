@@ -41,7 +41,9 @@ def compute_score(
 ) -> dict[str, Any]:
     """verl's per-sample reward: ``{"score", "criteria_passed", "criteria_total", "full_pass", "source"}``."""
     if not str(data_source).startswith(DATA_SOURCE_PREFIX):
-        raise ConfigError(f"data_source {data_source!r} is not an envpipeline row ({DATA_SOURCE_PREFIX}<family>)")
+        raise ConfigError(
+            f"data_source {data_source!r} is not an envpipeline row ({DATA_SOURCE_PREFIX}<family>)"
+        )
     info = parse_kwargs(extra_info, "extra_info")
     evidence = info.get(EVIDENCE_KEY)
     mode = kwargs.get("mode", "checklist")

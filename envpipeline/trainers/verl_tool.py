@@ -13,8 +13,9 @@ One tool-config entry per agent tool (`envpipeline.trainers.verl_config` writes 
   may be a dict or a JSON string — this tool accepts both (`parse_kwargs`).
 - ``_call_tool`` creates, executes and releases a *new* tool instance for every single call, and
   passes ``agent_data`` (``request_id``, ``tools_kwargs``, ``extra_fields``) to ``execute``. The
-  episode therefore lives per trajectory (keyed by ``agent_data.request_id``), not per instance:
-  consecutive calls of one rollout act on one live environment. Without ``agent_data`` (older
+  episode therefore lives per trajectory (keyed by ``agent_data.request_id``), not per instance,
+  in a table shared by every tool of one config (verl builds one tool object per name):
+  consecutive calls of one rollout, to any of its tools, act on one live environment. Without ``agent_data`` (older
   verl, direct use) the instance id is the key, so create/execute.../calc_reward/release works too.
 - After every call the episode's evidence (`episode_evidence`) is written to
   ``agent_data.extra_fields["envpipeline"]``; verl's reward managers merge ``extra_fields`` into
@@ -31,6 +32,7 @@ Importing this module needs no verl; the class is built on first access (``pip i
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -67,8 +69,6 @@ def inline_spec(create_kwargs: Mapping[str, Any], tools_kwargs: Any = None) -> E
 
 def specs_from_files(paths: Sequence[str | Path]) -> dict[str, EnvSpec]:
     """task id -> spec of every row (Parquet or JSON lines) that carries an ``env_spec``."""
-    import json
-
     import pyarrow.parquet as pq
 
     specs: dict[str, EnvSpec] = {}
@@ -77,7 +77,9 @@ def specs_from_files(paths: Sequence[str | Path]) -> dict[str, EnvSpec]:
         if not path.exists():
             raise ConfigError(f"tool config data file {path} does not exist")
         if path.suffix == ".jsonl":
-            rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            rows = [
+                json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+            ]
         else:
             rows = pq.read_table(path).to_pylist()
         for row in rows:
@@ -112,7 +114,9 @@ class EpisodeTable:
         if key in self.episodes:
             self.episodes.move_to_end(key)
             return self.episodes[key]
-        episode = build_episode(self._spec(create_kwargs, tools_kwargs), **self.config.get("episode_options", {}))
+        episode = build_episode(
+            self._spec(create_kwargs, tools_kwargs), **self.config.get("episode_options", {})
+        )
         self.episodes[key] = episode
         while len(self.episodes) > self.capacity:
             _, oldest = self.episodes.popitem(last=False)
@@ -126,6 +130,18 @@ class EpisodeTable:
             episode.close()
 
 
+_TABLES: dict[str, EpisodeTable] = {}
+
+
+def shared_table(config: Mapping[str, Any]) -> EpisodeTable:
+    """The one table of every tool built from the same config: a rollout's calls to *different*
+    tools (verl builds one tool object per name) must reach the same live episode."""
+    key = json.dumps(dict(config), sort_keys=True, default=str)
+    if key not in _TABLES:
+        _TABLES[key] = EpisodeTable(config)
+    return _TABLES[key]
+
+
 def trajectory_key(instance_id: str, agent_data: Any = None) -> str:
     """``agent_data.request_id`` (one per rollout in verl's agent loop), else the instance id."""
     request_id = getattr(agent_data, "request_id", None)
@@ -134,8 +150,8 @@ def trajectory_key(instance_id: str, agent_data: Any = None) -> str:
 
 def _build_tool_class() -> type:
     try:
-        from verl.tools.base_tool import BaseTool
-        from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
+        from verl.tools.base_tool import BaseTool  # pyright: ignore[reportMissingImports]
+        from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse  # pyright: ignore[reportMissingImports]
     except ImportError as e:  # pragma: no cover - depends on the trainer's environment
         raise ImportError(
             "envpipeline.trainers.verl_tool.EnvpipelineTool needs verl: pip install verl (see docs/trainers/verl.md)"
@@ -146,12 +162,14 @@ def _build_tool_class() -> type:
 
         def __init__(self, config: dict, tool_schema: OpenAIFunctionToolSchema) -> None:
             super().__init__(config, tool_schema)
-            self.table = EpisodeTable(config)
+            self.table = shared_table(config)
             self.instances: dict[str, dict[str, Any]] = {}
 
         async def create(self, instance_id: str | None = None, **kwargs: Any) -> tuple[str, ToolResponse]:
             instance_id = instance_id or str(uuid.uuid4())
-            self.instances[instance_id] = {"create_kwargs": parse_kwargs(kwargs.get("create_kwargs"), "create_kwargs")}
+            self.instances[instance_id] = {
+                "create_kwargs": parse_kwargs(kwargs.get("create_kwargs"), "create_kwargs")
+            }
             return instance_id, ToolResponse()
 
         def episode(self, instance_id: str, agent_data: Any = None) -> Episode:
