@@ -114,3 +114,20 @@ def test_the_verl_tool_class_names_the_missing_extra() -> None:
 
     with pytest.raises(ImportError, match="pip install verl"):
         _ = verl_tool.EnvpipelineTool
+
+
+def test_openrlhf_label_without_an_env_spec_is_refused_with_the_flag_to_use() -> None:
+    from envpipeline.trainers.openrlhf_agent import episode_from_label
+
+    with pytest.raises(ConfigError, match="--label_key env_spec"):
+        episode_from_label(_rubric())
+    with pytest.raises(ConfigError, match="--label_key env_spec"):
+        episode_from_label('"just text"')
+
+
+@pytest.mark.skipif(importlib.util.find_spec("openrlhf") is not None, reason="OpenRLHF is installed here")
+def test_the_openrlhf_executor_names_the_missing_extra() -> None:
+    import envpipeline.trainers.openrlhf_agent as agent
+
+    with pytest.raises(ImportError, match="pip install openrlhf"):
+        _ = agent.AgentExecutor
