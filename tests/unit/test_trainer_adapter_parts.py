@@ -131,3 +131,23 @@ def test_the_openrlhf_executor_names_the_missing_extra() -> None:
 
     with pytest.raises(ImportError, match="pip install openrlhf"):
         _ = agent.AgentExecutor
+
+
+def test_verifiers_group_reward_reads_the_evidence_our_toolset_records() -> None:
+    from envpipeline.export.rewards import verifiers_group_reward
+
+    full = {"evidence": {"criteria_passed": {"c1": True, "c2": True}, "answer": "Alice", "submitted": True}}
+    half = {"evidence": {"criteria_passed": {"c1": True, "c2": False}, "answer": "Bob", "submitted": True}}
+    rewards = verifiers_group_reward(["", ""], answers=[_rubric()] * 2, states=[full, half])
+    assert rewards[0] == 1.0 and 0.0 < rewards[1] < 1.0
+    without = verifiers_group_reward(["Alice", "Alice"], answers=[_rubric()] * 2, states=[{}, {}])
+    assert without[0] < 1.0  # text alone cannot pass the state criterion
+
+
+@pytest.mark.skipif(importlib.util.find_spec("verifiers") is not None, reason="verifiers is installed here")
+def test_the_verifiers_taskset_names_the_missing_extra() -> None:
+    import envpipeline_verifiers
+
+    assert envpipeline_verifiers.__all__ == ["EnvpipelineTaskset"]
+    with pytest.raises(ImportError, match="pip install verifiers"):
+        _ = envpipeline_verifiers.EnvpipelineTaskset
