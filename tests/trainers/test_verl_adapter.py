@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from envpipeline.trainers import verl_reward
 from envpipeline.trainers.verl_reward import compute_score
 from envpipeline.trainers.verl_tool import EVIDENCE_KEY, EnvpipelineTool  # pyright: ignore[reportAttributeAccessIssue]
 from tests.trainers.adapter_fixtures import composed_export, reference_calls, tiny_tokenizer
@@ -127,6 +128,10 @@ def test_compute_score_uses_the_environment_evidence_and_says_text_only_without(
 
     evidence = episode_evidence(episode)  # as EnvpipelineTool leaves it in agent_data.extra_fields
     truth = task.criteria
+    from verl.utils.import_utils import load_extern_object  # how verl loads custom_reward_function.path
+
+    loaded = load_extern_object(module_path=str(Path(verl_reward.__file__)), object_name="compute_score")
+    assert loaded("envpipeline/compose", final, truth, {EVIDENCE_KEY: {}})["source"] == "text-only"
     with_env = compute_score(
         "envpipeline/compose", f"<|im_start|>assistant {final}", truth, {EVIDENCE_KEY: evidence}
     )
