@@ -7,7 +7,7 @@ Interface facts, from OpenRLHF 0.11.2 (``openrlhf/utils/agent.py``,
 prompt (no arguments) and drives with:
 
 - ``reset({"observation": prompt, "label": label})`` -> ``{"observation": prompt}``: the label
-  (``--label_key env_spec`` on our TRL/verifiers rows: the versioned `EnvSpec` JSON, or a JSON
+  (``--data.label_key env_spec`` on our TRL/verifiers rows: the versioned `EnvSpec` JSON, or a JSON
   row holding ``env_spec``) builds the live episode;
 - ``step({"observation_text", "action_text", "label", "sampling_params"})`` -> ``{"rewards",
   "scores", "environment_feedback", "done", "extra_logs"}``: an action holding a tool call
@@ -42,11 +42,11 @@ def episode_from_label(label: Any) -> Episode:
     """The live episode named by an OpenRLHF label: an `EnvSpec` JSON, or a row (JSON) holding one."""
     data = json.loads(label) if isinstance(label, str | bytes) else label
     if not isinstance(data, dict):
-        raise ConfigError("the OpenRLHF label must be our env_spec JSON (--label_key env_spec)")
+        raise ConfigError("the OpenRLHF label must be our env_spec JSON (--data.label_key env_spec)")
     spec = spec_in_row({"env_spec": data}) if "environment" in data else spec_in_row(data)
     if spec is None:
         raise ConfigError(
-            "the OpenRLHF label carries no env_spec: export rows with env_spec, --label_key env_spec"
+            "the OpenRLHF label carries no env_spec: export rows with env_spec, --data.label_key env_spec"
         )
     return build_episode(spec)
 

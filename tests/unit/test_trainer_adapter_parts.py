@@ -119,9 +119,9 @@ def test_the_verl_tool_class_names_the_missing_extra() -> None:
 def test_openrlhf_label_without_an_env_spec_is_refused_with_the_flag_to_use() -> None:
     from envpipeline.trainers.openrlhf_agent import episode_from_label
 
-    with pytest.raises(ConfigError, match="--label_key env_spec"):
+    with pytest.raises(ConfigError, match="--data.label_key env_spec"):
         episode_from_label(_rubric())
-    with pytest.raises(ConfigError, match="--label_key env_spec"):
+    with pytest.raises(ConfigError, match="--data.label_key env_spec"):
         episode_from_label('"just text"')
 
 
