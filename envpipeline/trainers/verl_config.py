@@ -93,13 +93,44 @@ def write_tool_config(
     return path
 
 
-def task_tool_schemas(tasks: Iterable[AcceptedTask]) -> list[dict[str, Any]]:
-    """Every tool schema the tasks expose, renamed to safe names, one per name (first wins)."""
-    by_name: dict[str, dict[str, Any]] = {}
-    for task in tasks:
+def episode_tool_schemas(task: AcceptedTask) -> list[dict[str, Any]]:
+    """The tools the task's live episode exposes (what verl must list), ``submit_answer`` aside.
+
+    Composed and terminal tools are fixed (the meta-tools; ``exec``); a world's depend on its MCP
+    server, so its episode is built from the row's ``env_spec`` (W0 inline) to list them; when
+    that fails (no world at hand) the task's recorded tools are used under their safe names.
+    """
+    if task.family == "compose":
+        from envpipeline.agents.metatools import META_TOOL_SCHEMAS
+
+        return META_TOOL_SCHEMAS
+    if task.family == "terminal":
+        from envpipeline.trainers.families.terminal import EXEC_SCHEMA
+
+        return [EXEC_SCHEMA]
+    try:
+        from envpipeline.models.env_spec import EnvSpec
+        from envpipeline.trainers.episode import build_episode
+
+        episode = build_episode(EnvSpec.model_validate_json(task.env_spec or ""))
+        try:
+            return list(episode.agent_tools().values())
+        finally:
+            episode.close()
+    except Exception:  # noqa: BLE001 - any failure to rebuild the world falls back to the recorded tools
+        schemas = []
         for schema in task.tool_schemas():
             function = dict(schema["function"], name=safe_tool_name(schema["function"]["name"]))
-            by_name.setdefault(function["name"], {"type": "function", "function": function})
+            schemas.append({"type": "function", "function": function})
+        return schemas
+
+
+def task_tool_schemas(tasks: Iterable[AcceptedTask]) -> list[dict[str, Any]]:
+    """Every tool schema the tasks' episodes expose, one per name (first wins)."""
+    by_name: dict[str, dict[str, Any]] = {}
+    for task in tasks:
+        for schema in episode_tool_schemas(task):
+            by_name.setdefault(schema["function"]["name"], schema)
     return list(by_name.values())
 
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from datasets import Features, List, Value, load_dataset
 
 from envpipeline.export.rows import flatten_schema, strip_nulls, with_dict_arguments
@@ -153,6 +154,11 @@ def test_verl_and_skyrl_rows_load_with_homogeneous_extra_info(exported: tuple[Pa
                     assert spec.world_snapshot
                 assert [m["role"] for m in row["prompt"]] == ["system", "user"]
             assert ds["extra_info"][0]["index"] == 0
+    tool_config = yaml.safe_load((out / "verl" / "tool_config.yaml").read_text())
+    names = {t["tool_schema"]["function"]["name"] for t in tool_config["tools"]}
+    # every family's episode tools (world ones listed from its live episode), as the rows name them
+    assert {"call_tool", "submit_answer", "exec", "web__request", "cli__exec"} <= names
+    assert names == set(load(out / manifest["files"]["verl"][0])[0]["extra_info"]["tools_kwargs"])
 
 
 def test_trl_rl_rows_load(exported: tuple[Path, dict]) -> None:
