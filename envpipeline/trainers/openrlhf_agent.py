@@ -23,6 +23,7 @@ torch; ``AgentExecutor`` is built on first access (``pip install openrlhf``).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from typing import Any
@@ -69,7 +70,8 @@ class EnvpipelineAgentInstance:
 
     async def reset(self, states: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         """Build the episode from the label; the prompt is the first observation."""
-        self.episode = episode_from_label(states["label"])
+        # in a worker thread: a world episode runs its own anyio loop, which cannot nest in OpenRLHF's
+        self.episode = await asyncio.to_thread(episode_from_label, states["label"])
         self.turns = 0
         return {"observation": states["observation"]}
 
@@ -118,7 +120,7 @@ class EnvpipelineAgentInstance:
         """OpenRLHF's step: run the action's tool call, or finish and score the episode."""
         import torch  # pyright: ignore[reportMissingImports]  # present wherever OpenRLHF runs
 
-        out = self.result(str(states["action_text"]))
+        out = await asyncio.to_thread(self.result, str(states["action_text"]))
         out["rewards"] = torch.tensor(out["rewards"], dtype=torch.float32)
         out["scores"] = torch.tensor(out["scores"], dtype=torch.float32)
         out["extra_logs"] = {k: torch.tensor(v, dtype=torch.float32) for k, v in out["extra_logs"].items()}

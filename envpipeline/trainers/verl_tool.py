@@ -32,6 +32,7 @@ Importing this module needs no verl; the class is built on first access (``pip i
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections import OrderedDict
@@ -182,16 +183,19 @@ def _build_tool_class() -> type:
             self, instance_id: str, parameters: dict[str, Any], **kwargs: Any
         ) -> tuple[ToolResponse, float, dict]:
             agent_data = kwargs.get("agent_data")
-            episode = self.episode(instance_id, agent_data)
-            observation = episode.call(self.name, parameters)
-            evidence = episode_evidence(episode)
+            # In a worker thread: verl runs tools inside its event loop, and a world episode drives
+            # its MCP server with its own anyio.run, which cannot start inside a running loop.
+            episode = await asyncio.to_thread(self.episode, instance_id, agent_data)
+            observation = await asyncio.to_thread(episode.call, self.name, parameters)
+            evidence = await asyncio.to_thread(episode_evidence, episode)
             if agent_data is not None and isinstance(getattr(agent_data, "extra_fields", None), dict):
                 agent_data.extra_fields[EVIDENCE_KEY] = evidence
             return ToolResponse(text=observation), 0.0, {"calls": evidence["calls"]}
 
         async def calc_reward(self, instance_id: str, **kwargs: Any) -> float:
             mode = str(kwargs.get("mode") or self.config.get("reward_mode", "binary"))
-            return self.episode(instance_id, kwargs.get("agent_data")).reward(mode)  # pyright: ignore[reportArgumentType]
+            episode = await asyncio.to_thread(self.episode, instance_id, kwargs.get("agent_data"))
+            return await asyncio.to_thread(episode.reward, mode)  # pyright: ignore[reportArgumentType]
 
         async def release(self, instance_id: str, **kwargs: Any) -> None:
             instance = self.instances.pop(instance_id, None)

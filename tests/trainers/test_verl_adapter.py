@@ -157,3 +157,33 @@ def test_verl_agent_loop_call_tool_executes_our_tool(export: tuple[Path, Any]) -
     assert result["evidence"]["calls"] == len(result["observations"]) - 1  # submit_answer is not a tool call
     assert result["reward"]["source"] == "environment" and result["reward"]["score"] == 1.0
     assert result["string_tools_kwargs_error"].startswith("Error executing tool")
+
+
+def test_a_world_episode_runs_through_the_tools_of_one_rollout(tmp_path: Path) -> None:
+    """World tools (web, CLI, MCP) called as verl calls them: one tool object per name, one rollout."""
+    from types import SimpleNamespace
+
+    from envpipeline.trainers.verl_config import task_tool_schemas, write_tool_config
+    from tests.export_fixture import build_tasks
+    from verl.tools.tool_registry import initialize_tools_from_config
+
+    tasks = build_tasks(tmp_path / "data")
+    world = next(t for t in tasks if t.family == "world")
+    path = write_tool_config(tmp_path / "verl", task_tool_schemas(tasks))
+    tools = {t.name: t for t in initialize_tools_from_config(str(path))}
+    create = {"create_kwargs": json.dumps({"env_spec": world.env_spec})}
+    calls, final = reference_calls(world)
+    assert {name for name, _ in calls} <= set(tools) and len({name for name, _ in calls}) > 1
+
+    async def rollout(request_id: str, script: list[tuple[str, dict[str, Any]]]) -> float:
+        agent_data = SimpleNamespace(request_id=request_id, tools_kwargs={}, extra_fields={})
+        for name, args in script:
+            instance, _ = await tools[name].create(**create)  # a new instance per call, as verl does
+            text = (await tools[name].execute(instance, args, agent_data=agent_data))[0].text
+            assert not text.startswith("Error"), text
+            await tools[name].release(instance)
+        instance, _ = await tools["submit_answer"].create(**create)
+        return await tools["submit_answer"].calc_reward(instance, agent_data=agent_data)
+
+    assert run(rollout("world-replay", [*calls, ("submit_answer", {"answer": final})])) == 1.0
+    assert run(rollout("world-nop", [("submit_answer", {"answer": "done"})])) == 0.0
