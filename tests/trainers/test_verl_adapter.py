@@ -163,9 +163,10 @@ def test_a_world_episode_runs_through_the_tools_of_one_rollout(tmp_path: Path) -
     """World tools (web, CLI, MCP) called as verl calls them: one tool object per name, one rollout."""
     from types import SimpleNamespace
 
+    from verl.tools.tool_registry import initialize_tools_from_config
+
     from envpipeline.trainers.verl_config import task_tool_schemas, write_tool_config
     from tests.export_fixture import build_tasks
-    from verl.tools.tool_registry import initialize_tools_from_config
 
     tasks = build_tasks(tmp_path / "data")
     world = next(t for t in tasks if t.family == "world")
