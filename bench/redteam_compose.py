@@ -15,7 +15,7 @@ from collections import Counter
 from envpipeline.agents.rollouts import sft_trajectory
 from envpipeline.compose.author import ComposeConfig
 from envpipeline.compose.pipeline import compose_task
-from envpipeline.export.envs import ComposedTaskEnv
+from envpipeline.export.envs import ComposedTaskEnv, bind_environment
 from envpipeline.models.task import TaskRecord
 from envpipeline.services.base import is_id_field
 from envpipeline.services.links import read_path
@@ -24,7 +24,7 @@ from envpipeline.services.links import read_path
 def replays_to_one(task: TaskRecord) -> bool:
     """The reference, played through the TRL environment on the stored task, earns reward 1."""
     stored = TaskRecord.model_validate_json(task.model_dump_json())
-    env = ComposedTaskEnv.bind([stored])()
+    env = bind_environment(ComposedTaskEnv, [stored])()
     env.reset(task_id=stored.task_id)
     observations: list[dict] = []
     for step in stored.reference_solution:
@@ -36,7 +36,8 @@ def replays_to_one(task: TaskRecord) -> bool:
                 return False
             arguments[arg] = value if binding.template == "{value}" else binding.template.format(value=value)
         observations.append(json.loads(env.call_tool(step.tool, arguments)))
-    return env.get_reward(stored.reference_output) == 1.0
+    env.submit_answer(stored.reference_output)
+    return env.get_reward() == 1.0
 
 
 def undiscovered_ids(task: TaskRecord) -> int:

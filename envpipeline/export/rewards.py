@@ -20,7 +20,10 @@ How a completion becomes a pass vector (`completion_passes`), per criterion of t
 
 Groups: the batch adapters regroup samples by task id (``extra_info["task_id"]``, the ``task_id``
 column, ``info["task_id"]`` or the rubric's) and score each group together, because only a group
-gives CFRR its pass rates. A per-sample call is a group of one.
+gives CFRR its pass rates. ``trl_reward_fn`` takes the pass vectors from TRL's ``environments``
+(the live episodes) when it gets them. OpenRLHF's per-sample ``reward_func`` uses the checklist
+score and says so (``extra_logs["per_sample"]``); verl's per-sample ``compute_score`` is a group of
+one.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from envpipeline.errors import ConfigError
 from envpipeline.models.dataset import Rubric
 from envpipeline.models.task import Criterion, Strict
 from envpipeline.rewards.cfrr import grpo_advantages
@@ -133,13 +137,20 @@ def _evidence(source: Any, key: str) -> Any:
 
 def _group_scores(samples: list[tuple[str, Rubric, list[bool]]], mode: Mode) -> list[tuple[float, float]]:
     """(reward, advantage) of each sample, scoring samples of the same task id together."""
+    return _score_samples([(task_id, rubric.weights(), passes) for task_id, rubric, passes in samples], mode)
+
+
+def _score_samples(
+    samples: list[tuple[str, list[float] | None, list[bool]]], mode: Mode
+) -> list[tuple[float, float]]:
+    """(reward, advantage) of each (task id, criteria weights, passes), one group per task id."""
     groups: dict[str, list[int]] = {}
     for i, (task_id, _, _) in enumerate(samples):
         groups.setdefault(task_id, []).append(i)
     out: list[tuple[float, float]] = [(0.0, 0.0)] * len(samples)
     for members in groups.values():
-        rubric = samples[members[0]][1]
-        scores = score_group([samples[i][2] for i in members], rubric.weights(), mode)
+        weights = samples[members[0]][1]
+        scores = score_group([samples[i][2] for i in members], weights, mode)
         for i, reward, advantage in zip(members, scores.rewards, scores.advantages):
             out[i] = (reward, advantage)
     return out
@@ -198,30 +209,55 @@ def _column(kwargs: Mapping[str, Any], name: str, n: int) -> list[Any]:
     return list(values) if values is not None else [None] * n
 
 
+def _episode_of(environment: Any) -> Any:
+    """The live `Episode` of a trainer environment (our TRL classes), or None."""
+    from envpipeline.trainers.episode import Episode
+
+    if isinstance(environment, Episode):
+        return environment
+    try:
+        episode = getattr(environment, "episode", None)
+    except ConfigError:  # an environment that was never reset
+        return None
+    return episode if isinstance(episode, Episode) else None
+
+
 def trl_reward_fn(
     prompts: Sequence[Any],
     completions: Sequence[Any],
     completion_ids: Sequence[Any] | None = None,
     **kwargs: Any,
 ) -> list[float | None]:
-    """TRL GRPO reward: rubric from the ``answer`` column; ``None`` for rows that carry none.
+    """TRL GRPO reward, scoring each group of rollouts of one task together (CFRR by default).
 
-    Evidence may arrive as ``final_state`` / ``criteria_passed`` columns (or from an environment).
-    On several processes each sees only its slice, so groups are those visible in the slice.
+    With ``environment_factory``, TRL passes ``environments`` (one live environment per
+    completion, ``GRPOTrainer._calculate_rewards`` in trl 1.16): each rollout's pass vector is then
+    its episode's ``criteria_passed()`` — the state it left and the answer it submitted. Without
+    one, the rubric comes from the ``answer`` column and the evidence from ``final_state`` /
+    ``criteria_passed`` columns or the completion text. ``None`` for rows with neither. On several
+    processes each sees only its slice, so groups are those visible in the slice.
     """
     n = len(completions)
     answers, task_ids = _column(kwargs, "answer", n), _column(kwargs, "task_id", n)
     states, reported = _column(kwargs, "final_state", n), _column(kwargs, "criteria_passed", n)
-    samples, positions = [], []
+    environments = _column(kwargs, "environments", n)
+    samples: list[tuple[str, list[float] | None, list[bool]]] = []
+    positions = []
     for i, completion in enumerate(completions):
-        if answers[i] is None:
+        episode = _episode_of(environments[i])
+        rubric = parse_rubric(answers[i]) if answers[i] is not None else None
+        if episode is not None:
+            passes = episode.criteria_passed()
+            weights = rubric.weights() if rubric is not None and len(rubric.criteria) == len(passes) else None
+            samples.append((str(task_ids[i] or episode.task_id), weights, passes))
+        elif rubric is not None:
+            passes = completion_passes(rubric, completion_text(completion), states[i], reported[i])
+            samples.append((str(task_ids[i] or rubric.task_id), rubric.weights(), passes))
+        else:
             continue
-        rubric = parse_rubric(answers[i])
-        passes = completion_passes(rubric, completion_text(completion), states[i], reported[i])
-        samples.append((str(task_ids[i] or rubric.task_id), rubric, passes))
         positions.append(i)
     out: list[float | None] = [None] * n
-    for i, (reward, _) in zip(positions, _group_scores(samples, kwargs.get("mode", "cfrr"))):
+    for i, (reward, _) in zip(positions, _score_samples(samples, kwargs.get("mode", "cfrr"))):
         out[i] = reward
     return out
 
@@ -268,18 +304,26 @@ def verifiers_group_reward(
 def openrlhf_reward_func(
     queries: Sequence[str], prompts: Sequence[str], labels: Sequence[str]
 ) -> dict[str, Any]:
-    """OpenRLHF remote/custom reward: the response is the query minus its prompt; labels are rubrics.
+    """OpenRLHF remote/custom reward, PER SAMPLE: each sample gets its checklist score.
+
+    OpenRLHF calls ``reward_func`` with whatever samples a worker holds, often one at a time
+    (``openrlhf/utils/remote_rm_utils.py`` and the agent path of ``ppo_utils/experience_maker.py``),
+    so the samples of one task never arrive together and CFRR's pass rates cannot be computed;
+    rather than a silent group of one, the reward is the sample's weighted share of criteria passed
+    (``checklist`` mode). ``extra_logs["per_sample"]`` is 1.0 on every sample to say so. The
+    response is the query minus its prompt; labels are rubrics; from text alone only text criteria
+    are checkable (see the module docstring).
 
     Returns torch tensors when torch is importable (as OpenRLHF expects), plain lists otherwise.
     """
-    samples = []
+    rewards, full_pass = [], []
     for query, prompt, label in zip(queries, prompts, labels):
         response = query[len(prompt) :] if query.startswith(prompt) else query
         rubric = parse_rubric(label)
-        samples.append((rubric.task_id, rubric, completion_passes(rubric, response)))
-    scored = _group_scores(samples, "cfrr")
-    rewards = [r for r, _ in scored]
-    logs = {"full_pass": [float(all(s[2])) for s in samples], "advantage": [a for _, a in scored]}
+        passes = completion_passes(rubric, response)
+        rewards.append(score_group([passes], rubric.weights(), "checklist").rewards[0])
+        full_pass.append(float(all(passes)))
+    logs = {"full_pass": full_pass, "per_sample": [1.0] * len(rewards)}
     try:
         import torch  # pyright: ignore[reportMissingImports]  # only where OpenRLHF (and torch) is installed
     except ImportError:

@@ -11,7 +11,8 @@ Row schemas (all ids and rubrics are strings; varying payloads are JSON strings)
 * SkyRL: the verl row with ``reward_spec`` {"method": "rule", "ground_truth"} instead of
   ``reward_model``, ``env_class`` "envpipeline" instead of ``agent_name``.
 * TRL / verifiers RL: ``prompt``, ``answer`` (rubric JSON), ``info`` (JSON string: task_id, family,
-  rubric, tools), plus ``task_id``, ``family``, ``split``, ``data_source`` and ``env_spec`` columns
+  rubric, tools), plus ``task_id``, ``family``, ``split``, ``data_source``, ``env_spec`` and
+  ``environment`` (the family: TRL's multi-environment key) columns
   (all columns but ``prompt`` reach TRL reward functions as keyword lists and
   ``environment_factory`` resets as keyword arguments).
 * verl multi-turn SFT: ``messages`` (tool-call ``arguments`` as dicts, as HF chat templates want),
@@ -116,6 +117,9 @@ def trl_rl_row(task: AcceptedTask, split: str, index: int) -> dict[str, Any]:
         "split": split,
         "data_source": f"envpipeline/{task.family}",
         "env_spec": task.env_spec,
+        # TRL's multi-environment mode picks the environment_factory entry named here
+        # (envpipeline.trainers.trl_env.environment_factories); a single factory ignores it
+        "environment": task.family,
     }
 
 

@@ -15,6 +15,7 @@ from envpipeline.export.envs import (
     META_TOOLS,
     ComposedSkyRLEnv,
     ComposedTaskEnv,
+    bind_environment,
     load_accepted_task,
     parse_tool_call,
     task_id_of,
@@ -39,8 +40,9 @@ def solve(task: TaskRecord, call) -> None:
 
 def test_trl_public_methods_are_the_meta_tools() -> None:
     public = {n for n, m in inspect.getmembers(ComposedTaskEnv, inspect.isfunction) if not n.startswith("_")}
-    assert public == {*META_TOOLS, "reset", "get_reward"}
-    for name in META_TOOLS:
+    assert public == {*META_TOOLS, "submit_answer", "reset", "get_reward"}
+    assert not hasattr(ComposedTaskEnv, "bind"), "TRL would expose a public bind as a tool"
+    for name in (*META_TOOLS, "submit_answer"):
         doc = inspect.getdoc(getattr(ComposedTaskEnv, name))
         assert doc and "Returns:" in doc
         params = [p for p in inspect.signature(getattr(ComposedTaskEnv, name)).parameters if p != "self"]
@@ -50,7 +52,7 @@ def test_trl_public_methods_are_the_meta_tools() -> None:
 
 def test_trl_episode_oracle_and_nop(accepted: list[TaskRecord]) -> None:
     task = accepted[0]
-    factory = ComposedTaskEnv.bind([task])
+    factory = bind_environment(ComposedTaskEnv, [task])
     env = factory()
     row = {
         "prompt": [{"role": "user", "content": task.instruction}],
@@ -62,25 +64,29 @@ def test_trl_episode_oracle_and_nop(accepted: list[TaskRecord]) -> None:
     first = task.reference_solution[0].tool
     assert json.loads(env.describe_tool(first))["data"]["name"] == first
     assert json.loads(env.call_tool("nosuch.tool", {}))["error"]["code"] == 404
-    assert env.get_reward("") == 0.0
+    assert env.get_reward() == 0.0
     solve(task, env.call_tool)
-    assert env.get_reward(task.reference_output) == 1.0
+    assert env.get_reward() == 0.0, "the state is right but no answer was submitted"
+    assert json.loads(env.submit_answer(task.reference_output))["success"]
+    assert env.get_reward() == 1.0  # TRL's call: no arguments
     # a fresh reset starts again from the initial state
     assert factory().reset(task_id=task.task_id) == task.instruction
     again = factory()
     again.reset(task_id=task.task_id)
-    assert again.get_reward(task.reference_output) == 0.0
+    again.submit_answer(task.reference_output)
+    assert again.get_reward() == 0.0, "the right answer without the state changes"
 
 
 def test_trl_checklist_mode_gives_partial_credit(accepted: list[TaskRecord]) -> None:
     task = accepted[0]
-    env = ComposedTaskEnv.bind([task], reward_mode="checklist")()
+    env = bind_environment(ComposedTaskEnv, [task], reward_mode="checklist")()
     env.reset(task_id=task.task_id)
     solve(task, env.call_tool)
     output_criteria = sum(c.kind in TEXT_KINDS for c in task.criteria)
     expected = (len(task.criteria) - output_criteria) / len(task.criteria)
-    assert env.get_reward("") == pytest.approx(expected)
-    assert env.get_reward(task.reference_output) == 1.0
+    assert env.get_reward() == pytest.approx(expected)
+    env.submit_answer(task.reference_output)
+    assert env.get_reward() == 1.0
 
 
 def test_tasks_load_from_the_lake(accepted: list[TaskRecord], tmp_path: Path) -> None:
@@ -88,7 +94,7 @@ def test_tasks_load_from_the_lake(accepted: list[TaskRecord], tmp_path: Path) ->
     record_verified(lake, "p0", accepted[:2], "fp", f"test-{uuid.uuid4().hex[:6]}")
     loaded = load_accepted_task(accepted[1].task_id, tmp_path)
     assert loaded == accepted[1]
-    env = ComposedTaskEnv.bind(home=tmp_path)()
+    env = bind_environment(ComposedTaskEnv, home=tmp_path)()
     env.reset(extra_info={"task_id": accepted[0].task_id})
     assert json.loads(env.list_tools(accepted[0].environment.services[0]))["success"]
     with pytest.raises(UnknownTaskError):
@@ -119,9 +125,13 @@ def test_parse_tool_call() -> None:
 
 def test_skyrl_episode(accepted: list[TaskRecord]) -> None:
     task = accepted[0]
-    env = ComposedSkyRLEnv.bind([task])(env_config={}, extras={"extra_info": {"task_id": task.task_id}})
+    env = bind_environment(ComposedSkyRLEnv, [task])(
+        env_config={}, extras={"extra_info": {"task_id": task.task_id}}
+    )
     prompt = [{"role": "user", "content": task.instruction}]
-    assert env.init(prompt) == (prompt, {"task_id": task.task_id, "meta_tools": list(META_TOOLS)})
+    same, metadata = env.init(prompt)
+    assert same == prompt and (metadata["task_id"], metadata["family"]) == (task.task_id, "compose")
+    assert [t["function"]["name"] for t in metadata["tools"]] == [*META_TOOLS, "submit_answer"]
     out = env.step('<tool_call>{"name": "list_services", "arguments": {}}</tool_call>')
     assert out["done"] is False and out["reward"] == 0.0
     assert "services" in out["observations"][0]["content"]
@@ -139,7 +149,7 @@ def test_skyrl_episode(accepted: list[TaskRecord]) -> None:
 
 def test_skyrl_turn_limit_ends_with_reward(accepted: list[TaskRecord]) -> None:
     task = accepted[0]
-    env = ComposedSkyRLEnv.bind([task])(extras={"task_id": task.task_id, "max_turns": 2})
+    env = bind_environment(ComposedSkyRLEnv, [task])(extras={"task_id": task.task_id, "max_turns": 2})
     assert env.step('{"name": "list_services", "arguments": {}}')["done"] is False
     last = env.step('{"name": "list_services", "arguments": {}}')
     assert last["done"] is True and last["reward"] == 0.0

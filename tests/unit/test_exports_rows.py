@@ -175,6 +175,7 @@ def test_trl_rl_rows_load(exported: tuple[Path, dict]) -> None:
                 "split": Value("string"),
                 "data_source": Value("string"),
                 "env_spec": Value("string"),
+                "environment": Value("string"),
             }
         )
         for row in ds:

@@ -8,7 +8,7 @@ from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.agents.reference import run_reference
 from envpipeline.agents.rollouts import sft_trajectory
 from envpipeline.compose.gates import unique_hops
-from envpipeline.export.envs import ComposedTaskEnv
+from envpipeline.export.envs import ComposedTaskEnv, bind_environment
 from envpipeline.models.task import Binding, TaskRecord, ToolCallStep
 from envpipeline.redteam.probe import service_ids, write_tools
 from envpipeline.rubric import answer_is, evaluate_criterion
@@ -84,7 +84,7 @@ def test_a_hop_with_two_matching_records_is_rejected():
 def test_the_reference_replays_through_the_served_environment(accepted: list[TaskRecord]):
     for task in accepted:
         stored = TaskRecord.model_validate_json(task.model_dump_json())
-        env = ComposedTaskEnv.bind([stored])()
+        env = bind_environment(ComposedTaskEnv, [stored])()
         env.reset(task_id=stored.task_id)
         observations: list[dict] = []
         for step in stored.reference_solution:
@@ -95,7 +95,8 @@ def test_the_reference_replays_through_the_served_environment(accepted: list[Tas
                     value if binding.template == "{value}" else binding.template.format(value=value)
                 )
             observations.append(json.loads(env.call_tool(step.tool, arguments)))
-        assert env.get_reward(stored.reference_output) == 1.0, task.task_id
+        env.submit_answer(stored.reference_output)
+        assert env.get_reward() == 1.0, task.task_id
 
 
 def test_sft_trajectories_use_only_ids_they_have_seen(accepted: list[TaskRecord]):

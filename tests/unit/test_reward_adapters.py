@@ -174,9 +174,12 @@ def test_trl_verifiers_and_openrlhf_agree_with_score_group(
         labels=[row["answer"]] * 2,
     )
     text_matrix = [completion_passes(rubric, rubric.reference_output), completion_passes(rubric, "no")]
+    # per sample (OpenRLHF sends samples one by one): each gets its checklist score, and says so
     assert list(map(float, result["rewards"])) == pytest.approx(
-        score_group(text_matrix, rubric.weights()).rewards
+        [score_group([row], rubric.weights(), "checklist").rewards[0] for row in text_matrix]
     )
+    assert 0.0 < float(result["rewards"][0]) < 1.0, "text alone cannot pass the state criteria"
+    assert list(map(float, result["extra_logs"]["per_sample"])) == [1.0, 1.0]
     assert set(result) == {"rewards", "scores", "extra_logs"}
 
 

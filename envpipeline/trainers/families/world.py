@@ -22,14 +22,17 @@ folder); ``checklist`` mode is the task's weighted checklist credit.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 import os
 import shutil
 import tarfile
 import tempfile
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -46,6 +49,7 @@ from envpipeline.worlds.criteria import check_all
 from envpipeline.worlds.delta import apply_ops
 from envpipeline.worlds.state import day_path
 
+T = TypeVar("T")
 #: The parts of a day folder that make a task's W0 (as the Harbor world export ships them).
 W0_PARTS = ("apps", "home", "manifest.json")
 #: Page text kept per web observation.
@@ -125,6 +129,17 @@ def inline_w0(spec: EnvSpec, worlds_root: Path | str) -> str:
         return world_snapshot(materialize_w0(spec, Path(work) / "day", worlds_root))
 
 
+def run_async(function: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """Run an async MCP call to completion from sync code, also when this thread runs an event loop
+    (SkyRL steps environments from async code): then in a short-lived worker thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return anyio.run(function, *args)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, function, *args).result()
+
+
 @register_episode("world")
 class WorldEpisode(Episode):
     """A world task's web, CLI and MCP interfaces over a live copy of its W0."""
@@ -146,7 +161,7 @@ class WorldEpisode(Episode):
         self.web = TestClient(create_web_app(self.day_dir), follow_redirects=False)
         self.mcp = create_mcp_server(self.day_dir)
         self._shell: Shell | None = None
-        mcp_tools = anyio.run(self.mcp.list_tools)
+        mcp_tools = run_async(self.mcp.list_tools)
         self._mcp_names = {safe_tool_name(f"mcp.{t.name}"): t.name for t in mcp_tools}
         self._tools = {
             safe_tool_name(WEB_TOOL): _function(
@@ -174,7 +189,7 @@ class WorldEpisode(Episode):
 
     def _mcp(self, name: str, arguments: dict[str, Any]) -> str:
         try:
-            result = anyio.run(self.mcp.call_tool, name, arguments)
+            result = run_async(self.mcp.call_tool, name, arguments)
             text = "".join(getattr(block, "text", "") for block in getattr(result, "content", []))
             failed = bool(getattr(result, "is_error", False))
         except Exception as e:  # ToolError: unknown channel, missing or mistyped argument
