@@ -12,7 +12,8 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from tests.trainers.adapter_fixtures import composed_export, reference_calls, tiny_tokenizer
+from tests.trainers.adapter_fixtures import composed_export, reference_calls
+from tests.trainers.tiny import tiny_tokenizer
 
 pytest.importorskip("openrlhf.utils.agent")
 AGENT_FILE = Path(__file__).resolve().parents[2] / "envpipeline" / "trainers" / "openrlhf_agent.py"

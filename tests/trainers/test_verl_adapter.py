@@ -21,7 +21,8 @@ import pytest
 from envpipeline.trainers import verl_reward
 from envpipeline.trainers.verl_reward import compute_score
 from envpipeline.trainers.verl_tool import EVIDENCE_KEY, EnvpipelineTool  # pyright: ignore[reportAttributeAccessIssue]
-from tests.trainers.adapter_fixtures import composed_export, reference_calls, tiny_tokenizer
+from tests.trainers.adapter_fixtures import composed_export, reference_calls
+from tests.trainers.tiny import tiny_tokenizer
 
 verl_dataset = pytest.importorskip("verl.utils.dataset.rl_dataset")
 OVERLAY = os.environ.get("ENVPIPELINE_VERL_OVERLAY", "/work/scratch/tvenv-verl-overlay")

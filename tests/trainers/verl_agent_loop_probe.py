@@ -23,7 +23,8 @@ from verl.utils.dataset.rl_dataset import RLHFDataset
 
 from envpipeline.export.unified import AcceptedTask
 from envpipeline.trainers.verl_reward import compute_score
-from tests.trainers.adapter_fixtures import reference_calls, tiny_tokenizer
+from tests.trainers.adapter_fixtures import reference_calls
+from tests.trainers.tiny import tiny_tokenizer
 
 
 async def call(loop: Any, name: str, arguments: dict[str, Any], tools_kwargs: Any, data: AgentData) -> str:
