@@ -269,9 +269,14 @@ def verifiers_group_reward(
     states: Sequence[Any] | None = None,
     **kwargs: Any,
 ) -> list[float]:
-    """verifiers group-level reward (plural arguments): rubric from ``answers`` or ``infos[i]["rubric"]``.
+    """CFRR over one rollout group (plural arguments): rubric from ``answers`` or ``infos[i]["rubric"]``.
 
-    A verifiers ``state`` dict may carry ``criteria_passed`` or ``final_state`` from the environment.
+    This is the group-reward shape of verifiers ≤ 0.3 (``Rubric`` group functions). verifiers 0.4
+    (``verifiers.v1``) has no group hook — each trace is scored alone by its task — so its adapter
+    is `envpipeline.trainers.verifiers_env` (per-trace checklist from the live environment); use
+    this function where a caller does hold a group (e.g. over finished 0.4 traces of one task).
+    Each ``state`` may carry ``criteria_passed`` / ``final_state``, or the ``evidence`` our 0.4
+    toolset records (`envpipeline.trainers.adapter_common.episode_evidence`).
     """
     n = len(completions)
     infos, answers, states = (
@@ -283,11 +288,14 @@ def verifiers_group_reward(
     for completion, info, answer, state in zip(completions, infos, answers, states):
         info = _loads(info) or {}
         rubric = parse_rubric(answer if answer else info["rubric"])
+        evidence = _evidence(state, "evidence") or {}
         passes = completion_passes(
             rubric,
-            completion_text(completion),
+            evidence.get("answer") or completion_text(completion),
             _evidence(state, "final_state") or info.get("final_state"),
-            _evidence(state, "criteria_passed") or info.get("criteria_passed"),
+            evidence.get("criteria_passed")
+            or _evidence(state, "criteria_passed")
+            or info.get("criteria_passed"),
         )
         samples.append((str(info.get("task_id") or rubric.task_id), rubric, passes))
     return [r for r, _ in _group_scores(samples, kwargs.get("mode", "cfrr"))]

@@ -5,7 +5,8 @@ Layout (``<out>/``)::
     accepted_tasks.parquet          one AcceptedTask per row (all families)
     README.md                       the dataset card
     splits.json                     task_id -> split, plus the leakage report
-    verl/{rl,eval}.parquet          verl RL rows           (rows.verl_rl_row)
+    verl/{rl,eval}.parquet          verl RL rows           (rows.verl_rl_row; tools_kwargs as a struct)
+    verl/tool_config.yaml           verl tool config       (trainers.verl_config)
     skyrl/{rl,eval}.parquet         SkyRL rows             (rows.skyrl_row)
     trl-rl/{rl,eval}.parquet        TRL / verifiers rows   (rows.trl_rl_row)
     verl-sft/{sft,eval}.parquet     verl multi-turn SFT    (rows.verl_sft_row)
@@ -139,9 +140,14 @@ def write_format(
     """Write one format's files under ``<out>/<fmt>/`` (SFT formats: `rows.SFT_JSON_COLUMNS` as JSON)."""
     folder = Path(out) / fmt
     json_columns = row_builders.SFT_JSON_COLUMNS if get_format(fmt).stage == "sft" else ()
+    rows_by_split = format_rows(fmt, tasks, split)
+    if fmt == "verl":  # tools_kwargs as verl's agent loop reads them, and verl/tool_config.yaml
+        from envpipeline.trainers.verl_config import prepare_verl_export
+
+        rows_by_split = prepare_verl_export(rows_by_split, tasks, folder, suffix)
     return [
         write_rows(rows, folder / f"{name}.{suffix}", suffix, json_columns)
-        for name, rows in format_rows(fmt, tasks, split).items()
+        for name, rows in rows_by_split.items()
     ]
 
 

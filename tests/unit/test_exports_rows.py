@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -47,7 +48,8 @@ def exported(tasks: list[AcceptedTask], tmp_path_factory: pytest.TempPathFactory
 
 
 def load(path: Path):
-    return load_dataset("parquet", data_files=str(path), split="train")
+    # a fresh cache each time: `datasets` keys its cache on the file's path, which pytest reuses
+    return load_dataset("parquet", data_files=str(path), split="train", cache_dir=tempfile.mkdtemp())
 
 
 def test_accepted_tasks_share_one_schema_across_families(tasks: list[AcceptedTask]) -> None:
@@ -131,7 +133,11 @@ def test_verl_and_skyrl_rows_load_with_homogeneous_extra_info(exported: tuple[Pa
             assert features["data_source"] == Value("string")
             assert features["prompt"] == List(MESSAGE)
             assert features[reward_key] == reward_features
-            assert features["extra_info"] == EXTRA_INFO
+            if fmt == "verl":  # verl's agent loop calls .get on tools_kwargs: a struct, every tool named
+                info = {k: v for k, v in features["extra_info"].items() if k != "tools_kwargs"}
+                assert info == {k: v for k, v in EXTRA_INFO.items() if k != "tools_kwargs"}
+            else:
+                assert features["extra_info"] == EXTRA_INFO
             if fmt == "verl":
                 assert features["agent_name"] == Value("string") and set(ds["agent_name"]) == {"tool_agent"}
             else:
@@ -141,7 +147,13 @@ def test_verl_and_skyrl_rows_load_with_homogeneous_extra_info(exported: tuple[Pa
                 rubric = Rubric.model_validate_json(row[reward_key]["ground_truth"])
                 assert rubric.task_id == row["extra_info"]["task_id"]
                 assert row["extra_info"]["rubric"] == row[reward_key]["ground_truth"]
-                assert isinstance(json.loads(row["extra_info"]["tools_kwargs"]), dict)
+                if fmt == "verl":
+                    tools_kwargs = row["extra_info"]["tools_kwargs"]
+                    assert "submit_answer" in tools_kwargs and "call_tool" in tools_kwargs
+                    for entry in tools_kwargs.values():
+                        assert json.loads(entry["create_kwargs"]) == {"task_id": row["extra_info"]["task_id"]}
+                else:
+                    assert isinstance(json.loads(row["extra_info"]["tools_kwargs"]), dict)
                 spec = EnvSpec.model_validate_json(row["extra_info"]["env_spec"])
                 assert spec.task_id == row["extra_info"]["task_id"] and spec.criteria
                 if spec.family == "compose":  # the initial state travels with the row
@@ -150,6 +162,11 @@ def test_verl_and_skyrl_rows_load_with_homogeneous_extra_info(exported: tuple[Pa
                     assert spec.world_snapshot
                 assert [m["role"] for m in row["prompt"]] == ["system", "user"]
             assert ds["extra_info"][0]["index"] == 0
+    tool_config = yaml.safe_load((out / "verl" / "tool_config.yaml").read_text())
+    names = {t["tool_schema"]["function"]["name"] for t in tool_config["tools"]}
+    # every family's episode tools (world ones listed from its live episode), as the rows name them
+    assert {"call_tool", "submit_answer", "exec", "web__request", "cli__exec"} <= names
+    assert names == set(load(out / manifest["files"]["verl"][0])[0]["extra_info"]["tools_kwargs"])
 
 
 def test_trl_rl_rows_load(exported: tuple[Path, dict]) -> None:
@@ -347,7 +364,8 @@ def test_card_configs_load_every_format_by_name(exported: tuple[Path, dict]) -> 
     configs = {c["config_name"]: c["data_files"] for c in front["configs"]}
     assert set(configs) == {"accepted_tasks", *ROW_FORMATS}
     for fmt in ROW_FORMATS:
-        loaded = load_dataset(str(out), fmt)
+        # a fresh cache: `datasets` keys its cache on the folder's path, which pytest reuses
+        loaded = load_dataset(str(out), fmt, cache_dir=str(out.parent / f"{out.name}-hf-cache"))
         files = {Path(p).stem: p for p in manifest["files"][fmt]}
         assert set(loaded) == set(files), fmt
         for split, path in files.items():
