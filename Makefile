@@ -68,17 +68,21 @@ run: $(STAMP) sandbox-ready ## materialize the whole asset graph offline and pri
 	$(BIN)/envpipeline run
 
 TRAINERS_LOG := .venv-trainers.log
+# test files spread over this many workers (pytest-xdist; a file's tests stay on one worker, so
+# module fixtures are built once): most tests wait on sandboxes and subprocesses
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
 test: $(STAMP) sandbox-ready ## lint, format check, type check, every test; tests/trainers in .venv-trainers alongside
 	$(MAKE) --no-print-directory lint
 	@# the trainers' environment (mostly downloads) and its tests run beside the main suite
 	$(MAKE) --no-print-directory test-trainers > $(TRAINERS_LOG) 2>&1 & trainers=$$!; \
-	$(BIN)/python -m pytest; rc=$$?; \
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; rc=1; fi; \
 	wait $$trainers; trc=$$?; echo "--- tests/trainers (.venv-trainers) ---"; cat $(TRAINERS_LOG); \
 	if [ $$trc -ne 0 ]; then echo "tests/trainers failed ($$trc)" >&2; [ $$rc -ne 0 ] || rc=1; fi; exit $$rc
 
 test-full: $(STAMP) sandbox-ready ## every test, including the full matrices CI samples (full_matrix)
-	$(BIN)/python -m pytest -m "full_matrix or not full_matrix"
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "full_matrix or not full_matrix"
 
 lint: $(STAMP) ## ruff check, ruff format --check, and basedpyright (standard) on envpipeline/, assets/, resources/
 	$(BIN)/ruff check .

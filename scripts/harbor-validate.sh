@@ -35,6 +35,10 @@ find_python() {
   return 1
 }
 
+# one builder at a time (parallel test workers validate at once): the others wait, then reuse it
+mkdir -p "$(dirname "$VENV")"
+exec 9>"$VENV.lock"
+flock 9
 if ! "$VENV/bin/python" -c "import harbor, importlib.metadata as m; assert m.version('harbor') == '$HARBOR_VERSION'" \
     2>/dev/null; then
   if ! PYTHON="$(find_python)"; then
@@ -48,6 +52,9 @@ if ! "$VENV/bin/python" -c "import harbor, importlib.metadata as m; assert m.ver
     exit 3
   fi
 fi
+
+flock -u 9
+exec 9>&-
 
 exec "$VENV/bin/python" - "$@" <<'PY'
 import sys
