@@ -156,8 +156,6 @@ def remove_app_volume(name: str, image: str | Path | None = None) -> None:
 
 def stale_volumes() -> list[tuple[str, str]]:
     """(volume, image) of session volumes whose owner is gone or whose expiry passed."""
-    import time
-
     template = (
         f'{{{{.Name}}}}\t{{{{.Label "{ownership.OWNER_LABEL}"}}}}\t{{{{.Label "{ownership.EXPIRES_LABEL}"}}}}'
         f'\t{{{{.Label "{IMAGE_LABEL}"}}}}'
@@ -168,10 +166,5 @@ def stale_volumes() -> list[tuple[str, str]]:
         return []
     if listed.returncode != 0:
         return []
-    now = time.time()
-    stale = []
-    for line in listed.stdout.decode(errors="replace").splitlines():
-        name, owner, expires, image = (line.split("\t") + ["", "", "", ""])[:4]
-        if name and ownership.owner_gone(owner, expires, now):
-            stale.append((name, image))
-    return stale
+    listing = listed.stdout.decode(errors="replace")
+    return [(fields[0], fields[3] if len(fields) > 3 else "") for fields in ownership.stale_listed(listing)]

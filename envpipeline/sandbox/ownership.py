@@ -46,3 +46,16 @@ def owner_gone(value: str, expires: str, now: float) -> bool:
     if expires.isdigit() and int(expires) < now:
         return True
     return host == socket.gethostname() and pid.isdigit() and not process_alive(int(pid))
+
+
+def stale_listed(listing: str, now: float | None = None) -> list[list[str]]:
+    """The stale entries of a ``docker ... --format`` listing whose lines are ``name<TAB>owner<TAB>
+    expires[<TAB>more...]``: each as its fields (name first)."""
+    moment = time.time() if now is None else now
+    stale = []
+    for line in listing.splitlines():
+        fields = line.split("\t")
+        fields += [""] * (3 - len(fields))
+        if fields[0] and owner_gone(fields[1], fields[2], moment):
+            stale.append(fields)
+    return stale

@@ -16,14 +16,13 @@ import shutil
 import signal
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 from envpipeline.processes import process_alive
 from envpipeline.sandbox import cgroups, disk_quota, docker_volume
-from envpipeline.sandbox.ownership import EXPIRES_LABEL, LOCAL_ROOT, OWNER_LABEL, owner_gone
+from envpipeline.sandbox.ownership import EXPIRES_LABEL, LOCAL_ROOT, OWNER_LABEL, stale_listed
 
 
 @dataclass
@@ -67,14 +66,7 @@ def stale_containers() -> list[str]:
         return []
     if listed.returncode != 0:
         return []
-    now = time.time()
-    stale = []
-    for line in listed.stdout.decode(errors="replace").splitlines():
-        name, _, rest = line.partition("\t")
-        value, _, expires = rest.partition("\t")
-        if name and owner_gone(value, expires, now):
-            stale.append(name)
-    return stale
+    return [fields[0] for fields in stale_listed(listed.stdout.decode(errors="replace"))]
 
 
 def reap_stale_sessions(*, docker: bool = True, temp: Path | None = None) -> Reaped:
