@@ -158,7 +158,11 @@ class LLMSynthesizer:
         provenance = self._provenance(seed_dir, decision, sample_index, index, output)
         difficulty = target_difficulty(decision.projected_pass_rate)
         try:
-            if failures := materialize_output(output, staging, provenance=provenance, difficulty=difficulty):
+            nodes = output.metadata.get("skill_nodes")
+            tags = [str(n) for n in nodes] if isinstance(nodes, list) else []
+            if failures := materialize_output(
+                output, staging, provenance=provenance, difficulty=difficulty, tags=tags
+            ):
                 return SynthesisAttempt(**base, failure_stage="materialize", failures=failures), None
             files = bundle_text_files(staging)
             if failures := self._gate_failures(staging, files, output, decision):

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from envpipeline.forge.loop import gold_validator, run_forge
+from envpipeline.forge.passrates import seed_skills
 from envpipeline.llm import LLMClient, LLMConfig
 from envpipeline.synth.gates import AcceptanceLedger, hidden_literal_failures, hidden_literals
 from envpipeline.synth.llm import LLMSynthesizer
@@ -72,6 +73,8 @@ def test_a_rewrite_dropping_required_skill_nodes_is_rejected_and_repaired(
     assert first.failures[0].startswith("skills:missing_nodes:") and "['file_io']" in first.failures[0]
     assert "file_io" in user_prompt(llm_server.requests[1]).split("## Failure summary", 1)[1][:600]
     assert "metadata.skill_nodes" in user_prompt(llm_server.requests[0])
+    # the declared nodes become the bundle's skills when it is used as a seed again
+    assert seed_skills(tmp_path / "b") == (["edge_case_handling", "file_io", "text_processing"], [])
 
 
 def test_removable_nodes_may_go_and_task_toml_tags_count(
@@ -91,6 +94,7 @@ def test_removable_nodes_may_go_and_task_toml_tags_count(
     seed = make_seed(tmp_path, "count-lines")
     result = synthesizer(llm_server).synthesize(seed, reduce, out_dir=tmp_path / "b")
     assert result.accepted, result.attempts
+    assert seed_skills(tmp_path / "b") == (["Text-Processing"], [])
 
 
 # --------------------------------------------------------------------------------------- duplicates
