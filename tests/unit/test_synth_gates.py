@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from envpipeline.forge.loop import gold_validator, run_forge
+from envpipeline.forge.loop import ForgeBudget, gold_validator, run_forge
 from envpipeline.forge.passrates import seed_skills
 from envpipeline.llm import LLMClient, LLMConfig
 from envpipeline.synth.gates import AcceptanceLedger, hidden_literal_failures, hidden_literals
@@ -268,3 +268,24 @@ def test_cached_answers_are_accounted_as_cached_not_spent(
     assert report.summary()["cached_tokens"] == 2100 and report.accepted[0].tokens == 0
     usage = again.client.usage()
     assert (usage.calls, usage.cached_calls, usage.prompt_tokens) == (1, 1, 0)
+
+
+def test_the_loop_fed_one_unrelated_answer_exports_it_once_and_counts_the_rejections(
+    llm_server: ScriptedLLMServer, tmp_path: Path
+) -> None:
+    """The issue's scenario through `run_forge`: every request answered with one word-count task."""
+    llm_server.default = fenced(other_task())
+    decisions = [DECISION.model_copy(update={"seed_id": f"seed-{i}"}) for i in range(3)]
+    seeds = {d.seed_id: make_seed(tmp_path, d.seed_id) for d in decisions}
+    report = run_forge(
+        decisions,
+        seeds,
+        synthesizer(llm_server, max_repairs=1),
+        lambda _: [],
+        target=3,
+        out_dir=tmp_path / "run",
+        budget=ForgeBudget(max_attempts=6),
+    )
+    assert [a.seed_id for a in report.accepted] == ["seed-0"]
+    assert report.budget_exhausted and report.attempts == 7  # 1 accepted + 3 records x 2 rejected
+    assert report.rejection_reasons == {"gate:duplicate:content_hash": 6}
