@@ -21,7 +21,11 @@ from envpipeline.models.selection import Decision
 from envpipeline.sandbox.base import Sandbox
 from envpipeline.synth.base import Synthesizer
 from envpipeline.terminal.checks import check_bundle
+from envpipeline.terminal.reason_text import sanitised
 from envpipeline.terminal.verify import VerificationResult, verify_bundle
+
+#: Characters of the failing verifier's output carried in a gold-failure reason (the repair prompt).
+VERIFIER_TAIL_CHARS = 1500
 
 
 class ForgeBudget(BaseModel):
@@ -62,6 +66,9 @@ class ForgeReport(BaseModel):
     attempts: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = Field(
+        default=0, description="tokens of answers served from the LLM cache (not spent)"
+    )
     rejection_reasons: dict[str, int] = {}
     budget_exhausted: bool = False
 
@@ -85,6 +92,7 @@ class ForgeReport(BaseModel):
             "attempts": self.attempts,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "cached_tokens": self.cached_tokens,
             "attempts_per_accepted": self.attempts_per_accepted,
             "tokens_per_accepted": self.tokens_per_accepted,
             "rejection_reasons": self.rejection_reasons,
@@ -104,7 +112,23 @@ def gold_check(
     if failures:
         return failures, None
     result = verify_bundle(bundle_dir, sandbox)
-    return ([] if result.passed else [f"gold:{result.verdict}: {'; '.join(result.reasons)}"]), result
+    if result.passed:
+        return [], result
+    reason = f"gold:{result.verdict}: {'; '.join(result.reasons)}"
+    if tail := verifier_output_tail(result):
+        reason += f"\nverifier output (last {VERIFIER_TAIL_CHARS} characters at most):\n{tail}"
+    return [reason], result
+
+
+def verifier_output_tail(result: VerificationResult, limit: int = VERIFIER_TAIL_CHARS) -> str:
+    """The end of what the first failing trial's tests printed (stdout, then stderr), printable
+    and at most `limit` characters, so a repair prompt shows why the oracle failed; "" if silent."""
+    trial = next((t for t in result.trials if t.reward is None or t.reward < 1.0), None)
+    run = trial.verifier_exec if trial is not None else None
+    if run is None:
+        return ""
+    text = "\n".join(part.strip() for part in (run.stdout, run.stderr) if part.strip())
+    return sanitised(text[-limit:]) if text else ""
 
 
 def gold_validator(sandbox: Sandbox, heldout: list[str] | None = None) -> Callable[[Path], list[str]]:
@@ -158,6 +182,7 @@ def run_forge(
         report.task_directories += sum(a.failure_stage in (None, "validate") for a in result.attempts)
         report.prompt_tokens += result.prompt_tokens
         report.completion_tokens += result.completion_tokens
+        report.cached_tokens += result.cached_tokens
         for attempt in result.attempts:
             for failure in attempt.failures:
                 # e.g. "validate:static:leak" or "validate:gold:oracle_failed"

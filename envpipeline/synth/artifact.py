@@ -79,24 +79,30 @@ def path_problems(output: SynthesisOutput) -> list[str]:
     return problems
 
 
-def _task_toml(files: dict[str, str], provenance: dict[str, Any], difficulty: MetadataDifficulty) -> str:
+def _task_toml(
+    files: dict[str, str], provenance: dict[str, Any], difficulty: MetadataDifficulty, tags: list[str]
+) -> str:
     """The given task.toml with provenance merged in, or a fresh one; an unparsable one is kept as-is."""
     given = files.get("task.toml")
     if given is None:
-        metadata = MetadataSection(difficulty=difficulty, envpipeline=provenance)
+        metadata = MetadataSection(difficulty=difficulty, tags=tags, envpipeline=provenance)
         return dump_task_config(TaskConfig(metadata=metadata))
     return given
 
 
-def _merge_provenance(bundle_dir: Path, provenance: dict[str, Any]) -> None:
-    """Record provenance in a model-written task.toml that parses; leave a broken one to the checks."""
+def _merge_provenance(bundle_dir: Path, provenance: dict[str, Any], tags: list[str]) -> None:
+    """Record provenance (and the skill tags) in a model-written task.toml that parses; leave a
+    broken one to the checks."""
     path = bundle_dir / "task.toml"
     try:
         config = load_task_config(path)
     except BundleFormatError:
         return
     metadata = config.metadata.model_copy(
-        update={"envpipeline": {**config.metadata.envpipeline, **provenance}}
+        update={
+            "envpipeline": {**config.metadata.envpipeline, **provenance},
+            "tags": list(dict.fromkeys([*config.metadata.tags, *tags])),
+        }
     )
     path.write_text(dump_task_config(config.model_copy(update={"metadata": metadata})))
 
@@ -116,19 +122,22 @@ def materialize_output(
     *,
     provenance: dict[str, Any],
     difficulty: MetadataDifficulty = "unknown",
+    tags: list[str] | None = None,
 ) -> list[str]:
     """Write `output` as a bundle at `bundle_dir` (which must not exist); returns failure reasons.
 
     instruction.md comes from `instruction_md`; a task.toml is generated when the answer has none,
     and the provenance (generator, seed, action, sample, solver payload) is recorded in
-    `[metadata.envpipeline]` either way.
+    `[metadata.envpipeline]` either way. `tags` (the skill nodes the answer declares) are added
+    to `[metadata] tags`, where `forge.passrates.seed_skills` reads a seed's skills back.
     """
+    tags = list(tags or [])
     problems = path_problems(output)
     if problems:
         return problems
     provenance = _toml_safe(provenance)
     files = {k: v for k, v in output.files.items() if k != "instruction.md"}
-    files["task.toml"] = _task_toml(files, provenance, difficulty)
+    files["task.toml"] = _task_toml(files, provenance, difficulty, tags)
     files["instruction.md"] = output.instruction_md.strip() + "\n"
     bundle_dir.mkdir(parents=True)
     try:
@@ -138,7 +147,7 @@ def materialize_output(
     except OSError as e:
         return [f"cannot write the bundle: {e}"]
     if "task.toml" in output.files:
-        _merge_provenance(bundle_dir, provenance)
+        _merge_provenance(bundle_dir, provenance, tags)
     return []
 
 

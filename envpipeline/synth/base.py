@@ -19,7 +19,8 @@ from envpipeline.models.selection import Decision, SynthesisOutput
 Validator = Callable[[Path], list[str]]
 
 AttemptKind = Literal["initial", "repair"]
-FailureStage = Literal["llm", "parse", "contract", "materialize", "validate"]
+#: "gate": rejected by `envpipeline.synth.gates` (skills, duplicate, hidden literal) before validation
+FailureStage = Literal["llm", "parse", "contract", "materialize", "gate", "validate"]
 
 
 class _Strict(BaseModel):
@@ -31,9 +32,15 @@ class SynthesisAttempt(_Strict):
 
     index: Annotated[int, Field(ge=0, description="0 = initial generation, k = k-th repair")]
     kind: AttemptKind
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float | None = None
+    prompt_tokens: Annotated[int, Field(description="tokens spent on the request (0 when cached)")] = 0
+    completion_tokens: Annotated[int, Field(description="tokens spent on the answer (0 when cached)")] = 0
+    cached_prompt_tokens: Annotated[
+        int, Field(description="prompt tokens of an answer served from the cache (not spent again)")
+    ] = 0
+    cached_completion_tokens: Annotated[
+        int, Field(description="completion tokens of an answer served from the cache (not spent again)")
+    ] = 0
+    cost_usd: Annotated[float | None, Field(description="cost spent (None when cached or unpriced)")] = None
     cached: Annotated[bool, Field(description="the LLM answer came from the disk cache")] = False
     latency_sec: float = 0.0
     failure_stage: Annotated[FailureStage | None, Field(description="None = accepted")] = None
@@ -80,8 +87,13 @@ class SynthesisResult(_Strict):
 
     @property
     def total_tokens(self) -> int:
-        """Prompt plus completion tokens over all attempts."""
+        """Prompt plus completion tokens spent over all attempts (cache hits excluded)."""
         return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def cached_tokens(self) -> int:
+        """Prompt plus completion tokens of answers served from the cache (not spent)."""
+        return sum(a.cached_prompt_tokens + a.cached_completion_tokens for a in self.attempts)
 
 
 class Synthesizer(Protocol):

@@ -38,7 +38,8 @@ OUTPUT_FORMAT = (
     "solution/solve.sh and tests/test.sh (fixtures under environment/app/ are copied to /app); paths may "
     "only start with environment/, solution/ or tests/, or be task.toml; no absolute paths, no '..'. "
     "tests/test.sh must write 1 or 0 to /logs/verifier/reward.txt. The environment must not copy "
-    "solution/ or tests/ into the image. metadata is a JSON object with a short projection_summary. "
+    "solution/ or tests/ into the image. metadata is a JSON object with a short projection_summary and "
+    "skill_nodes (the list of skill nodes the task exercises). "
     "Answer with the JSON object only."
 )
 
@@ -59,7 +60,8 @@ GENERATION_CONTRACT = (
     "artifact compact and runnable, favor reuse of the seed runtime, deterministic file-level simulations "
     "are allowed for reduced system tasks, no hidden test constraints. Mentally execute build, oracle and "
     "verifier; the expected reward is 1. Store the solver payload, target difficulty and a projection "
-    "summary in metadata."
+    "summary in metadata, and list the skill nodes the generated task exercises in metadata.skill_nodes "
+    "(every preserve_node not in allowed_removed_nodes must be among them)."
 )
 
 REPAIR_CONTRACT = (

@@ -60,7 +60,10 @@ def artifact(instruction: str = INSTRUCTION, **extra_files: str) -> dict:
         "task_name": "count-nonblank-lines",
         "instruction_md": instruction,
         "files": files,
-        "metadata": {"projection_summary": "blank lines are now an edge case"},
+        "metadata": {
+            "projection_summary": "blank lines are now an edge case",
+            "skill_nodes": ["file_io", "text_processing", "edge_case_handling"],
+        },
     }
 
 
