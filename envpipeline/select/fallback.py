@@ -6,7 +6,11 @@ beyond xi_bar although a feasible selection exists, or far below the optimum whe
 by another of the same seed, or by one of a seed not yet selected) on a penalized objective: the
 exact objective minus `big` per unit of coverage missing beyond xi_bar. The penalty makes the
 search first repair feasibility, then climb the true objective; every move is evaluated exactly on
-the nodes it touches. It stops at a 1-swap local optimum or at `time_budget` seconds.
+the nodes it touches. Where no single swap helps and a node is still short, a chain of two swaps
+(bring a carrier of the short node in, then the best swap after it) is tried. The climb is then
+restarted `KICKS` times from the best selection, alternately after random swaps and after a climb
+with a cheap shortfall price (strategic oscillation), with a fixed random seed: the result is
+deterministic unless `time_budget` seconds run out first.
 
 `prove_infeasible` gives a counting certificate when one exists; when the search ends infeasible
 without one, the caller must report "no feasible selection found", never "infeasible".
@@ -26,7 +30,7 @@ FULL_SCAN_PAIRS = 250_000
 POOL_SIZE = 64
 PER_NODE = 8
 #: perturbations of the iterated local search (each one restarts the swap search)
-KICKS = 40
+KICKS = 120
 #: shortfall prices (times the full one) of the relaxed climbs
 RELAXED = (0.02, 0.1, 0.005, 0.3)
 
@@ -237,7 +241,10 @@ class _Search:
 
 def _climb(search: _Search, deadline: float) -> None:
     while time.perf_counter() < deadline:
-        if not search.one_pass(deadline) and not (search.short_nodes() and search.repair_chain(deadline)):
+        if search.one_pass(deadline):
+            continue
+        relaxed = search.big < search.full_big  # chains only repair at the full shortfall price
+        if relaxed or not search.short_nodes() or not search.repair_chain(deadline):
             return
 
 
