@@ -6,14 +6,17 @@ One run, the same instances:
 2. portfolio mode, 10,000 seeds x 6 actions, ~30 skill nodes with proportional coverage targets,
    N = 4,000 (SCIP on the compact formulation, child process, greedy warm start);
 3. the greedy fallback's objective / the SCIP optimum on instance 2;
-4. peer baseline: HiGHS (highspy, the `bench` extra) on the plain textbook formulation of instance 2:
+4. the new fallback (greedy + coverage repair + swap search) / the SCIP optimum on instance 2;
+5. the textbook formulation (below) of instance 2 built and solved by SCIP in the same run, with the
+   compact / textbook time ratio;
+6. peer baseline: HiGHS (highspy, the `bench` extra) on the plain textbook formulation of instance 2:
    one binary x_c per candidate (no dominance reduction) and one binary u_{c,v} per (candidate,
    skill) pair it carries, u = x for required nodes, u <= x (penalized) for optional ones, and the
    coverage rows over u.
 
 Goals: local < 0.5 s; portfolio faster than the HiGHS baseline, aiming at <= 10 s; greedy >= 0.98.
 
-Usage: python bench/milp_bench.py [--seeds 10000] [--target 4000] [--local-seeds 100] [--no-highs]
+Usage: python bench/milp_bench.py [--seeds 10000] [--target 4000] [--local-seeds 100] [--no-highs] [--no-textbook]
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import time
 
 from envpipeline.models.selection import SeedPassRate
 from envpipeline.select.actions import SelectorConfig
+from envpipeline.select.fallback import fallback
 from envpipeline.select.milp import solve_scip
 from envpipeline.select.problem import evaluate, greedy
 from envpipeline.select.selector import build_problem
@@ -152,6 +156,52 @@ def highs_textbook(
     }
 
 
+def scip_textbook(
+    candidates, weights, coverage: dict[str, float], n_target: int, config: SelectorConfig, time_limit: float
+) -> dict:
+    """The textbook formulation of `highs_textbook`, built and solved with SCIP in this process
+    (default presolve; `vars` counts x, the u of coverage nodes and xi)."""
+    from pyscipopt import Model, quicksum
+
+    started = time.perf_counter()
+    model = Model("textbook")
+    model.hideOutput()
+    model.setParam("limits/time", time_limit)
+    model.setParam("randomization/randomseedshift", config.scip_seed)
+    x = [model.addVar(vtype="B", obj=w) for w in weights]
+    cover: dict[str, list] = {v: [] for v in coverage}
+    seeds: dict[str, list] = {}
+    for c, cand in enumerate(candidates):
+        seeds.setdefault(cand.seed_id, []).append(x[c])
+        for v in cand.required_skills:
+            if v in cover:
+                u = model.addVar(vtype="B")
+                model.addCons(u == x[c])
+                cover[v].append(u)
+        for v in cand.optional_skills:
+            if v not in cand.required_skills:
+                u = model.addVar(vtype="B", obj=-config.optional_penalty)
+                model.addCons(u <= x[c])
+                if v in cover:
+                    cover[v].append(u)
+    for group in seeds.values():
+        model.addCons(quicksum(group) <= 1)
+    model.addCons(quicksum(x) == n_target)
+    for v, share in coverage.items():
+        xi = model.addVar(vtype="C", lb=0.0, ub=config.max_slack, obj=-config.coverage_penalty)
+        model.addCons(quicksum(cover[v]) + n_target * xi >= n_target * share)
+    model.setMaximize()
+    built = time.perf_counter() - started
+    model.optimize()
+    return {
+        "status": model.getStatus(),
+        "objective": model.getObjVal() if model.getNSols() else None,
+        "build": built,
+        "seconds": time.perf_counter() - started,
+        "vars": len(weights) + sum(len(us) for us in cover.values()) + len(coverage),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=10_000)
@@ -159,6 +209,7 @@ def main() -> None:
     ap.add_argument("--local-seeds", type=int, default=100)
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--no-highs", action="store_true")
+    ap.add_argument("--no-textbook", action="store_true", help="skip the SCIP textbook model")
     args = ap.parse_args()
     config = SelectorConfig(time_limit=args.time_limit)
 
@@ -202,13 +253,28 @@ def main() -> None:
             f"  greedy {warm.objective:.4f} / optimum {r.objective:.4f} = {warm.objective / r.objective:.5f} "
             f"(goal >= 0.98: {'met' if warm.objective / r.objective >= 0.98 else 'MISSED'})"
         )
+    t = time.perf_counter()
+    improved, fb_status = fallback(problem)
+    t_fb = time.perf_counter() - t
+    if r.objective:
+        print(
+            f"  fallback (greedy + repair + swap search, {t_fb:.2f} s, {fb_status}): {improved.objective:.4f} / "
+            f"optimum = {improved.objective / r.objective:.5f}"
+        )
+    weights = [
+        c.frontier_score
+        + config.affinity_epsilon
+        * (c.direction == ("in_breadth" if c.projection == "diversify_frontier" else "in_depth"))
+        for c in candidates
+    ]
+    if not args.no_textbook:
+        tb = scip_textbook(candidates, weights, problem.coverage, args.target, config, args.time_limit)
+        print(
+            f"  SCIP textbook: {tb['vars']} vars: status {tb['status']}, objective {tb['objective']}, "
+            f"{tb['seconds']:.2f} s (build {tb['build']:.2f} s); compact / textbook time = "
+            f"{r.seconds / tb['seconds']:.3f}; SCIP compact goal <= 10 s: {'met' if r.seconds <= 10 else 'MISSED'}"
+        )
     if not args.no_highs:
-        weights = [
-            c.frontier_score
-            + config.affinity_epsilon
-            * (c.direction == ("in_breadth" if c.projection == "diversify_frontier" else "in_depth"))
-            for c in candidates
-        ]
         hs = highs_textbook(candidates, weights, problem.coverage, args.target, config, args.time_limit)
         if "error" in hs:
             print(f"  HiGHS baseline skipped: {hs['error']}")

@@ -3,11 +3,13 @@
 Backends: ``scip`` (compact MILP, child process, hard wall-clock limit, greedy warm start; only
 status ``optimal`` is accepted), ``enumerate`` (exact, for at most ``enumerate_max`` = 24
 candidates; local mode decomposes per seed so it enumerates each seed's <= 6), ``greedy``
-(deterministic, coverage-aware). When SCIP is unavailable, not optimal, crashed or killed, the
+(coverage-aware greedy, then coverage repair and swap search: fallback.py). When SCIP is unavailable, not optimal, crashed or killed, the
 selection falls back to enumeration (<= 24 candidates) or greedy, and the trace says why. The
 trace's ``status`` is SCIP's status whenever SCIP was tried; otherwise ``optimal`` for enumeration
-and for local-mode greedy (exact there), ``heuristic`` for portfolio greedy, ``infeasible`` when no
-selection keeps every coverage shortfall within xi_bar.
+and for local-mode greedy (exact there), ``heuristic`` for a feasible portfolio fallback,
+``infeasible`` when no selection keeps every coverage shortfall within xi_bar (proven: by
+enumeration or a counting certificate), ``no_feasible_found`` when the fallback found none but
+cannot prove that none exists.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Literal
 from envpipeline.errors import ConfigError
 from envpipeline.models.selection import Backend, Candidate, Decision, SeedPassRate, SelectionTrace
 from envpipeline.select.actions import SelectorConfig, objective_weight, reward_band
+from envpipeline.select.fallback import fallback
 from envpipeline.select.milp import solve_scip
 from envpipeline.select.problem import Problem, Solution, enumerate_exact, evaluate, greedy
 from envpipeline.select.skills import Taxonomy, build_candidates
@@ -25,6 +28,8 @@ from envpipeline.select.skills import Taxonomy, build_candidates
 Mode = Literal["local", "portfolio"]
 MODES: tuple[Mode, ...] = ("local", "portfolio")
 BACKENDS: tuple[Backend, ...] = ("scip", "enumerate", "greedy")
+#: wall-clock budget of the fallback's repair and swap search (capped by the solve's time limit)
+FALLBACK_SECONDS = 5.0
 
 
 def _coverage(eligible: list[Candidate], n: int, config: SelectorConfig) -> dict[str, float]:
@@ -122,10 +127,11 @@ def _solve(
             raise ConfigError(f"enumeration is exact only up to {config.enumerate_max} candidates; got {p.n}")
         sol = enumerate_exact(p)
         return (sol, "enumerate", "optimal", None) if sol else (greedy(p), "greedy", "infeasible", None)
-    warm = greedy(p)
-    greedy_status = "optimal" if p.mode == "local" else ("heuristic" if warm.feasible else "infeasible")
+    budget = min(time_limit, FALLBACK_SECONDS)
     if backend == "greedy":
-        return warm, "greedy", greedy_status, None
+        sol, status = fallback(p, budget)
+        return sol, "greedy", status, None
+    warm = greedy(p)
     r = solve_scip(p, warm, config.scip_seed, time_limit, config.start_method)
     if r.status == "optimal" and r.chosen is not None and r.objective is not None:
         exact = evaluate(p, r.chosen)
@@ -140,7 +146,10 @@ def _solve(
         sol = enumerate_exact(p)
         if sol is not None:
             return sol, "enumerate", r.status, reason
-    return warm, "greedy", r.status, reason
+    sol, status = fallback(p, budget)
+    if status == "no_feasible_found":
+        reason += "; the fallback found no feasible selection (infeasibility not proven)"
+    return sol, "greedy", r.status, reason
 
 
 def _activated(p: Problem, sol: Solution) -> dict[int, list[str]]:
