@@ -65,6 +65,17 @@ class EpisodeEnv:
         """The episode's reward from its live state and submitted answer (binary, or checklist credit)."""
         return self.episode.reward(self.reward_mode)
 
+    def submit_answer(self, answer: str) -> str:
+        """Submit your final answer when the task is done (the last submission counts).
+
+        Args:
+            answer: The final answer for the user.
+
+        Returns:
+            JSON observation confirming the submission.
+        """
+        return self._call("submit_answer", answer=answer)
+
     def _call(self, name: str, /, **arguments: Any) -> str:
         return self.episode.call(name, arguments)
 
@@ -115,17 +126,6 @@ class ComposedTaskEnv(EpisodeEnv):
             JSON observation: {"success": true, "data": ...} or {"success": false, "error": {"code", "message"}}.
         """
         return self._call("call_tool", tool=tool, arguments=arguments)
-
-    def submit_answer(self, answer: str) -> str:
-        """Submit your final answer when the task is done (the last submission counts).
-
-        Args:
-            answer: The final answer for the user.
-
-        Returns:
-            JSON observation confirming the submission.
-        """
-        return self._call("submit_answer", answer=answer)
 
 
 class WorldTaskEnv(EpisodeEnv):
@@ -257,17 +257,6 @@ class WorldTaskEnv(EpisodeEnv):
             JSON with the sent message.
         """
         return self._call("mcp__mail_send", to=to, subject=subject, body=body)
-
-    def submit_answer(self, answer: str) -> str:
-        """Submit your final answer when the task is done (the last submission counts).
-
-        Args:
-            answer: The final answer for the user.
-
-        Returns:
-            JSON observation confirming the submission.
-        """
-        return self._call("submit_answer", answer=answer)
 
 
 class TerminalTaskEnv(EpisodeEnv):
