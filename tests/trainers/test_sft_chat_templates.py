@@ -28,6 +28,7 @@ from envpipeline.export.tool_names import VALID_TOOL_NAME  # noqa: E402
 from envpipeline.export.writers import write_all  # noqa: E402
 from envpipeline.models.dataset import AcceptedTask  # noqa: E402
 from tests.export_fixture import build_tasks  # noqa: E402
+from tests.trainers.tiny import tiny_model  # noqa: E402
 
 TEMPLATES = Path(trl.__file__).parent / "chat_templates"
 TEMPLATE_NAMES = ("qwen2_5", "qwen3", "llama3_1")
@@ -183,18 +184,7 @@ def test_sft_trainer_loads_our_rows_and_trains_a_step(
     dataset = datasets.load_dataset(str(out), "trl-sft", split="sft")
     assert dataset.features["messages"] == datasets.List(datasets.Json())
     tokenizer.chat_template = template("qwen2_5")
-    config = transformers.Qwen2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=4096,
-        pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    model = transformers.Qwen2ForCausalLM(config)
+    model = tiny_model(tokenizer)
     args = trl.SFTConfig(
         output_dir=str(tmp_path / "sft"),
         max_steps=1,
