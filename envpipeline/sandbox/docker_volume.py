@@ -98,7 +98,6 @@ def create_app_volume(session_id: str, size_mb: int) -> str | None:
     if os.geteuid() != 0 or shutil.which("losetup") is None or shutil.which("mount") is None:
         return None
     image = Path(tempfile.gettempdir()) / f"envpipeline-vol-{os.getpid()}-{session_id}.img"
-    device = ""
     name = volume_name(session_id)
     try:
         _format(image, size_mb)
@@ -114,18 +113,9 @@ def create_app_volume(session_id: str, size_mb: int) -> str | None:
         if _docker([*args, name]).returncode != 0:
             raise OSError(f"docker volume create {name} failed")
     except (OSError, subprocess.TimeoutExpired, SandboxError):
-        _release(name, device, image)
+        remove_app_volume(name, image)  # whatever of it was made: volume, loop device, image
         return None
     return name
-
-
-def _release(name: str, device: str, image: Path) -> None:
-    with contextlib.suppress(OSError, subprocess.TimeoutExpired, SandboxError):
-        _docker(["volume", "rm", "-f", name])
-    if device:
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            subprocess.run(["losetup", "-d", device], capture_output=True, timeout=60)
-    image.unlink(missing_ok=True)
 
 
 def _loop_device_of(image: Path) -> str:
