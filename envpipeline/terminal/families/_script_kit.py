@@ -11,9 +11,13 @@ Python with the expected result embedded as ``EXPECTED``, in one of two styles:
 Solutions share one program between the oracle and the partial variants, which differ only
 where a variant misses its edge case, in one of two styles:
 
-- `all_solutions`: one Python program parameterized by ``VARIANT``.
+- `all_solutions`: one Python program parameterized by ``MISSED`` (the set of edge cases it
+  misses; ``VARIANT`` names the single one, or ``"oracle"``).
 - `edited_solutions`: the oracle's program, and per variant the same program with a few textual
   edits (`apply_edits`), each run by `heredoc_solve`.
+
+A `SolverProgram` holds either form and writes a solution missing any subset of the edge cases
+(edits of several variants applied in turn): the content-sensitive solver policies submit those.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import json
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 _TEST_HEAD = '''"""Checks the final state of /app (generated; stdlib only)."""
 import json
@@ -105,9 +111,13 @@ def fail_fast_script(
     return head + body.strip("\n") + "\n" + _FAIL_FAST_TAIL
 
 
-def python_solve(code: str, variant: str, data: Any = None) -> dict[str, str]:
-    """A solve.sh that runs `code` in /app with `VARIANT` (and optional embedded `DATA`) set."""
-    preamble = f"VARIANT = {variant!r}\n"
+def python_solve(
+    code: str, variant: str, data: Any = None, missed: Iterable[str] | None = None
+) -> dict[str, str]:
+    """A solve.sh that runs `code` in /app with `VARIANT`, `MISSED` (the edge cases it misses:
+    ``{variant}`` unless given, empty for the oracle) and optional embedded `DATA` set."""
+    missing = sorted(set(missed) if missed is not None else ({variant} - {"oracle"}))
+    preamble = f"VARIANT = {variant!r}\nMISSED = frozenset({missing!r})\n"
     if data is not None:
         preamble += f"import json as _json\nDATA = _json.loads({json.dumps(data, sort_keys=True)!r})\n"
     script = textwrap.dedent(code).strip("\n")
@@ -141,6 +151,61 @@ def edited_solutions(
     for variant in variants:
         solutions[variant] = {"solve.sh": heredoc_solve(apply_edits(source, edits[variant]))}
     return solutions
+
+
+class SolverProgram(BaseModel):
+    """A family's solver, able to miss any subset of its edge cases.
+
+    ``python``: `source` is one program reading ``MISSED``/``VARIANT`` (and ``DATA``);
+    ``edited``: `source` is the oracle program and `edits` the textual edits of each variant,
+    applied in variant order for a set (a family whose edits do not compose fails loudly).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    style: Literal["python", "edited"]
+    source: str
+    data: Any = None
+    edits: dict[str, list[tuple[str, str]]] = {}
+    #: edge-case order in which edits are applied (the family's variants)
+    order: tuple[str, ...] = ()
+
+    def solution(self, missed: Iterable[str]) -> dict[str, str]:
+        """The solution/ files of a solver missing exactly `missed`."""
+        missing = set(missed)
+        if self.style == "python":
+            name = (
+                next(iter(missing))
+                if len(missing) == 1
+                else ("oracle" if not missing else "+".join(sorted(missing)))
+            )
+            return python_solve(self.source, name, self.data, missing)
+        ordered = [v for v in self.order if v in missing] + sorted(missing - set(self.order))
+        source = self.source
+        for variant in ordered:
+            source = apply_edits(source, self.edits[variant])
+        return {"solve.sh": heredoc_solve(source)}
+
+    def solutions(self, variants: tuple[str, ...]) -> dict[str, dict[str, str]]:
+        """The oracle plus one partial solution per variant."""
+        return {"oracle": self.solution(()), **{v: self.solution({v}) for v in variants}}
+
+
+def python_program(code: str, data: Any = None) -> SolverProgram:
+    """A `SolverProgram` of one Python program parameterized by ``MISSED``."""
+    return SolverProgram(style="python", source=code, data=data)
+
+
+def edited_program(
+    source: str, edits: Mapping[str, Sequence[tuple[str, str]]], variants: tuple[str, ...]
+) -> SolverProgram:
+    """A `SolverProgram` of the oracle program and each variant's edits."""
+    return SolverProgram(
+        style="edited",
+        source=source,
+        edits={v: [tuple(e) for e in edits[v]] for v in variants},  # type: ignore[misc]
+        order=variants,
+    )
 
 
 def format_rules(lines: list[str]) -> str:

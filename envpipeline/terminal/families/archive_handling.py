@@ -171,7 +171,10 @@ class ArchiveHandlingFamily(TaskFamily[ArchiveHandlingKnobs]):
     }
     variants = ("ignores_nested", "case_sensitive_ext", "no_missing_check", "repacks_all")
 
-    def build(self, rng: random.Random, knobs: ArchiveHandlingKnobs, seed: int) -> TaskParts:
+    def build(
+        self, rng: random.Random, knobs: ArchiveHandlingKnobs, seed: int, edge_cases: frozenset[str]
+    ) -> TaskParts:
+        del edge_cases  # not yet honoured: every edge case is planted
         used: set[str] = set()
         selected: dict[str, str] = {}
 

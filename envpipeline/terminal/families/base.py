@@ -5,16 +5,27 @@ A family module defines a `TaskFamily[ItsKnobs]` subclass and ends with
 `TaskParts` only it knows: instruction, environment (Dockerfile + fixtures under ``app/``), tests
 (``test.sh`` + checks, see `_script_kit`) and solutions — the oracle plus partial variants that
 miss specific edge cases (they must score below 1). `generate(seed, knobs, difficulty)` is the
-same for every family: it checks the knobs, derives the rng from (family, seed), calls `build`
-and returns a complete, synchronized `GeneratedTask`.
+same for every family: it checks the knobs, derives the rng from (family, seed), draws which edge
+cases the instance contains, calls `build` and returns a complete, synchronized `GeneratedTask`.
 Knobs declare an ``axis`` (``depth``: harder reasoning per item; ``breadth``: more items/cases)
 so synthesis actions can move them while keeping the family's skills.
+
+Edge cases are what make a task hard: each partial variant misses exactly one, named like it.
+An instance contains each edge case with a probability set by the knobs (`presence_probability`:
+from ``EDGE_CASE_FLOOR`` with every knob at its minimum to ``EDGE_CASE_CEILING`` at its maximum),
+drawn from a stream of its own (family, seed, "edge-cases") so that the same seed at higher knobs
+contains a superset of the edge cases. `build` plants exactly the present ones and keeps the
+absent ones out of the fixtures: a partial variant scores 1 on an instance without its edge case
+and below 1 on one with it, so a solution that handles only some edge cases passes some instances
+and fails others. Synthesis may fix the set explicitly (`generate(..., edge_cases=...)`).
+A family's `SolverProgram` writes a solution missing any subset of its edge cases.
 """
 
 from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, final
 
@@ -24,6 +35,7 @@ from envpipeline.errors import ConfigError
 from envpipeline.models.bundle import Difficulty, MetadataSection, TaskConfig, VerifierSection
 from envpipeline.sandbox.base import BASE_IMAGE
 from envpipeline.terminal.bundle import dump_task_config, write_files
+from envpipeline.terminal.families._script_kit import SolverProgram
 
 DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
 
@@ -42,6 +54,14 @@ else
   echo 0 > /logs/verifier/reward.txt
 fi
 """
+
+
+#: Chance that an instance contains a given edge case with every knob at its minimum ...
+EDGE_CASE_FLOOR = 0.15
+#: ... and with every knob at its maximum.
+EDGE_CASE_CEILING = 0.95
+
+EdgeCaseAxis = Literal["depth", "breadth"]
 
 
 class Knobs(BaseModel):
@@ -66,7 +86,13 @@ class TaskParts(BaseModel):
     instruction: Annotated[str, Field(description="instruction.md text")]
     environment: Annotated[dict[str, str], Field(description="files under environment/")]
     tests: Annotated[dict[str, str], Field(description="files under tests/")]
-    solutions: Annotated[dict[str, dict[str, str]], Field(description="variant -> files under solution/")]
+    solutions: Annotated[
+        dict[str, dict[str, str]] | None,
+        Field(description="variant -> files under solution/ (derived from `solver` when omitted)"),
+    ] = None
+    solver: Annotated[
+        SolverProgram | None, Field(description="writes a solution missing any subset of the edge cases")
+    ] = None
 
 
 class GeneratedTask(BaseModel):
@@ -85,6 +111,23 @@ class GeneratedTask(BaseModel):
     environment: Annotated[dict[str, str], Field(description="files under environment/")]
     tests: Annotated[dict[str, str], Field(description="files under tests/")]
     solutions: Annotated[dict[str, dict[str, str]], Field(description="variant -> files under solution/")]
+    edge_cases: Annotated[list[str], Field(description="edge cases this instance contains (sorted)")] = []
+    solver: Annotated[
+        SolverProgram | None, Field(description="writes a solution missing any subset of the edge cases")
+    ] = None
+
+    def solution_missing(self, missed: set[str] | frozenset[str]) -> dict[str, str]:
+        """The solution files of a solver that handles every edge case except `missed`."""
+        unknown = set(missed) - (set(self.solutions) - {"oracle"})
+        if unknown:
+            raise ConfigError(f"family {self.family} has no edge cases {sorted(unknown)}")
+        if self.solver is not None:
+            return self.solver.solution(missed)
+        if not missed:
+            return self.solutions["oracle"]
+        if len(missed) == 1:
+            return self.solutions[next(iter(missed))]
+        raise ConfigError(f"family {self.family} cannot combine partial variants {sorted(missed)}")
 
 
 class TaskFamily(ABC, Generic[K]):
@@ -97,22 +140,60 @@ class TaskFamily(ABC, Generic[K]):
     #: the family's knob model (a class attribute of every family)
     knob_model: type[K]
     presets: ClassVar[dict[str, dict[str, int]]]
-    #: partial solution variants (the oracle is always "oracle")
+    #: partial solution variants (the oracle is always "oracle"); each misses the edge case it names
     variants: ClassVar[tuple[str, ...]]
+    #: the axis of each edge case: synthesis in_depth adds/removes depth ones, in_breadth breadth ones
+    edge_case_axes: ClassVar[dict[str, EdgeCaseAxis]] = {}
 
     def knobs_for(self, difficulty: Difficulty, **overrides: Any) -> K:
         """The knob values of a difficulty preset, with overrides."""
         return self.knob_model(**{**self.presets[difficulty], **overrides})
 
+    def knob_position(self, knobs: Knobs | dict[str, Any]) -> float:
+        """Mean normalized knob position in [0, 1] (0 = every knob at its minimum)."""
+        values = knobs.model_dump() if isinstance(knobs, Knobs) else knobs
+        positions = []
+        for name, prop in self.knob_model.model_json_schema()["properties"].items():
+            low, high = int(prop.get("minimum", 0)), int(prop.get("maximum", 1))
+            if high > low and name in values:
+                positions.append((float(values[name]) - low) / (high - low))
+        return sum(positions) / len(positions) if positions else 0.5
+
+    def presence_probability(self, knobs: Knobs | dict[str, Any]) -> float:
+        """Chance that an instance with these knobs contains any one edge case."""
+        return EDGE_CASE_FLOOR + (EDGE_CASE_CEILING - EDGE_CASE_FLOOR) * self.knob_position(knobs)
+
+    def draw_edge_cases(self, seed: int, knobs: Knobs | dict[str, Any]) -> frozenset[str]:
+        """The edge cases an instance contains: one uniform draw per edge case from the stream
+        (family, seed, "edge-cases"), present when below `presence_probability` (so raising a knob
+        only adds edge cases to the same seed)."""
+        rng = random.Random(f"{self.name}:{seed}:edge-cases")
+        threshold = self.presence_probability(knobs)
+        return frozenset(v for v in self.variants if rng.random() < threshold)
+
     @final
-    def generate(self, seed: int, knobs: Knobs, difficulty: Difficulty) -> GeneratedTask:
-        """Build one task deterministically from `seed` and `knobs` (ConfigError: knobs of another family)."""
+    def generate(
+        self, seed: int, knobs: Knobs, difficulty: Difficulty, edge_cases: Iterable[str] | None = None
+    ) -> GeneratedTask:
+        """Build one task deterministically from `seed`, `knobs` and its edge cases (drawn from the
+        seed and knobs unless given; ConfigError: knobs of another family or unknown edge cases)."""
         if not isinstance(knobs, self.knob_model):
             raise ConfigError(
                 f"family {self.name} needs {self.knob_model.__name__} knobs, got {type(knobs).__name__}; "
                 f"use knobs_for(difficulty) or {self.knob_model.__name__}(...)"
             )
-        parts = self.build(self.rng(seed), knobs, seed)
+        present = self.draw_edge_cases(seed, knobs) if edge_cases is None else frozenset(edge_cases)
+        unknown = present - set(self.variants)
+        if unknown:
+            raise ConfigError(
+                f"family {self.name} has no edge cases {sorted(unknown)}; known: {', '.join(self.variants)}"
+            )
+        parts = self.build(self.rng(seed), knobs, seed, present)
+        solutions = parts.solutions
+        if solutions is None:
+            if parts.solver is None:
+                raise ConfigError(f"family {self.name} built a task with neither solutions nor a solver")
+            solutions = parts.solver.solutions(self.variants)
         return GeneratedTask(
             family=self.name,
             name=f"{self.name}-{seed}-{difficulty}",
@@ -124,17 +205,21 @@ class TaskFamily(ABC, Generic[K]):
             instruction=parts.instruction,
             environment=parts.environment,
             tests=parts.tests,
-            solutions=parts.solutions,
+            solutions=solutions,
+            edge_cases=sorted(present),
+            solver=parts.solver,
         )
 
     @abstractmethod
-    def build(self, rng: random.Random, knobs: K, seed: int) -> TaskParts:
+    def build(self, rng: random.Random, knobs: K, seed: int, edge_cases: frozenset[str]) -> TaskParts:
         """The family's parts of one task, every random draw taken from `rng`.
 
         Args:
             rng: the task's own generator, derived from (family, seed).
             knobs: the validated knob values.
             seed: the generator seed, only for text that names it (never as a source of randomness).
+            edge_cases: the edge cases (variant names) the instance must contain; every other one
+                must be absent, so that the variant missing it scores 1 here.
         """
 
     def rng(self, seed: int) -> random.Random:
@@ -151,7 +236,13 @@ def task_config(task: GeneratedTask, variant: str) -> TaskConfig:
             difficulty=task.difficulty,
             category=task.category,
             tags=[task.family, *task.skills],
-            envpipeline={"family": task.family, "seed": task.seed, "knobs": task.knobs, "variant": variant},
+            envpipeline={
+                "family": task.family,
+                "seed": task.seed,
+                "knobs": task.knobs,
+                "edge_cases": task.edge_cases,
+                "variant": variant,
+            },
         ),
         verifier=VerifierSection(timeout_sec=60.0),
     )

@@ -222,7 +222,10 @@ class ConfigEditingFamily(TaskFamily[ConfigEditingKnobs]):
     }
     variants = ("replaces_globally", "drops_comments", "skips_missing_keys", "no_validation")
 
-    def build(self, rng: random.Random, knobs: ConfigEditingKnobs, seed: int) -> TaskParts:
+    def build(
+        self, rng: random.Random, knobs: ConfigEditingKnobs, seed: int, edge_cases: frozenset[str]
+    ) -> TaskParts:
+        del edge_cases  # not yet honoured: every edge case is planted
         names = rng.sample(SECTIONS, knobs.sections + 1)
         names, new_section = names[:-1], names[-1]
         model: dict[str, list[list[str]]] = {}

@@ -181,7 +181,10 @@ class CsvJsonMergeFamily(TaskFamily[CsvJsonMergeKnobs]):
             return rng.choice([str(ident), f" {ident}"])
         return ident
 
-    def build(self, rng: random.Random, knobs: CsvJsonMergeKnobs, seed: int) -> TaskParts:
+    def build(
+        self, rng: random.Random, knobs: CsvJsonMergeKnobs, seed: int, edge_cases: frozenset[str]
+    ) -> TaskParts:
+        del edge_cases  # not yet honoured: every edge case is planted
         extras = rng.sample(sorted(EXTRAS), min(knobs.n_extra_fields, len(EXTRAS)))
         extra_home = {name: rng.choice(["csv", "json", "both"]) for name in extras}
         csv_fields = ["name", "email", "city", *[e for e in extras if extra_home[e] != "json"]]

@@ -166,7 +166,10 @@ class DataValidationFamily(TaskFamily[DataValidationKnobs]):
     }
     variants = ("no_trim", "ignores_duplicates", "exclusive_max", "empty_optional_checked")
 
-    def build(self, rng: random.Random, knobs: DataValidationKnobs, seed: int) -> TaskParts:
+    def build(
+        self, rng: random.Random, knobs: DataValidationKnobs, seed: int, edge_cases: frozenset[str]
+    ) -> TaskParts:
+        del edge_cases  # not yet honoured: every edge case is planted
         max_age = rng.choice([65, 70, 99])
         fields: list[dict] = [
             {"name": "id", "type": "int", "required": True, "unique": True},

@@ -193,7 +193,10 @@ class FileOrganizationFamily(TaskFamily[FileOrganizationKnobs]):
             ext = ext.upper()
         return f"{stem}.{ext}" if ext else stem
 
-    def build(self, rng: random.Random, knobs: FileOrganizationKnobs, seed: int) -> TaskParts:
+    def build(
+        self, rng: random.Random, knobs: FileOrganizationKnobs, seed: int, edge_cases: frozenset[str]
+    ) -> TaskParts:
+        del edge_cases  # not yet honoured: every edge case is planted
         extra = rng.sample(
             [c for c in CATEGORIES if c not in ("documents", "images")], knobs.n_categories - 2
         )

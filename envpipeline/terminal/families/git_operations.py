@@ -119,7 +119,10 @@ class GitOperationsFamily(TaskFamily[GitOperationsKnobs]):
     }
     variants = ("latest_introduction", "greps_commit_messages", "rewrites_history")
 
-    def build(self, rng: random.Random, knobs: GitOperationsKnobs, seed: int) -> TaskParts:
+    def build(
+        self, rng: random.Random, knobs: GitOperationsKnobs, seed: int, edge_cases: frozenset[str]
+    ) -> TaskParts:
+        del edge_cases  # not yet honoured: every edge case is planted
         flag = f"FEATURE_{rng.choice(FLAGS)}"
         authors = rng.sample(AUTHORS, 3 + knobs.n_ops // 3)
         old_timeout, new_timeout = rng.choice([30, 45, 60]), rng.choice([1, 2, 5])

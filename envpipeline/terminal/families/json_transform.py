@@ -2,8 +2,11 @@
 
 ``/app/input/orders.json`` nests customers -> orders -> items, where an item may be a kit whose
 ``components`` replace it (recursively at depth 3). The agent writes a flat, sorted item list and a
-per-region summary. A tie on amount, a `CANCELLED` order (any case), a kit and an order dated exactly
-on the end date are always present.
+per-region summary. Its edge cases, each present with the knob-set probability: a tie on amount
+(``no_tiebreak``; without it every amount is distinct), a `CANCELLED` order in another case
+(``case_sensitive_status``; without it a cancelled status is always plain ``cancelled``), kits
+(``top_level_only``; without it no item is a kit) and a kept order dated exactly on the end date
+(``exclusive_end_date``; without it no order falls on that day).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import inspect
 import json
 import random
 
-from envpipeline.terminal.families._script_kit import all_solutions, test_script
+from envpipeline.terminal.families._script_kit import python_program, test_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
@@ -27,12 +30,13 @@ REGIONS = ["EU", "NA", "APAC", "LATAM"]
 SKUS = ["A-100", "A-205", "B-310", "B-020", "C-777", "D-404", "E-512", "F-001", "G-650", "H-909"]
 
 
-def transform(doc: dict, start: str, end: str, variant: str = "oracle") -> tuple:
-    """(flat rows sorted, per-region summary) of the orders document."""
+def transform(doc: dict, start: str, end: str, missed: frozenset = frozenset()) -> tuple:
+    """(flat rows sorted, per-region summary) of the orders document, by a solver that misses the
+    edge cases in `missed`."""
 
     def leaves(item, mult):
         qty = item.get("qty", 1) * mult
-        if item.get("components") and variant != "top_level_only":
+        if item.get("components") and "top_level_only" not in missed:
             for comp in item["components"]:
                 yield from leaves(comp, qty)
         else:
@@ -42,12 +46,10 @@ def transform(doc: dict, start: str, end: str, variant: str = "oracle") -> tuple
     for cust in doc["customers"]:
         region = cust.get("region", "UNKNOWN")
         for order in cust["orders"]:
-            status = (
-                order["status"] if variant == "case_sensitive_status" else order["status"].strip().lower()
-            )
+            status = order["status"] if "case_sensitive_status" in missed else order["status"].strip().lower()
             in_range = (
                 start <= order["date"] < end
-                if variant == "exclusive_end_date"
+                if "exclusive_end_date" in missed
                 else start <= order["date"] <= end
             )
             if status == "cancelled" or not in_range:
@@ -65,7 +67,7 @@ def transform(doc: dict, start: str, end: str, variant: str = "oracle") -> tuple
                             "amount_cents": qty * price,
                         }
                     )
-    if variant == "no_tiebreak":
+    if "no_tiebreak" in missed:
         rows.sort(key=lambda r: -r["amount_cents"])
     else:
         rows.sort(key=lambda r: (-r["amount_cents"], r["order_id"], r["sku"]))
@@ -94,7 +96,7 @@ SOLVER = (
     + r"""
 doc = json.load(open("input/orders.json"))
 conf = json.load(open("input/filter.json"))
-rows, summary = transform(doc, conf["start_date"], conf["end_date"], VARIANT)
+rows, summary = transform(doc, conf["start_date"], conf["end_date"], MISSED)
 os.makedirs("output", exist_ok=True)
 json.dump(rows, open("output/items.json", "w"), indent=2)
 json.dump(summary, open("output/by_region.json", "w"), indent=2, sort_keys=True)
@@ -110,6 +112,27 @@ check("items.json has the right rows (as a multiset)", sorted(map(key, rows)) ==
 check("items.json order (amount desc, order_id, sku)", rows == EXPECTED["rows"])
 check("by_region.json", json.loads(read("/app/output/by_region.json")) == EXPECTED["summary"])
 """
+
+
+def _distinct_amounts(customers: list[dict]) -> None:
+    """Raise prices cent by cent until no two items' amounts (effective qty x price) are equal,
+    so that sorting needs no tie-break."""
+    used: set[int] = set()
+
+    def walk(item: dict, mult: int) -> None:
+        qty = item.get("qty", 1) * mult
+        if item.get("components"):
+            for comp in item["components"]:
+                walk(comp, qty)
+            return
+        while qty * item["price_cents"] in used:
+            item["price_cents"] += 1
+        used.add(qty * item["price_cents"])
+
+    for cust in customers:
+        for order in cust["orders"]:
+            for item in order["items"]:
+                walk(item, 1)
 
 
 class JsonTransformKnobs(Knobs):
@@ -140,8 +163,16 @@ class JsonTransformFamily(TaskFamily[JsonTransformKnobs]):
         "hard": {"customers": 12, "orders": 4, "depth": 3},
     }
     variants = ("no_tiebreak", "case_sensitive_status", "top_level_only", "exclusive_end_date")
+    edge_case_axes = {
+        "no_tiebreak": "breadth",
+        "case_sensitive_status": "depth",
+        "top_level_only": "depth",
+        "exclusive_end_date": "breadth",
+    }
 
-    def build(self, rng: random.Random, knobs: JsonTransformKnobs, seed: int) -> TaskParts:
+    def build(
+        self, rng: random.Random, knobs: JsonTransformKnobs, seed: int, edge_cases: frozenset[str]
+    ) -> TaskParts:
         start, end = (
             f"2024-0{rng.randint(1, 3)}-{rng.randint(1, 28):02d}",
             f"2024-0{rng.randint(6, 9)}-{rng.randint(1, 28):02d}",
@@ -156,7 +187,7 @@ class JsonTransformFamily(TaskFamily[JsonTransformKnobs]):
             }
             if knobs.depth >= 2 and rng.random() < 0.15:
                 del it["qty"]
-            if level == 0 and rng.random() < 0.15:
+            if level == 0 and rng.random() < 0.15 and "top_level_only" in edge_cases:
                 it = kit(level)
             return it
 
@@ -173,8 +204,11 @@ class JsonTransformFamily(TaskFamily[JsonTransformKnobs]):
 
         def order(date: str | None = None, status: str | None = None) -> dict:
             d = date or f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+            if date is None and d == end and "exclusive_end_date" not in edge_cases:
+                d = "2024-12-31"  # after every end date: the edge case stays out
             s = status or rng.choice(["shipped", "delivered", "pending", "cancelled", "Shipped"])
-            if knobs.depth >= 2 and rng.random() < 0.2:
+            plain_cancelled = s == "cancelled" and "case_sensitive_status" not in edge_cases
+            if knobs.depth >= 2 and rng.random() < 0.2 and not plain_cancelled:
                 s = f" {s.upper()} "
             return {
                 "order_id": f"O-{next(counter)}",
@@ -194,22 +228,31 @@ class JsonTransformFamily(TaskFamily[JsonTransformKnobs]):
             if knobs.depth >= 2 and rng.random() < 0.2:
                 del cust["region"]
             customers.append(cust)
-        # Guaranteed edge cases, each in its own order inside the date range.
+        # The present edge cases, each in its own order inside the date range.
         inside = f"2024-05-{rng.randint(1, 28):02d}"
-        tie_price = rng.choice([300, 700])
-        tie = order(inside, "shipped")
-        tie["items"] = [
-            {"sku": "Z-900", "qty": 2, "price_cents": tie_price},
-            {"sku": "B-100", "qty": 1, "price_cents": 2 * tie_price},
-        ]
-        cancelled = order(inside, "CANCELLED")
-        kitted = order(inside, "delivered")
-        kitted["items"].append(kit(0))
-        last_day = order(end, "delivered")
-        for special in (tie, cancelled, kitted, last_day):
+        specials = []
+        if "no_tiebreak" in edge_cases:
+            tie_price = rng.choice([300, 700])
+            tie = order(inside, "shipped")
+            tie["items"] = [
+                {"sku": "Z-900", "qty": 2, "price_cents": tie_price},
+                {"sku": "B-100", "qty": 1, "price_cents": 2 * tie_price},
+            ]
+            specials.append(tie)
+        if "case_sensitive_status" in edge_cases:
+            specials.append(order(inside, "CANCELLED"))
+        if "top_level_only" in edge_cases:
+            kitted = order(inside, "delivered")
+            kitted["items"].append(kit(0))
+            specials.append(kitted)
+        if "exclusive_end_date" in edge_cases:
+            specials.append(order(end, "delivered"))
+        for special in specials:
             rng.choice(customers)["orders"].append(special)
         for cust in customers:
             rng.shuffle(cust["orders"])
+        if "no_tiebreak" not in edge_cases:
+            _distinct_amounts(customers)
         doc = {"customers": customers}
         rows, summary = transform(doc, start, end)
         expected = {
@@ -245,7 +288,7 @@ Keep only orders whose status, trimmed and compared case-insensitively, is not `
             instruction=instruction,
             environment=env,
             tests={"test.sh": STANDARD_TEST_SH, "test_outputs.py": test_script(expected, TEST_BODY)},
-            solutions=all_solutions(SOLVER, self.variants),
+            solver=python_program(SOLVER),
         )
 
 

@@ -178,7 +178,10 @@ class LogProcessingFamily(TaskFamily[LogProcessingKnobs]):
     }
     variants = ("keeps_query_string", "counts_blank_lines_as_malformed", "accepts_dash_latency")
 
-    def build(self, rng: random.Random, knobs: LogProcessingKnobs, seed: int) -> TaskParts:
+    def build(
+        self, rng: random.Random, knobs: LogProcessingKnobs, seed: int, edge_cases: frozenset[str]
+    ) -> TaskParts:
+        del edge_cases  # not yet honoured: every edge case is planted
         paths = [f"/api/{r}" for r in rng.sample(RESOURCES, knobs.n_endpoints)]
         minute = rng.randint(0, 500)
         day = rng.randint(1, 28)

@@ -255,7 +255,10 @@ class TextParsingFamily(TaskFamily[TextParsingKnobs]):
         }
         return lines, record
 
-    def build(self, rng: random.Random, knobs: TextParsingKnobs, seed: int) -> TaskParts:
+    def build(
+        self, rng: random.Random, knobs: TextParsingKnobs, seed: int, edge_cases: frozenset[str]
+    ) -> TaskParts:
+        del edge_cases  # not yet honoured: every edge case is planted
         files: list[list[str]] = [
             [f"Incident digest {i + 1} (generated nightly)", ""] for i in range(knobs.n_files)
         ]

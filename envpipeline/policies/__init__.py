@@ -1,0 +1,1 @@
+"""Policies: scripted, content-sensitive solvers, LLM agents and recorded rollouts (see `base`)."""
