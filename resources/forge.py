@@ -13,7 +13,10 @@ class ForgeResource(ConfigurableResource):
 
     policy_skill: float = Field(default=0.7, description="skill of the scripted terminal policy")
     rollouts: int = Field(default=4, description="K rollouts per seed")
-    mode: str = Field(default="local", description="selector mode: local or portfolio")
+    mode: str = Field(
+        default="portfolio",
+        description="selector mode: portfolio (the paper's recorded run: coverage rows, N = |S|) or local",
+    )
     backend: str = Field(default="scip", description="selector backend: scip, enumerate or greedy")
     synthesizer_kind: str = Field(default="procedural", description="procedural (offline) or llm")
     bundles_per_seed: int = Field(default=1, description="bundles synthesized per seed and refresh")

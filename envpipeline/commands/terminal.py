@@ -300,6 +300,14 @@ def bundle_import(
     "--backend", type=click.Choice(["scip", "enumerate", "greedy"]), default="scip", show_default=True
 )
 @click.option(
+    "--mode",
+    type=click.Choice(["portfolio", "local"]),
+    default="portfolio",
+    show_default=True,
+    help="Selector mode: portfolio (the paper's recorded run: coverage rows, N = |S|, xi <= 0.2) or "
+    "local (one MILP per seed, no coverage).",
+)
+@click.option(
     "--synthesizer", type=click.Choice(["procedural", "llm"]), default="procedural", show_default=True
 )
 @click.option("--model", default=None, help="LLM model for --synthesizer llm, e.g. openai/gpt-4o-mini.")
@@ -321,6 +329,7 @@ def forge_command(
     rollouts_table: Path | None,
     skill: float,
     backend: str,
+    mode: str,
     synthesizer: str,
     model: str | None,
     api_base: str | None,
@@ -396,6 +405,7 @@ def forge_command(
             progress=progress,
             recorded=recorded,
             seeds_folder=seeds_dir,
+            mode=mode,
         )
     if as_json:
         emit_json(summary)

@@ -4,6 +4,8 @@ Each synthesis call may make several attempts (repairs); an output is accepted o
 static checks pass and gold verification says ``verified`` (oracle = 1 twice, nop = 0). The loop
 stops at exactly `target` accepted bundles or when the attempt or token budget runs out, and
 accounts for the work it took (paper, section 4: records, task directories, attempts, tokens).
+Decisions are taken round-robin over action variants, then seeds (`interleave`), so a target
+smaller than the selection exports a mix of actions rather than the first seeds' ones.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from envpipeline.errors import ConfigError
 from envpipeline.models.selection import Decision
 from envpipeline.sandbox.base import Sandbox
+from envpipeline.select.actions import ACTIONS
 from envpipeline.synth.base import Synthesizer
 from envpipeline.terminal.checks import check_bundle
 from envpipeline.terminal.reason_text import sanitised
@@ -140,6 +143,17 @@ def gold_validator(sandbox: Sandbox, heldout: list[str] | None = None) -> Callab
     return validate
 
 
+def interleave(decisions: list[Decision]) -> list[Decision]:
+    """Round-robin over the action variants (in `ACTIONS` order), each variant's decisions in the
+    given (seed) order: increase, reduce, diversify, increase, ... while each variant lasts."""
+    order = {f"{p}/{d}": k for k, (p, d) in enumerate(ACTIONS)}
+    groups: dict[str, list[Decision]] = {}
+    for d in sorted(decisions, key=lambda d: order.get(d.action_variant, len(order))):
+        groups.setdefault(d.action_variant, []).append(d)
+    queues = list(groups.values())
+    return [q[k] for k in range(max(map(len, queues), default=0)) for q in queues if k < len(q)]
+
+
 def run_forge(
     decisions: list[Decision],
     seed_dirs: dict[str, Path],
@@ -150,11 +164,13 @@ def run_forge(
     budget: ForgeBudget | None = None,
     on_progress: Callable[[ForgeReport], None] | None = None,
 ) -> ForgeReport:
-    """Cycle over the decisions, synthesizing until `target` bundles are accepted or the budget ends."""
+    """Cycle over the decisions (interleaved by action variant), synthesizing until `target`
+    bundles are accepted or the budget ends."""
     if target < 1:
         raise ConfigError("the target must be at least 1 accepted bundle")
     if not decisions:
         raise ConfigError("no decisions to synthesize from")
+    decisions = interleave(decisions)
     budget = budget or ForgeBudget()
     max_attempts = budget.max_attempts or 4 * target
     report = ForgeReport(target=target)

@@ -11,6 +11,7 @@ from envpipeline.errors import ConfigError
 from envpipeline.forge.policy import ScriptedTerminalPolicy
 from envpipeline.models.selection import SeedPassRate
 from envpipeline.sandbox.base import Sandbox
+from envpipeline.select.skills import seed_optional_nodes
 from envpipeline.terminal.bundle import read_bundle
 from envpipeline.terminal.reward_value import (
     MalformedReward,
@@ -21,11 +22,12 @@ from envpipeline.textfiles import read_text_file
 
 
 def seed_skills(bundle_dir: Path) -> tuple[list[str], list[str]]:
-    """Required skills of a bundle (its family's skills, or its tags); no optional ones yet."""
+    """(required, optional) skill nodes of a bundle: its family's skills or its tags, and the
+    nearest taxonomy neighbours of those (`seed_optional_nodes`; none for unregistered nodes)."""
     meta = read_bundle(bundle_dir).config.metadata
     family = meta.envpipeline.get("family")
-    tags = [t for t in meta.tags if t != family]
-    return sorted(set(tags)), []
+    required = sorted({t for t in meta.tags if t != family})
+    return required, seed_optional_nodes(required)
 
 
 def estimate_pass_rate(

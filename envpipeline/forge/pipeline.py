@@ -31,6 +31,7 @@ def forge_run(
     progress: Callable[[str, int, int], None] | None = None,
     recorded: list[SeedPassRate] | None = None,
     seeds_folder: Path | None = None,
+    mode: str = "portfolio",
 ) -> dict[str, Any]:
     """Run every stage and write bundles plus JSON/JSONL records under `out`; returns the summary.
 
@@ -38,6 +39,8 @@ def forge_run(
     the table's seeds. Keys that are not procedural name bundles of `seeds_folder` (Harbor or
     TB1 folders, imported like ``bundle import``); one that cannot be imported or has no
     ``solution/solve.sh`` is left out and listed under ``skipped_seeds`` with the reason.
+    `mode` is the selector's: ``portfolio`` (default, the paper's recorded run: indexed form with
+    coverage rows, N = |S|, xi <= 0.2) or ``local`` (one MILP per seed, no coverage).
     """
     if recorded is not None:
         seed_keys = [r.seed_id for r in recorded]
@@ -62,7 +65,7 @@ def forge_run(
         rates.append(rate)
         rollout_rows += rows
         notify("pass rates", i + 1, len(seed_dirs))
-    decisions, trace = select_actions(rates, mode="local", backend=backend)
+    decisions, trace = select_actions(rates, mode=mode, backend=backend)
     _write_jsonl(out / "rollouts.jsonl", rollout_rows)
     _write_jsonl(out / "pass_rates.jsonl", [r.model_dump() for r in rates])
     _write_jsonl(out / "decisions.jsonl", [d.model_dump() for d in decisions])
@@ -84,6 +87,8 @@ def forge_run(
         "rollouts": len(rollout_rows),
         "mean_pass_rate": round(sum(r.pass_rate for r in rates) / len(rates), 4) if rates else None,
         "selector": {"backend": trace.backend, "status": trace.status, "objective": trace.objective},
+        "mode": trace.formulation,
+        "n_coverage_targets": trace.n_coverage_targets,
         "actions": _count(d.action_variant for d in decisions),
         "sandbox": sandbox.backend,
         "out": str(out),

@@ -233,6 +233,8 @@ def select_actions(
                 backend=used,
                 required_skills=cand.required_skills,
                 selected_optional_skills=optional.get(c, []),
+                optional_skills=cand.optional_skills,
+                removable_skills=cand.removable_skills,
             )
         )
     order = {s: k for k, s in enumerate(ids)}

@@ -166,18 +166,24 @@ def artifact_edit_mask(projection: Projection) -> ArtifactEditMask:
 
 
 def skill_subgraph(decision: Decision) -> SkillSubgraph:
-    """preserve = required skills; the selected optional skills may be added (increase, diversify)
-    or removed (reduce; diversify/in_breadth may also swap them out)."""
-    optional = list(decision.selected_optional_skills)
-    added = [] if decision.projection == "reduce_complexity" else optional
-    removed = optional if decision.projection == "reduce_complexity" else []
-    if decision.projection == "diversify_frontier" and decision.direction == "in_breadth":
-        removed = optional
-    return SkillSubgraph(
-        preserve_nodes=list(decision.required_skills),
-        allowed_added_nodes=added,
-        allowed_removed_nodes=removed,
-    )
+    """The three node sets of the skill-subgraph contract (paper, C.2).
+
+    preserve: the required nodes plus the optional nodes the solver activated (counted toward
+    coverage, so the rewrite must exercise them); added: the candidate's addable optional nodes
+    (taxonomy neighbours; activated additions included); removed: the nodes a reduction may drop
+    (its dropped system nodes), never one counted toward coverage.
+    """
+    counted = list(decision.selected_optional_skills)
+    required = list(decision.required_skills)
+    removable = set(decision.removable_skills)
+    preserve = list(dict.fromkeys([*required, *counted]))
+    added = [
+        n
+        for n in dict.fromkeys([*decision.optional_skills, *counted])
+        if n not in removable and n not in required
+    ]
+    removed = [n for n in decision.removable_skills if n not in counted and n not in required]
+    return SkillSubgraph(preserve_nodes=preserve, allowed_added_nodes=added, allowed_removed_nodes=removed)
 
 
 def target_difficulty(projected_pass_rate: float) -> Difficulty:
