@@ -20,6 +20,12 @@ class ForgeResource(ConfigurableResource):
     backend: str = Field(default="scip", description="selector backend: scip, enumerate or greedy")
     synthesizer_kind: str = Field(default="procedural", description="procedural (offline) or llm")
     bundles_per_seed: int = Field(default=1, description="bundles synthesized per seed and refresh")
+    target: int | None = Field(
+        default=None, description="bundles forge_export exports (None: one per selector decision, N = |S|)"
+    )
+    max_attempts: int | None = Field(
+        default=None, description="synthesis attempts forge_export may spend topping up (default 4 x missing)"
+    )
     llm: LLMResource | None = Field(
         default=None, description="the shared LLM client settings for llm synthesis"
     )

@@ -14,7 +14,7 @@ import shutil
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -143,13 +143,21 @@ def gold_validator(sandbox: Sandbox, heldout: list[str] | None = None) -> Callab
     return validate
 
 
-def interleave(decisions: list[Decision]) -> list[Decision]:
-    """Round-robin over the action variants (in `ACTIONS` order), each variant's decisions in the
-    given (seed) order: increase, reduce, diversify, increase, ... while each variant lasts."""
+class _HasVariant(Protocol):
+    @property
+    def action_variant(self) -> str: ...
+
+
+_T = TypeVar("_T", bound=_HasVariant)
+
+
+def interleave(items: list[_T]) -> list[_T]:
+    """Round-robin over the action variants (in `ACTIONS` order), each variant's items (decisions
+    or accepted bundles) in the given (seed) order: increase, reduce, diversify, increase, ..."""
     order = {f"{p}/{d}": k for k, (p, d) in enumerate(ACTIONS)}
-    groups: dict[str, list[Decision]] = {}
-    for d in sorted(decisions, key=lambda d: order.get(d.action_variant, len(order))):
-        groups.setdefault(d.action_variant, []).append(d)
+    groups: dict[str, list[_T]] = {}
+    for item in sorted(items, key=lambda i: order.get(i.action_variant, len(order))):
+        groups.setdefault(item.action_variant, []).append(item)
     queues = list(groups.values())
     return [q[k] for k in range(max(map(len, queues), default=0)) for q in queues if k < len(q)]
 
@@ -163,9 +171,11 @@ def run_forge(
     out_dir: Path,
     budget: ForgeBudget | None = None,
     on_progress: Callable[[ForgeReport], None] | None = None,
+    first_sample: int = 0,
 ) -> ForgeReport:
     """Cycle over the decisions (interleaved by action variant), synthesizing until `target`
-    bundles are accepted or the budget ends."""
+    bundles are accepted or the budget ends. Sample indices of each seed start at `first_sample`
+    (a top-up after samples 0..k-1 were synthesized elsewhere starts at k, not at a duplicate)."""
     if target < 1:
         raise ConfigError("the target must be at least 1 accepted bundle")
     if not decisions:
@@ -187,7 +197,7 @@ def run_forge(
             break
         decision = decisions[index % len(decisions)]
         index += 1
-        sample = samples[decision.seed_id]
+        sample = first_sample + samples[decision.seed_id]
         samples[decision.seed_id] += 1
         name = f"{decision.seed_id}--{decision.projection.split('_')[0]}-{decision.direction[3:]}-s{sample}"
         result = synthesizer.synthesize(
