@@ -308,6 +308,14 @@ def bundle_import(
     "local (one MILP per seed, no coverage).",
 )
 @click.option(
+    "--recipe",
+    type=click.Choice(["milp", "few-shot", "self-instruct", "evol-depth", "evol-breadth"]),
+    default="milp",
+    show_default=True,
+    help="How decisions are made: the MILP (Envs-FORGE) or a fixed-recipe baseline of the paper "
+    "(a restricted action mask; with --synthesizer llm, the baseline's own prompt).",
+)
+@click.option(
     "--synthesizer", type=click.Choice(["procedural", "llm"]), default="procedural", show_default=True
 )
 @click.option("--model", default=None, help="LLM model for --synthesizer llm, e.g. openai/gpt-4o-mini.")
@@ -330,6 +338,7 @@ def forge_command(
     skill: float,
     backend: str,
     mode: str,
+    recipe: str,
     synthesizer: str,
     model: str | None,
     api_base: str | None,
@@ -406,6 +415,7 @@ def forge_command(
             recorded=recorded,
             seeds_folder=seeds_dir,
             mode=mode,
+            recipe=recipe,
         )
     if as_json:
         emit_json(summary)
@@ -415,5 +425,5 @@ def forge_command(
             f"({summary['task_directories']} task directories, "
             f"{summary['prompt_tokens'] + summary['completion_tokens']} tokens) -> {out / 'bundles'}"
         )
-        click.echo(f"actions: {summary['actions']}; selector: {summary['selector']}")
+        click.echo(f"recipe: {recipe}; actions: {summary['actions']}; selector: {summary['selector']}")
     sys.exit(3 if summary["budget_exhausted"] else 0)

@@ -55,6 +55,11 @@ class AcceptedBundle(BaseModel):
     bundle_path: str
     attempts: int
     tokens: int
+    recipe: str = Field(default="milp", description="the recipe of its decision (forge.recipes)")
+    parent: str | None = Field(
+        default=None,
+        description="the folder it was synthesized from: a seed, or a pool bundle (self-instruct)",
+    )
 
 
 class ForgeReport(BaseModel):
@@ -162,6 +167,12 @@ def interleave(items: list[_T]) -> list[_T]:
     return [q[k] for k in range(max(map(len, queues), default=0)) for q in queues if k < len(q)]
 
 
+def bundle_name(decision: Decision, sample: int) -> str:
+    """`<seed>--<increase-depth | recipe>-s<sample>`: unique per seed and sample."""
+    tag = f"{decision.projection.split('_')[0]}-{decision.direction[3:]}"
+    return f"{decision.seed_id}--{tag if decision.recipe == 'milp' else decision.recipe}-s{sample}"
+
+
 def run_forge(
     decisions: list[Decision],
     seed_dirs: dict[str, Path],
@@ -172,15 +183,18 @@ def run_forge(
     budget: ForgeBudget | None = None,
     on_progress: Callable[[ForgeReport], None] | None = None,
     first_sample: int = 0,
+    grow_pool: bool = False,
 ) -> ForgeReport:
     """Cycle over the decisions (interleaved by action variant), synthesizing until `target`
     bundles are accepted or the budget ends. Sample indices of each seed start at `first_sample`
-    (a top-up after samples 0..k-1 were synthesized elsewhere starts at k, not at a duplicate)."""
+    (a top-up after samples 0..k-1 were synthesized elsewhere starts at k, not at a duplicate).
+    With `grow_pool` (Self-Instruct) every accepted bundle joins the cycle as a source: later
+    tasks are synthesized from earlier accepted ones, with the decision that produced them."""
     if target < 1:
         raise ConfigError("the target must be at least 1 accepted bundle")
     if not decisions:
         raise ConfigError("no decisions to synthesize from")
-    decisions = interleave(decisions)
+    pool: list[tuple[Decision, Path | None]] = [(d, None) for d in interleave(decisions)]
     budget = budget or ForgeBudget()
     max_attempts = budget.max_attempts or 4 * target
     report = ForgeReport(target=target)
@@ -195,13 +209,14 @@ def run_forge(
         ):
             report.budget_exhausted = True
             break
-        decision = decisions[index % len(decisions)]
+        decision, source = pool[index % len(pool)]
+        source = source or seed_dirs[decision.seed_id]
         index += 1
         sample = first_sample + samples[decision.seed_id]
         samples[decision.seed_id] += 1
-        name = f"{decision.seed_id}--{decision.projection.split('_')[0]}-{decision.direction[3:]}-s{sample}"
+        name = bundle_name(decision, sample)
         result = synthesizer.synthesize(
-            seed_dirs[decision.seed_id], decision, out_dir=work / name, sample_index=sample, validate=validate
+            source, decision, out_dir=work / name, sample_index=sample, validate=validate
         )
         report.records += 1
         report.attempts += len(result.attempts)
@@ -226,8 +241,12 @@ def run_forge(
                 bundle_path=str(final),
                 attempts=len(result.attempts),
                 tokens=result.total_tokens,
+                recipe=decision.recipe,
+                parent=source.name,
             )
         )
+        if grow_pool:
+            pool.append((decision, final))
         if on_progress is not None:
             on_progress(report)
     report.rejection_reasons = dict(reasons.most_common())

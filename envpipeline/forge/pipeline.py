@@ -10,9 +10,9 @@ from typing import Any
 from envpipeline.forge.loop import ForgeBudget, gold_validator, run_forge
 from envpipeline.forge.passrates import estimate_pass_rate
 from envpipeline.forge.policy import ScriptedTerminalPolicy
+from envpipeline.forge.recipes import get_recipe, recipe_decisions
 from envpipeline.models.selection import SeedPassRate
 from envpipeline.sandbox.base import Sandbox
-from envpipeline.select.selector import select_actions
 from envpipeline.synth.base import Synthesizer
 from envpipeline.terminal.seeds import materialize_seed
 
@@ -32,6 +32,7 @@ def forge_run(
     recorded: list[SeedPassRate] | None = None,
     seeds_folder: Path | None = None,
     mode: str = "portfolio",
+    recipe: str = "milp",
 ) -> dict[str, Any]:
     """Run every stage and write bundles plus JSON/JSONL records under `out`; returns the summary.
 
@@ -40,8 +41,10 @@ def forge_run(
     TB1 folders, imported like ``bundle import``); one that cannot be imported or has no
     ``solution/solve.sh`` is left out and listed under ``skipped_seeds`` with the reason.
     `mode` is the selector's: ``portfolio`` (default, the paper's recorded run: indexed form with
-    coverage rows, N = |S|, xi <= 0.2) or ``local`` (one MILP per seed, no coverage).
+    coverage rows, N = |S|, xi <= 0.2) or ``local`` (one MILP per seed, no coverage). `recipe`
+    names how decisions are made (`envpipeline.forge.recipes`): the MILP, or a fixed baseline.
     """
+    spec = get_recipe(recipe)
     if recorded is not None:
         seed_keys = [r.seed_id for r in recorded]
     policy = policy or ScriptedTerminalPolicy()
@@ -65,7 +68,7 @@ def forge_run(
         rates.append(rate)
         rollout_rows += rows
         notify("pass rates", i + 1, len(seed_dirs))
-    decisions, trace = select_actions(rates, mode=mode, backend=backend)
+    decisions, trace = recipe_decisions(rates, spec.name, mode=mode, backend=backend)
     _write_jsonl(out / "rollouts.jsonl", rollout_rows)
     _write_jsonl(out / "pass_rates.jsonl", [r.model_dump() for r in rates])
     _write_jsonl(out / "decisions.jsonl", [d.model_dump() for d in decisions])
@@ -79,6 +82,7 @@ def forge_run(
         out / "bundles",
         budget,
         on_progress=lambda r: notify("accepted", len(r.accepted), target),
+        grow_pool=spec.pool,
     )
     summary = {
         **report.summary(),
@@ -87,6 +91,7 @@ def forge_run(
         "rollouts": len(rollout_rows),
         "mean_pass_rate": round(sum(r.pass_rate for r in rates) / len(rates), 4) if rates else None,
         "selector": {"backend": trace.backend, "status": trace.status, "objective": trace.objective},
+        "recipe": spec.name,
         "mode": trace.formulation,
         "n_coverage_targets": trace.n_coverage_targets,
         "actions": _count(d.action_variant for d in decisions),

@@ -125,3 +125,35 @@ def test_forge_runs_the_recorded_portfolio_configuration_by_default(tmp_path, lo
     trace = json.loads((out / "trace.json").read_text())
     assert trace["formulation"] == "portfolio" and trace["target_count"] == 2 and trace["status"] == "optimal"
     assert summary["accepted"] == 2
+
+
+def test_forge_runs_a_fixed_recipe_baseline_through_the_same_loop(tmp_path, local_sandbox):
+    table = tmp_path / "rollouts.jsonl"
+    rows = [
+        {"seed_id": "fam-csv-json-merge-easy-0", "reward": 1},
+        {"seed_id": "fam-json-transform-hard-0", "reward": 0},
+    ]
+    table.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "forge"
+    args = [
+        "forge",
+        "--recipe",
+        "self-instruct",
+        "--target",
+        "3",
+        "--out",
+        str(out),
+        "--rollouts-table",
+        str(table),
+    ]
+    summary = json.loads(run_cli(*args, "--sandbox", "local", "--json").stdout)
+    assert summary["recipe"] == "self-instruct" and summary["accepted"] == 3
+    assert summary["actions"] == {
+        "diversify_frontier/in_breadth": 2
+    }  # the recipe's mask, whatever the pass rate
+    decisions = [json.loads(x) for x in (out / "decisions.jsonl").read_text().splitlines()]
+    assert {d["recipe"] for d in decisions} == {"self-instruct"}
+    report = json.loads((out / "report.json").read_text())
+    accepted = report["accepted_bundles"]
+    assert report["recipe"] == "self-instruct" and {a["recipe"] for a in accepted} == {"self-instruct"}
+    assert accepted[2]["parent"] == accepted[0]["task_name"]  # drawn from the pool of accepted bundles
