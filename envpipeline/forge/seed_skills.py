@@ -21,7 +21,7 @@ SKILL_CUES: dict[str, tuple[str, ...]] = {
         r"count(?:s|ing)?",
     ),
     "archives": (r"archives?", r"tar(?:ball)?", r"zip", r"gzip", r"\.tar\.gz", r"extract(?:ed|ing)?"),
-    "bash": (r"bash", r"shell script", r"chmod", r"symlinks?"),
+    "bash": (r"(?:bash|shell) scripts?", r"chmod", r"symlinks?", r"executable"),  # not "#!/bin/bash"
     "config-formats": (r"ya?ml", r"toml", r"\.ini", r"config(?:uration)? files?"),
     "csv": (r"csv", r"comma[- ]separated", r"tsv"),
     "file-io": (
