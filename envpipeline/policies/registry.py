@@ -30,6 +30,15 @@ class PolicyConfig(BaseModel):
         float, Field(ge=0.0, le=1.0, description="scripted/solver: chance of submitting nothing")
     ] = 0.15
     seed: Annotated[int, Field(description="rollout randomness (common to every task of a family)")] = 0
+    error_rate: Annotated[
+        float | None,
+        Field(
+            ge=0.0,
+            le=1.0,
+            description="scripted: per-step mistake rate of the composed and world agents "
+            "(None: 0.1 for composed tasks, the expert/skilled/novice cycle for world tasks)",
+        ),
+    ] = None
     model: Annotated[str | None, Field(description="llm: litellm model, e.g. openai/gpt-4o-mini")] = None
     api_base: Annotated[str | None, Field(description="llm: OpenAI-compatible endpoint")] = None
     api_key_env: Annotated[str | None, Field(description="llm: environment variable with the key")] = None
