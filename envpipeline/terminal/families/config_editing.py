@@ -2,8 +2,14 @@
 
 The agent applies `set`/`delete`/`json` operations from ``/app/changes.txt`` to
 ``/app/config/service.ini`` (and ``/app/config/features.json`` from depth 2), keeping every comment
-line, rejecting changes that break the validation rules. Edge cases always present: a key name that
-occurs in two sections, a set that adds a new key, a new section, and an invalid value.
+line, rejecting changes that break the validation rules. Every instance sets existing keys, deletes
+one and creates a new section. Its edge cases, each present with the knob-set probability: a key
+name that occurs in two sections and is set in one (``replaces_globally``; without it no key name
+repeats across sections and every new key is a name used nowhere), comment lines
+(``drops_comments``; without them the file has none), sets that add a key to an existing section
+(``skips_missing_keys``; without them every set names an existing key or creates the new section
+with its only key, and a deleted key is never set again) and invalid values (``no_validation``;
+without them every set is valid).
 """
 
 from __future__ import annotations
