@@ -183,7 +183,8 @@ class CsvJsonMergeFamily(TaskFamily[CsvJsonMergeKnobs]):
             return moment.astimezone(timezone(timedelta(hours=2))).isoformat()
         return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    def _key(self, rng: Any, ident: int, noise: int, source: str, force: bool, padded: bool) -> Any:
+    def _key(self, rng: Any, ident: int, noise: int, source: str, force: bool, padded: bool = False) -> Any:
+        """An id as one source spells it (`padded`: the CSV may zero-pad it; `force`: it does)."""
         if source == "csv":
             text = f"{ident:06d}" if force or (rng.random() < 0.3 and padded) else str(ident)
             return f" {text} " if noise >= 2 and rng.random() < 0.3 else text
@@ -270,7 +271,7 @@ class CsvJsonMergeFamily(TaskFamily[CsvJsonMergeKnobs]):
             if where != "csv":
                 json_items.append(
                     {
-                        "id": self._key(rng, ident, knobs.key_noise, "json", False, padded),
+                        "id": self._key(rng, ident, knobs.key_noise, "json", False),
                         **jrow,
                         "updated_at": self._stamp(rng, t_json, knobs.date_formats, "json"),
                     }
