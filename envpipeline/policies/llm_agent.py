@@ -12,7 +12,10 @@ episode (`envpipeline.policies.target_episode`) and the system prompt
 
 The reward is the task's verifier on whatever state the episode reached, also when the model
 failed or the limits cut it short: the criteria's product for composed and world tasks (their
-partial credit is ``detail["checklist"]``), the tests' reward for terminal bundles. The endpoint
+partial credit is ``detail["checklist"]``), the tests' reward for terminal bundles. The record's
+verdict is the loop's (`envpipeline.policies.llm_loop`), unless a terminal verifier failed on its
+own (``tampered``, ``verifier_timeout``, ...: that verdict wins, the loop's stays in
+``detail["loop_verdict"]``) or the scoring itself broke (``score_error``). The endpoint
 is any OpenAI-compatible server or hosted model litellm knows (`PolicyConfig.model`,
 ``api_base``, ``api_key_env``); replies are cached on disk under ``cache_dir/episode-<index>``
 when a cache folder is configured, so a rerun replays the same episodes while the episodes of a
@@ -26,12 +29,12 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from envpipeline.errors import ConfigError, EnvpipelineError
+from envpipeline.errors import ConfigError
 from envpipeline.llm.client import LLMClient, LLMConfig, _import_litellm
 from envpipeline.llm.protocol import LLM
 from envpipeline.llm.usage import UsageSnapshot
 from envpipeline.policies.base import PolicyKind, RolloutRecord, RolloutTarget, TargetFamily
-from envpipeline.policies.llm_loop import LoopLimits, LoopOutcome, run_agent_loop
+from envpipeline.policies.llm_loop import ENVIRONMENT_ERRORS, LoopLimits, LoopOutcome, run_agent_loop
 from envpipeline.policies.llm_prompts import system_prompt
 from envpipeline.policies.registry import PolicyConfig, register_policy_kind
 from envpipeline.policies.target_episode import open_episode
@@ -52,6 +55,7 @@ def llm_config(config: PolicyConfig, index: int) -> LLMConfig:
         api_base=config.api_base,
         api_key_env=config.api_key_env,
         timeout_sec=min(REQUEST_TIMEOUT_SEC, config.timeout_sec),
+        num_retries=0,  # the loop retries, within the episode's time (`AgentLoop.ask`)
         temperature=config.temperature,
         cache_dir=None if config.cache_dir is None else config.cache_dir / f"episode-{index}",
     )
@@ -115,7 +119,7 @@ class LLMAgentPolicy:
         episode = open_episode(target)
         try:
             outcome = run_agent_loop(episode, llm, system_prompt(target.family), self.limits)
-            reward, criteria, scoring = score(episode, target.family)
+            reward, criteria, scoring = score(episode)
         finally:
             episode.close()
         return RolloutRecord(
@@ -127,7 +131,7 @@ class LLMAgentPolicy:
             reward=reward,
             criteria=criteria,
             submission=outcome.answer,
-            verdict=outcome.verdict,
+            verdict=verdict_of(outcome, scoring),
             seconds=round(time.monotonic() - started, 3),
             steps=outcome.steps,
             prompt_tokens=outcome.prompt_tokens,
@@ -136,12 +140,20 @@ class LLMAgentPolicy:
         )
 
 
-def score(episode: Episode, family: TargetFamily) -> tuple[float, dict[str, bool] | None, dict[str, object]]:
+def score(episode: Episode) -> tuple[float, dict[str, bool] | None, dict[str, object]]:
     """(reward, per-criterion results, scoring facts) of the episode's state; 0 when scoring fails."""
+    from envpipeline.trainers.families.terminal import TerminalEpisode
+
     try:
-        if family == "terminal":
-            reward = episode.reward("checklist")
-            return reward, {"tests": reward >= 1.0}, {"checklist": reward}
+        if isinstance(episode, TerminalEpisode):
+            result = episode.verify()
+            reward = episode.tests_reward()
+            facts = {
+                "checklist": reward,
+                "tests_verdict": result.verdict,
+                "tests_reason": result.reason[:500],
+            }
+            return reward, {"tests": reward >= 1.0}, facts
         ids = [str(c.get("id", number)) for number, c in enumerate(episode.spec.criteria)]
         passed = episode.criteria_passed()
         checklist = episode.reward("checklist")
@@ -150,8 +162,16 @@ def score(episode: Episode, family: TargetFamily) -> tuple[float, dict[str, bool
             dict(zip(ids, passed, strict=True)),
             {"checklist": checklist},
         )
-    except EnvpipelineError as e:  # the verifier could not run: recorded, scored 0
+    except ENVIRONMENT_ERRORS as e:  # the verifier could not run: recorded, scored 0
         return 0.0, None, {"score_error": f"{type(e).__name__}: {str(e)[:1000]}"}
+
+
+def verdict_of(outcome: LoopOutcome, scoring: dict[str, object]) -> str:
+    """How the episode ended; a terminal verifier's own failure (tampered, timeout, ...) outranks it."""
+    tests = scoring.get("tests_verdict")
+    if isinstance(tests, str) and tests != "ok":
+        return tests
+    return "score_error" if "score_error" in scoring else outcome.verdict
 
 
 def detail(config: PolicyConfig, outcome: LoopOutcome, scoring: dict[str, object]) -> dict[str, object]:
@@ -164,6 +184,8 @@ def detail(config: PolicyConfig, outcome: LoopOutcome, scoring: dict[str, object
         "llm_calls": outcome.llm_calls,
         "cached_calls": outcome.cached_calls,
         "malformed": outcome.malformed,
+        "failed_requests": outcome.failed_requests,
+        "loop_verdict": outcome.verdict,
         "loop_seconds": round(outcome.seconds, 3),
         **scoring,
     }

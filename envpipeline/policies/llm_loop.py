@@ -9,8 +9,9 @@ schemas, ``submit_answer`` included) to an `LLM`, runs each tool call of the rep
 - the agent asks for one more tool call after `max_steps` of them: ``step_limit``;
 - the wall-clock limit passes (checked before every request and every tool call; a request still
   running at the limit is abandoned): ``timeout``;
-- the model fails (a dead server, an HTTP error after the client's retries, a reply litellm cannot
-  parse) or keeps replying malformed: ``llm_error``, with the error in `LoopOutcome.error`;
+- the model fails (a dead server, an HTTP error, a reply litellm cannot parse; retried
+  `request_retries` times while time is left) or keeps replying malformed: ``llm_error``, with
+  the error in `LoopOutcome.error`;
 - the environment itself fails (a sandbox error): ``env_error``.
 
 Malformed replies are fed back, not raised: tool arguments that are not a JSON object and unknown
@@ -22,13 +23,14 @@ or a server's failure: the caller always gets an outcome and scores whatever sta
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from envpipeline.errors import EnvpipelineError
+from envpipeline.errors import ConfigError, EnvpipelineError
 from envpipeline.llm.client import LLMResponse
 from envpipeline.llm.protocol import LLM
 from envpipeline.trainers.episode import SUBMIT_ANSWER, Episode, as_arguments
@@ -36,10 +38,16 @@ from envpipeline.trainers.episode import SUBMIT_ANSWER, Episode, as_arguments
 LoopVerdict = Literal["ok", "step_limit", "timeout", "llm_error", "env_error"]
 #: Characters of one tool result kept in the conversation (the episodes bound most outputs already).
 OBSERVATION_CHARS = 16_000
+#: Pause before the first retry of a failed request (doubling after each further failure).
+RETRY_PAUSE_SEC = 0.5
 #: What the model is told after a reply with neither text nor tool calls.
 EMPTY_REPLY_NOTE = (
     "Your reply was empty. Call a tool to continue, or call submit_answer with your final answer."
 )
+
+
+#: What a broken environment raises (a sandbox session that died, a failed subprocess).
+ENVIRONMENT_ERRORS = (EnvpipelineError, OSError, subprocess.SubprocessError)
 
 
 class DeadlineExceeded(Exception):
@@ -54,6 +62,8 @@ class LoopLimits:
     timeout_sec: float = 600.0
     #: malformed replies (bad arguments, unknown tools, empty replies) fed back before giving up
     max_malformed: int = 5
+    #: new attempts after a failed request (while time is left)
+    request_retries: int = 2
 
 
 @dataclass
@@ -66,6 +76,7 @@ class LoopOutcome:
     llm_calls: int = 0
     cached_calls: int = 0
     malformed: int = 0
+    failed_requests: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
@@ -180,18 +191,41 @@ class AgentLoop:
         """One request and its tool calls; True when the episode is over."""
         if self.remaining() <= 0:
             return self.end("timeout", f"the {self.limits.timeout_sec:g} s wall-clock limit passed")
-        try:
-            response = complete_within(self.llm, self.outcome.messages, self.tools, self.remaining())
-        except DeadlineExceeded as e:
-            return self.end("timeout", str(e))
-        except Exception as e:  # any failure of the model or its server ends the episode, not the caller
-            return self.end("llm_error", f"{type(e).__name__}: {str(e)[:1000]}")
+        response = self.ask()
+        if response is None:
+            return True
         self.outcome.count(response)
         message = _assistant_message(response, turn)
         self.outcome.messages.append(message)
         if "tool_calls" not in message:
             return self.final_text(response.content or "")
         return any(self.tool_call(call) for call in message["tool_calls"])
+
+    def ask(self) -> LLMResponse | None:
+        """The model's reply, retried after a failure while time is left; None when the episode ended.
+
+        Retries live here, not in the client: a request abandoned at the deadline must not retry
+        on its own (and consume replies meant for later requests).
+        """
+        error = ""
+        for attempt in range(self.limits.request_retries + 1):
+            try:
+                return complete_within(self.llm, self.outcome.messages, self.tools, self.remaining())
+            except DeadlineExceeded as e:
+                self.end("timeout", str(e))
+                return None
+            except ConfigError as e:  # a missing API key: retrying cannot help
+                self.end("llm_error", f"{type(e).__name__}: {e}")
+                return None
+            except Exception as e:  # any failure of the model or its server ends the episode, not the caller
+                error = f"{type(e).__name__} after {attempt + 1} attempt(s): {str(e)[:1000]}"
+                self.outcome.failed_requests += 1
+            pause = RETRY_PAUSE_SEC * 2**attempt
+            if attempt == self.limits.request_retries or self.remaining() <= pause:
+                break
+            time.sleep(pause)
+        self.end("llm_error", error)
+        return None
 
     def final_text(self, text: str) -> bool:
         """A reply without tool calls: its text is the answer; an empty one is a malformed reply."""
@@ -214,9 +248,9 @@ class AgentLoop:
         """A terminal command may not outlive the episode: its cap is at most the time left."""
         from envpipeline.trainers.families.terminal import TerminalEpisode
 
-        if isinstance(self.episode, TerminalEpisode):
-            left = max(self.remaining(), 1.0)
-            self.episode.max_command_sec = min(self.episode.max_command_sec, left)
+        episode = self.episode
+        if isinstance(episode, TerminalEpisode):
+            episode.max_command_sec = min(episode.max_command_sec, max(self.remaining(), 1.0))
 
     def tool_call(self, call: dict[str, Any]) -> bool:
         """Run one tool call and append its result; True when the episode is over."""
@@ -231,7 +265,7 @@ class AgentLoop:
         bad = _malformed(self.episode, name, arguments)
         try:
             observation = self.episode.call(name, arguments)
-        except EnvpipelineError as e:  # the sandbox or a service broke: the environment's fault
+        except ENVIRONMENT_ERRORS as e:  # the sandbox or a service broke: the environment's fault
             return self.end("env_error", f"{type(e).__name__}: {str(e)[:1000]}")
         self.outcome.messages.append(
             {"role": "tool", "tool_call_id": call["id"], "content": observation[:OBSERVATION_CHARS]}

@@ -70,6 +70,13 @@ def replies_of(messages: list[dict[str, Any]]) -> list[Reply]:
     return replies
 
 
+def reference_of(task: TaskRecord) -> list[dict[str, Any]]:
+    """The composed task's reference trajectory (the SFT messages)."""
+    messages = sft_trajectory(task)
+    assert messages is not None
+    return messages
+
+
 def tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
     return [m for m in request["messages"] if m["role"] == "tool"]
 
@@ -89,7 +96,7 @@ def composed() -> TaskRecord:
 def test_composed_task_solved_through_meta_tool_calls_scores_one(
     llm_server: ScriptedLLMServer, composed: TaskRecord
 ) -> None:
-    reference = sft_trajectory(composed)
+    reference = reference_of(composed)
     llm_server.push(*replies_of(reference))
     record = policy_for(llm_server).rollout(ComposedTarget(composed), 0)
     assert (record.reward, record.verdict, record.kind, record.family) == (1.0, "ok", "llm", "composed")
@@ -115,7 +122,7 @@ def test_composed_task_solved_through_meta_tool_calls_scores_one(
 def test_composed_task_answered_without_its_changes_scores_below_one(
     llm_server: ScriptedLLMServer, composed: TaskRecord
 ) -> None:
-    reference = sft_trajectory(composed)
+    reference = reference_of(composed)
     reads = [m for m in reference if m["role"] != "assistant" or "make the change" not in str(m["content"])]
     llm_server.push(*replies_of(reads))
     record = policy_for(llm_server).rollout(ComposedTarget(composed), 0)
@@ -132,7 +139,7 @@ def test_malformed_replies_are_fed_back_and_survived(
         Reply(tool_calls=[tool_call("list_tools", '{"service": "mail"', "call_bad_json")]),
         Reply(tool_calls=[tool_call("delete_everything", {}, "call_unknown")]),
         Reply(content=""),
-        *replies_of(sft_trajectory(composed)),
+        *replies_of(reference_of(composed)),
     )
     record = policy_for(llm_server).rollout(ComposedTarget(composed), 0)
     assert (record.reward, record.verdict, record.detail["malformed"]) == (1.0, "ok", 3)
@@ -156,7 +163,7 @@ def test_a_model_that_only_replies_malformed_ends_with_llm_error(
 def test_a_reply_slower_than_the_wall_clock_limit_ends_the_episode_as_a_timeout(
     llm_server: ScriptedLLMServer, composed: TaskRecord
 ) -> None:
-    reference = replies_of(sft_trajectory(composed))
+    reference = replies_of(reference_of(composed))
     llm_server.push(*reference[:3], Reply(content="too late", delay_sec=10.0))
     started = time.monotonic()
     record = policy_for(llm_server, timeout_sec=2.5).rollout(ComposedTarget(composed), 0)
@@ -179,8 +186,9 @@ class ClosingServer(ScriptedLLMServer):
 
 
 def test_a_server_that_goes_away_mid_episode_ends_it_with_llm_error(composed: TaskRecord) -> None:
-    reference = replies_of(sft_trajectory(composed))
-    with ClosingServer() as server:
+    reference = replies_of(reference_of(composed))
+    server = ClosingServer()
+    with server:
 
         def last_words(_body: dict[str, Any]) -> Reply:
             server.gone.set()
@@ -190,8 +198,17 @@ def test_a_server_that_goes_away_mid_episode_ends_it_with_llm_error(composed: Ta
         server.push(reference[0], reference[1], last_words)
         record = policy_for(server).rollout(ComposedTarget(composed), 0)
     assert record.verdict == "llm_error" and record.steps == 3
-    print(record.detail)
-    assert "failed" in str(record.detail["error"]) and record.reward == 0.0
+    assert record.detail["failed_requests"] == 3  # the first attempt and two retries
+    assert "after 3 attempt(s)" in str(record.detail["error"]) and record.reward == 0.0
+
+
+def test_a_failed_request_is_retried_and_the_episode_goes_on(
+    llm_server: ScriptedLLMServer, composed: TaskRecord
+) -> None:
+    llm_server.push(Reply(status=503, content="warming up"), *replies_of(reference_of(composed)))
+    record = policy_for(llm_server).rollout(ComposedTarget(composed), 0)
+    assert (record.verdict, record.reward, record.detail["failed_requests"]) == ("ok", 1.0, 1)
+    assert "error" not in record.detail
 
 
 def test_the_step_limit_ends_an_endless_tool_caller(
@@ -206,7 +223,7 @@ def test_the_step_limit_ends_an_endless_tool_caller(
 def test_a_cached_episode_replays_without_requests_and_other_indices_sample_afresh(
     llm_server: ScriptedLLMServer, composed: TaskRecord, tmp_path: Path
 ) -> None:
-    reference = replies_of(sft_trajectory(composed))
+    reference = replies_of(reference_of(composed))
     llm_server.push(*reference, *reference)
     policy = policy_for(llm_server, cache_dir=tmp_path / "cache")
     first = policy.rollout(ComposedTarget(composed), 0)
@@ -272,6 +289,14 @@ def test_terminal_bundle_solved_through_exec_scores_one_and_idling_scores_zero(
     )
     stalled = policy_for(llm_server, timeout_sec=4.0).rollout(target, 2)
     assert (stalled.verdict, stalled.reward, stalled.steps) == ("timeout", 1.0, 1)
+
+    # writing the reward file instead of solving is caught by the verifier, not rewarded
+    forge = "mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt"
+    llm_server.push(
+        Reply(tool_calls=[tool_call("exec", {"command": forge}, "call_1")]), Reply(content="done")
+    )
+    cheat = policy_for(llm_server).rollout(target, 3)
+    assert (cheat.verdict, cheat.reward, cheat.detail["loop_verdict"]) == ("tampered", 0.0, "ok")
 
 
 # -- world: web, shell and MCP tools ------------------------------------------------------------------
