@@ -8,6 +8,7 @@ an unknown kind or a setting the kind needs and lacks.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -45,6 +46,9 @@ class PolicyConfig(BaseModel):
     max_steps: Annotated[int, Field(ge=1, description="llm: tool calls or commands per episode")] = 30
     timeout_sec: Annotated[float, Field(gt=0.0, description="llm: wall-clock limit per episode")] = 600.0
     temperature: Annotated[float, Field(ge=0.0, le=2.0, description="llm: sampling temperature")] = 0.7
+    cache_dir: Annotated[
+        Path | None, Field(description="llm: disk cache of replies (one subfolder per episode index)")
+    ] = None
     rollouts_table: Annotated[
         str | None, Field(description="recorded: JSONL or Parquet table of rollouts keyed by task id")
     ] = None
