@@ -366,7 +366,7 @@ forge_export_job = define_asset_job(
     description="Weekly: re-estimate every seed's pass rate with the current policy (then reselect).",
 )
 def forge_refresh_schedule(context: ScheduleEvaluationContext):
-    """One run per seed; `selector_decisions` re-runs by its eager automation condition."""
+    """One run per seed; when they are done `forge_sensors.forge_reselect_sensor` runs the selector."""
     stamp = context.scheduled_execution_time.strftime("%Y%m%d")
     for key in context.instance.get_dynamic_partitions(TERMINAL_SEEDS):
         yield RunRequest(partition_key=key, run_key=f"refresh:{key}:{stamp}")

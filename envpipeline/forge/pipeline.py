@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from envpipeline.forge.loop import ForgeBudget, gold_validator, run_forge
-from envpipeline.forge.passrates import estimate_pass_rate
+from envpipeline.forge.passrates import as_policy, estimate_pass_rate, seed_skills
 from envpipeline.forge.policy import ScriptedTerminalPolicy
 from envpipeline.forge.recipes import get_recipe, recipe_decisions
 from envpipeline.models.selection import SeedPassRate
+from envpipeline.policies.base import Policy
 from envpipeline.sandbox.base import Sandbox
+from envpipeline.select.skills import seed_optional_nodes
 from envpipeline.synth.base import Synthesizer
 from envpipeline.terminal.seeds import materialize_seed
 
@@ -24,7 +26,7 @@ def forge_run(
     synthesizer: Synthesizer,
     *,
     target: int = 100,
-    policy: ScriptedTerminalPolicy | None = None,
+    policy: Policy | ScriptedTerminalPolicy | None = None,
     rollouts: int = 4,
     backend: str = "scip",
     budget: ForgeBudget | None = None,
@@ -37,9 +39,11 @@ def forge_run(
     """Run every stage and write bundles plus JSON/JSONL records under `out`; returns the summary.
 
     With `recorded` pass rates (from a rollouts table) the policy is not run and the seeds are
-    the table's seeds. Keys that are not procedural name bundles of `seeds_folder` (Harbor or
-    TB1 folders, imported like ``bundle import``); one that cannot be imported or has no
-    ``solution/solve.sh`` is left out and listed under ``skipped_seeds`` with the reason.
+    the table's seeds (a seed the table gives no skills gets its bundle's, see `seed_skills`);
+    otherwise `policy` (default: the scripted kind) plays K rollouts per seed. Keys that are not
+    procedural name bundles of `seeds_folder` (Harbor or TB1 folders, imported like ``bundle
+    import``); one that cannot be imported or has no ``solution/solve.sh`` is left out and listed
+    under ``skipped_seeds`` with the reason.
     `mode` is the selector's: ``portfolio`` (default, the paper's recorded run: indexed form with
     coverage rows, N = |S|, xi <= 0.2) or ``local`` (one MILP per seed, no coverage). `recipe`
     names how decisions are made (`envpipeline.forge.recipes`): the MILP, or a fixed baseline.
@@ -47,7 +51,7 @@ def forge_run(
     spec = get_recipe(recipe)
     if recorded is not None:
         seed_keys = [r.seed_id for r in recorded]
-    policy = policy or ScriptedTerminalPolicy()
+    policy = as_policy(policy)
     notify = progress or (lambda stage, done, total: None)
     seeds_root = out / "seeds"
     seed_dirs: dict[str, Path] = {}
@@ -62,7 +66,7 @@ def forge_run(
         else:
             seed_dirs[key] = folder
         notify("seeds", i + 1, len(seed_keys))
-    rates, rollout_rows = list(recorded or []), []
+    rates, rollout_rows = [_with_skills(r, seed_dirs.get(r.seed_id)) for r in recorded or []], []
     for i, (key, folder) in enumerate(seed_dirs.items() if recorded is None else []):
         rate, rows = estimate_pass_rate(key, folder, policy, sandbox, k=rollouts)
         rates.append(rate)
@@ -89,6 +93,7 @@ def forge_run(
         "seeds": len(seed_dirs),
         "skipped_seeds": skipped,
         "rollouts": len(rollout_rows),
+        "policy": policy.name if recorded is None else "recorded",
         "mean_pass_rate": round(sum(r.pass_rate for r in rates) / len(rates), 4) if rates else None,
         "selector": {"backend": trace.backend, "status": trace.status, "objective": trace.objective},
         "recipe": spec.name,
@@ -106,6 +111,14 @@ def forge_run(
         )
     )
     return summary
+
+
+def _with_skills(rate: SeedPassRate, folder: Path | None) -> SeedPassRate:
+    """A recorded pass rate with its bundle's skills when the table gives none, and the required
+    nodes' taxonomy neighbours as optional nodes when it gives no optional ones."""
+    required = rate.required_skills or (seed_skills(folder)[0] if folder is not None else [])
+    optional = rate.optional_skills or seed_optional_nodes(required)
+    return rate.model_copy(update={"required_skills": required, "optional_skills": optional})
 
 
 def _count(items: Any) -> dict[str, int]:
