@@ -41,6 +41,8 @@ def test_forge_assets_select_synthesize_and_verify(tmp_path, local_sandbox):
         assert selected.success
         meta = selected.asset_materializations_for_node("selector_decisions")[0].metadata
         assert meta["trace"].value["backend"] == "scip" and meta["trace"].value["status"] == "optimal"
+        trace = meta["trace"].value  # the default: the paper's recorded portfolio run with coverage rows
+        assert trace["formulation"] == "portfolio" and trace["n_coverage_targets"] > 0
         for key in KEYS:
             forged = materialize(
                 [synthesized_bundles, verified_bundles, verified_bundles_defeat_red_team],
