@@ -23,6 +23,9 @@ from assets.compose import (
 from assets.datasets import accepted_tasks, splits_do_not_leak, training_datasets
 from assets.forge import (
     forge_bundle_job,
+    forge_export,
+    forge_export_has_target,
+    forge_export_job,
     forge_refresh_schedule,
     pass_rate_job,
     seed_pass_rates,
@@ -94,6 +97,7 @@ defs = Definitions(
         selector_decisions,
         synthesized_bundles,
         verified_bundles,
+        forge_export,
         personas,
         persona_worlds,
         world_tasks,
@@ -113,6 +117,7 @@ defs = Definitions(
         no_quarantined_seeds,
         seeds_defeat_red_team,
         verified_bundles_defeat_red_team,
+        forge_export_has_target,
         world_checks_pass,
         gated_tasks_cover_interfaces,
         gated_tasks_resist_red_team,
@@ -126,6 +131,7 @@ defs = Definitions(
         pass_rate_job,
         selector_job,
         forge_bundle_job,
+        forge_export_job,
         personas_job,
         persona_world_job,
         gated_tasks_job,

@@ -25,7 +25,8 @@ from assets.terminal import (
     seed_verification,
     terminal_seed_partitions,
 )
-from envpipeline.forge.loop import gold_check
+from envpipeline.forge.export import export_exactly
+from envpipeline.forge.loop import AcceptedBundle, ForgeBudget, gold_check, gold_validator
 from envpipeline.forge.passrates import estimate_pass_rate, pass_rates_from_rows
 from envpipeline.models.selection import Decision
 from envpipeline.redteam.summary import stored_outcomes, terminal_red_team_summary
@@ -255,6 +256,89 @@ def verified_bundles_defeat_red_team(store: LakeResource, sandbox: SandboxResour
     )
 
 
+@asset(
+    group_name="forge",
+    deps=[verified_bundles, selector_decisions],
+    code_version=FORGE_CODE_VERSION,
+    kinds={"python", "docker"},
+)
+def forge_export(
+    context: AssetExecutionContext, store: LakeResource, sandbox: SandboxResource, forge: ForgeResource
+) -> MaterializeResult:
+    """Exactly N accepted bundles (N = `forge.target`, default one per decision): the verified ones
+    interleaved by action and trimmed to N, or topped up by the bounded gold-verified loop."""
+    lake = store.lake()
+    decisions = [SELECTOR_DECISIONS.decode(r) for r in lake.read("selector_decisions", "all")]
+    target = forge.target or len(decisions)
+    synthesized = {
+        Path(r["bundle_path"]).name: r for r in lake.read("synthesized_bundles") if r["bundle_path"]
+    }
+    accepted = []
+    for row in lake.read("verified_bundles"):
+        if row["accepted"]:
+            work = synthesized.get(Path(row["bundle_path"]).name, {})
+            accepted.append(
+                AcceptedBundle(
+                    task_name=Path(row["bundle_path"]).name,
+                    seed_id=row["seed_id"],
+                    action_variant=row["action_variant"],
+                    bundle_path=row["bundle_path"],
+                    attempts=work.get("attempts", 0),
+                    tokens=work.get("prompt_tokens", 0) + work.get("completion_tokens", 0),
+                )
+            )
+    seeds = {d.seed_id: Path(lake.read("terminal_seeds", d.seed_id)[0]["bundle_path"]) for d in decisions}
+    exported, report = (
+        export_exactly(
+            accepted,
+            target,
+            Path(store.home, "bundles", "export"),
+            decisions=decisions,
+            seed_dirs=seeds,
+            synthesizer=forge.synthesizer(),
+            validate=gold_validator(sandbox.get()),
+            budget=ForgeBudget(max_attempts=forge.max_attempts),
+            first_sample=forge.bundles_per_seed,
+        )
+        if target
+        else ([], None)
+    )
+    rows = [{**b.model_dump(), "topped_up": k >= min(len(accepted), target)} for k, b in enumerate(exported)]
+    lake.write_partition("forge_export", "all", rows, Lineage(context.run.run_id, FORGE_CODE_VERSION))
+    return MaterializeResult(
+        metadata={
+            "target": target,
+            "exported": len(exported),
+            "verified_available": len(accepted),
+            "topped_up": sum(r["topped_up"] for r in rows),
+            "trimmed": max(0, len(accepted) - target),
+            "actions": MetadataValue.json(_count(b.action_variant for b in exported)),
+            "top_up": MetadataValue.json(report.summary() if report else {}),
+        }
+    )
+
+
+def _count(items) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+@asset_check(asset=forge_export, description="forge_export holds exactly N accepted bundles.")
+def forge_export_has_target(store: LakeResource, forge: ForgeResource) -> AssetCheckResult:
+    """Fails when the top-up ran out of budget (fewer than N) or the export folder disagrees."""
+    lake = store.lake()
+    rows = lake.read("forge_export", "all")
+    target = forge.target or len(lake.read("selector_decisions", "all"))
+    export = Path(store.home, "bundles", "export")
+    on_disk = [p for p in export.iterdir() if p.is_dir()] if export.is_dir() else []
+    return AssetCheckResult(
+        passed=len(rows) == target == len(on_disk) and bool(target),
+        metadata={"target": target, "rows": len(rows), "folders": len(on_disk)},
+    )
+
+
 pass_rate_job = define_asset_job(
     "pass_rate_job",
     selection=[seed_pass_rates],
@@ -267,6 +351,11 @@ forge_bundle_job = define_asset_job(
     "forge_bundle_job",
     selection=[synthesized_bundles, verified_bundles],
     description="Synthesize and gold-verify one seed's bundles.",
+)
+forge_export_job = define_asset_job(
+    "forge_export_job",
+    selection=[forge_export],
+    description="Export exactly N accepted bundles: trim the verified ones or top up with the bounded loop.",
 )
 
 

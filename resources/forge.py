@@ -18,10 +18,19 @@ class ForgeResource(ConfigurableResource):
     policy_seed: int = mirror(PolicyConfig, "seed")
     rollouts_table: str | None = mirror(PolicyConfig, "rollouts_table")
     rollouts: int = Field(default=4, description="K rollouts per seed")
-    mode: str = Field(default="local", description="selector mode: local or portfolio")
+    mode: str = Field(
+        default="portfolio",
+        description="selector mode: portfolio (the paper's recorded run: coverage rows, N = |S|) or local",
+    )
     backend: str = Field(default="scip", description="selector backend: scip, enumerate or greedy")
     synthesizer_kind: str = Field(default="procedural", description="procedural (offline) or llm")
     bundles_per_seed: int = Field(default=1, description="bundles synthesized per seed and refresh")
+    target: int | None = Field(
+        default=None, description="bundles forge_export exports (None: one per selector decision, N = |S|)"
+    )
+    max_attempts: int | None = Field(
+        default=None, description="synthesis attempts forge_export may spend topping up (default 4 x missing)"
+    )
     llm: LLMResource | None = Field(
         default=None, description="the shared LLM client settings for llm synthesis and the llm policy"
     )

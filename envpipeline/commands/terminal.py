@@ -313,6 +313,22 @@ def bundle_import(
     "--backend", type=click.Choice(["scip", "enumerate", "greedy"]), default="scip", show_default=True
 )
 @click.option(
+    "--mode",
+    type=click.Choice(["portfolio", "local"]),
+    default="portfolio",
+    show_default=True,
+    help="Selector mode: portfolio (the paper's recorded run: coverage rows, N = |S|, xi <= 0.2) or "
+    "local (one MILP per seed, no coverage).",
+)
+@click.option(
+    "--recipe",
+    type=click.Choice(["milp", "few-shot", "self-instruct", "evol-depth", "evol-breadth"]),
+    default="milp",
+    show_default=True,
+    help="How decisions are made: the MILP (Envs-FORGE) or a fixed-recipe baseline of the paper "
+    "(a restricted action mask; with --synthesizer llm, the baseline's own prompt).",
+)
+@click.option(
     "--synthesizer", type=click.Choice(["procedural", "llm"]), default="procedural", show_default=True
 )
 @click.option(
@@ -337,6 +353,8 @@ def forge_command(
     policy_kind: str | None,
     skill: float,
     backend: str,
+    mode: str,
+    recipe: str,
     synthesizer: str,
     model: str | None,
     api_base: str | None,
@@ -412,6 +430,8 @@ def forge_command(
             progress=progress,
             recorded=recorded,
             seeds_folder=seeds_dir,
+            mode=mode,
+            recipe=recipe,
         )
     if as_json:
         emit_json(summary)
@@ -421,7 +441,7 @@ def forge_command(
             f"({summary['task_directories']} task directories, "
             f"{summary['prompt_tokens'] + summary['completion_tokens']} tokens) -> {out / 'bundles'}"
         )
-        click.echo(f"actions: {summary['actions']}; selector: {summary['selector']}")
+        click.echo(f"recipe: {recipe}; actions: {summary['actions']}; selector: {summary['selector']}")
     sys.exit(3 if summary["budget_exhausted"] else 0)
 
 

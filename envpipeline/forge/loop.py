@@ -4,6 +4,8 @@ Each synthesis call may make several attempts (repairs); an output is accepted o
 static checks pass and gold verification says ``verified`` (oracle = 1 twice, nop = 0). The loop
 stops at exactly `target` accepted bundles or when the attempt or token budget runs out, and
 accounts for the work it took (paper, section 4: records, task directories, attempts, tokens).
+Decisions are taken round-robin over action variants, then seeds (`interleave`), so a target
+smaller than the selection exports a mix of actions rather than the first seeds' ones.
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ import shutil
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from envpipeline.errors import ConfigError
 from envpipeline.models.selection import Decision
 from envpipeline.sandbox.base import Sandbox
+from envpipeline.select.actions import ACTIONS
 from envpipeline.synth.base import Synthesizer
 from envpipeline.terminal.checks import check_bundle
 from envpipeline.terminal.reason_text import sanitised
@@ -52,6 +55,11 @@ class AcceptedBundle(BaseModel):
     bundle_path: str
     attempts: int
     tokens: int
+    recipe: str = Field(default="milp", description="the recipe of its decision (forge.recipes)")
+    parent: str | None = Field(
+        default=None,
+        description="the folder it was synthesized from: a seed, or a pool bundle (self-instruct)",
+    )
 
 
 class ForgeReport(BaseModel):
@@ -140,6 +148,31 @@ def gold_validator(sandbox: Sandbox, heldout: list[str] | None = None) -> Callab
     return validate
 
 
+class _HasVariant(Protocol):
+    @property
+    def action_variant(self) -> str: ...
+
+
+_T = TypeVar("_T", bound=_HasVariant)
+
+
+def interleave(items: list[_T]) -> list[_T]:
+    """Round-robin over the action variants (in `ACTIONS` order), each variant's items (decisions
+    or accepted bundles) in the given (seed) order: increase, reduce, diversify, increase, ..."""
+    order = {f"{p}/{d}": k for k, (p, d) in enumerate(ACTIONS)}
+    groups: dict[str, list[_T]] = {}
+    for item in sorted(items, key=lambda i: order.get(i.action_variant, len(order))):
+        groups.setdefault(item.action_variant, []).append(item)
+    queues = list(groups.values())
+    return [q[k] for k in range(max(map(len, queues), default=0)) for q in queues if k < len(q)]
+
+
+def bundle_name(decision: Decision, sample: int) -> str:
+    """`<seed>--<increase-depth | recipe>-s<sample>`: unique per seed and sample."""
+    tag = f"{decision.projection.split('_')[0]}-{decision.direction[3:]}"
+    return f"{decision.seed_id}--{tag if decision.recipe == 'milp' else decision.recipe}-s{sample}"
+
+
 def run_forge(
     decisions: list[Decision],
     seed_dirs: dict[str, Path],
@@ -149,12 +182,19 @@ def run_forge(
     out_dir: Path,
     budget: ForgeBudget | None = None,
     on_progress: Callable[[ForgeReport], None] | None = None,
+    first_sample: int = 0,
+    grow_pool: bool = False,
 ) -> ForgeReport:
-    """Cycle over the decisions, synthesizing until `target` bundles are accepted or the budget ends."""
+    """Cycle over the decisions (interleaved by action variant), synthesizing until `target`
+    bundles are accepted or the budget ends. Sample indices of each seed start at `first_sample`
+    (a top-up after samples 0..k-1 were synthesized elsewhere starts at k, not at a duplicate).
+    With `grow_pool` (Self-Instruct) every accepted bundle joins the cycle as a source: later
+    tasks are synthesized from earlier accepted ones, with the decision that produced them."""
     if target < 1:
         raise ConfigError("the target must be at least 1 accepted bundle")
     if not decisions:
         raise ConfigError("no decisions to synthesize from")
+    pool: list[tuple[Decision, Path | None]] = [(d, None) for d in interleave(decisions)]
     budget = budget or ForgeBudget()
     max_attempts = budget.max_attempts or 4 * target
     report = ForgeReport(target=target)
@@ -169,13 +209,14 @@ def run_forge(
         ):
             report.budget_exhausted = True
             break
-        decision = decisions[index % len(decisions)]
+        decision, source = pool[index % len(pool)]
+        source = source or seed_dirs[decision.seed_id]
         index += 1
-        sample = samples[decision.seed_id]
+        sample = first_sample + samples[decision.seed_id]
         samples[decision.seed_id] += 1
-        name = f"{decision.seed_id}--{decision.projection.split('_')[0]}-{decision.direction[3:]}-s{sample}"
+        name = bundle_name(decision, sample)
         result = synthesizer.synthesize(
-            seed_dirs[decision.seed_id], decision, out_dir=work / name, sample_index=sample, validate=validate
+            source, decision, out_dir=work / name, sample_index=sample, validate=validate
         )
         report.records += 1
         report.attempts += len(result.attempts)
@@ -200,8 +241,12 @@ def run_forge(
                 bundle_path=str(final),
                 attempts=len(result.attempts),
                 tokens=result.total_tokens,
+                recipe=decision.recipe,
+                parent=source.name,
             )
         )
+        if grow_pool:
+            pool.append((decision, final))
         if on_progress is not None:
             on_progress(report)
     report.rejection_reasons = dict(reasons.most_common())

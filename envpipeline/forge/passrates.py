@@ -14,6 +14,7 @@ from envpipeline.policies.base import Policy, RolloutRecord, TerminalTarget
 from envpipeline.policies.recorded import read_rollouts_table, recorded_pass_rates, rows_of_policy
 from envpipeline.policies.registry import PolicyConfig, build_policy
 from envpipeline.sandbox.base import Sandbox
+from envpipeline.select.skills import seed_optional_nodes
 from envpipeline.terminal.bundle import read_bundle
 
 #: detail facts of a rollout also stored as columns of its row (the readers of `rollouts` use them)
@@ -21,13 +22,15 @@ ROW_COLUMNS = ("skill", "difficulty", "backend")
 
 
 def seed_skills(bundle_dir: Path) -> tuple[list[str], list[str]]:
-    """Required skills of a bundle: its tags (less its family's name), else the skill nodes its
-    instruction and tests name (`seed_skills.infer_skills`); no optional ones yet."""
+    """(required, optional) skill nodes of a bundle. Required: its tags (less its family's name),
+    else the skill nodes its instruction and tests name (`seed_skills.infer_skills`); optional: the
+    nearest taxonomy neighbours of those (`seed_optional_nodes`; none for unregistered nodes)."""
     bundle = read_bundle(bundle_dir)
     meta = bundle.config.metadata
     family = meta.envpipeline.get("family")
     tags = sorted({t for t in meta.tags if t != family})
-    return tags or infer_skills(bundle_text(bundle_dir, bundle.instruction)), []
+    required = tags or infer_skills(bundle_text(bundle_dir, bundle.instruction))
+    return required, seed_optional_nodes(required)
 
 
 def as_policy(policy: Policy | ScriptedTerminalPolicy | None) -> Policy:

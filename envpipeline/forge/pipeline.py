@@ -10,10 +10,11 @@ from typing import Any
 from envpipeline.forge.loop import ForgeBudget, gold_validator, run_forge
 from envpipeline.forge.passrates import as_policy, estimate_pass_rate, seed_skills
 from envpipeline.forge.policy import ScriptedTerminalPolicy
+from envpipeline.forge.recipes import get_recipe, recipe_decisions
 from envpipeline.models.selection import SeedPassRate
 from envpipeline.policies.base import Policy
 from envpipeline.sandbox.base import Sandbox
-from envpipeline.select.selector import select_actions
+from envpipeline.select.skills import seed_optional_nodes
 from envpipeline.synth.base import Synthesizer
 from envpipeline.terminal.seeds import materialize_seed
 
@@ -32,6 +33,8 @@ def forge_run(
     progress: Callable[[str, int, int], None] | None = None,
     recorded: list[SeedPassRate] | None = None,
     seeds_folder: Path | None = None,
+    mode: str = "portfolio",
+    recipe: str = "milp",
 ) -> dict[str, Any]:
     """Run every stage and write bundles plus JSON/JSONL records under `out`; returns the summary.
 
@@ -41,7 +44,11 @@ def forge_run(
     procedural name bundles of `seeds_folder` (Harbor or TB1 folders, imported like ``bundle
     import``); one that cannot be imported or has no ``solution/solve.sh`` is left out and listed
     under ``skipped_seeds`` with the reason.
+    `mode` is the selector's: ``portfolio`` (default, the paper's recorded run: indexed form with
+    coverage rows, N = |S|, xi <= 0.2) or ``local`` (one MILP per seed, no coverage). `recipe`
+    names how decisions are made (`envpipeline.forge.recipes`): the MILP, or a fixed baseline.
     """
+    spec = get_recipe(recipe)
     if recorded is not None:
         seed_keys = [r.seed_id for r in recorded]
     policy = as_policy(policy)
@@ -65,7 +72,7 @@ def forge_run(
         rates.append(rate)
         rollout_rows += rows
         notify("pass rates", i + 1, len(seed_dirs))
-    decisions, trace = select_actions(rates, mode="local", backend=backend)
+    decisions, trace = recipe_decisions(rates, spec.name, mode=mode, backend=backend)
     _write_jsonl(out / "rollouts.jsonl", rollout_rows)
     _write_jsonl(out / "pass_rates.jsonl", [r.model_dump() for r in rates])
     _write_jsonl(out / "decisions.jsonl", [d.model_dump() for d in decisions])
@@ -79,6 +86,7 @@ def forge_run(
         out / "bundles",
         budget,
         on_progress=lambda r: notify("accepted", len(r.accepted), target),
+        grow_pool=spec.pool,
     )
     summary = {
         **report.summary(),
@@ -88,6 +96,9 @@ def forge_run(
         "policy": policy.name if recorded is None else "recorded",
         "mean_pass_rate": round(sum(r.pass_rate for r in rates) / len(rates), 4) if rates else None,
         "selector": {"backend": trace.backend, "status": trace.status, "objective": trace.objective},
+        "recipe": spec.name,
+        "mode": trace.formulation,
+        "n_coverage_targets": trace.n_coverage_targets,
         "actions": _count(d.action_variant for d in decisions),
         "sandbox": sandbox.backend,
         "out": str(out),
@@ -103,10 +114,11 @@ def forge_run(
 
 
 def _with_skills(rate: SeedPassRate, folder: Path | None) -> SeedPassRate:
-    """A recorded pass rate with its bundle's skills when the table gives none."""
-    if rate.required_skills or folder is None:
-        return rate
-    return rate.model_copy(update={"required_skills": seed_skills(folder)[0]})
+    """A recorded pass rate with its bundle's skills when the table gives none, and the required
+    nodes' taxonomy neighbours as optional nodes when it gives no optional ones."""
+    required = rate.required_skills or (seed_skills(folder)[0] if folder is not None else [])
+    optional = rate.optional_skills or seed_optional_nodes(required)
+    return rate.model_copy(update={"required_skills": required, "optional_skills": optional})
 
 
 def _count(items: Any) -> dict[str, int]:

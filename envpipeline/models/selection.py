@@ -43,6 +43,9 @@ class Candidate(_Strict):
     frontier_score: float
     required_skills: list[str] = []
     optional_skills: list[str] = []
+    removable_skills: Annotated[
+        list[str], Field(description="the part of optional_skills the seed exercises and may drop")
+    ] = []
     eligible: bool = True
     ineligible_reasons: list[str] = []
     prompt_tokens: int = 0
@@ -67,7 +70,18 @@ class Decision(_Strict):
     frontier_score: float
     backend: Backend
     required_skills: list[str] = []
-    selected_optional_skills: list[str] = []
+    selected_optional_skills: Annotated[
+        list[str], Field(description="optional nodes the solver activated: counted toward coverage")
+    ] = []
+    optional_skills: Annotated[
+        list[str], Field(description="the candidate's optional nodes O (addable unless removable)")
+    ] = []
+    removable_skills: Annotated[
+        list[str], Field(description="nodes of O the seed exercises and the rewrite may drop")
+    ] = []
+    recipe: Annotated[
+        str, Field(description="the synthesis recipe (envpipeline.forge.recipes): milp or a fixed baseline")
+    ] = "milp"
 
 
 class SelectionTrace(_Strict):

@@ -15,6 +15,7 @@ cannot prove that none exists.
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from typing import Literal
 
 from envpipeline.errors import ConfigError
@@ -170,10 +171,12 @@ def select_actions(
     config: SelectorConfig | None = None,
     taxonomy: Taxonomy | None = None,
     time_limit: float | None = None,
+    allowed_actions: Collection[str] | None = None,
 ) -> tuple[list[Decision], SelectionTrace]:
     """Choose one action per seed (local) or N actions, at most one per seed (portfolio).
 
     `mode` is one of `MODES` and `backend` one of `BACKENDS` (ConfigError otherwise).
+    `allowed_actions` restricts the action variants (a fixed recipe's action mask); None: all six.
     """
     started = time.perf_counter()
     config = config or SelectorConfig()
@@ -186,6 +189,8 @@ def select_actions(
         dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
         raise ConfigError(f"duplicate seed ids: {', '.join(dup)}")
     candidates = build_candidates(pass_rates, config, taxonomy)
+    if allowed_actions is not None:
+        candidates = [c for c in candidates if c.action_variant in allowed_actions]
     eligible = [c for c in candidates if c.eligible]
     ineligible = {
         f"{c.seed_id}:{c.action_variant}": c.ineligible_reasons for c in candidates if not c.eligible
@@ -233,6 +238,8 @@ def select_actions(
                 backend=used,
                 required_skills=cand.required_skills,
                 selected_optional_skills=optional.get(c, []),
+                optional_skills=cand.optional_skills,
+                removable_skills=cand.removable_skills,
             )
         )
     order = {s: k for k, s in enumerate(ids)}

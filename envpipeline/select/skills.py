@@ -19,6 +19,10 @@ reduce / in_depth                   seed required - system  seed optional + drop
 reduce / in_breadth                 seed required - system  seed optional + dropped + neighbours
 ==================================  ======================  ===========================================
 
+The dropped system nodes are the candidate's ``removable_skills`` (the seed exercises them); every
+other optional node is addable. A seed's own optional nodes come from ``seed_optional_nodes``: the
+nearest taxonomy neighbours of its required nodes, so in_breadth reaches further than in_depth.
+
 Eligibility (removed before optimization, with reasons): split membership (only ``train`` seeds),
 known overlap with held-out tasks, and the estimated prompt length (seed instruction tokens via
 ``count_tokens`` times the projection's growth) against ``max_prompt_tokens``.
@@ -122,6 +126,20 @@ def family_skills() -> dict[str, tuple[str, ...]]:
     return {name: tuple(f.skills) for name, f in all_families().items()}
 
 
+#: Optional nodes a seed carries: its required nodes' nearest taxonomy neighbours (in_breadth adds more).
+SEED_OPTIONAL_NODES = 2
+
+
+def seed_optional_nodes(
+    required: list[str], taxonomy: Taxonomy | None = None, limit: int = SEED_OPTIONAL_NODES
+) -> list[str]:
+    """The nodes a seed may add: up to `limit` neighbours of its required nodes, in order, not required.
+
+    Empty when no required node is in the taxonomy (unregistered nodes have no neighbours).
+    """
+    return (taxonomy or default_taxonomy()).neighbours(list(required), limit, set(required))
+
+
 def default_taxonomy() -> Taxonomy:
     """The static vocabulary; it covers every family's skills (tested)."""
     return Taxonomy()
@@ -186,6 +204,7 @@ def build_candidates(
                     frontier_score=frontier_score(projected, config),
                     required_skills=list(req),
                     optional_skills=opt,
+                    removable_skills=list(dropped) if projection == "reduce_complexity" else [],
                     eligible=not reasons,
                     ineligible_reasons=reasons,
                     prompt_tokens=tokens,

@@ -31,10 +31,10 @@ from envpipeline.synth.gates import (
     skill_failures,
 )
 from envpipeline.synth.prompts import (
-    repair_messages,
+    recipe_messages,
+    recipe_repair_messages,
     skill_subgraph,
     solver_payload,
-    synthesis_messages,
     target_difficulty,
 )
 from envpipeline.terminal.bundle import BundleFormatError, load_task_config
@@ -106,14 +106,14 @@ class LLMSynthesizer:
         check = validate or static_check_failures
         model = self.model
         attempts: list[SynthesisAttempt] = []
-        messages = synthesis_messages(seed_dir, decision, sample_index=sample_index, model=model)
+        messages = recipe_messages(seed_dir, decision, sample_index=sample_index, model=model)
         for index in range(self.max_repairs + 1):
             response = self.client.complete(messages, response_format=self.response_format)
             attempt, output = self._attempt(index, response, seed_dir, decision, out_dir, sample_index, check)
             attempts.append(attempt)
             if attempt.passed:
                 return self._result(decision, sample_index, out_dir, attempts, output)
-            messages = repair_messages(
+            messages = recipe_repair_messages(
                 seed_dir,
                 decision,
                 sample_index=sample_index,
@@ -179,9 +179,12 @@ class LLMSynthesizer:
     def _gate_failures(
         self, staging: Path, files: dict[str, str], output: SynthesisOutput, decision: Decision
     ) -> list[str]:
-        """Skill-preservation, duplicate and hidden-literal reasons (empty: go on to validation)."""
+        """Skill-preservation, duplicate and hidden-literal reasons (empty: go on to validation).
+
+        A fixed recipe's prompt carries no skill subgraph, so only milp decisions are held to it."""
         subgraph = skill_subgraph(decision)
-        required = [n for n in subgraph.preserve_nodes if n not in subgraph.allowed_removed_nodes]
+        preserved = [n for n in subgraph.preserve_nodes if n not in subgraph.allowed_removed_nodes]
+        required = preserved if decision.recipe == "milp" else []
         return [
             *skill_failures(required, _declared_nodes(staging, output)),
             *self.ledger.duplicate_failures(files),

@@ -166,18 +166,24 @@ def artifact_edit_mask(projection: Projection) -> ArtifactEditMask:
 
 
 def skill_subgraph(decision: Decision) -> SkillSubgraph:
-    """preserve = required skills; the selected optional skills may be added (increase, diversify)
-    or removed (reduce; diversify/in_breadth may also swap them out)."""
-    optional = list(decision.selected_optional_skills)
-    added = [] if decision.projection == "reduce_complexity" else optional
-    removed = optional if decision.projection == "reduce_complexity" else []
-    if decision.projection == "diversify_frontier" and decision.direction == "in_breadth":
-        removed = optional
-    return SkillSubgraph(
-        preserve_nodes=list(decision.required_skills),
-        allowed_added_nodes=added,
-        allowed_removed_nodes=removed,
-    )
+    """The three node sets of the skill-subgraph contract (paper, C.2).
+
+    preserve: the required nodes plus the optional nodes the solver activated (counted toward
+    coverage, so the rewrite must exercise them); added: the candidate's addable optional nodes
+    (taxonomy neighbours; activated additions included); removed: the nodes a reduction may drop
+    (its dropped system nodes), never one counted toward coverage.
+    """
+    counted = list(decision.selected_optional_skills)
+    required = list(decision.required_skills)
+    removable = set(decision.removable_skills)
+    preserve = list(dict.fromkeys([*required, *counted]))
+    added = [
+        n
+        for n in dict.fromkeys([*decision.optional_skills, *counted])
+        if n not in removable and n not in required
+    ]
+    removed = [n for n in decision.removable_skills if n not in counted and n not in required]
+    return SkillSubgraph(preserve_nodes=preserve, allowed_added_nodes=added, allowed_removed_nodes=removed)
 
 
 def target_difficulty(projected_pass_rate: float) -> Difficulty:
@@ -202,6 +208,7 @@ def solver_payload(decision: Decision) -> dict[str, Any]:
         "frontier_score": round(decision.frontier_score, 4),
         "target_difficulty": target_difficulty(decision.projected_pass_rate),
         "backend": decision.backend,
+        "recipe": decision.recipe,
     }
 
 
@@ -349,3 +356,133 @@ def repair_messages(
         ]
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+# ------------------------------------------------------------------------- fixed-recipe baselines
+
+#: The paper's baseline strategy injection (C.1): strategy key -> (evolution direction, sentence).
+BASELINE_STRATEGIES: dict[str, tuple[str, str]] = {
+    "few_shot": (
+        "none",
+        "Create a close variant that preserves the seed task structure while changing concrete "
+        "requirements and verifier expectations.",
+    ),
+    "self_instruct": (
+        "none",
+        "Invent a related terminal task in the same domain with its own task description, solution, "
+        "and verifier.",
+    ),
+    "evol_instruct_in_depth": (
+        "in_depth",
+        "Deepen the seed by adding a harder constraint or edge case and update solution and tests accordingly.",
+    ),
+    "evol_instruct_in_breadth": (
+        "in_breadth",
+        "Broaden the seed into a neighboring task type while keeping the same Terminal-Bench directory contract.",
+    ),
+}
+EXAMPLE_CHARS = 1500
+#: The baseline repair prompt keeps the recipe's strategy instead of a solver action (C.1).
+BASELINE_REPAIR_CONTRACT = REPAIR_CONTRACT.replace(
+    "Keep the selected action, artifact edit mask and skill subgraph", "Keep the baseline strategy"
+)
+
+
+def example_instructions(seed_dir: Path, shots: int, sample_index: int) -> dict[str, str]:
+    """`shots` example tasks besides the seed: the instructions of its sibling folders (the seed
+    pool, or the accepted bundles a self-instruct task was drawn from), rotated by the sample."""
+    root = Path(seed_dir)
+    siblings = sorted(
+        p
+        for p in root.parent.iterdir()
+        if p != root
+        and not p.name.startswith(".")
+        and not p.is_symlink()
+        and (p / "instruction.md").is_file()
+    )
+    if not siblings or shots < 1:
+        return {}
+    start = sample_index % len(siblings)
+    picked = [siblings[(start + k) % len(siblings)] for k in range(min(shots, len(siblings)))]
+    return {p.name: _shorten(_read_text(p / "instruction.md") or "", EXAMPLE_CHARS) for p in picked}
+
+
+def _strategy(decision: Decision) -> tuple[str, str, str]:
+    """(strategy key, direction field, sentence) of a fixed recipe's decision."""
+    from envpipeline.forge.recipes import get_recipe
+
+    key = get_recipe(decision.recipe).strategy
+    direction, sentence = BASELINE_STRATEGIES[key]
+    return key, direction, sentence
+
+
+def baseline_sections(seed_dir: Path, decision: Decision, sample_index: int) -> list[str]:
+    """Strategy, evolution direction, the recipe's restricted edit mask and its example tasks."""
+    from envpipeline.forge.recipes import get_recipe
+
+    key, direction, sentence = _strategy(decision)
+    sections = [
+        _block("Strategy", f"{key}: {sentence}"),
+        _block("Evolution direction", direction),
+        _block(
+            "Artifact edit mask (restricted to the recipe's action)",
+            {**artifact_edit_mask(decision.projection).model_dump(), "artifact_names": ARTIFACTS},
+        ),
+    ]
+    examples = example_instructions(seed_dir, get_recipe(decision.recipe).shots, sample_index)
+    if examples:
+        shown = "\n\n".join(f"### {name}\n```\n{text}\n```" for name, text in examples.items())
+        sections.append(f"## Example tasks (instructions, for reference)\n{shown}")
+    return sections
+
+
+def baseline_messages(seed_dir: Path, decision: Decision, *, sample_index: int, model: str) -> list[dict]:
+    """The shared baseline template (C.1) with the recipe's strategy injection: no solver payload."""
+    system = "\n\n".join([SHARED_CONTRACT, OUTPUT_FORMAT])
+    user = "\n\n".join(
+        [
+            *baseline_sections(seed_dir, decision, sample_index),
+            _sample_section(seed_dir, sample_index, model),
+            "## Seed files (shortened, for structural reference)\n"
+            + render_seed_files(shortened_seed_files(seed_dir)),
+        ]
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def baseline_repair_messages(
+    seed_dir: Path,
+    decision: Decision,
+    *,
+    sample_index: int,
+    model: str,
+    repair_index: int,
+    failure_summary: str,
+    previous_artifact: str,
+) -> list[dict]:
+    """The shared baseline repair prompt (C.1): it keeps the recipe's strategy while fixing failures."""
+    system = "\n\n".join([BASELINE_REPAIR_CONTRACT, SHARED_CONTRACT, OUTPUT_FORMAT])
+    user = "\n\n".join(
+        [
+            *baseline_sections(seed_dir, decision, sample_index),
+            _block("Repair index", str(repair_index)),
+            _block("Failure summary", failure_summary),
+            _sample_section(seed_dir, sample_index, model),
+            _block("Previous artifact JSON", _shorten(previous_artifact, PREVIOUS_ARTIFACT_CHARS)),
+            "## Seed files (shortened, for structural reference)\n"
+            + render_seed_files(shortened_seed_files(seed_dir)),
+        ]
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def recipe_messages(seed_dir: Path, decision: Decision, *, sample_index: int, model: str) -> list[dict]:
+    """The initial messages for a decision: Envs-FORGE's for milp, the baseline template otherwise."""
+    build = synthesis_messages if decision.recipe == "milp" else baseline_messages
+    return build(seed_dir, decision, sample_index=sample_index, model=model)
+
+
+def recipe_repair_messages(seed_dir: Path, decision: Decision, **fields: Any) -> list[dict]:
+    """The repair messages for a decision (Envs-FORGE's for milp, the baseline repair otherwise)."""
+    build = repair_messages if decision.recipe == "milp" else baseline_repair_messages
+    return build(seed_dir, decision, **fields)

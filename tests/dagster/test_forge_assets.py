@@ -5,6 +5,8 @@ import json
 from dagster import DagsterInstance, materialize
 
 from assets.forge import (
+    forge_export,
+    forge_export_has_target,
     seed_pass_rates,
     selector_decisions,
     synthesized_bundles,
@@ -39,6 +41,8 @@ def test_forge_assets_select_synthesize_and_verify(tmp_path, local_sandbox):
         assert selected.success
         meta = selected.asset_materializations_for_node("selector_decisions")[0].metadata
         assert meta["trace"].value["backend"] == "scip" and meta["trace"].value["status"] == "optimal"
+        trace = meta["trace"].value  # the default: the paper's recorded portfolio run with coverage rows
+        assert trace["formulation"] == "portfolio" and trace["n_coverage_targets"] > 0
         for key in KEYS:
             forged = materialize(
                 [synthesized_bundles, verified_bundles, verified_bundles_defeat_red_team],
@@ -64,6 +68,24 @@ def test_forge_assets_select_synthesize_and_verify(tmp_path, local_sandbox):
         assert not any(o["binary"] for o in outcomes)
     exported = sorted(p.name for p in (tmp_path / "bundles" / "verified").iterdir())
     assert len(exported) == 2
+    # the loop to N: 2 verified bundles, N = 3 tops up one through the gold-verified loop, N = 1 trims
+    for target, topped in ((3, 1), (1, 0)):
+        with DagsterInstance.ephemeral() as instance:
+            export = materialize(
+                [forge_export, forge_export_has_target],
+                instance=instance,
+                resources={**resources, "forge": ForgeResource(rollouts=2, target=target, max_attempts=4)},
+            )
+        assert export.success
+        [check] = export.get_asset_check_evaluations()
+        assert check.passed and check.metadata["folders"].value == target
+        meta = export.asset_materializations_for_node("forge_export")[0].metadata
+        assert meta["exported"].value == target and meta["topped_up"].value == topped
+        rows = lake.read("forge_export", "all")
+        assert len(rows) == target and sum(r["topped_up"] for r in rows) == topped
+        folders = sorted((tmp_path / "bundles" / "export").iterdir())
+        assert [p.name for p in folders] == sorted(r["task_name"] for r in rows)
+        assert all((p / "solution" / "solve.sh").is_file() for p in folders)
 
 
 def test_red_team_check_fails_on_an_accepted_bundle_a_policy_breaks(tmp_path, local_sandbox):

@@ -37,6 +37,8 @@ def test_forge_from_a_recorded_rollouts_table_exports_exactly_n_verified_bundles
             str(out),
             "--rollouts-table",
             str(table),
+            "--mode",
+            "local",
             "--sandbox",
             "local",
             "--json",
@@ -103,3 +105,55 @@ def test_forge_seeds_dir_uses_its_bundles_and_skips_a_solutionless_one(tmp_path,
     empty.mkdir()
     refused = run_cli(*args, "--seeds", str(empty), "--out", str(out), check=False)
     assert refused.returncode == 2 and "holds no task folder" in refused.stderr
+
+
+def test_forge_runs_the_recorded_portfolio_configuration_by_default(tmp_path, local_sandbox):
+    table = tmp_path / "rollouts.jsonl"
+    rows = [
+        {
+            "seed_id": "fam-text-parsing-easy-0",
+            "reward": 1,
+            "required_skills": ["text-parsing", "regex", "json"],
+        },
+        {"seed_id": "fam-git-operations-hard-0", "reward": 0, "required_skills": ["git", "bash", "csv"]},
+    ]
+    table.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "forge"
+    args = ["forge", "--target", "2", "--out", str(out), "--rollouts-table", str(table), "--sandbox", "local"]
+    summary = json.loads(run_cli(*args, "--json").stdout)
+    assert summary["mode"] == "portfolio" and summary["n_coverage_targets"] == 6
+    trace = json.loads((out / "trace.json").read_text())
+    assert trace["formulation"] == "portfolio" and trace["target_count"] == 2 and trace["status"] == "optimal"
+    assert summary["accepted"] == 2
+
+
+def test_forge_runs_a_fixed_recipe_baseline_through_the_same_loop(tmp_path, local_sandbox):
+    table = tmp_path / "rollouts.jsonl"
+    rows = [
+        {"seed_id": "fam-csv-json-merge-easy-0", "reward": 1},
+        {"seed_id": "fam-json-transform-hard-0", "reward": 0},
+    ]
+    table.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "forge"
+    args = [
+        "forge",
+        "--recipe",
+        "self-instruct",
+        "--target",
+        "3",
+        "--out",
+        str(out),
+        "--rollouts-table",
+        str(table),
+    ]
+    summary = json.loads(run_cli(*args, "--sandbox", "local", "--json").stdout)
+    assert summary["recipe"] == "self-instruct" and summary["accepted"] == 3
+    assert summary["actions"] == {
+        "diversify_frontier/in_breadth": 2
+    }  # the recipe's mask, whatever the pass rate
+    decisions = [json.loads(x) for x in (out / "decisions.jsonl").read_text().splitlines()]
+    assert {d["recipe"] for d in decisions} == {"self-instruct"}
+    report = json.loads((out / "report.json").read_text())
+    accepted = report["accepted_bundles"]
+    assert report["recipe"] == "self-instruct" and {a["recipe"] for a in accepted} == {"self-instruct"}
+    assert accepted[2]["parent"] == accepted[0]["task_name"]  # drawn from the pool of accepted bundles

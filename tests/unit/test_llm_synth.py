@@ -140,7 +140,7 @@ def test_prompt_carries_the_solver_contract(
     assert mask["optional_artifacts"] == ["Env", "Help"]
     skills = json.loads(user.split("## Skill subgraph\n", 1)[1].split("\n## ", 1)[0])
     assert skills == {
-        "preserve_nodes": ["file_io", "text_processing"],
+        "preserve_nodes": ["file_io", "text_processing", "edge_case_handling"],  # activated: counted
         "allowed_added_nodes": ["edge_case_handling"],
         "allowed_removed_nodes": [],
     }
@@ -157,7 +157,13 @@ def test_reduce_mask_requires_the_environment(
 ) -> None:
     llm_server.push(fenced(artifact()))
     reduce = DECISION.model_copy(
-        update={"projection": "reduce_complexity", "action_variant": "reduce_complexity/in_depth"}
+        update={
+            "projection": "reduce_complexity",
+            "action_variant": "reduce_complexity/in_depth",
+            "selected_optional_skills": [],  # not counted toward coverage: removable
+            "optional_skills": ["edge_case_handling"],
+            "removable_skills": ["edge_case_handling"],
+        }
     )
     synthesizer(llm_server).synthesize(seed_dir, reduce, out_dir=tmp_path / "b")
     user = user_prompt(llm_server.requests[0])

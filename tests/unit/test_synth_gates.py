@@ -70,7 +70,8 @@ def test_a_rewrite_dropping_required_skill_nodes_is_rejected_and_repaired(
     assert result.accepted
     first = result.attempts[0]
     assert first.failure_stage == "gate" and len(first.failures) == 1
-    assert first.failures[0].startswith("skills:missing_nodes:") and "['file_io']" in first.failures[0]
+    assert first.failures[0].startswith("skills:missing_nodes:")
+    assert "['file_io', 'edge_case_handling']" in first.failures[0]  # the activated node counts too
     assert "file_io" in user_prompt(llm_server.requests[1]).split("## Failure summary", 1)[1][:600]
     assert "metadata.skill_nodes" in user_prompt(llm_server.requests[0])
     # the declared nodes become the bundle's skills when it is used as a seed again
@@ -84,7 +85,9 @@ def test_removable_nodes_may_go_and_task_toml_tags_count(
         update={
             "projection": "reduce_complexity",
             "action_variant": "reduce_complexity/in_depth",
-            "selected_optional_skills": ["file_io"],
+            "optional_skills": ["file_io"],
+            "removable_skills": ["file_io"],
+            "selected_optional_skills": [],
             "required_skills": ["text_processing"],
         }
     )
@@ -95,6 +98,33 @@ def test_removable_nodes_may_go_and_task_toml_tags_count(
     result = synthesizer(llm_server).synthesize(seed, reduce, out_dir=tmp_path / "b")
     assert result.accepted, result.attempts
     assert seed_skills(tmp_path / "b") == (["Text-Processing"], [])
+
+
+def test_a_node_counted_toward_coverage_is_not_removable(
+    llm_server: ScriptedLLMServer, tmp_path: Path
+) -> None:
+    """Portfolio mode: the solver activated file_io on this reduce (counted toward coverage), so the
+    same reply that may drop an uncounted removable node is rejected for dropping it."""
+    counted = DECISION.model_copy(
+        update={
+            "projection": "reduce_complexity",
+            "action_variant": "reduce_complexity/in_depth",
+            "optional_skills": ["file_io"],
+            "removable_skills": ["file_io"],
+            "selected_optional_skills": ["file_io"],
+            "required_skills": ["text_processing"],
+        }
+    )
+    honest = artifact(**{"task.toml": 'version = "1.0"\n\n[metadata]\ntags = ["Text-Processing"]\n'})
+    honest["metadata"].pop("skill_nodes")
+    llm_server.push(fenced(honest))
+    result = synthesizer(llm_server).synthesize(
+        make_seed(tmp_path, "count-lines"), counted, out_dir=tmp_path / "b"
+    )
+    assert not result.accepted
+    [failure] = result.attempts[0].failures
+    assert failure.startswith("skills:missing_nodes:") and "file_io" in failure
+    assert '"allowed_removed_nodes": []' in user_prompt(llm_server.requests[0])
 
 
 # --------------------------------------------------------------------------------------- duplicates
