@@ -102,7 +102,13 @@ class GitOperationsKnobs(Knobs):
 
     n_commits: int = knob(8, 4, 120, "breadth", "filler commits in the history")
     n_ops: int = knob(2, 2, 5, "breadth", "operations: find, revert, + branch, annotated tag, author counts")
-    reintroductions: int = knob(1, 1, 3, "depth", "times the flag is removed and added again")
+    reintroductions: int = knob(
+        1,
+        1,
+        3,
+        "depth",
+        "rounds of flag-file changes (removing and re-adding the flag when that edge case is present)",
+    )
     merges: int = knob(
         0, 0, 3, "depth", "feature branches merged with merge commits (the first adds the flag)"
     )
@@ -229,7 +235,7 @@ class GitOperationsFamily(TaskFamily[GitOperationsKnobs]):
             gap()
             if readd:
                 commit(f"Remove {flag} definition (cleanup {round_ + 1})", {"src/flags.py": "RETRIES = 3\n"})
-            else:  # the flag's line stays: no commit but the introduction changes its occurrences
+            else:  # the flag's line stays, so only the introduction changes its occurrences
                 commit(
                     f"Tune retry count (step {2 * round_ + 1})",
                     {"src/flags.py": f"{flag} = True\nRETRIES = {4 + 2 * round_}\n"},
