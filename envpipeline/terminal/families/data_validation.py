@@ -2,8 +2,12 @@
 
 ``/app/data/records.csv`` is checked against ``/app/schema.json`` (types, required, ranges, enums,
 patterns, uniqueness, dates and a cross-field order rule by depth). The agent writes the violations
-(first per field), the cleaned file of valid rows and a summary. Padded values, a duplicate id, a value
-exactly at a maximum and an empty optional field are always present.
+(first per field), the cleaned file of valid rows and a summary. Its edge cases, each present with the
+knob-set probability: padded values (``no_trim``; without it no value has surrounding whitespace), a
+duplicate id (``ignores_duplicates``; without it every id is distinct), a value exactly at a maximum
+(``exclusive_max``; without it every bounded value stays below its maximum) and an empty optional
+numeric or date field (``empty_optional_checked``; without it optional `age` and `end_date` are always
+filled).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import io
 import json
 import random
 
-from envpipeline.terminal.families._script_kit import all_solutions, test_script
+from envpipeline.terminal.families._script_kit import python_program, test_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
@@ -29,8 +33,11 @@ NAMES = ["Ada", "Bo", "Cyd", "Dana", "Eli", "Fern", "Gus", "Hal", "Ivy", "Jo", "
 SURNAMES = ["Smith", "Ng", "Okafor", "Silva", "Kim", "Berg", "Rossi"]
 
 
-def validate(schema: dict, header: list[str], rows: list[list[str]], variant: str = "oracle") -> tuple:
-    """Violations (row, field, reason) and the cleaned valid rows; `variant` mimics partial solutions."""
+def validate(
+    schema: dict, header: list[str], rows: list[list[str]], missed: frozenset = frozenset()
+) -> tuple:
+    """Violations (row, field, reason) and the cleaned valid rows, by a solver that misses the edge
+    cases in `missed`."""
     import datetime
     import re
 
@@ -53,7 +60,7 @@ def validate(schema: dict, header: list[str], rows: list[list[str]], variant: st
     errors, clean = [], []
     for number, raw in enumerate(rows, start=1):
         values = dict(zip(header, raw))
-        if variant != "no_trim":
+        if "no_trim" not in missed:
             values = {k: v.strip() for k, v in values.items()}
         row_errors, parsed = {}, {}
         for f in fields:
@@ -62,21 +69,21 @@ def validate(schema: dict, header: list[str], rows: list[list[str]], variant: st
             if value == "":
                 if f.get("required"):
                     reason = "missing"
-                elif variant == "empty_optional_checked" and f["type"] in ("int", "float", "date"):
+                elif "empty_optional_checked" in missed and f["type"] in ("int", "float", "date"):
                     reason = "type"
             else:
                 parsed[name] = v = typed(f["type"], value)
                 if v is None and f["type"] != "enum":
                     reason = "type"
                 elif ("min" in f and v < f["min"]) or (
-                    "max" in f and (v >= f["max"] if variant == "exclusive_max" else v > f["max"])
+                    "max" in f and (v >= f["max"] if "exclusive_max" in missed else v > f["max"])
                 ):
                     reason = "range"
                 elif f["type"] == "enum" and value not in f["values"]:
                     reason = "enum"
                 elif "pattern" in f and not re.fullmatch(f["pattern"], value):
                     reason = "pattern"
-                elif f.get("unique") and value in seen[name] and variant != "ignores_duplicates":
+                elif f.get("unique") and value in seen[name] and "ignores_duplicates" not in missed:
                     reason = "duplicate"
                 if f.get("unique"):
                     seen[name].add(value)
@@ -104,7 +111,7 @@ with open("data/records.csv", newline="") as fh:
     reader = csv.reader(fh)
     header = next(reader)
     rows = list(reader)
-errors, clean = validate(schema, header, rows, VARIANT)
+errors, clean = validate(schema, header, rows, MISSED)
 os.makedirs("out", exist_ok=True)
 with open("out/errors.csv", "w", newline="") as fh:
     w = csv.writer(fh, lineterminator="\n")
@@ -165,11 +172,16 @@ class DataValidationFamily(TaskFamily[DataValidationKnobs]):
         "hard": {"rows": 60, "columns": 4, "rules": 3},
     }
     variants = ("no_trim", "ignores_duplicates", "exclusive_max", "empty_optional_checked")
+    edge_case_axes = {
+        "no_trim": "depth",
+        "ignores_duplicates": "breadth",
+        "exclusive_max": "depth",
+        "empty_optional_checked": "breadth",
+    }
 
     def build(
         self, rng: random.Random, knobs: DataValidationKnobs, seed: int, edge_cases: frozenset[str]
     ) -> TaskParts:
-        del edge_cases  # not yet honoured: every edge case is planted
         max_age = rng.choice([65, 70, 99])
         fields: list[dict] = [
             {"name": "id", "type": "int", "required": True, "unique": True},
@@ -205,22 +217,26 @@ class DataValidationFamily(TaskFamily[DataValidationKnobs]):
         }
         header = [f["name"] for f in fields]
         ids = rng.sample(range(1000, 9999), knobs.rows)
+        # Without the edge case, random values stay below every maximum and optional fields filled.
+        below = 0 if "exclusive_max" in edge_cases else 1
+        filled = "empty_optional_checked" not in edge_cases
 
         def good(i: int) -> dict:
             first = rng.choice(NAMES)
             name = f"{rng.choice(SURNAMES)}, {first}" if knobs.rules >= 2 and rng.random() < 0.2 else first
             start = f"2023-{rng.randint(1, 6):02d}-{rng.randint(1, 28):02d}"
+            end = f"2023-{rng.randint(7, 12):02d}-{rng.randint(1, 28):02d}"
             return {
                 "id": str(ids[i]),
                 "name": name,
-                "age": str(rng.randint(18, max_age)),
+                "age": str(rng.randint(18, max_age - below)),
                 "score": f"{rng.randint(0, 99)}.{rng.randint(0, 9)}",
                 "email": f"{first.lower()}{i}@example.com",
                 "plan": rng.choice(["free", "pro", "team", ""]),
                 "start_date": start,
-                "end_date": rng.choice(["", f"2023-{rng.randint(7, 12):02d}-{rng.randint(1, 28):02d}"]),
+                "end_date": end if filled else rng.choice(["", end]),
                 "city": rng.choice(["Oslo", "Lima", "Pune"]),
-                "qty": str(rng.randint(0, 500)),
+                "qty": str(rng.randint(0, 500 - below)),
                 "tier": rng.choice(["gold", "silver", "bronze"]),
                 "note": rng.choice(["", "vip", "late payer"]),
             }
@@ -239,18 +255,22 @@ class DataValidationFamily(TaskFamily[DataValidationKnobs]):
             "tier": ["Gold", "platinum", ""],
         }
         records = [good(i) for i in range(knobs.rows)]
-        # Guaranteed edge cases on distinct rows (indices 1..4), the rest randomly broken.
+        # The present edge cases on distinct rows (never row 0), the rest randomly broken.
         picks = rng.sample(range(1, knobs.rows), 4)
         for i, rec in enumerate(records):
             if i and i not in picks and rng.random() < 0.35:
                 for field in rng.sample([f for f in header if f in breakers], rng.randint(1, 2)):
                     rec[field] = rng.choice(breakers[field])
-        first = records[picks[0]]
-        first["age"], first["name"] = f"  {first['age']} ", f" {first['name']}"
-        sources = [r["id"] for r in records[: picks[1]] if r["id"].isdigit()]
-        records[picks[1]]["id"] = rng.choice(sources)
-        records[picks[2]]["age"] = str(max_age)
-        records[picks[3]]["age"] = ""
+        if "no_trim" in edge_cases:
+            first = records[picks[0]]
+            first["age"], first["name"] = f"  {first['age']} ", f" {first['name']}"
+        if "ignores_duplicates" in edge_cases:
+            sources = [r["id"] for r in records[: picks[1]] if r["id"].isdigit()]
+            records[picks[1]]["id"] = rng.choice(sources)
+        if "exclusive_max" in edge_cases:
+            records[picks[2]]["age"] = str(max_age)
+        if "empty_optional_checked" in edge_cases:
+            records[picks[3]]["age"] = ""
         rows = [[rec[h] for h in header] for rec in records]
         errors, clean = validate(schema, header, rows)
         by_reason: dict[str, int] = {}
@@ -309,7 +329,7 @@ Write:
             instruction=instruction,
             environment=env,
             tests={"test.sh": STANDARD_TEST_SH, "test_outputs.py": test_script(expected, TEST_BODY)},
-            solutions=all_solutions(SOLVER, self.variants),
+            solver=python_program(SOLVER),
         )
 
 

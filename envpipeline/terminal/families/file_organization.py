@@ -1,9 +1,13 @@
 """file-organization: sort an inbox into category folders by extension and rules.
 
-The inbox holds files with upper-case extensions, no extension, spaces in names, hidden files
-and name collisions (with files already organized and, when nested, between subfolders). Depth
-knobs add nesting and rules (dated image folders, a size rule); breadth knobs add files and
-categories. A manifest of moves is checked too.
+The inbox holds files with no extension and spaces in names, next to files already organized.
+Depth knobs add nesting and rules (dated image folders, a size rule); breadth knobs add files and
+categories. A manifest of moves is checked too. Its edge cases, each present with the knob-set
+probability: upper-case extensions (``case_sensitive_extensions``; without it every extension is
+lower-case), name collisions with a file already organized and, when nested, between subfolders
+(``overwrites_collisions``; without it every file name is unique and none is taken at its
+destination) and hidden files and folders in the inbox (``moves_hidden_files``; without it the
+inbox has none).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import random
 import re
 from typing import Any
 
-from envpipeline.terminal.families._script_kit import edited_solutions, fail_fast_script
+from envpipeline.terminal.families._script_kit import edited_program, fail_fast_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
@@ -178,8 +182,13 @@ class FileOrganizationFamily(TaskFamily[FileOrganizationKnobs]):
         "hard": {"n_files": 90, "n_categories": 6, "nesting": 3, "rule_depth": 3},
     }
     variants = ("case_sensitive_extensions", "overwrites_collisions", "moves_hidden_files")
+    edge_case_axes = {
+        "case_sensitive_extensions": "depth",
+        "overwrites_collisions": "breadth",
+        "moves_hidden_files": "depth",
+    }
 
-    def _name(self, rng: Any, exts: list[str], dated: bool) -> str:
+    def _name(self, rng: Any, exts: list[str], upper: bool) -> str:
         ext = rng.choice(exts)
         stem = rng.choice(STEMS)
         if ext in CATEGORIES["images"] and rng.random() < 0.6:
@@ -189,14 +198,13 @@ class FileOrganizationFamily(TaskFamily[FileOrganizationKnobs]):
             )
         elif rng.random() < 0.5:
             stem = f"{stem}_{rng.randint(1, 40):02d}"
-        if ext and rng.random() < 0.15:
+        if ext and rng.random() < 0.15 and upper:
             ext = ext.upper()
         return f"{stem}.{ext}" if ext else stem
 
     def build(
         self, rng: random.Random, knobs: FileOrganizationKnobs, seed: int, edge_cases: frozenset[str]
     ) -> TaskParts:
-        del edge_cases  # not yet honoured: every edge case is planted
         extra = rng.sample(
             [c for c in CATEGORIES if c not in ("documents", "images")], knobs.n_categories - 2
         )
@@ -211,14 +219,22 @@ class FileOrganizationFamily(TaskFamily[FileOrganizationKnobs]):
                 if parent.count("/") == level
                 for d in rng.sample(SUBDIRS, 2)
             ]
+        upper = "case_sensitive_extensions" in edge_cases
+        collide = "overwrites_collisions" in edge_cases
         inbox: dict[str, str] = {}
-        forced = [("notes.txt", ""), (f"Holiday_{rng.randint(1, 99)}.JPG", ""), ("README", "")]
+        # notes.txt collides with the organized one; without collisions every name is unique
+        holiday = f"Holiday_{rng.randint(1, 99)}.{'JPG' if upper else 'jpg'}"
+        forced = ["notes.txt"] * collide + [holiday, "README"]
+        names: set[str] = {"notes.txt"}
         while len(inbox) < knobs.n_files:
             if forced:
-                name = forced.pop(0)[0]
+                name = forced.pop(0)
                 folder = ""
             else:
-                name, folder = self._name(rng, exts, dated), rng.choice(folders)
+                name, folder = self._name(rng, exts, upper), rng.choice(folders)
+                if not collide and name in names:
+                    continue
+            names.add(name)
             size = 20 if name == "notes.txt" else rng.choice([40, 200, 800, 1500, 3000])
             token = f"file {len(inbox)} of seed {seed}: {folder}{name}\n"
             inbox.setdefault(f"inbox/{folder}{name}", token + "x" * max(0, size - len(token)) + "\n")
@@ -228,6 +244,8 @@ class FileOrganizationFamily(TaskFamily[FileOrganizationKnobs]):
         }
         if knobs.nesting:
             hidden[f"inbox/{folders[1]}.cache/thumb.png"] = "cached thumbnail\n"
+        if "moves_hidden_files" not in edge_cases:
+            hidden = {}
         kept = {"organized/documents/notes.txt": "an older notes file, keep me\n", **hidden}
         ext_to_cat = {e: c for c, es in cats.items() for e in es}
         taken = set(kept)
@@ -258,7 +276,6 @@ class FileOrganizationFamily(TaskFamily[FileOrganizationKnobs]):
             .replace("__DATED__", str(dated))
             .replace("__LARGE__", str(large))
         )
-        solutions = edited_solutions(solver, EDITS, self.variants)
         return TaskParts(
             instruction=self._instruction(cats, dated, large),
             environment=env,
@@ -268,7 +285,7 @@ class FileOrganizationFamily(TaskFamily[FileOrganizationKnobs]):
                     expected, TEST_BODY, imports=("csv", "hashlib", "os"), embed="literal"
                 ),
             },
-            solutions=solutions,
+            solver=edited_program(solver, EDITS, self.variants),
         )
 
     def _instruction(self, cats: dict[str, list[str]], dated: bool, large: bool) -> str:

@@ -1,10 +1,16 @@
 """git-operations: investigate and change a repository built at image build time.
 
 A setup script (run by a Dockerfile RUN step, then removed) builds ``/app/repo`` with fixed
-authors and dates: a flag string that is introduced, removed and re-added, a commit message that
-mentions the flag before it exists, a bad configuration commit to revert, releases and feature
-branches merged with merge commits. Depth knobs add re-introductions and merges; breadth knobs
-add history and operations (branch, annotated tag, per-author counts).
+authors and dates: a flag string introduced by a commit that names it, a bad configuration commit
+to revert, releases and feature branches merged with merge commits. Depth knobs add rounds of
+flag-file changes and merges; breadth knobs add history and operations (branch, annotated tag,
+per-author counts). Its edge cases, each present with the knob-set probability: the flag removed
+and re-added by later commits, which name it (``latest_introduction``; without it the rounds only
+tune another line, so the introduction is the only commit changing the flag's occurrences),
+commit messages naming the flag in commits that do not add it, one before it exists and one after
+(``greps_commit_messages``; without it only commits that change the flag's occurrences name it),
+and commits after the bad one on ``main`` (``rewrites_history``, a solver that rewinds ``main`` to
+the bad commit to revert it; without it the bad commit is the tip of ``main``).
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from envpipeline.terminal.families._script_kit import apply_edits, fail_fast_script
+from envpipeline.terminal.families._script_kit import SolverProgram, edited_program, fail_fast_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
@@ -96,7 +102,13 @@ class GitOperationsKnobs(Knobs):
 
     n_commits: int = knob(8, 4, 120, "breadth", "filler commits in the history")
     n_ops: int = knob(2, 2, 5, "breadth", "operations: find, revert, + branch, annotated tag, author counts")
-    reintroductions: int = knob(1, 1, 3, "depth", "times the flag is removed and added again")
+    reintroductions: int = knob(
+        1,
+        1,
+        3,
+        "depth",
+        "rounds of flag-file changes (removing and re-adding the flag when that edge case is present)",
+    )
     merges: int = knob(
         0, 0, 3, "depth", "feature branches merged with merge commits (the first adds the flag)"
     )
@@ -118,11 +130,15 @@ class GitOperationsFamily(TaskFamily[GitOperationsKnobs]):
         "hard": {"n_commits": 50, "n_ops": 5, "reintroductions": 3, "merges": 3},
     }
     variants = ("latest_introduction", "greps_commit_messages", "rewrites_history")
+    edge_case_axes = {
+        "latest_introduction": "depth",
+        "greps_commit_messages": "breadth",
+        "rewrites_history": "breadth",
+    }
 
     def build(
         self, rng: random.Random, knobs: GitOperationsKnobs, seed: int, edge_cases: frozenset[str]
     ) -> TaskParts:
-        del edge_cases  # not yet honoured: every edge case is planted
         flag = f"FEATURE_{rng.choice(FLAGS)}"
         authors = rng.sample(AUTHORS, 3 + knobs.n_ops // 3)
         old_timeout, new_timeout = rng.choice([30, 45, 60]), rng.choice([1, 2, 5])
@@ -190,14 +206,18 @@ class GitOperationsFamily(TaskFamily[GitOperationsKnobs]):
                         releases[-1], {"CHANGELOG.md": files["CHANGELOG.md"] + f"\n## v1.{len(releases)}\n"}
                     )
 
+        # Edge cases: messages naming the flag outside the commits that change it, re-additions,
+        # commits after the bad one (each planted only when present).
+        mention = f" {flag}" if "greps_commit_messages" in edge_cases else ""
+        readd = "latest_introduction" in edge_cases
         gap()
         commit(
-            f"Discuss {flag} rollout plan in README",
+            f"Discuss{mention} rollout plan in README",
             {"README.md": files["README.md"] + "\nRollout plan: TBD.\n"},
         )
         gap()
         flag_file = f"{flag} = True\nRETRIES = 3\n"
-        intro = f"Add {flag.split('_')[1].lower()} feature flag"
+        intro = f"Add {flag} feature flag"
         if knobs.merges:
             script.append("git checkout -q -b feature/flags")
             commit(intro, {"src/flags.py": flag_file})
@@ -207,33 +227,57 @@ class GitOperationsFamily(TaskFamily[GitOperationsKnobs]):
             commit("Merge branch 'feature/flags'", {}, merge="feature/flags")
         else:
             commit(intro, {"src/flags.py": flag_file})
+        commit(
+            f"Announce{mention} rollout in README", {"README.md": files["README.md"] + "Rollout: gradual.\n"}
+        )
         storage = "Switch storage backend to sqlite"
         for round_ in range(knobs.reintroductions):
             gap()
-            commit(f"Remove flag definitions (cleanup {round_ + 1})", {"src/flags.py": "RETRIES = 3\n"})
+            if readd:
+                commit(f"Remove {flag} definition (cleanup {round_ + 1})", {"src/flags.py": "RETRIES = 3\n"})
+            else:  # the flag's line stays, so only the introduction changes its occurrences
+                commit(
+                    f"Tune retry count (step {2 * round_ + 1})",
+                    {"src/flags.py": f"{flag} = True\nRETRIES = {4 + 2 * round_}\n"},
+                )
             if round_ == 0:
                 commit(storage, {"src/app.py": files["src/app.py"] + "STORAGE = 'sqlite'\n"})
             gap()
-            commit(
-                f"Restore flag definitions (round {round_ + 1})",
-                {"src/flags.py": f"{flag} = False\nRETRIES = 3\n"},
-            )
+            if readd:
+                commit(
+                    f"Restore {flag} definition (round {round_ + 1})",
+                    {"src/flags.py": f"{flag} = False\nRETRIES = 3\n"},
+                )
+            else:
+                commit(
+                    f"Tune retry count (step {2 * round_ + 2})",
+                    {"src/flags.py": f"{flag} = True\nRETRIES = {5 + 2 * round_}\n"},
+                )
         gap()
         bad = f"Lower request timeout to {new_timeout}s"
+
+        def after_bad() -> None:
+            for n, feature in enumerate(FEATURES[: max(0, knobs.merges - 1)]):
+                script.append(f"git checkout -q -b feature/{feature}")
+                commit(
+                    f"Add {feature} module", {f"src/{feature}.py": f"def {feature}():\n    return '{n}'\n"}
+                )
+                script.append("git checkout -q main")
+                filler(False)
+                commit(f"Merge branch 'feature/{feature}'", {}, merge=f"feature/{feature}")
+            gap(allow_settings=False)
+            if not releases:
+                releases.append("Release v1.1")
+                commit(releases[-1], {"CHANGELOG.md": files["CHANGELOG.md"] + "\n## v1.1\n"})
+
+        if "rewrites_history" not in edge_cases:
+            after_bad()  # before it: the bad commit is the tip of main
         settings = files["config/settings.ini"].replace(
             f"timeout = {old_timeout}\n", f"timeout = {new_timeout}\n"
         )
         commit(bad, {"config/settings.ini": settings})
-        for n, feature in enumerate(FEATURES[: max(0, knobs.merges - 1)]):
-            script.append(f"git checkout -q -b feature/{feature}")
-            commit(f"Add {feature} module", {f"src/{feature}.py": f"def {feature}():\n    return '{n}'\n"})
-            script.append("git checkout -q main")
-            filler(False)
-            commit(f"Merge branch 'feature/{feature}'", {}, merge=f"feature/{feature}")
-        gap(allow_settings=False)
-        if not releases:
-            releases.append("Release v1.1")
-            commit(releases[-1], {"CHANGELOG.md": files["CHANGELOG.md"] + "\n## v1.1\n"})
+        if "rewrites_history" in edge_cases:
+            after_bad()
         script.append("git gc -q --prune=now >/dev/null 2>&1 || true")
         tree = dict(files)
         tree["config/settings.ini"] = settings.replace(
@@ -263,12 +307,12 @@ class GitOperationsFamily(TaskFamily[GitOperationsKnobs]):
                     expected, TEST_BODY, imports=("subprocess",), embed="literal"
                 ),
             },
-            solutions=self._solutions(flag, bad, ops, branch, release, storage),
+            solver=self._solver(flag, bad, ops, branch, release, storage),
         )
 
-    def _solutions(
+    def _solver(
         self, flag: str, bad: str, ops: list[str], branch: str, release: str, storage: str
-    ) -> dict[str, dict[str, str]]:
+    ) -> SolverProgram:
         lines = [
             "#!/bin/bash",
             "set -e",
@@ -290,24 +334,29 @@ class GitOperationsFamily(TaskFamily[GitOperationsKnobs]):
         if "tag" in ops:
             lines.append(f'g tag -a pre-sqlite -m "Last commit before sqlite" "$(hash_of "{storage}")^"')
         lines += [f'BAD="$(hash_of "{bad}")"', 'g revert --no-edit "$BAD"']
-        oracle = "\n".join(lines) + "\n"
-        find = f"g log main -S '{flag}' --reverse --format=%H | head -n 1"
+        # SolverProgram runs Python (`heredoc_solve`): the Python program runs the shell script
+        # embedded verbatim, so the edits below apply to the shell text
+        oracle = (
+            'import subprocess\n\nsubprocess.run(["bash", "-c", r"""\n'
+            + "\n".join(lines)
+            + '\n"""], check=True)\n'
+        )
+        # each edit touches its own text, so the edits of several variants compose
         edits = {
-            "latest_introduction": [(find, f"g log main -S '{flag}' --format=%H | head -n 1")],
-            "greps_commit_messages": [
-                (find, f"g log main --grep='{flag}' --reverse --format=%H | head -n 1")
+            "latest_introduction": [(" --reverse --format=%H", " --format=%H")],
+            "greps_commit_messages": [(f"g log main -S '{flag}'", f"g log main --grep='{flag}'")],
+            "rewrites_history": [
+                ('g revert --no-edit "$BAD"', 'g reset -q --hard "$BAD"\ng revert --no-edit "$BAD"')
             ],
-            "rewrites_history": [('g revert --no-edit "$BAD"', 'g rebase -q --onto "$BAD^" "$BAD" main')],
         }
-        variants = {v: {"solve.sh": apply_edits(oracle, edits[v])} for v in self.variants}
-        return {"oracle": {"solve.sh": oracle}, **variants}
+        return edited_program(oracle, edits, self.variants)
 
     def _instruction(
         self, flag: str, bad: str, ops: list[str], branch: str, release: str, storage: str
     ) -> str:
         steps = [
-            f"Find the commit that **first** added the string `{flag}` to a file (the flag was later removed "
-            "and added again; commit messages do not count). Write its full 40-character hash to "
+            f"Find the commit that **first** added the string `{flag}` to a file (the flag may have been removed "
+            "and added again later; commit messages do not count). Write its full 40-character hash to "
             "`/app/results/introduced.txt`.",
             f"Undo the commit with subject `{bad}` on `main` by adding a new commit that reverts it. Do not "
             "rewrite history: every existing commit must stay on `main`. Leave `main` checked out with a clean "

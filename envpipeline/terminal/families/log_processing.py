@@ -1,9 +1,12 @@
 """log-processing: parse rotated web access logs into per-endpoint statistics.
 
 Fixtures are access logs (optionally rotated, the oldest gzip-compressed at build time) with
-query strings, blank lines and several kinds of malformed lines. Depth knobs add latency units,
-malformed-line kinds and statistics (average, p95, error rate); breadth knobs add lines,
-endpoints and rotated files.
+several kinds of malformed lines. Depth knobs add latency units, malformed-line kinds and
+statistics (average, p95, error rate); breadth knobs add lines, endpoints and rotated files.
+Its edge cases, each present with the knob-set probability: query strings on request paths
+(``keeps_query_string``; without it no path has a ``?``), blank and whitespace-only lines
+(``counts_blank_lines_as_malformed``; without it every line has text) and malformed lines whose
+latency is ``-`` (``accepts_dash_latency``; without it that kind of malformed line is left out).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import math
 import random
 from typing import Any
 
-from envpipeline.terminal.families._script_kit import edited_solutions, fail_fast_script
+from envpipeline.terminal.families._script_kit import edited_program, fail_fast_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
@@ -177,11 +180,15 @@ class LogProcessingFamily(TaskFamily[LogProcessingKnobs]):
         },
     }
     variants = ("keeps_query_string", "counts_blank_lines_as_malformed", "accepts_dash_latency")
+    edge_case_axes = {
+        "keeps_query_string": "depth",
+        "counts_blank_lines_as_malformed": "breadth",
+        "accepts_dash_latency": "depth",
+    }
 
     def build(
         self, rng: random.Random, knobs: LogProcessingKnobs, seed: int, edge_cases: frozenset[str]
     ) -> TaskParts:
-        del edge_cases  # not yet honoured: every edge case is planted
         paths = [f"/api/{r}" for r in rng.sample(RESOURCES, knobs.n_endpoints)]
         minute = rng.randint(0, 500)
         day = rng.randint(1, 28)
@@ -192,7 +199,8 @@ class LogProcessingFamily(TaskFamily[LogProcessingKnobs]):
             minute += rng.randint(0, 3)
             stamp = f"{day:02d}/{month}/2024:{(minute // 60) % 24:02d}:{minute % 60:02d}:{rng.randint(0, 59):02d} +0000"
             path = rng.choice(paths)
-            query = f"?id={rng.randint(1, 999)}" if i == 0 or rng.random() < 0.3 else ""
+            queried = "keeps_query_string" in edge_cases and (i == 0 or rng.random() < 0.3)
+            query = f"?id={rng.randint(1, 999)}" if queried else ""
             status = rng.choice(STATUSES)
             ms = rng.randint(2, 900)
             form = rng.randint(1, knobs.latency_formats)
@@ -221,17 +229,21 @@ class LogProcessingFamily(TaskFamily[LogProcessingKnobs]):
             lambda: f'10.0.0.{rng.randint(1, 9)} - - [{day:02d}/{month}/2024:10:00:03 +0000] "-" 400 0 1',
             lambda: rng.choice(["<<binary garbage>>", "upstream timed out", "#### log rotated ####"]),
         ][: knobs.malformed_kinds]
-        n_bad = max(knobs.malformed_kinds, knobs.n_lines // 25)
+        if "accepts_dash_latency" not in edge_cases:
+            del makers[1]  # the dash-latency kind
+        n_bad = max(len(makers), knobs.n_lines // 25)
         bad = [makers[i % len(makers)]() for i in range(n_bad)]
         for text in bad:
             lines.insert(rng.randint(0, len(lines)), text)
-        for blank in ["", "   ", ""][: 1 + knobs.n_lines // 200 % 3]:
-            lines.insert(rng.randint(1, len(lines)), blank)
+        if "counts_blank_lines_as_malformed" in edge_cases:
+            for blank in ["", "   ", ""][: 1 + knobs.n_lines // 200 % 3]:
+                lines.insert(rng.randint(1, len(lines)), blank)
         chunk = math.ceil(len(lines) / knobs.n_files)
         env = {"Dockerfile": STANDARD_DOCKERFILE}
         names = ["access.log"] + [f"access.log.{i}" for i in range(1, knobs.n_files)]
         for index, name in enumerate(reversed(names)):
-            env[f"app/logs/{name}"] = "\n".join(lines[index * chunk : (index + 1) * chunk]) + "\n"
+            part = lines[index * chunk : (index + 1) * chunk]
+            env[f"app/logs/{name}"] = "\n".join(part) + "\n" if part else ""  # no stray blank line
         if knobs.n_files >= 3:
             env["Dockerfile"] += f"RUN gzip -n /app/logs/{names[-1]}\n"
         env["app/logs/error.log"] = "".join(
@@ -250,7 +262,6 @@ class LogProcessingFamily(TaskFamily[LogProcessingKnobs]):
             endpoints[path] = out
         expected = {"total_requests": knobs.n_lines, "malformed_lines": n_bad, "endpoints": endpoints}
         solver = SOLVER.replace("__LEVEL__", str(knobs.stats_level))
-        solutions = edited_solutions(solver, EDITS, self.variants)
         return TaskParts(
             instruction=self._instruction(knobs),
             environment=env,
@@ -258,7 +269,7 @@ class LogProcessingFamily(TaskFamily[LogProcessingKnobs]):
                 "test.sh": STANDARD_TEST_SH,
                 "test_outputs.py": fail_fast_script(expected, TEST_BODY),
             },
-            solutions=solutions,
+            solver=edited_program(solver, EDITS, self.variants),
         )
 
     def _instruction(self, knobs: LogProcessingKnobs) -> str:
