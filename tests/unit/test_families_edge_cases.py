@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from envpipeline.models.bundle import Difficulty
 from envpipeline.terminal.families import service_monitoring, sqlite_query
-from envpipeline.terminal.families.base import DIFFICULTIES
+from envpipeline.terminal.families.base import DIFFICULTIES, Knobs
 from envpipeline.terminal.families.registry import get_family
 
 
@@ -94,13 +95,15 @@ MODELS = {
 }
 
 
-def _knob_settings(family):
+def _knob_settings(family) -> list[tuple[Difficulty, Knobs]]:
+    """Every preset, then every knob at its minimum (as "easy") and at its maximum (as "hard")."""
     properties = family.knob_model.model_json_schema()["properties"]
-    extremes = [
+    extremes: list[tuple[Difficulty, Knobs]] = [
         ("easy", family.knob_model(**{k: p["minimum"] for k, p in properties.items()})),
         ("hard", family.knob_model(**{k: p["maximum"] for k, p in properties.items()})),
     ]
-    return [(d, family.knobs_for(d)) for d in DIFFICULTIES] + extremes
+    presets: list[tuple[Difficulty, Knobs]] = [(d, family.knobs_for(d)) for d in DIFFICULTIES]
+    return presets + extremes
 
 
 def _assert_exact(name: str, seeds: range, tmp_path: Path) -> None:
