@@ -2,8 +2,8 @@
 
 The registry-wide contract (oracle = 1, nop = 0, partials < 1) lives in test_family_contract.py;
 these tests pin what each generator must guarantee: knobs change the task, every variant differs
-from the oracle, fixtures keep the edge cases the variants miss, and nothing agent-visible leaks
-the expected answers.
+from the oracle, fixtures keep the edge cases the variants miss (generated with all of them
+present: instances draw them from the knobs), and nothing agent-visible leaks the expected answers.
 """
 
 import ast
@@ -30,6 +30,7 @@ def test_generates_every_difficulty_with_distinct_variants(name):
     for difficulty in DIFFICULTIES:
         task = family.generate(1, family.knobs_for(difficulty), difficulty)
         assert task.name == f"{name}-1-{difficulty}"
+        assert set(task.edge_cases) == family.draw_edge_cases(1, family.knobs_for(difficulty))
         assert 60 <= len(task.instruction.split()) <= 350
         assert task.environment["Dockerfile"].startswith("FROM ")
         oracle = task.solutions["oracle"]["solve.sh"]
@@ -45,11 +46,12 @@ def test_breadth_knobs_grow_the_fixtures(name):
     breadth = [
         k for k, f in family.knob_model.model_fields.items() if f.json_schema_extra["axis"] == "breadth"
     ]
-    small = family.generate(2, knobs, "medium")
+    every = family.variants  # the same edge cases in both: only the knob changes
+    small = family.generate(2, knobs, "medium", edge_cases=every)
     big_knobs = family.knob_model(
         **{**knobs.model_dump(), **{k: family.knob_model.model_fields[k].metadata[1].le for k in breadth[:1]}}
     )
-    big = family.generate(2, big_knobs, "medium")
+    big = family.generate(2, big_knobs, "medium", edge_cases=every)
     size = lambda t: sum(len(v) for v in t.environment.values())  # noqa: E731
     assert size(big) > size(small)
 

@@ -2,9 +2,13 @@
 
 No live services: ``/app/services/*.status`` describe state, ``/app/logs/*.log*`` hold timestamped
 lines. The agent finds down services (enabled and not running), sliding-window error bursts, and
-writes a dependency-ordered restart plan. Always present: a disabled stopped service, a burst that
-straddles a window-aligned boundary, CRITICAL lines inside bursts, and a down service that depends
-on an alphabetically later down service.
+writes a dependency-ordered restart plan. Its edge cases, each present with the knob-set
+probability: a disabled stopped service (``ignores_enabled_flag``; without it every service is
+enabled), a burst that straddles a window-aligned boundary (``fixed_buckets``; without it every
+burst lies inside one aligned window), ``CRITICAL`` entries inside bursts (``only_error_level``;
+without it no entry is ``CRITICAL``, and with it at least one burst exists) and a down service
+that depends on an alphabetically later down service (``alphabetical_restart``; without it every
+down service depends only on alphabetically earlier down services, so the plan is alphabetical).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import datetime
 import inspect
 import random
 
-from envpipeline.terminal.families._script_kit import all_solutions, test_script
+from envpipeline.terminal.families._script_kit import python_program, test_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
@@ -55,8 +59,9 @@ MESSAGES = [
 ]
 
 
-def analyze(statuses: dict, logs: dict, k: int, w: int, variant: str = "oracle") -> tuple:
-    """(incident report dict, restart plan list) from status texts and log lines per service."""
+def analyze(statuses: dict, logs: dict, k: int, w: int, missed: frozenset = frozenset()) -> tuple:
+    """(incident report dict, restart plan list) from status texts and log lines per service, by a
+    solver that misses the edge cases in `missed`."""
     import datetime
     import heapq
     import re
@@ -69,9 +74,9 @@ def analyze(statuses: dict, logs: dict, k: int, w: int, variant: str = "oracle")
         s
         for s, d in info.items()
         if d.get("state") != "running"
-        and (d.get("enabled", "yes") == "yes" or variant == "ignores_enabled_flag")
+        and (d.get("enabled", "yes") == "yes" or "ignores_enabled_flag" in missed)
     )
-    levels = ("ERROR",) if variant == "only_error_level" else ("ERROR", "CRITICAL")
+    levels = ("ERROR",) if "only_error_level" in missed else ("ERROR", "CRITICAL")
     bursts = {}
     for svc, lines in logs.items():
         times = []
@@ -81,7 +86,7 @@ def analyze(statuses: dict, logs: dict, k: int, w: int, variant: str = "oracle")
                 times.append(int(datetime.datetime.fromisoformat(m.group(1)).timestamp()))
         times.sort()
         for i, t in enumerate(times):
-            if variant == "fixed_buckets":
+            if "fixed_buckets" in missed:
                 group = [u for u in times if u // w == t // w]
                 hit = len(group) >= k and group[0] == t
             else:
@@ -94,7 +99,7 @@ def analyze(statuses: dict, logs: dict, k: int, w: int, variant: str = "oracle")
     healthy = sorted(s for s in info if s not in down and s not in bursts)
     deps = {s: [d for d in info[s].get("depends_on", "").split(",") if d.strip() in down] for s in down}
     plan = []
-    if variant == "alphabetical_restart":
+    if "alphabetical_restart" in missed:
         plan = list(down)
     else:
         waiting = {s: set(d.strip() for d in deps[s]) for s in down}
@@ -121,7 +126,7 @@ for path in glob.glob("logs/*.log*"):
     svc = os.path.basename(path).split(".log")[0]
     logs.setdefault(svc, []).extend(open(path).read().splitlines())
 conf = dict(line.split("=", 1) for line in open("monitor.conf").read().split() if "=" in line)
-report, plan = analyze(statuses, logs, int(conf["burst_count"]), int(conf["burst_window"]), VARIANT)
+report, plan = analyze(statuses, logs, int(conf["burst_count"]), int(conf["burst_window"]), MISSED)
 json.dump(report, open("incident_report.json", "w"), indent=2)
 open("restart_plan.txt", "w").write("".join(s + "\n" for s in plan))
 """
@@ -173,16 +178,25 @@ class ServiceMonitoringFamily(TaskFamily[ServiceMonitoringKnobs]):
         "hard": {"services": 12, "lines": 120, "depth": 3},
     }
     variants = ("ignores_enabled_flag", "fixed_buckets", "only_error_level", "alphabetical_restart")
+    edge_case_axes = {
+        "ignores_enabled_flag": "breadth",
+        "fixed_buckets": "depth",
+        "only_error_level": "depth",
+        "alphabetical_restart": "depth",
+    }
 
     def build(
         self, rng: random.Random, knobs: ServiceMonitoringKnobs, seed: int, edge_cases: frozenset[str]
     ) -> TaskParts:
-        del edge_cases  # not yet honoured: every edge case is planted
         k, w = rng.randint(3, 5), rng.choice([60, 120, 300])
         names = rng.sample(SERVICES, knobs.services)
-        first, second = sorted(rng.sample(names, 2))  # first depends on the later `second`; both down
+        first, second = sorted(rng.sample(names, 2))  # both down; first depends on `second` if planted
         rest = [n for n in names if n not in (first, second)]
-        disabled, straddle = rest[0], rest[1]
+        # rest[0]: the disabled stopped service; rest[1]: the straddling (or CRITICAL) burst.
+        disabled = rest[0] if "ignores_enabled_flag" in edge_cases else None
+        straddle = rest[1] if "fixed_buckets" in edge_cases else None
+        critical = "only_error_level" in edge_cases
+        must_burst = rest[1] if critical and straddle is None else None
         down = {first, second} | set(rng.sample(rest[2:], min(len(rest) - 2, rng.randint(0, 2))))
         order = [second, *[n for n in names if n != second]]  # deps only point to earlier services
         t0 = int(
@@ -190,12 +204,16 @@ class ServiceMonitoringFamily(TaskFamily[ServiceMonitoringKnobs]):
                 2024, rng.randint(1, 12), rng.randint(1, 28), 8, tzinfo=datetime.UTC
             ).timestamp()
         )
+        error_levels = ["ERROR", "CRITICAL"] if critical else ["ERROR"]
         statuses, logs = {}, {}
         for idx, svc in enumerate(order):
             state = rng.choice(["stopped", "failed"]) if svc in down or svc == disabled else "running"
             deps = rng.sample(order[:idx], min(idx, rng.randint(0, 2))) if idx else []
-            if svc == first and second not in deps:
-                deps.append(second)
+            if "alphabetical_restart" in edge_cases:
+                if svc == first and second not in deps:
+                    deps.append(second)
+            elif svc in down:  # the edge case stays out: no dependency on a later down service
+                deps = [d for d in deps if d not in down or d < svc]
             statuses[svc] = (
                 f"state={state}\nenabled={'no' if svc == disabled else 'yes'}\npid={rng.randint(100, 9999)}\n"
                 f"depends_on={','.join(deps)}\n"
@@ -204,14 +222,16 @@ class ServiceMonitoringFamily(TaskFamily[ServiceMonitoringKnobs]):
             span = knobs.lines * 20
             times = sorted(rng.sample(range(t0, t0 + span), knobs.lines))
             burst_at = None
-            if svc == straddle or rng.random() < 0.3:
+            if svc in (straddle, must_burst) or rng.random() < 0.3:
                 boundary = (t0 + span // 2) // w * w
-                burst_at = boundary if svc == straddle else t0 + rng.randint(span // 4, span // 2)
+                # Any other burst starts in the first half of an aligned window, so it fits inside it.
+                inside = (t0 + rng.randint(span // 4, span // 2)) // w * w + rng.randrange(w // 2)
+                burst_at = boundary if svc == straddle else inside
             events, last_err = [], -(10**9)
             for t in times:
                 near = burst_at is not None and abs(t - burst_at) < 3 * w
                 if not near and t - last_err > 2 * w and rng.random() < 0.25:
-                    events.append((t, rng.choice(["ERROR", "CRITICAL"]), "unhandled exception"))
+                    events.append((t, rng.choice(error_levels), "unhandled exception"))
                     last_err = t
                 else:
                     events.append((t, rng.choice(["INFO", "INFO", "DEBUG", "WARN"]), rng.choice(MESSAGES)))
@@ -224,7 +244,8 @@ class ServiceMonitoringFamily(TaskFamily[ServiceMonitoringKnobs]):
                 else:
                     offs = sorted(rng.sample(range(0, w // 2), k + rng.randint(0, 1)))
                 lv = ["ERROR"] * len(offs)
-                lv[rng.randrange(len(offs))] = "CRITICAL"
+                if critical:
+                    lv[rng.randrange(len(offs))] = "CRITICAL"
                 events += [(burst_at + o, lvl, "upstream failure") for o, lvl in zip(offs, lv)]
             events.sort(key=lambda e: e[0])
             lines = []
@@ -285,7 +306,7 @@ when several are possible, take the alphabetically smallest first.
                 "test.sh": STANDARD_TEST_SH,
                 "test_outputs.py": test_script({"report": report, "plan": plan}, TEST_BODY),
             },
-            solutions=all_solutions(SOLVER, self.variants),
+            solver=python_program(SOLVER),
         )
 
 

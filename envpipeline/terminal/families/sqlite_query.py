@@ -1,19 +1,26 @@
 """sqlite-query: answer business questions from a SQLite shop database into CSV files.
 
 The database is built at image build time from a SQL script (then the script is removed). It
-holds cancelled and refunded orders, historical unit prices that differ from current prices,
-categories without sales and customers without valid orders. Depth knobs add filter conditions
-and dirty data (inconsistent status spelling, items of deleted products); breadth knobs add
-customers and questions.
+holds cancelled orders and customers without valid orders. Its edge cases, each present with the
+knob-set probability: refunded orders (``includes_refunded``; without it no order is refunded), a
+category without sales (``inner_join_drops_empty_categories``; without it an anchor order sells
+every category) and unit prices paid below the current price (``uses_current_price``; without it
+every item was paid at the current price). Three valid orders of an anchor customer, in the
+country of the refunded order, keep each present edge case visible in the always-asked answers
+(the country passes any order-count threshold). Depth knobs add filter conditions and dirty data
+(inconsistent status spelling, items of deleted products); breadth knobs add customers and
+questions. The solver runs each question's SQL, edited per missed edge case (`variant_sql`), with
+the ``sqlite3`` shell.
 """
 
 from __future__ import annotations
 
+import inspect
 import random
 import sqlite3
 from typing import Any
 
-from envpipeline.terminal.families._script_kit import fail_fast_script
+from envpipeline.terminal.families._script_kit import fail_fast_script, python_program
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
@@ -38,6 +45,35 @@ CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL, order
 CREATE TABLE order_items (order_id INTEGER NOT NULL, product_id INTEGER NOT NULL, quantity INTEGER NOT NULL,
   unit_price_cents INTEGER NOT NULL);
 """
+
+
+def variant_sql(sql: str, missed: frozenset = frozenset()) -> str:
+    """A question's SQL as written by a solver that misses the edge cases in `missed`."""
+    if "includes_refunded" in missed:
+        sql = sql.replace(
+            "LOWER(TRIM(o.status)) IN ('completed', 'shipped')", "LOWER(TRIM(o.status)) != 'cancelled'"
+        )
+    if "inner_join_drops_empty_categories" in missed:
+        sql = sql.replace("\nLEFT JOIN", "\nJOIN")
+    if "uses_current_price" in missed:
+        paid = "JOIN order_items i ON i.order_id = o.id"
+        sql = sql.replace(paid, paid + "\nLEFT JOIN products p ON p.id = i.product_id").replace(
+            "i.unit_price_cents", "COALESCE(p.price_cents, i.unit_price_cents)"
+        )
+    return sql
+
+
+SOLVER = (
+    "import os, subprocess\n"
+    + inspect.getsource(variant_sql)
+    + r"""
+os.makedirs("answers", exist_ok=True)
+for file, sql in DATA["questions"]:
+    with open("answers/" + file, "w") as out:
+        subprocess.run(["sqlite3", "-header", "-csv", "shop.db"], input=variant_sql(sql, MISSED) + "\n",
+                       stdout=out, text=True, check=True)
+"""
+)
 
 TEST_BODY = r"""
 def norm(cell):
@@ -91,11 +127,20 @@ class SqliteQueryFamily(TaskFamily[SqliteQueryKnobs]):
         "hard": {"n_customers": 150, "n_questions": 6, "conditions": 3, "dirty_data": 2},
     }
     variants = ("includes_refunded", "inner_join_drops_empty_categories", "uses_current_price")
+    edge_case_axes = {
+        "includes_refunded": "depth",
+        "inner_join_drops_empty_categories": "breadth",
+        "uses_current_price": "depth",
+    }
 
-    def _data(self, rng: Any, knobs: SqliteQueryKnobs, year: int) -> tuple[str, dict[str, Any]]:
+    def _data(
+        self, rng: Any, knobs: SqliteQueryKnobs, year: int, edge_cases: frozenset[str]
+    ) -> tuple[str, dict[str, Any]]:
         countries = rng.sample(COUNTRIES, 4)
         cats = rng.sample(CATEGORIES, 4 + knobs.n_questions // 3)
-        empty_cat = cats[-1]
+        empty_cat = cats[-1] if "inner_join_drops_empty_categories" in edge_cases else None
+        refunded = "includes_refunded" in edge_cases
+        discounted = "uses_current_price" in edge_cases
         products, pid = [], 0
         for cat in cats:
             for _ in range(3):
@@ -117,10 +162,12 @@ class SqliteQueryFamily(TaskFamily[SqliteQueryKnobs]):
             )
             for k in range(rng.randint(1, 4)):
                 oid += 1
-                status = rng.choice(["completed"] * 5 + ["shipped"] * 2 + ["cancelled", "refunded"])
+                status = rng.choice(
+                    ["completed"] * 5 + ["shipped"] * 2 + ["cancelled"] + (["refunded"] if refunded else [])
+                )
                 if cid == 1:
                     status = "cancelled"
-                elif cid == 2 and k == 0:
+                elif cid == 2 and k == 0 and refunded:
                     status = "refunded"
                 if knobs.dirty_data >= 1 and rng.random() < 0.3:
                     status = rng.choice([status.upper(), status.title(), f" {status} "])
@@ -133,11 +180,21 @@ class SqliteQueryFamily(TaskFamily[SqliteQueryKnobs]):
                 for _ in range(rng.randint(1, 3)):
                     prod = rng.choice(products if "cancel" in status.lower() else sold)
                     price = (
-                        prod[3]
-                        if rng.random() < 0.6
-                        else prod[3] + rng.choice([-1, 1]) * rng.randint(50, 250)
+                        prod[3] if rng.random() < 0.6 or not discounted else prod[3] - rng.randint(50, 250)
                     )
                     items.append((oid, prod[0], rng.randint(1, 5), price))
+        # The anchor: three valid orders in `year` of customer 6 (the country of customer 2's
+        # refunded order); the first sells every category but the empty one, at a discount when
+        # prices paid differ, from products that are never deleted.
+        for k in range(3):
+            oid += 1
+            orders.append((oid, 6, f"{year}-{3 + 3 * k:02d}-{rng.randint(1, 28):02d}", "completed"))
+            kept = (
+                [p for p in products if p[0] % 3 == 0 and p[2] != empty_cat] if k == 0 else [rng.choice(sold)]
+            )
+            for i, prod in enumerate(kept):
+                price = prod[3] - rng.randint(50, 250) if discounted and i == 0 else prod[3]
+                items.append((oid, prod[0], rng.randint(1, 5), price))
         if knobs.dirty_data >= 2:
             gone = {products[0][0], products[4][0]}
             products = [p for p in products if p[0] not in gone]
@@ -221,9 +278,8 @@ class SqliteQueryFamily(TaskFamily[SqliteQueryKnobs]):
     def build(
         self, rng: random.Random, knobs: SqliteQueryKnobs, seed: int, edge_cases: frozenset[str]
     ) -> TaskParts:
-        del edge_cases  # not yet honoured: every edge case is planted
         year = rng.randint(2021, 2024)
-        script, _ = self._data(rng, knobs, year)
+        script, _ = self._data(rng, knobs, year, edge_cases)
         questions = self._questions(rng, knobs, year)
         db = sqlite3.connect(":memory:")
         db.executescript(script)
@@ -236,34 +292,6 @@ class SqliteQueryFamily(TaskFamily[SqliteQueryKnobs]):
             expected[file] = [[d[0] for d in cursor.description], *rows]
         db.close()
 
-        def solve(sqls: list[str]) -> str:
-            body = "".join(
-                f"sqlite3 -header -csv shop.db > answers/{q[0]} <<'SQL'\n{sql}\nSQL\n"
-                for q, sql in zip(questions, sqls)
-            )
-            return f"#!/bin/bash\nset -e\ncd /app\nmkdir -p answers\n{body}"
-
-        sqls = [q[2] for q in questions]
-        current = "JOIN order_items i ON i.order_id = o.id\nJOIN products p ON p.id = i.product_id"
-        solutions = {
-            "oracle": {"solve.sh": solve(sqls)},
-            "includes_refunded": {
-                "solve.sh": solve([s.replace(VALID, "LOWER(o.status) != 'cancelled'") for s in sqls])
-            },
-            "inner_join_drops_empty_categories": {
-                "solve.sh": solve([s.replace("\nLEFT JOIN", "\nJOIN") for s in sqls])
-            },
-            "uses_current_price": {
-                "solve.sh": solve(
-                    [
-                        s.replace("JOIN order_items i ON i.order_id = o.id", current).replace(
-                            "i.unit_price_cents", "p.price_cents"
-                        )
-                        for s in sqls
-                    ]
-                )
-            },
-        }
         spelling = (
             " (statuses may differ in letter case and have surrounding spaces)" if knobs.dirty_data else ""
         )
@@ -301,7 +329,7 @@ rows in the required order; do not modify the database):
                 "test.sh": STANDARD_TEST_SH,
                 "test_outputs.py": fail_fast_script(expected, TEST_BODY, imports=("csv",), embed="literal"),
             },
-            solutions=solutions,
+            solver=python_program(SOLVER, {"questions": [[q[0], q[2]] for q in questions]}),
         )
 
 

@@ -1,9 +1,13 @@
 """text-parsing: extract structured incident records from semi-structured text reports.
 
-Reports are blocks in plain-text files with labelled fields, multi-line summaries, bullet lists
-and "none" placeholders, surrounded by noise. Depth knobs add date notations and layout noise
-(label spelling, aliases, field order, wrapped bullets, optional fields); breadth knobs add
-reports and files.
+Reports are blocks in plain-text files with labelled fields, summaries and bullet lists,
+surrounded by noise. Its edge cases, each present with the knob-set probability: multi-line
+summaries (``first_summary_line_only``; without it every summary is one line), a report whose
+actions are ``none`` (``none_as_action``; without it every report lists actions) and dates in
+other notations than ISO (``iso_dates_only``; without it every date is ISO). Depth knobs add date
+notations and layout noise (label spelling, aliases, field order, wrapped bullets, optional
+fields); breadth knobs add reports and files. The solver is one program with textual edits per
+missed edge case.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import random
 from datetime import date, timedelta
 from typing import Any
 
-from envpipeline.terminal.families._script_kit import edited_solutions, fail_fast_script
+from envpipeline.terminal.families._script_kit import edited_program, fail_fast_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
@@ -192,11 +196,20 @@ class TextParsingFamily(TaskFamily[TextParsingKnobs]):
         "hard": {"n_reports": 40, "n_files": 5, "date_formats": 4, "layout_noise": 2},
     }
     variants = ("first_summary_line_only", "none_as_action", "iso_dates_only")
+    edge_case_axes = {
+        "first_summary_line_only": "depth",
+        "none_as_action": "breadth",
+        "iso_dates_only": "depth",
+    }
 
-    def _render(self, rng: Any, n: int, knobs: TextParsingKnobs) -> tuple[list[str], dict[str, Any]]:
+    def _render(
+        self, rng: Any, n: int, knobs: TextParsingKnobs, edge_cases: frozenset[str]
+    ) -> tuple[list[str], dict[str, Any]]:
+        """One report block and its record; report 0 carries the multi-line summary and a non-ISO
+        date, report 1 the `none` actions, when those edge cases are present."""
         noise = knobs.layout_noise
         day = date(2023, 1, 1) + timedelta(days=rng.randint(0, 700))
-        form = 2 if n == 0 else rng.randint(1, knobs.date_formats)
+        form = (2 if n == 0 else rng.randint(1, knobs.date_formats)) if "iso_dates_only" in edge_cases else 1
         shown = {
             1: day.isoformat(),
             2: day.strftime("%d/%m/%Y"),
@@ -212,8 +225,10 @@ class TextParsingFamily(TaskFamily[TextParsingKnobs]):
             else {"name": person, "email": person.lower().replace(" ", ".") + "@corp.example"}
         )
         systems = [] if noise >= 2 and n == 1 else rng.sample(SYSTEMS, rng.randint(1, 3))
-        summary = rng.sample(SENTENCES, rng.randint(2, 3))
-        actions = [] if n == 1 or rng.random() < 0.15 else rng.sample(ACTIONS, rng.randint(1, 3))
+        multi_line = "first_summary_line_only" in edge_cases
+        summary = rng.sample(SENTENCES, rng.randint(2 if n == 0 else 1, 3) if multi_line else 1)
+        no_actions = "none_as_action" in edge_cases and (n == 1 or rng.random() < 0.15)
+        actions = [] if no_actions else rng.sample(ACTIONS, rng.randint(1, 3))
         fields: list[list[str]] = [
             [_label(rng, ["Report ID", "ID"], noise) + rid],
             [_label(rng, ["Date"], noise) + shown],
@@ -258,14 +273,13 @@ class TextParsingFamily(TaskFamily[TextParsingKnobs]):
     def build(
         self, rng: random.Random, knobs: TextParsingKnobs, seed: int, edge_cases: frozenset[str]
     ) -> TaskParts:
-        del edge_cases  # not yet honoured: every edge case is planted
         files: list[list[str]] = [
             [f"Incident digest {i + 1} (generated nightly)", ""] for i in range(knobs.n_files)
         ]
         expected, seen = [], set()
         n = 0
         while len(expected) < knobs.n_reports:
-            lines, record = self._render(rng, n, knobs)
+            lines, record = self._render(rng, n, knobs, edge_cases)
             if record["id"] in seen:
                 continue
             seen.add(record["id"])
@@ -285,7 +299,6 @@ class TextParsingFamily(TaskFamily[TextParsingKnobs]):
         env = {"Dockerfile": STANDARD_DOCKERFILE}
         for i, lines in enumerate(files):
             env[f"app/reports/digest_{i + 1:02d}.txt"] = "\n".join(lines) + "\n"
-        solutions = edited_solutions(SOLVER, EDITS, self.variants)
         return TaskParts(
             instruction=self._instruction(knobs),
             environment=env,
@@ -293,7 +306,7 @@ class TextParsingFamily(TaskFamily[TextParsingKnobs]):
                 "test.sh": STANDARD_TEST_SH,
                 "test_outputs.py": fail_fast_script(expected, TEST_BODY),
             },
-            solutions=solutions,
+            solver=edited_program(SOLVER, EDITS, self.variants),
         )
 
     def _instruction(self, knobs: TextParsingKnobs) -> str:
