@@ -90,6 +90,8 @@ def run_default_job(
         for key in seed_keys:
             _execute(defs, "forge_bundle_job", instance, key, console, quiet)
             runs += 1
+        _execute(defs, "forge_export_job", instance, None, console, quiet)
+        runs += 1
         _execute(defs, "personas_job", instance, None, console, quiet)
         runs += 1
         for persona_id in instance.get_dynamic_partitions(PERSONA_PARTITIONS):
@@ -140,7 +142,8 @@ def run_default_job(
             "decisions": len(lake.read("selector_decisions", "all")),
             "accepted": sum(bool(r["accepted"]) for r in exported),
             "rejected": sum(not r["accepted"] for r in exported),
-            "export": str(Path(home) / "bundles" / "verified"),
+            "exported": len(lake.read("forge_export", "all")),
+            "export": str(Path(home) / "bundles" / "export"),
         },
         "terminal": {
             "seeds": len(seeds),
