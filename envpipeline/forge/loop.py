@@ -52,6 +52,11 @@ class AcceptedBundle(BaseModel):
     bundle_path: str
     attempts: int
     tokens: int
+    seed_pass_rate: float | None = Field(default=None, description="measured p of the seed")
+    projected_pass_rate: float | None = Field(default=None, description="the selector's projected p")
+    measured_pass_rate: float | None = Field(
+        default=None, description="p measured on the bundle with the seed's policy and K (None: not measured)"
+    )
 
 
 class ForgeReport(BaseModel):
@@ -200,6 +205,8 @@ def run_forge(
                 bundle_path=str(final),
                 attempts=len(result.attempts),
                 tokens=result.total_tokens,
+                seed_pass_rate=decision.pass_rate,
+                projected_pass_rate=decision.projected_pass_rate,
             )
         )
         if on_progress is not None:

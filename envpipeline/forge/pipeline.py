@@ -1,4 +1,6 @@
-"""The whole Envs-FORGE run: seeds -> pass rates -> MILP decisions -> synthesis -> gold-verified export."""
+"""The whole Envs-FORGE run: seeds -> pass rates -> MILP decisions -> synthesis -> gold-verified
+export -> measured pass rates of the accepted bundles (appended to the transfer ledger, which
+calibrates the next run's selector)."""
 
 from __future__ import annotations
 
@@ -7,9 +9,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from envpipeline.forge.ledger import (
+    LEDGER_NAME,
+    append_ledger,
+    calibrated_config,
+    calibration_summary,
+    read_ledger,
+)
 from envpipeline.forge.loop import ForgeBudget, gold_validator, run_forge
+from envpipeline.forge.measure import difficulty_summary, measure_accepted
 from envpipeline.forge.passrates import estimate_pass_rate
 from envpipeline.forge.policy import ScriptedTerminalPolicy
+from envpipeline.forge.variants import procedural_origin
 from envpipeline.models.selection import SeedPassRate
 from envpipeline.sandbox.base import Sandbox
 from envpipeline.select.selector import select_actions
@@ -31,6 +42,7 @@ def forge_run(
     progress: Callable[[str, int, int], None] | None = None,
     recorded: list[SeedPassRate] | None = None,
     seeds_folder: Path | None = None,
+    ledger: Path | None = None,
 ) -> dict[str, Any]:
     """Run every stage and write bundles plus JSON/JSONL records under `out`; returns the summary.
 
@@ -38,6 +50,11 @@ def forge_run(
     the table's seeds. Keys that are not procedural name bundles of `seeds_folder` (Harbor or
     TB1 folders, imported like ``bundle import``); one that cannot be imported or has no
     ``solution/solve.sh`` is left out and listed under ``skipped_seeds`` with the reason.
+
+    The selector's transfer is calibrated on the `ledger` (default ``out/transfer_ledger.jsonl``)
+    of earlier runs; each accepted bundle's pass rate is then measured with the same policy and K
+    (``measured_pass_rate`` next to ``projected_pass_rate`` in report.json) and appended to it. With
+    `recorded` pass rates the rewrites have no recorded rollouts, so nothing is measured.
     """
     if recorded is not None:
         seed_keys = [r.seed_id for r in recorded]
@@ -59,10 +76,12 @@ def forge_run(
     rates, rollout_rows = list(recorded or []), []
     for i, (key, folder) in enumerate(seed_dirs.items() if recorded is None else []):
         rate, rows = estimate_pass_rate(key, folder, policy, sandbox, k=rollouts)
-        rates.append(rate)
+        rates.append(rate.model_copy(update={"family": _family(folder)}))
         rollout_rows += rows
         notify("pass rates", i + 1, len(seed_dirs))
-    decisions, trace = select_actions(rates, mode="local", backend=backend)
+    ledger = ledger or out / LEDGER_NAME
+    config = calibrated_config(read_ledger(ledger))
+    decisions, trace = select_actions(rates, mode="local", backend=backend, config=config)
     _write_jsonl(out / "rollouts.jsonl", rollout_rows)
     _write_jsonl(out / "pass_rates.jsonl", [r.model_dump() for r in rates])
     _write_jsonl(out / "decisions.jsonl", [d.model_dump() for d in decisions])
@@ -77,6 +96,17 @@ def forge_run(
         budget,
         on_progress=lambda r: notify("accepted", len(r.accepted), target),
     )
+    if recorded is None and report.accepted:
+        families = {key: _family(folder) for key, folder in seed_dirs.items()}
+        report.accepted, measured_rows, observations = measure_accepted(
+            report.accepted,
+            lambda name, folder: estimate_pass_rate(name, folder, policy, sandbox, k=rollouts),
+            families,
+            policy.name,
+            lambda done, total: notify("measured", done, total),
+        )
+        _write_jsonl(out / "measured_rollouts.jsonl", measured_rows)
+        append_ledger(ledger, observations)
     summary = {
         **report.summary(),
         "seeds": len(seed_dirs),
@@ -85,6 +115,9 @@ def forge_run(
         "mean_pass_rate": round(sum(r.pass_rate for r in rates) / len(rates), 4) if rates else None,
         "selector": {"backend": trace.backend, "status": trace.status, "objective": trace.objective},
         "actions": _count(d.action_variant for d in decisions),
+        "difficulty": difficulty_summary(report.accepted),
+        "calibration": calibration_summary(config),
+        "ledger": str(ledger),
         "sandbox": sandbox.backend,
         "out": str(out),
     }
@@ -96,6 +129,11 @@ def forge_run(
         )
     )
     return summary
+
+
+def _family(folder: Path) -> str | None:
+    origin = procedural_origin(folder)
+    return str(origin["family"]) if origin else None
 
 
 def _count(items: Any) -> dict[str, int]:
