@@ -24,7 +24,9 @@ def solution_variants(bundle_dir: Path) -> dict[str, dict[str, str]]:
     family = all_families()[origin["family"]]
     difficulty = read_bundle(bundle_dir).config.metadata.difficulty
     difficulty = difficulty if difficulty in ("easy", "medium", "hard") else "medium"
-    task = family.generate(int(origin["seed"]), family.knob_model(**origin["knobs"]), difficulty)
+    task = family.generate(
+        int(origin["seed"]), family.knob_model(**origin["knobs"]), difficulty, origin.get("edge_cases")
+    )
     return {name: files for name, files in task.solutions.items() if name != "oracle"}
 
 

@@ -403,3 +403,16 @@ def rewrite_script(text: str, *, strip_comments: bool = False) -> ShellRewrite:
         text = re.sub(r"\n{3,}", "\n\n", text).strip("\n") + "\n"
     rewriter.result.text = text
     return rewriter.result
+
+
+def top_level_statements(text: str) -> list[tuple[int, int]] | None:
+    """Byte spans of the script's top-level statements (comments excluded), or None when it does
+    not parse as bash."""
+    tree = _parser().parse(text.encode())
+    if tree.root_node.has_error:
+        return None
+    return [
+        (child.start_byte, child.end_byte)
+        for child in tree.root_node.named_children
+        if child.type != "comment"
+    ]
