@@ -44,7 +44,8 @@ def decision(key, projection, direction):
 
 
 def edge_cases(bundle_dir: Path) -> set[str]:
-    return set(read_bundle(bundle_dir).config.metadata.envpipeline["edge_cases"])
+    recorded = read_bundle(bundle_dir).config.metadata.envpipeline["edge_cases"]
+    return {str(v) for v in recorded} if isinstance(recorded, list) else set()
 
 
 @pytest.fixture(scope="module")
