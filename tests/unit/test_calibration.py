@@ -10,7 +10,7 @@ from envpipeline.errors import ConfigError
 from envpipeline.forge.ledger import append_ledger, calibrated_config, observations_from_rows, read_ledger
 from envpipeline.models.selection import SeedPassRate
 from envpipeline.select.actions import SelectorConfig, objective_weight, prior_deltas, projected_pass_rate
-from envpipeline.select.calibration import TransferObservation, calibrate, shrunk_fit
+from envpipeline.select.calibration import TransferObservation, calibrate, map_fit, shrunk_fit
 from envpipeline.select.selector import select_actions
 
 PRIOR = prior_deltas(SelectorConfig())
@@ -74,6 +74,20 @@ def test_the_prior_weighs_as_much_as_strength_observations():
     assert weak == pytest.approx((-0.1, 0.0), abs=1e-3)
     assert strong == pytest.approx((-0.3, 0.0), abs=1e-3)
     assert even[0] == pytest.approx(-0.2, abs=0.01)  # as many pseudo-observations as data: halfway
+
+
+def test_a_saturating_move_is_fitted_with_its_clip_not_as_a_line():
+    # reduce with a solver of skill 2/3: p' = 1.5 p, saturating at 1 from p = 2/3 on
+    pairs = [(p / 40, min(1.0, 1.5 * p / 40)) for p in range(41)]
+    a, b, n = map_fit(pairs, (0.25, 0.0), strength=0.1)
+    assert n == 41 and a == pytest.approx(0.0, abs=0.02) and b == pytest.approx(0.5, abs=0.03)
+    line = shrunk_fit(pairs, (0.25, 0.0), strength=0.1)  # the unclipped ridge fit misses both ends
+    fit = calibrate(observed("reduce_complexity", "in_depth", pairs), PRIOR, strength=0.1)
+    model = fit.fit_for("reduce_complexity", "in_depth")
+    assert model is not None
+    for p in (0.2, 0.4, 0.9):
+        assert model.project(p) == pytest.approx(min(1.0, 1.5 * p), abs=0.02)
+    assert abs(min(1.0, 0.6 + line[0] + line[1] * 0.6) - 0.9) > 0.1
 
 
 def test_a_family_with_enough_data_gets_its_own_fit_else_the_global_one():
