@@ -32,6 +32,7 @@ from assets.forge import (
     verified_bundles,
     verified_bundles_defeat_red_team,
 )
+from assets.forge_sensors import forge_reselect_sensor
 from assets.terminal import (
     no_quarantined_seeds,
     nop_scores_zero,
@@ -131,7 +132,7 @@ defs = Definitions(
         datasets_job,
         catalog_job,
     ],
-    sensors=[seed_folder_sensor, reverification_sensor],
+    sensors=[seed_folder_sensor, reverification_sensor, forge_reselect_sensor],
     schedules=[oracle_rot_schedule, forge_refresh_schedule],
     resources=deployment_resources(
         os.environ.get("ENVPIPELINE_DEPLOYMENT", "local"), os.environ.get("ENVPIPELINE_HOME")

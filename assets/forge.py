@@ -209,6 +209,8 @@ def verified_bundles(
     export = Path(store.home, "bundles", "verified")
     decision = _decision_for(store, key)
     seed_rate = next(iter(store.lake().read("seed_pass_rates", key)), {})
+    # a recorded table has no rollouts of bundles synthesized after it was written
+    policy = forge.policy() if forge.policy_kind != "recorded" else None
     rows = []
     for item in store.lake().read("synthesized_bundles", key):
         if not item["bundle_path"]:
@@ -219,7 +221,8 @@ def verified_bundles(
         if not failures:
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(item["bundle_path"], target)
-            measured = estimate_pass_rate(target.name, target, forge.policy(), backend, forge.rollouts)[0]
+            if policy is not None:
+                measured = estimate_pass_rate(target.name, target, policy, backend, forge.rollouts)[0]
         same = decision is not None and decision.action_variant == item["action_variant"]
         rows.append(
             {
@@ -231,7 +234,7 @@ def verified_bundles(
                 "verdict": result.verdict if result else "static_failed",
                 "red_team": red_team_json(result) if result else "[]",
                 "family": seed_rate.get("family"),
-                "policy": forge.policy().name,
+                "policy": policy.name if policy is not None else None,
                 "rollouts": forge.rollouts if measured else 0,
                 "seed_pass_rate": decision.pass_rate if same and decision else None,
                 "projected_pass_rate": decision.projected_pass_rate if same and decision else None,
@@ -313,7 +316,7 @@ forge_bundle_job = define_asset_job(
     description="Weekly: re-estimate every seed's pass rate with the current policy (then reselect).",
 )
 def forge_refresh_schedule(context: ScheduleEvaluationContext):
-    """One run per seed; `selector_decisions` re-runs by its eager automation condition."""
+    """One run per seed; when they are done `forge_sensors.forge_reselect_sensor` runs the selector."""
     stamp = context.scheduled_execution_time.strftime("%Y%m%d")
     for key in context.instance.get_dynamic_partitions(TERMINAL_SEEDS):
         yield RunRequest(partition_key=key, run_key=f"refresh:{key}:{stamp}")

@@ -4,26 +4,50 @@ from dagster import ConfigurableResource
 from pydantic import Field
 
 from envpipeline.errors import ConfigError
-from envpipeline.forge.policy import ScriptedTerminalPolicy
+from envpipeline.policies.base import Policy, PolicyKind
+from envpipeline.policies.registry import PolicyConfig, build_policy
 from resources.llm import LLMResource
+from resources.wrapping import mirror
 
 
 class ForgeResource(ConfigurableResource):
     """How pass rates are estimated, actions selected and bundles synthesized."""
 
-    policy_skill: float = Field(default=0.7, description="skill of the scripted terminal policy")
+    policy_kind: PolicyKind = mirror(PolicyConfig, "kind")
+    policy_skill: float = mirror(PolicyConfig, "skill")
+    policy_seed: int = mirror(PolicyConfig, "seed")
+    rollouts_table: str | None = mirror(PolicyConfig, "rollouts_table")
     rollouts: int = Field(default=4, description="K rollouts per seed")
     mode: str = Field(default="local", description="selector mode: local or portfolio")
     backend: str = Field(default="scip", description="selector backend: scip, enumerate or greedy")
     synthesizer_kind: str = Field(default="procedural", description="procedural (offline) or llm")
     bundles_per_seed: int = Field(default=1, description="bundles synthesized per seed and refresh")
     llm: LLMResource | None = Field(
-        default=None, description="the shared LLM client settings for llm synthesis"
+        default=None, description="the shared LLM client settings for llm synthesis and the llm policy"
     )
 
-    def policy(self) -> ScriptedTerminalPolicy:
+    def policy_config(self) -> PolicyConfig:
+        """The core policy settings (the llm kind takes model and endpoint from `llm`)."""
+        endpoint = {}
+        if self.policy_kind == "llm":
+            if self.llm is None:
+                raise ConfigError("policy_kind 'llm' needs the llm resource settings")
+            endpoint = {
+                "model": self.llm.model,
+                "api_base": self.llm.api_base,
+                "api_key_env": self.llm.api_key_env,
+            }
+        return PolicyConfig(
+            kind=self.policy_kind,
+            skill=self.policy_skill,
+            seed=self.policy_seed,
+            rollouts_table=self.rollouts_table,
+            **endpoint,
+        )
+
+    def policy(self) -> Policy:
         """The current policy."""
-        return ScriptedTerminalPolicy(skill=self.policy_skill)
+        return build_policy(self.policy_config())
 
     def synthesizer(self):
         """The configured synthesizer."""

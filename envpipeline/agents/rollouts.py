@@ -7,7 +7,10 @@ from typing import Any
 
 from envpipeline.agents.metatools import META_TOOL_SCHEMAS
 from envpipeline.agents.scripted import ScriptedAgent
+from envpipeline.errors import ConfigError
 from envpipeline.models.task import TaskRecord
+from envpipeline.policies.base import ComposedTarget, Policy, RolloutRecord
+from envpipeline.policies.registry import PolicyConfig, build_policy
 from envpipeline.rewards.cfrr import cfrr_rewards, grpo_advantages
 
 
@@ -18,12 +21,18 @@ def sft_trajectory(task: TaskRecord) -> list[dict[str, Any]] | None:
 
 
 def rollout_group(
-    task: TaskRecord, group_size: int = 6, error_rate: float = 0.1, floor: float = 0.1, seed: int = 0
+    task: TaskRecord,
+    group_size: int = 6,
+    error_rate: float = 0.1,
+    floor: float = 0.1,
+    seed: int = 0,
+    policy: Policy | None = None,
 ) -> dict[str, Any]:
-    """Run `group_size` scripted episodes; return the pass matrix, CFRR rewards and advantages."""
-    agent = ScriptedAgent(error_rate=error_rate, seed=seed)
-    rollouts = [agent.run(task, episode=i) for i in range(group_size)]
-    matrix = [r.passes for r in rollouts]
+    """Run `group_size` episodes of `policy` (default: the scripted agent at `error_rate`, `seed`);
+    return the pass matrix, CFRR rewards and advantages."""
+    player = policy or build_policy(PolicyConfig(seed=seed, error_rate=error_rate))
+    records = [player.rollout(ComposedTarget(task), i) for i in range(group_size)]
+    matrix = [_passes(task, r) for r in records]
     rewards = cfrr_rewards(matrix, floor=floor)
     return {
         "task_id": task.task_id,
@@ -35,12 +44,23 @@ def rollout_group(
         "mean_reward": sum(rewards) / group_size,
         "full_success_rate": sum(all(row) for row in matrix) / group_size,
         "zero_signal": len(set(rewards)) == 1,
-        "tool_calls": sum(r.tool_calls for r in rollouts),
+        "tool_calls": sum(r.steps for r in records),
     }
 
 
+def _passes(task: TaskRecord, record: RolloutRecord) -> list[bool]:
+    """The record's per-criterion results in the task's criterion order (CFRR needs them)."""
+    ids = [c.id for c in task.criteria]
+    if record.criteria is None or set(record.criteria) != set(ids):
+        raise ConfigError(
+            f"policy {record.policy!r} gave no per-criterion results for every criterion of task "
+            f"{task.task_id!r} ({ids}); CFRR rollout groups need them"
+        )
+    return [record.criteria[c] for c in ids]
+
+
 def rollout_rows(
-    tasks: list[TaskRecord], group_size: int = 6, error_rate: float = 0.1
+    tasks: list[TaskRecord], group_size: int = 6, error_rate: float = 0.1, policy: Policy | None = None
 ) -> list[dict[str, Any]]:
     """One row per accepted task: its SFT trajectory and one scored rollout group."""
     rows = []
@@ -50,7 +70,7 @@ def rollout_rows(
         messages = sft_trajectory(task)
         rows.append(
             {
-                **rollout_group(task, group_size, error_rate),
+                **rollout_group(task, group_size, error_rate, policy=policy),
                 "sft_messages": json.dumps(messages) if messages is not None else None,
                 "tools": json.dumps(META_TOOL_SCHEMAS),
             }

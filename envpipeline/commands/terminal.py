@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import click
 from rich.console import Console
@@ -19,9 +19,11 @@ from envpipeline.commands.common import (
     home_option,
     resolve_home,
 )
+from envpipeline.policies.base import POLICY_KINDS
 
 if TYPE_CHECKING:
     from envpipeline.models.bundle import Difficulty
+    from envpipeline.policies.base import Policy, PolicyKind
 
 
 @click.group("families")
@@ -287,14 +289,25 @@ def bundle_import(
     "--rollouts-table",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
-    help="Recorded rollouts (JSONL {seed_id, reward}) instead of running the policy.",
+    help="Recorded rollouts (JSONL or .parquet rows {task_id, policy, reward, criteria?, "
+    "required_skills?}) instead of running a policy; implies --policy recorded. Seeds the table "
+    "gives no skills get their bundle's (tags, else inferred from instruction and tests).",
 )
 @click.option(
+    "--policy",
+    "policy_kind",
+    type=click.Choice(list(POLICY_KINDS)),
+    default=None,
+    help="Policy whose pass rates drive selection (default: scripted; recorded with --rollouts-table).",
+)
+@click.option(
+    "--policy-skill",
     "--skill",
+    "skill",
     default=0.7,
     show_default=True,
     type=FiniteFloatRange(0, 1),
-    help="Skill of the scripted policy, 0..1.",
+    help="Skill of the scripted or solver policy, 0..1.",
 )
 @click.option(
     "--backend", type=click.Choice(["scip", "enumerate", "greedy"]), default="scip", show_default=True
@@ -302,7 +315,9 @@ def bundle_import(
 @click.option(
     "--synthesizer", type=click.Choice(["procedural", "llm"]), default="procedural", show_default=True
 )
-@click.option("--model", default=None, help="LLM model for --synthesizer llm, e.g. openai/gpt-4o-mini.")
+@click.option(
+    "--model", default=None, help="LLM model for --synthesizer llm and --policy llm, e.g. openai/gpt-4o-mini."
+)
 @click.option("--api-base", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
 @click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
 @click.option(
@@ -319,6 +334,7 @@ def forge_command(
     seeds_dir: Path | None,
     rollouts: int,
     rollouts_table: Path | None,
+    policy_kind: str | None,
     skill: float,
     backend: str,
     synthesizer: str,
@@ -336,7 +352,6 @@ def forge_command(
     from envpipeline.forge.loop import ForgeBudget
     from envpipeline.forge.passrates import pass_rates_from_rollouts
     from envpipeline.forge.pipeline import forge_run
-    from envpipeline.forge.policy import ScriptedTerminalPolicy
     from envpipeline.sandbox.detect import select_sandbox
     from envpipeline.terminal.seeds import default_procedural_keys, discover_seed_folders
 
@@ -349,6 +364,7 @@ def forge_command(
         seed_keys += folder_keys
     if not seed_keys and rollouts_table is None:
         raise click.BadParameter("no seeds: pass --seeds DIR or --seeds-per-family >= 1")
+    policy = _forge_policy(policy_kind, skill, rollouts_table, model, api_base, api_key_env)
     if synthesizer == "llm":
         from envpipeline.llm.client import LLMClient, LLMConfig
         from envpipeline.synth.llm import LLMSynthesizer
@@ -389,7 +405,7 @@ def forge_command(
             select_sandbox(sandbox_name),
             synth,
             target=target,
-            policy=ScriptedTerminalPolicy(skill=skill),
+            policy=policy,
             rollouts=rollouts,
             backend=backend,
             budget=ForgeBudget(max_attempts=max_attempts, max_tokens=max_tokens),
@@ -412,3 +428,34 @@ def forge_command(
                 f"{d['projected']:.3f}, measured {d['measured']:.3f} (mean |error| {d['mean_abs_error']:.3f})"
             )
     sys.exit(3 if summary["budget_exhausted"] else 0)
+
+
+def _forge_policy(
+    kind: str | None,
+    skill: float,
+    rollouts_table: Path | None,
+    model: str | None,
+    api_base: str | None,
+    api_key_env: str | None,
+) -> Policy | None:
+    """The policy `forge` runs (None with a rollouts table: the recorded pass rates are used)."""
+    from envpipeline.policies.registry import PolicyConfig, build_policy
+
+    kind = kind or ("recorded" if rollouts_table else "scripted")
+    if rollouts_table is not None and kind != "recorded":
+        raise click.BadParameter(f"--rollouts-table goes with --policy recorded, not {kind}")
+    if kind == "recorded":
+        if rollouts_table is None:
+            raise click.BadParameter("--policy recorded needs --rollouts-table", param_hint="--policy")
+        return None
+    if kind == "llm" and not model:
+        raise click.BadParameter("--policy llm needs --model", param_hint="--model")
+    return build_policy(
+        PolicyConfig(
+            kind=cast("PolicyKind", kind),
+            skill=skill,
+            model=model,
+            api_base=api_base,
+            api_key_env=api_key_env,
+        )
+    )

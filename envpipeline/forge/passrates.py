@@ -1,45 +1,71 @@
-"""Seed pass rates: the mean verifier reward of K rollouts, from a policy or a recorded table."""
+"""Seed pass rates: the mean verifier reward of K rollouts of a `Policy`, or of a recorded table."""
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from envpipeline.errors import ConfigError
 from envpipeline.forge.policy import ScriptedTerminalPolicy
+from envpipeline.forge.seed_skills import bundle_text, infer_skills
 from envpipeline.models.selection import SeedPassRate
+from envpipeline.policies.base import Policy, RolloutRecord, TerminalTarget
+from envpipeline.policies.recorded import read_rollouts_table, recorded_pass_rates, rows_of_policy
+from envpipeline.policies.registry import PolicyConfig, build_policy
 from envpipeline.sandbox.base import Sandbox
 from envpipeline.terminal.bundle import read_bundle
-from envpipeline.terminal.reward_value import (
-    MalformedReward,
-    load_json_numbers_as_text,
-    reward_from_json_value,
-)
-from envpipeline.textfiles import read_text_file
+
+#: detail facts of a rollout also stored as columns of its row (the readers of `rollouts` use them)
+ROW_COLUMNS = ("skill", "difficulty", "backend")
 
 
 def seed_skills(bundle_dir: Path) -> tuple[list[str], list[str]]:
-    """Required skills of a bundle (its family's skills, or its tags); no optional ones yet."""
-    meta = read_bundle(bundle_dir).config.metadata
+    """Required skills of a bundle: its tags (less its family's name), else the skill nodes its
+    instruction and tests name (`seed_skills.infer_skills`); no optional ones yet."""
+    bundle = read_bundle(bundle_dir)
+    meta = bundle.config.metadata
     family = meta.envpipeline.get("family")
-    tags = [t for t in meta.tags if t != family]
-    return sorted(set(tags)), []
+    tags = sorted({t for t in meta.tags if t != family})
+    return tags or infer_skills(bundle_text(bundle_dir, bundle.instruction)), []
+
+
+def as_policy(policy: Policy | ScriptedTerminalPolicy | None) -> Policy:
+    """A `Policy`: the scripted default for None, a `ScriptedTerminalPolicy` as the scripted kind."""
+    if policy is None:
+        return build_policy()
+    if isinstance(policy, ScriptedTerminalPolicy):
+        return build_policy(
+            PolicyConfig(name=policy.name, skill=policy.skill, give_up=policy.give_up, seed=policy.seed)
+        )
+    return policy
+
+
+def rollout_row(seed_id: str, record: RolloutRecord) -> dict[str, Any]:
+    """A stored rollout row: the record's dump, keyed by seed, with its episode number as `rollout`
+    and the `ROW_COLUMNS` detail facts as columns."""
+    facts = {k: record.detail[k] for k in ROW_COLUMNS if k in record.detail}
+    return {"seed_id": seed_id, "rollout": record.index, **record.model_dump(mode="json"), **facts}
 
 
 def estimate_pass_rate(
-    seed_id: str, bundle_dir: Path, policy: ScriptedTerminalPolicy, sandbox: Sandbox, k: int = 4
+    seed_id: str,
+    bundle_dir: Path,
+    policy: Policy | ScriptedTerminalPolicy | None,
+    sandbox: Sandbox,
+    k: int = 4,
 ) -> tuple[SeedPassRate, list[dict[str, Any]]]:
     """Run K rollouts of `policy` on a bundle; returns the estimate and every rollout row."""
     if k < 1:
         raise ConfigError("K (rollouts per seed) must be at least 1")
-    rows = [{"seed_id": seed_id, **policy.rollout(bundle_dir, sandbox, i)} for i in range(k)]
+    player = as_policy(policy)
+    target = TerminalTarget(bundle_dir=bundle_dir, sandbox=sandbox, task_id=seed_id)
+    records = [player.rollout(target, i) for i in range(k)]
     required, optional = seed_skills(bundle_dir)
-    rate = sum(r["reward"] for r in rows) / k
+    rate = sum(r.reward for r in records) / k
     return SeedPassRate(
         seed_id=seed_id, pass_rate=rate, required_skills=required, optional_skills=optional, rollouts=k
-    ), rows
+    ), [rollout_row(seed_id, r) for r in records]
 
 
 def pass_rates_from_rows(rows: list[dict[str, Any]]) -> list[SeedPassRate]:
@@ -58,31 +84,7 @@ def pass_rates_from_rows(rows: list[dict[str, Any]]) -> list[SeedPassRate]:
     ]
 
 
-def pass_rates_from_rollouts(path: Path) -> list[SeedPassRate]:
-    """Pass rates from a recorded rollouts table: JSONL rows {"seed_id", "reward", ...}."""
-    rewards: dict[str, list[float]] = defaultdict(list)
-    skills: dict[str, list[str]] = {}
-    for number, line in enumerate(read_text_file(path, "the rollouts table").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = load_json_numbers_as_text(line, "the row")
-            if not isinstance(row, dict) or "seed_id" not in row or "reward" not in row:
-                raise MalformedReward("the row is not an object with seed_id and reward")
-            rewards[str(row["seed_id"])].append(reward_from_json_value(row["reward"], "its reward"))
-        except MalformedReward as e:
-            raise ConfigError(
-                f"{path}:{number}: a rollout row needs seed_id and a reward in [0, 1] "
-                f"as a plain decimal number ({e})"
-            ) from e
-        if row.get("required_skills"):
-            skills[str(row["seed_id"])] = list(row["required_skills"])
-    return [
-        SeedPassRate(
-            seed_id=seed,
-            pass_rate=sum(r) / len(r),
-            required_skills=skills.get(seed, []),
-            rollouts=len(r),
-        )
-        for seed, r in sorted(rewards.items())
-    ]
+def pass_rates_from_rollouts(path: Path, policy: str | None = None) -> list[SeedPassRate]:
+    """Pass rates from a recorded rollouts table (JSONL or Parquet; see `policies.recorded`): the
+    mean reward of each task's episodes, of `policy` (or the table's only policy)."""
+    return recorded_pass_rates(rows_of_policy(read_rollouts_table(path), policy, path))

@@ -18,10 +18,11 @@ from envpipeline.forge.ledger import (
 )
 from envpipeline.forge.loop import ForgeBudget, gold_validator, run_forge
 from envpipeline.forge.measure import difficulty_summary, measure_accepted
-from envpipeline.forge.passrates import estimate_pass_rate
+from envpipeline.forge.passrates import as_policy, estimate_pass_rate, seed_skills
 from envpipeline.forge.policy import ScriptedTerminalPolicy
 from envpipeline.forge.variants import procedural_origin
 from envpipeline.models.selection import SeedPassRate
+from envpipeline.policies.base import Policy
 from envpipeline.sandbox.base import Sandbox
 from envpipeline.select.selector import select_actions
 from envpipeline.synth.base import Synthesizer
@@ -35,7 +36,7 @@ def forge_run(
     synthesizer: Synthesizer,
     *,
     target: int = 100,
-    policy: ScriptedTerminalPolicy | None = None,
+    policy: Policy | ScriptedTerminalPolicy | None = None,
     rollouts: int = 4,
     backend: str = "scip",
     budget: ForgeBudget | None = None,
@@ -47,18 +48,21 @@ def forge_run(
     """Run every stage and write bundles plus JSON/JSONL records under `out`; returns the summary.
 
     With `recorded` pass rates (from a rollouts table) the policy is not run and the seeds are
-    the table's seeds. Keys that are not procedural name bundles of `seeds_folder` (Harbor or
-    TB1 folders, imported like ``bundle import``); one that cannot be imported or has no
-    ``solution/solve.sh`` is left out and listed under ``skipped_seeds`` with the reason.
+    the table's seeds (a seed the table gives no skills gets its bundle's, see `seed_skills`);
+    otherwise `policy` (default: the scripted kind) plays K rollouts per seed. Keys that are not
+    procedural name bundles of `seeds_folder` (Harbor or TB1 folders, imported like ``bundle
+    import``); one that cannot be imported or has no ``solution/solve.sh`` is left out and listed
+    under ``skipped_seeds`` with the reason.
 
     The selector's transfer is calibrated on the `ledger` (default ``out/transfer_ledger.jsonl``)
     of earlier runs; each accepted bundle's pass rate is then measured with the same policy and K
     (``measured_pass_rate`` next to ``projected_pass_rate`` in report.json) and appended to it. With
-    `recorded` pass rates the rewrites have no recorded rollouts, so nothing is measured.
+    `recorded` pass rates or a recorded policy the rewrites have no recorded rollouts, so nothing
+    is measured.
     """
     if recorded is not None:
         seed_keys = [r.seed_id for r in recorded]
-    policy = policy or ScriptedTerminalPolicy()
+    policy = as_policy(policy)
     notify = progress or (lambda stage, done, total: None)
     seeds_root = out / "seeds"
     seed_dirs: dict[str, Path] = {}
@@ -73,7 +77,7 @@ def forge_run(
         else:
             seed_dirs[key] = folder
         notify("seeds", i + 1, len(seed_keys))
-    rates, rollout_rows = list(recorded or []), []
+    rates, rollout_rows = [_with_skills(r, seed_dirs.get(r.seed_id)) for r in recorded or []], []
     for i, (key, folder) in enumerate(seed_dirs.items() if recorded is None else []):
         rate, rows = estimate_pass_rate(key, folder, policy, sandbox, k=rollouts)
         rates.append(rate.model_copy(update={"family": _family(folder)}))
@@ -96,7 +100,7 @@ def forge_run(
         budget,
         on_progress=lambda r: notify("accepted", len(r.accepted), target),
     )
-    if recorded is None and report.accepted:
+    if recorded is None and policy.kind != "recorded" and report.accepted:
         families = {key: _family(folder) for key, folder in seed_dirs.items()}
         report.accepted, measured_rows, observations = measure_accepted(
             report.accepted,
@@ -112,6 +116,7 @@ def forge_run(
         "seeds": len(seed_dirs),
         "skipped_seeds": skipped,
         "rollouts": len(rollout_rows),
+        "policy": policy.name if recorded is None else "recorded",
         "mean_pass_rate": round(sum(r.pass_rate for r in rates) / len(rates), 4) if rates else None,
         "selector": {"backend": trace.backend, "status": trace.status, "objective": trace.objective},
         "actions": _count(d.action_variant for d in decisions),
@@ -134,6 +139,13 @@ def forge_run(
 def _family(folder: Path) -> str | None:
     origin = procedural_origin(folder)
     return str(origin["family"]) if origin else None
+
+
+def _with_skills(rate: SeedPassRate, folder: Path | None) -> SeedPassRate:
+    """A recorded pass rate with its bundle's skills when the table gives none."""
+    if rate.required_skills or folder is None:
+        return rate
+    return rate.model_copy(update={"required_skills": seed_skills(folder)[0]})
 
 
 def _count(items: Any) -> dict[str, int]:

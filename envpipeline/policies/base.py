@@ -71,8 +71,14 @@ class WorldTarget:
     """A WildAWM task attempted on one day of its world and scored by its checklist."""
 
     task: WorldTask
+    #: the task's W0; never changed (the attempt acts on a copy of it)
     day_dir: Path
     sandbox: Sandbox | None = None
+    #: a fresh (absent) folder the attempt's copy is made in and left in, for judges and probes;
+    #: None: a temporary folder, removed after scoring
+    work_dir: Path | None = None
+    #: whether the agent is shown the task's hints (the gates' hinted rollouts)
+    hinted: bool = False
     family: TargetFamily = "world"
 
     @property

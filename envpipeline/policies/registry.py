@@ -8,6 +8,7 @@ an unknown kind or a setting the kind needs and lacks.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -30,12 +31,24 @@ class PolicyConfig(BaseModel):
         float, Field(ge=0.0, le=1.0, description="scripted/solver: chance of submitting nothing")
     ] = 0.15
     seed: Annotated[int, Field(description="rollout randomness (common to every task of a family)")] = 0
+    error_rate: Annotated[
+        float | None,
+        Field(
+            ge=0.0,
+            le=1.0,
+            description="scripted: per-step mistake rate of the composed and world agents "
+            "(None: 0.1 for composed tasks, the expert/skilled/novice cycle for world tasks)",
+        ),
+    ] = None
     model: Annotated[str | None, Field(description="llm: litellm model, e.g. openai/gpt-4o-mini")] = None
     api_base: Annotated[str | None, Field(description="llm: OpenAI-compatible endpoint")] = None
     api_key_env: Annotated[str | None, Field(description="llm: environment variable with the key")] = None
     max_steps: Annotated[int, Field(ge=1, description="llm: tool calls or commands per episode")] = 30
     timeout_sec: Annotated[float, Field(gt=0.0, description="llm: wall-clock limit per episode")] = 600.0
     temperature: Annotated[float, Field(ge=0.0, le=2.0, description="llm: sampling temperature")] = 0.7
+    cache_dir: Annotated[
+        Path | None, Field(description="llm: disk cache of replies (one subfolder per episode index)")
+    ] = None
     rollouts_table: Annotated[
         str | None, Field(description="recorded: JSONL or Parquet table of rollouts keyed by task id")
     ] = None

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from envpipeline.errors import ConfigError
 from envpipeline.models.env_spec import EnvSpec
@@ -151,16 +151,17 @@ class Episode(ABC):
         return None
 
 
+EpisodeT = TypeVar("EpisodeT", bound=Episode)
 #: Builds a family's episode from a spec; keyword options (``worlds_root``, ``sandbox``) may be ignored.
 EpisodeBuilder = Callable[..., Episode]
 
 EPISODES: PluginRegistry[EpisodeBuilder] = PluginRegistry("episode family", "envpipeline.trainers.families")
 
 
-def register_episode(family: str) -> Callable[[type[Episode]], type[Episode]]:
+def register_episode(family: str) -> Callable[[type[EpisodeT]], type[EpisodeT]]:
     """Class decorator: register an `Episode` subclass as the builder of `family`'s episodes."""
 
-    def decorate(cls: type[Episode]) -> type[Episode]:
+    def decorate(cls: type[EpisodeT]) -> type[EpisodeT]:
         cls.family = family
         EPISODES.register(family, cls)
         return cls

@@ -2,8 +2,8 @@
 
 Order (the paper's cascade): ``diversity`` (TF-IDF cosine to the accepted tasks below a threshold;
 a near-duplicate is rejected before any rollout), ``initial_unsatisfaction`` (V(W0, W0, ∅) = 0),
-then six rollouts (3 hinted + 3 unhinted, skill levels expert/skilled/novice each) by scripted
-agents acting through web, MCP and CLI, then ``judge_consistency`` (the verifier agrees with the
+then six rollouts (3 hinted + 3 unhinted) of a `Policy` (default: the scripted agents of skill
+levels expert/skilled/novice) acting through web, MCP and CLI, then ``judge_consistency`` (the verifier agrees with the
 judge majority — the state-diff judge, plus the LLM judge when configured — on at least
 `consistency_threshold` of the rollouts), ``solvability`` (Σ V >= 1), ``difficulty`` (k = unhinted
 successes: 0 hard, 1 medium, >= 2 easy; passes unless unsolvable) and ``counterfactual_probe``
@@ -19,12 +19,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from envpipeline.errors import ConfigError
 from envpipeline.llm import LLM
 from envpipeline.models.task import GateResult
 from envpipeline.models.world_task import GatedTask, Rollout, WorldCriterion, WorldTask
+from envpipeline.policies.base import Policy, WorldTarget
+from envpipeline.policies.registry import build_policy
 from envpipeline.redteam.world import world_red_team_gate
 from envpipeline.sandbox.base import Sandbox
-from envpipeline.worlds.agents import ScriptedAgent
 from envpipeline.worlds.allowance import WRITE_CALLS
 from envpipeline.worlds.criteria import (
     app_tables,
@@ -87,36 +89,56 @@ def diversity_gate(task: WorldTask, accepted: list[str], threshold: float) -> Ga
 
 
 def rollout(
-    task: WorldTask, w0: Path, work: Path, index: int, llm: LLM | None = None, sandbox: Sandbox | None = None
+    task: WorldTask,
+    w0: Path,
+    work: Path,
+    index: int,
+    llm: LLM | None = None,
+    sandbox: Sandbox | None = None,
+    policy: Policy | None = None,
 ) -> Rollout:
-    """One scripted-agent rollout on a fresh copy of W0, scored by the verifier and the judges."""
+    """One rollout of `policy` (default: the scripted agents) on a fresh copy of W0, scored by the
+    task's verifier (through the policy) and by the judges."""
     hinted, skill = ROLLOUT_PLAN[index % len(ROLLOUT_PLAN)]
     final = work / f"rollout-{index}" / w0.name
     if final.parent.exists():
         shutil.rmtree(final.parent)
-    shutil.copytree(w0, final)
-    agent = ScriptedAgent(skill, hinted, seed=f"{task.task_id}:{index}")
-    result = agent.run(task, final, sandbox=sandbox)
-    ev = evaluate(task, w0, final, result.trajectory)
-    cast = votes(default_judges(llm), judge_view(task.instruction, result.trajectory, w0, final))
+    final.parent.mkdir(parents=True)
+    player = policy or build_policy()
+    record = player.rollout(WorldTarget(task, w0, sandbox, work_dir=final, hinted=hinted), index)
+    if not final.is_dir():
+        raise ConfigError(
+            f"policy {record.policy!r} ({record.kind}) left no final state in {final}: the world gates "
+            "judge and probe the state an attempt leaves, so they need a policy that acts"
+        )
+    trajectory = list(record.detail.get("trajectory", []))
+    criteria = record.criteria if record.criteria is not None else {}
+    cast = votes(default_judges(llm), judge_view(task.instruction, trajectory, w0, final))
     return Rollout(
         index=index,
         hinted=hinted,
-        skill=skill,
-        verdict=ev.verdict,
-        criteria=ev.criteria,
-        checklist=ev.checklist,
+        skill=str(record.detail.get("skill", skill)),
+        verdict=int(record.reward >= 1.0),
+        criteria=criteria,
+        checklist=record.detail.get("checklist", checklist_credit(task, criteria)),
         judge=bool(cast.get("diff")),
         llm_judge=cast.get("llm"),
         votes=cast,
         panel=panel(cast),
-        format_ok=trajectory_well_formed(result.trajectory),
-        mistakes=result.mistakes,
-        tool_calls=result.tool_calls,
-        cli_backend=result.cli_backend,
-        seconds=result.seconds,
-        trajectory=result.trajectory,
+        format_ok=trajectory_well_formed(trajectory),
+        mistakes=list(record.detail.get("mistakes", [])),
+        tool_calls=record.steps,
+        cli_backend=str(record.detail.get("cli_backend", "")),
+        seconds=record.seconds,
+        trajectory=trajectory,
     )
+
+
+def checklist_credit(task: WorldTask, criteria: dict[str, bool]) -> float:
+    """Weighted share of checklist items whose criteria all pass (as the verifier computes it)."""
+    total = sum(item.weight for item in task.checklist)
+    got = sum(item.weight for item in task.checklist if all(criteria.get(c, False) for c in item.criteria))
+    return round(got / total, 4) if total else 0.0
 
 
 def mutate(criterion: WorldCriterion, initial: Path, final: Path) -> str:
@@ -279,8 +301,12 @@ def gate_task(
     llm: LLM | None = None,
     config: GateConfig | None = None,
     sandbox: Sandbox | None = None,
+    policy: Policy | None = None,
 ) -> GatedTask:
-    """Run every gate of one task; `accepted` holds the texts (`task_text`) of accepted tasks."""
+    """Run every gate of one task; `accepted` holds the texts (`task_text`) of accepted tasks.
+
+    The solvability and difficulty gates count the successes of `policy`'s six rollouts
+    (`ROLLOUT_PLAN`; default: the scripted agents, expert/skilled/novice, hinted and not)."""
     config = config or GateConfig()
     work = Path(work) / task.task_id
     w0 = prepare_initial(task, day_dir, work / "w0" / Path(day_dir).name)
@@ -291,7 +317,9 @@ def gate_task(
             gates.append(initial_unsatisfaction_gate(task, w0, Path(day_dir)))
             with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:
                 rollouts = list(
-                    pool.map(lambda i: rollout(task, w0, work, i, llm, sandbox), range(len(ROLLOUT_PLAN)))
+                    pool.map(
+                        lambda i: rollout(task, w0, work, i, llm, sandbox, policy), range(len(ROLLOUT_PLAN))
+                    )
                 )
             rewards, advantages = group_rewards([(r.verdict, r.checklist, r.format_ok) for r in rollouts])
             rollouts = [

@@ -19,6 +19,7 @@ from typing import Any
 
 from envpipeline.llm import LLM
 from envpipeline.models.world_task import GatedTask, WorldTask
+from envpipeline.policies.base import Policy
 from envpipeline.worlds.build import build_world
 from envpipeline.worlds.gates import GateConfig, gate_task
 from envpipeline.worlds.judge_panel import judge_kappas, uninformative_judges
@@ -106,12 +107,14 @@ def gate_all(
     work: Path,
     llm: LLM | None = None,
     config: GateConfig | None = None,
+    policy: Policy | None = None,
 ) -> list[GatedTask]:
-    """Gate candidates in order; the diversity gate compares with the ones accepted so far."""
+    """Gate candidates in order (rollouts by `policy`, default scripted); the diversity gate
+    compares with the ones accepted so far."""
     gated: list[GatedTask] = []
     accepted: list[str] = []
     for task, day_dir in candidates:
-        record = gate_task(task, day_dir, work, accepted, llm=llm, config=config)
+        record = gate_task(task, day_dir, work, accepted, llm=llm, config=config, policy=policy)
         gated.append(record)
         if record.status == "accepted":
             accepted.append(task_text(task))
@@ -129,6 +132,7 @@ def build_and_gate(
     config: GateConfig | None = None,
     live_health: bool = True,
     replay: bool = True,
+    policy: Policy | None = None,
 ) -> dict[str, Any]:
     """Build `n_personas` worlds of `days` days, generate and gate tasks; return the summary."""
     root = Path(root)
@@ -156,7 +160,7 @@ def build_and_gate(
         if build.passed:
             candidates += world_candidates(Path(build.root), chosen, tasks_per_world_day)
     built = time.monotonic()
-    gated = gate_all(candidates, root / ".gate-work", llm=llm, config=config)
+    gated = gate_all(candidates, root / ".gate-work", llm=llm, config=config, policy=policy)
     accepted = [g.task for g in gated if g.status == "accepted"]
     gate_seconds = time.monotonic() - built
     with (root / "tasks.jsonl").open("w", encoding="utf-8") as out:

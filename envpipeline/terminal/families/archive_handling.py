@@ -3,16 +3,21 @@
 The image build turns a JSON description into ``/app/incoming/bundle.tar.gz`` that holds plain files
 and nested ``.zip``/``.tar.gz``/``.tgz`` archives. The agent extracts every ``.csv``/``.json`` file
 (any case, nested archives included) to logical paths, checks them against a sha256 manifest, writes
-a status report and repacks the verified files. Nested archives, an upper-case extension, a corrupt
-and a missing manifest entry are always present.
+a status report and repacks the verified files. Its edge cases, each present with the knob-set
+probability: nested archives (``ignores_nested``; without it the bundle holds plain files only),
+an upper-case ``.CSV``/``.JSON`` extension (``case_sensitive_ext``; without it every name is lower
+case), manifest entries naming files the archive lacks (``no_missing_check``; without them every
+entry exists) and entries whose digest does not match (``repacks_all``; without them every digest
+matches, so nothing is left out of the repack). Every instance has at least two selected files.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 
-from envpipeline.terminal.families._script_kit import all_solutions, test_script
+from envpipeline.terminal.families._script_kit import python_program, test_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
@@ -77,7 +82,7 @@ def walk(name, data, base):
         path = posixpath.normpath(path).lstrip("/")
         logical = posixpath.join(base, path) if base else path
         if path.lower().endswith(SUFFIXES):
-            if VARIANT == "ignores_nested":
+            if "ignores_nested" in MISSED:
                 continue
             stem = logical
             for suffix in SUFFIXES:
@@ -86,7 +91,7 @@ def walk(name, data, base):
                     break
             walk(path, content, stem)
             continue
-        ext = path if VARIANT == "case_sensitive_ext" else path.lower()
+        ext = path if "case_sensitive_ext" in MISSED else path.lower()
         if ext.endswith((".csv", ".json")):
             found[logical] = content
 
@@ -104,7 +109,7 @@ for line in open("incoming/MANIFEST.sha256"):
 status = {}
 for path, digest in manifest.items():
     if path not in found:
-        if VARIANT != "no_missing_check":
+        if "no_missing_check" not in MISSED:
             status[path] = "MISSING"
     elif hashlib.sha256(found[path]).hexdigest() == digest:
         status[path] = "OK"
@@ -113,7 +118,7 @@ for path, digest in manifest.items():
 os.makedirs("report", exist_ok=True)
 open("report/verify.txt", "w").write("".join(f"{status[p]} {p}\n" for p in sorted(status)))
 os.makedirs("out", exist_ok=True)
-keep = ("OK", "FAILED") if VARIANT == "repacks_all" else ("OK",)
+keep = ("OK", "FAILED") if "repacks_all" in MISSED else ("OK",)
 with tarfile.open("out/verified.tar.gz", "w:gz") as tf:
     for path in sorted(p for p in status if status[p] in keep):
         info = tarfile.TarInfo(path)
@@ -170,11 +175,16 @@ class ArchiveHandlingFamily(TaskFamily[ArchiveHandlingKnobs]):
         "hard": {"files": 16, "corrupt": 3, "nesting": 3},
     }
     variants = ("ignores_nested", "case_sensitive_ext", "no_missing_check", "repacks_all")
+    edge_case_axes = {
+        "ignores_nested": "depth",
+        "case_sensitive_ext": "depth",
+        "no_missing_check": "breadth",
+        "repacks_all": "breadth",
+    }
 
     def build(
         self, rng: random.Random, knobs: ArchiveHandlingKnobs, seed: int, edge_cases: frozenset[str]
     ) -> TaskParts:
-        del edge_cases  # not yet honoured: every edge case is planted
         used: set[str] = set()
         selected: dict[str, str] = {}
 
@@ -191,13 +201,15 @@ class ArchiveHandlingFamily(TaskFamily[ArchiveHandlingKnobs]):
                 ext = rng.choice([".csv", ".json", ".txt", ".log", ".md", ".csv.bak"])
                 if i == 0:
                     ext = ".csv"
+                elif i == 1 and level == 0:  # two selected files even without any edge case
+                    ext = ".json"
                 path = f"{rng.choice(DIRS)}/{fname(ext, spaced=knobs.nesting >= 2 and i == 1)}"
                 content = _content(rng, path)
                 files.append([path, content])
                 if ext in (".csv", ".json"):
                     selected[f"{logical}/{path}" if logical else path] = content
             children = []
-            if level < knobs.nesting:
+            if level < knobs.nesting and "ignores_nested" in edge_cases:
                 kind = [".zip", ".tar.gz", ".tgz"][level % 3]
                 child = f"{rng.choice(DIRS)}/{rng.choice(['extra', 'archive', 'backup'])}{level}{kind}"
                 stem = child[: -len(kind)]
@@ -207,28 +219,28 @@ class ArchiveHandlingFamily(TaskFamily[ArchiveHandlingKnobs]):
             return {"name": name, "files": files, "children": children}
 
         tree = node("bundle.tar.gz", "", knobs.files, 0)
-        upper = f"reports/{fname('.CSV').upper()}"
-        upper_content = _content(rng, upper)
-        tree["files"].append([upper, upper_content])
-        selected[upper] = upper_content
-        if knobs.nesting >= 2:  # an upper-case .JSON deep inside as well
+        if "case_sensitive_ext" in edge_cases:
+            upper = f"reports/{fname('.CSV').upper()}"
+            upper_content = _content(rng, upper)
+            tree["files"].append([upper, upper_content])
+            selected[upper] = upper_content
+        if "case_sensitive_ext" in edge_cases and tree["children"] and knobs.nesting >= 2:
+            # an upper-case .JSON deep inside as well
             deep = tree["children"][0]
             path = f"misc/{fname('.JSON')}"
             deep["files"].append([path, _content(rng, path)])
             stem = deep["name"][: -len(".zip")]
             selected[f"{stem}/{path}"] = deep["files"][-1][1]
         paths = sorted(selected)
-        bad = rng.sample(paths, min(knobs.corrupt, len(paths) - 2))
+        bad = rng.sample(paths, min(knobs.corrupt, len(paths) - 1)) if "repacks_all" in edge_cases else []
         manifest, report = [], []
-        import hashlib
-
         for path in paths:
             digest = hashlib.sha256(selected[path].encode()).hexdigest()
             if path in bad:
                 digest = hashlib.sha256((selected[path] + "tampered").encode()).hexdigest()
             manifest.append(f"{digest}  {path}")
             report.append(f"{'FAILED' if path in bad else 'OK'} {path}")
-        for _ in range(knobs.corrupt):
+        for _ in range(knobs.corrupt if "no_missing_check" in edge_cases else 0):
             ghost = f"{rng.choice(DIRS)}/{fname(rng.choice(['.csv', '.json']))}"
             manifest.append(f"{hashlib.sha256(ghost.encode()).hexdigest()}  {ghost}")
             report.append(f"MISSING {ghost}")
@@ -264,7 +276,7 @@ There are {len(manifest)} manifest entries; keep `/app/incoming` as it is.
             instruction=instruction,
             environment=env,
             tests={"test.sh": STANDARD_TEST_SH, "test_outputs.py": test_script(expected, TEST_BODY)},
-            solutions=all_solutions(SOLVER, self.variants),
+            solver=python_program(SOLVER),
         )
 
 

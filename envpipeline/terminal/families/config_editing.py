@@ -2,8 +2,14 @@
 
 The agent applies `set`/`delete`/`json` operations from ``/app/changes.txt`` to
 ``/app/config/service.ini`` (and ``/app/config/features.json`` from depth 2), keeping every comment
-line, rejecting changes that break the validation rules. Edge cases always present: a key name that
-occurs in two sections, a set that adds a new key, a new section, and an invalid value.
+line, rejecting changes that break the validation rules. Every instance sets existing keys, deletes
+one and creates a new section. Its edge cases, each present with the knob-set probability: a key
+name that occurs in two sections and is set in one (``replaces_globally``; without it no key name
+repeats across sections and every new key is a name used nowhere), comment lines
+(``drops_comments``; without them the file has none), sets that add a key to an existing section
+(``skips_missing_keys``; without them every set names an existing key or creates the new section
+with its only key, and a deleted key is never set again) and invalid values (``no_validation``;
+without them every set is valid).
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import json
 import random
 from typing import Any
 
-from envpipeline.terminal.families._script_kit import all_solutions, test_script
+from envpipeline.terminal.families._script_kit import python_program, test_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
@@ -49,6 +55,25 @@ KEYS = [
     "ttl",
     "mode",
 ]
+#: key names of sections whose keys are unique (no key repeats across sections)
+EXTRA_KEYS = [
+    "workers",
+    "prefix",
+    "format",
+    "owner",
+    "backoff",
+    "limit",
+    "region",
+    "label",
+    "threads",
+    "charset",
+    "url",
+    "size",
+    "queue_depth",
+    "flush",
+]
+#: the validated keys (see the instruction)
+RULES = ("port", "enabled", "timeout")
 TRICKY = ["postgres://app@db:5432/main?sslmode=require", "a=b;c#d", "--flag=1 --other=2", "x == y"]
 
 
@@ -123,7 +148,7 @@ def find_key(name, key):
 
 
 def set_key(name, key, value):
-    if VARIANT == "replaces_globally":
+    if "replaces_globally" in MISSED:
         hits = [i for i, l in enumerate(lines) if (m := KEY.match(l)) and m.group(1) == key]
         if hits:
             for i in hits:
@@ -136,7 +161,7 @@ def set_key(name, key, value):
         if lines and lines[-1].strip():
             lines.append("")
         lines.extend([f"[{name}]", f"{key} = {value}"])
-    elif VARIANT != "skips_missing_keys":
+    elif "skips_missing_keys" not in MISSED:
         start, end = bounds
         last = start
         for i in range(start + 1, end):
@@ -162,12 +187,12 @@ for raw in open("changes.txt").read().splitlines():
     target, value = rest.split(" = ", 1)
     name, key = target.split(".", 1)
     check = RULES.get(key)
-    if check and not check(value) and VARIANT != "no_validation":
+    if check and not check(value) and "no_validation" not in MISSED:
         rejected.append(raw)
         continue
     set_key(name, key, value)
 
-if VARIANT == "drops_comments":
+if "drops_comments" in MISSED:
     cp = configparser.ConfigParser(interpolation=None)
     cp.optionxform = str
     cp.read_string("\n".join(lines) + "\n")
@@ -221,32 +246,48 @@ class ConfigEditingFamily(TaskFamily[ConfigEditingKnobs]):
         "hard": {"sections": 7, "changes": 12, "depth": 3},
     }
     variants = ("replaces_globally", "drops_comments", "skips_missing_keys", "no_validation")
+    edge_case_axes = {
+        "replaces_globally": "depth",
+        "drops_comments": "breadth",
+        "skips_missing_keys": "breadth",
+        "no_validation": "depth",
+    }
 
     def build(
         self, rng: random.Random, knobs: ConfigEditingKnobs, seed: int, edge_cases: frozenset[str]
     ) -> TaskParts:
-        del edge_cases  # not yet honoured: every edge case is planted
         names = rng.sample(SECTIONS, knobs.sections + 1)
         names, new_section = names[:-1], names[-1]
+        shared = "replaces_globally" in edge_cases  # key names may repeat across sections
         model: dict[str, list[list[str]]] = {}
-        for name in names:
-            keys = rng.sample(KEYS, rng.randint(2, 4))
+        for i, name in enumerate(names):
+            if shared:
+                keys = rng.sample(KEYS, rng.randint(2, 4))
+            else:  # every key in one section only, leaving at least 4 names unused for new keys
+                free = [k for k in KEYS + EXTRA_KEYS if k not in {p[0] for v in model.values() for p in v}]
+                keys = rng.sample(free, min(rng.randint(2, 4), (len(free) - 4) // (len(names) - i)))
             model[name] = [[k, _value(rng, k)] for k in keys]
         dup_a, dup_b = rng.sample(names, 2)
-        for name in (dup_a, dup_b):
+        for name in (dup_a, dup_b) if shared else (dup_a,):
             model[name].insert(rng.randint(0, len(model[name])), ["port", _value(rng, "port")])
+        used = {p[0] for pairs in model.values() for p in pairs}
         # Render the file: comments use both prefixes; depth 3 uses irregular spacing.
-        comments = [
-            f"# {rng.choice(['billing', 'gateway', 'ingest'])} service configuration",
-            "; managed by ops",
-        ]
-        out = [comments[0], comments[1], ""]
+        commented = "drops_comments" in edge_cases
+        comments = []
+        if commented:
+            comments = [
+                f"# {rng.choice(['billing', 'gateway', 'ingest'])} service configuration",
+                "; managed by ops",
+            ]
+        out = [*comments, ""] if commented else []
         for i, name in enumerate(names):
-            c = f"{'#;'[i % 2]} --- {name} settings ---"
-            out += [c, f"[{name}]"]
-            comments.append(c)
+            if commented:
+                c = f"{'#;'[i % 2]} --- {name} settings ---"
+                out.append(c)
+                comments.append(c)
+            out.append(f"[{name}]")
             for j, (k, v) in enumerate(model[name]):
-                if j == 1 and rng.random() < 0.6:
+                if commented and j == 1 and rng.random() < 0.6:
                     note = f"# note: {k} reviewed {rng.randint(2019, 2024)}"
                     out.append(note)
                     comments.append(note)
@@ -254,28 +295,42 @@ class ConfigEditingFamily(TaskFamily[ConfigEditingKnobs]):
                 out.append(f"{k}{sep}{v}")
             out.append("")
         ini_text = "\n".join(out)
-        # Operations.
+        # Operations: a set of a key that exists in the named section only ...
         ops: list[str] = [f"set {dup_a}.port = {_value(rng, 'port')}"]
-        plain = [n for n in names if n not in (dup_a,)]
+        adds = "skips_missing_keys" in edge_cases  # sets that add a key to an existing section
         target = rng.choice(names)
-        missing = [k for k in KEYS if k not in {p[0] for p in model[target]} | {"enabled", "timeout"}]
-        new_key = rng.choice(missing)
-        ops.append(f"set {target}.{new_key} = {_value(rng, new_key)}")
-        new_keys = rng.sample(["enabled", "path", "mode", "interval"], 2)
+        if adds:
+            missing = [k for k in KEYS if k not in {p[0] for p in model[target]} | {"enabled", "timeout"}]
+            new_key = rng.choice(missing if shared else [k for k in missing + EXTRA_KEYS if k not in used])
+            ops.append(f"set {target}.{new_key} = {_value(rng, new_key)}")
+            used.add(new_key)
+        # ... a new section (its second key is added to an existing section) ...
+        fresh = ["enabled", "path", "mode", "interval"]
+        if not shared:
+            fresh = [k for k in fresh + EXTRA_KEYS if k not in used]
+        new_keys = rng.sample(fresh, 2 if adds else 1)
         ops += [f"set {new_section}.{k} = {_value(rng, k)}" for k in new_keys]
+        plain = [n for n in names if n not in (dup_a,)]
         victim = rng.choice(plain)
-        ops.append(f"delete {victim}.{rng.choice([p[0] for p in model[victim] if p[0] != 'port'])}")
-        bad_port = rng.choice(["70000", "80a", "0"])
-        ops.append(f"set {dup_b}.port = {bad_port}")
-        if knobs.depth >= 2:
-            ops.append(f"set {rng.choice(names)}.enabled = {rng.choice(['yes', 'on', 'TRUE'])}")
-            ops.append(f"set {rng.choice(names)}.timeout = {rng.choice(['-5', '0', '30s'])}")
+        gone = rng.choice([p[0] for p in model[victim] if p[0] != "port"])
+        ops.append(f"delete {victim}.{gone}")
+        if "no_validation" in edge_cases:
+            bad_port = rng.choice(["70000", "80a", "0"])
+            ops.append(f"set {dup_b}.port = {bad_port}")
+            if knobs.depth >= 2:
+                ops.append(f"set {rng.choice(names)}.enabled = {rng.choice(['yes', 'on', 'TRUE'])}")
+                ops.append(f"set {rng.choice(names)}.timeout = {rng.choice(['-5', '0', '30s'])}")
+        # Sets of existing keys (never the deleted one: setting it again would add it back).
+        settable = [(n, p[0]) for n in names for p in model[n] if (n, p[0]) != (victim, gone)]
         if knobs.depth >= 3:
-            ops.append(f"set {rng.choice(names)}.dsn = {rng.choice(TRICKY)}")
-            ops.append(f"set {new_section}.args = {rng.choice(TRICKY)}")
+            if adds:
+                ops.append(f"set {rng.choice(names)}.dsn = {rng.choice(TRICKY)}")
+                ops.append(f"set {new_section}.args = {rng.choice(TRICKY)}")
+            else:
+                name, key = rng.choice([(n, k) for n, k in settable if k not in RULES])
+                ops.append(f"set {name}.{key} = {rng.choice(TRICKY)}")
         while len(ops) < knobs.changes:
-            name = rng.choice(names)
-            key = rng.choice(model[name])[0]
+            name, key = rng.choice(settable)
             ops.append(f"set {name}.{key} = {_value(rng, key)}")
         rng.shuffle(ops)
         # The JSON file (depth >= 2).
@@ -335,7 +390,7 @@ INI with `=` as delimiter and no duplicate keys.
             instruction=instruction,
             environment=env,
             tests={"test.sh": STANDARD_TEST_SH, "test_outputs.py": test_script(expected, TEST_BODY)},
-            solutions=all_solutions(SOLVER, self.variants),
+            solver=python_program(SOLVER),
         )
 
 

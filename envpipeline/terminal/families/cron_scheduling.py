@@ -2,8 +2,13 @@
 
 The agent comments out invalid crontab entries, appends one entry per request in ``requests.txt``
 (checked semantically: any equivalent expression passes) and writes the next N run times of every
-expression in ``schedules.txt`` after a reference time. Invalid entries, a schedule matching the
-reference minute, a day-of-month + day-of-week schedule (OR rule) and day-of-week 7 always occur.
+expression in ``schedules.txt`` after a reference time. Its edge cases, each present with the
+knob-set probability: a schedule restricting both day-of-month and day-of-week, matched by the OR
+rule (``dom_dow_and``), a schedule that matches the reference minute itself
+(``includes_reference``), a day-of-week field naming Sunday as 7 (``sunday_zero_only``) and invalid
+crontab entries (``keeps_invalid_lines``). An absent one is kept out: every schedule then has a
+``*`` day field, never runs at the reference minute and never names day 7 (checked with the
+solver model `next_runs`), and every crontab entry is valid.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import datetime
 import inspect
 import random
 
-from envpipeline.terminal.families._script_kit import all_solutions, test_script
+from envpipeline.terminal.families._script_kit import python_program, test_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
@@ -24,8 +29,9 @@ from envpipeline.terminal.families.base import (
 from envpipeline.terminal.families.registry import register_family
 
 
-def parse_cron(expr: str, variant: str = "oracle") -> tuple:
-    """(minutes, hours, doms, months, dows, dom_star, dow_star) of 5 cron fields; ValueError if invalid."""
+def parse_cron(expr: str, missed: frozenset = frozenset()) -> tuple:
+    """(minutes, hours, doms, months, dows, dom_star, dow_star) of 5 cron fields (by a solver that misses
+    the edge cases in `missed`); ValueError if invalid."""
     MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     DAYS = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
     names = {
@@ -63,32 +69,32 @@ def parse_cron(expr: str, variant: str = "oracle") -> tuple:
                 a = b = conv(part)
             values.update(range(a, b + 1, step))
         out.append(values)
-    dows = {0 if d == 7 else d for d in out[4]} if variant != "sunday_zero_only" else out[4] - {7}
+    dows = {0 if d == 7 else d for d in out[4]} if "sunday_zero_only" not in missed else out[4] - {7}
     return out[0], out[1], out[2], out[3], dows, fields[2].startswith("*"), fields[4].startswith("*")
 
 
-def next_runs(expr: str, after: str, count: int, variant: str = "oracle") -> list[str]:
+def next_runs(expr: str, after: str, count: int, missed: frozenset = frozenset()) -> list[str]:
     """The next `count` times ("YYYY-MM-DD HH:MM") strictly after `after` matching `expr`."""
     import datetime
 
-    minutes, hours, doms, months, dows, dom_star, dow_star = parse_cron(expr, variant)
+    minutes, hours, doms, months, dows, dom_star, dow_star = parse_cron(expr, missed)
     start = datetime.datetime.strptime(after, "%Y-%m-%d %H:%M")
     day, found = start.date(), []
     while len(found) < count and day.year < start.year + 40:
         dom_ok, dow_ok = day.day in doms, (day.weekday() + 1) % 7 in dows
-        both = not (dom_star or dow_star) and variant != "dom_dow_and"
+        both = not (dom_star or dow_star) and "dom_dow_and" not in missed
         day_ok = (dom_ok or dow_ok) if both else (dom_ok and dow_ok)
         if day.month in months and day_ok:
             for h in sorted(hours):
                 for m in sorted(minutes):
                     t = datetime.datetime(day.year, day.month, day.day, h, m)
-                    if (t > start or (variant == "includes_reference" and t == start)) and len(found) < count:
+                    if (t > start or ("includes_reference" in missed and t == start)) and len(found) < count:
                         found.append(t.strftime("%Y-%m-%d %H:%M"))
         day += datetime.timedelta(days=1)
     return found
 
 
-def entry_status(line: str, variant: str = "oracle") -> str:
+def entry_status(line: str, missed: frozenset = frozenset()) -> str:
     """'entry' (valid job), 'invalid' (a job line that does not parse) or 'other' (comment/blank/env)."""
     import re
 
@@ -101,7 +107,7 @@ def entry_status(line: str, variant: str = "oracle") -> str:
             raise ValueError("no command")
         parse_cron(" ".join(parts[:5]))
     except ValueError:
-        return "entry" if variant == "keeps_invalid_lines" else "invalid"
+        return "entry" if "keeps_invalid_lines" in missed else "invalid"
     return "entry"
 
 
@@ -118,11 +124,11 @@ SOLVER = (
     + r"""
 
 lines = open("crontab.txt").read().splitlines()
-out = [f"# INVALID: {l}" if entry_status(l, VARIANT) == "invalid" else l for l in lines]
+out = [f"# INVALID: {l}" if entry_status(l, MISSED) == "invalid" else l for l in lines]
 out += [f"{expr} {cmd}" for cmd, expr in DATA["requests"]]
 open("crontab.txt", "w").write("\n".join(out) + "\n")
 exprs = [l.strip() for l in open("schedules.txt") if l.strip()]
-result = {e: next_runs(e, DATA["reference"], DATA["count"], VARIANT) for e in exprs}
+result = {e: next_runs(e, DATA["reference"], DATA["count"], MISSED) for e in exprs}
 json.dump(result, open("next_runs.json", "w"), indent=2)
 """
 )
@@ -221,11 +227,16 @@ class CronSchedulingFamily(TaskFamily[CronSchedulingKnobs]):
         "hard": {"requests": 6, "schedules": 9, "depth": 3},
     }
     variants = ("dom_dow_and", "includes_reference", "sunday_zero_only", "keeps_invalid_lines")
+    edge_case_axes = {
+        "dom_dow_and": "depth",
+        "includes_reference": "breadth",
+        "sunday_zero_only": "depth",
+        "keeps_invalid_lines": "breadth",
+    }
 
     def build(
         self, rng: random.Random, knobs: CronSchedulingKnobs, seed: int, edge_cases: frozenset[str]
     ) -> TaskParts:
-        del edge_cases  # not yet honoured: every edge case is planted
         ref = datetime.datetime(
             rng.choice([2024, 2025]),
             rng.randint(1, 12),
@@ -255,7 +266,9 @@ class CronSchedulingFamily(TaskFamily[CronSchedulingKnobs]):
             "0 9 * Jna * /opt/app/january",
             "10-5 * * * * /opt/app/backwards",
         ]
-        body = rng.sample(valid, rng.randint(2, 4)) + rng.sample(invalid, 1 + knobs.depth)
+        body = rng.sample(valid, rng.randint(2, 4))
+        if "keeps_invalid_lines" in edge_cases:
+            body += rng.sample(invalid, 1 + knobs.depth)
         rng.shuffle(body)
         lines = ["SHELL=/bin/bash", f"MAILTO=ops{rng.randint(1, 9)}@example.com", "# m h dom mon dow command"]
         for entry in body:
@@ -290,12 +303,29 @@ class CronSchedulingFamily(TaskFamily[CronSchedulingKnobs]):
             )
         ]
         english = [f"{cmd} | {text}" for (cmd, _), (text, _) in zip(requests, chosen)]
-        # Schedules: guaranteed edge cases first, then random ones.
-        scheds = [
-            f"{ref.minute} {ref.hour} * * *",
-            f"0 {rng.randint(8, 18)} {rng.randint(1, 28)} * {rng.randint(1, 5)}",
-            f"{rng.choice([0, 30])} {rng.randint(0, 23)} * * {rng.choice(['7', '5-7', '6,7'])}",
-        ]
+        # Schedules: the present edge cases first, then random ones that no absent edge case affects.
+        absent = frozenset(self.variants) - edge_cases
+        misses = [absent, *(frozenset({e}) for e in sorted(absent))]
+
+        def neutral(expr: str) -> bool:
+            """No solver missing absent edge cases computes other runs for `expr`."""
+            runs = next_runs(expr, reference, count)
+            return all(next_runs(expr, reference, count, missed) == runs for missed in misses)
+
+        makers = {
+            "includes_reference": lambda: f"{ref.minute} {ref.hour} * * *",
+            "dom_dow_and": lambda: f"0 {rng.randint(8, 18)} {rng.randint(1, 28)} * {rng.randint(1, 5)}",
+            "sunday_zero_only": lambda: (
+                f"{rng.choice([0, 30])} {rng.randint(0, 23)} * * {rng.choice(['7', '5-7', '6,7'])}"
+            ),
+        }
+        scheds: list[str] = []
+        for edge, make in makers.items():
+            if edge in edge_cases:
+                expr = make()
+                while not neutral(expr) or expr in scheds:  # e.g. it runs at the reference minute
+                    expr = make()
+                scheds.append(expr)
         extra = [
             "*/15 * * * *",
             f"{rng.randint(0, 59)} {rng.randint(0, 23)} * * 1-5",
@@ -311,7 +341,8 @@ class CronSchedulingFamily(TaskFamily[CronSchedulingKnobs]):
             ]
         if knobs.depth >= 3:
             extra += ["0 0 29 2 *", "0 6 31 * *", f"7 {rng.randint(0, 3)} 28-31 feb,apr sun", "59 23 31 12 *"]
-        scheds += rng.sample(extra, min(knobs.schedules - 3, len(extra)))
+        extra = [e for e in extra if neutral(e) and e not in scheds]
+        scheds += rng.sample(extra, min(knobs.schedules - len(scheds), len(extra)))
         rng.shuffle(scheds)
         nexts = {e: next_runs(e, reference, count) for e in scheds}
         expected = {"kept": kept, "requests": requests, "next_runs": nexts}
@@ -345,9 +376,8 @@ names are case-insensitive). If both day-of-month and day-of-week are restricted
             instruction=instruction,
             environment=env,
             tests={"test.sh": STANDARD_TEST_SH, "test_outputs.py": test_script(expected, TEST_BODY)},
-            solutions=all_solutions(
+            solver=python_program(
                 "import json\n" + SOLVER,
-                self.variants,
                 data={"requests": requests, "reference": reference, "count": count},
             ),
         )

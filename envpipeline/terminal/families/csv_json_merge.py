@@ -1,8 +1,13 @@
 """csv-json-merge: merge customer records from a CSV export and a JSON export by key.
 
-The two sources overlap partly, disagree on some fields (the newer record wins), leave fields
-empty or absent, and spell the key differently (leading zeros, whitespace, strings vs numbers).
-Depth knobs add timestamp notations and key noise; breadth knobs add records and extra fields.
+The two sources overlap partly, leave fields absent or ``null`` and spell the key with whitespace
+or as a string. Its edge cases, each present with the knob-set probability: a field on which a
+newer JSON record disagrees with the CSV (``csv_always_wins``; without it the sources disagree only
+where the CSV record is at least as new), empty or whitespace-only values (``empty_string_overrides``;
+without them a missing value is always an absent key or ``null``) and zero-padded keys among ids of
+several lengths (``string_keys``; without them every id has four digits and none is padded, so
+string keys sort like numbers). Depth knobs add timestamp notations and key noise; breadth knobs add
+records and extra fields.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import random
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
-from envpipeline.terminal.families._script_kit import edited_solutions, fail_fast_script
+from envpipeline.terminal.families._script_kit import edited_program, fail_fast_script
 from envpipeline.terminal.families.base import (
     STANDARD_DOCKERFILE,
     STANDARD_TEST_SH,
@@ -162,6 +167,11 @@ class CsvJsonMergeFamily(TaskFamily[CsvJsonMergeKnobs]):
         "hard": {"n_records": 120, "n_extra_fields": 4, "date_formats": 3, "key_noise": 3},
     }
     variants = ("csv_always_wins", "empty_string_overrides", "string_keys")
+    edge_case_axes = {
+        "csv_always_wins": "depth",
+        "empty_string_overrides": "breadth",
+        "string_keys": "depth",
+    }
 
     def _stamp(self, rng: Any, moment: datetime, formats: int, source: str) -> Any:
         form = rng.randint(1, formats)
@@ -173,9 +183,10 @@ class CsvJsonMergeFamily(TaskFamily[CsvJsonMergeKnobs]):
             return moment.astimezone(timezone(timedelta(hours=2))).isoformat()
         return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    def _key(self, rng: Any, ident: int, noise: int, source: str, force: bool) -> Any:
+    def _key(self, rng: Any, ident: int, noise: int, source: str, force: bool, padded: bool = False) -> Any:
+        """An id as one source spells it (`padded`: the CSV may zero-pad it; `force`: it does)."""
         if source == "csv":
-            text = f"{ident:06d}" if force or rng.random() < 0.3 else str(ident)
+            text = f"{ident:06d}" if force or (rng.random() < 0.3 and padded) else str(ident)
             return f" {text} " if noise >= 2 and rng.random() < 0.3 else text
         if noise >= 3 and rng.random() < 0.4:
             return rng.choice([str(ident), f" {ident}"])
@@ -184,12 +195,14 @@ class CsvJsonMergeFamily(TaskFamily[CsvJsonMergeKnobs]):
     def build(
         self, rng: random.Random, knobs: CsvJsonMergeKnobs, seed: int, edge_cases: frozenset[str]
     ) -> TaskParts:
-        del edge_cases  # not yet honoured: every edge case is planted
+        conflicts = "csv_always_wins" in edge_cases  # a newer JSON value differs from the CSV one
+        empties = "empty_string_overrides" in edge_cases
+        padded = "string_keys" in edge_cases
         extras = rng.sample(sorted(EXTRAS), min(knobs.n_extra_fields, len(EXTRAS)))
         extra_home = {name: rng.choice(["csv", "json", "both"]) for name in extras}
         csv_fields = ["name", "email", "city", *[e for e in extras if extra_home[e] != "json"]]
         json_fields = ["name", "email", "phone", *[e for e in extras if extra_home[e] != "csv"]]
-        ids = rng.sample(range(1, 5000), knobs.n_records)
+        ids = rng.sample(range(1, 5000) if padded else range(1000, 10000), knobs.n_records)
         base = datetime(2023, 1, 1, tzinfo=UTC)
         csv_rows, json_items, expected = [], [], []
         for n, ident in enumerate(ids):
@@ -204,9 +217,9 @@ class CsvJsonMergeFamily(TaskFamily[CsvJsonMergeKnobs]):
             where = "both" if n < 2 else rng.choice(["both"] * 6 + ["csv", "json"])
             t_csv = base + timedelta(seconds=rng.randint(0, 40_000_000))
             t_json = t_csv + timedelta(seconds=rng.choice([-1, 1]) * rng.randint(60, 9_000_000))
-            if n == 0:
+            if n == 0 and conflicts:
                 t_json = t_csv + timedelta(days=3)
-            elif n == 1:
+            elif n == 1 and empties:
                 t_json = t_csv - timedelta(days=3)
             elif rng.random() < 0.1:
                 t_json = t_csv
@@ -216,18 +229,20 @@ class CsvJsonMergeFamily(TaskFamily[CsvJsonMergeKnobs]):
                 set(csv_fields) & set(json_fields)
             ):  # sorted: a set's order varies by process
                 roll = rng.random()
-                if n == 1 and field == "email":
+                if n == 1 and field == "email" and empties:
                     crow[field] = ""
-                elif roll < 0.2 or (n == 0 and field == "name"):
+                elif (roll < 0.2 and (conflicts or t_json <= t_csv)) or (
+                    n == 0 and field == "name" and conflicts
+                ):
                     jrow[field] = (
                         truth[field].replace("@", ".new@") if field == "email" else f"{truth[field]} Jr"
                     )
-                elif roll < 0.3:
+                elif roll < 0.3 and empties:
                     crow[field] = ""
-                elif roll < 0.4:
-                    jrow[field] = None if rng.random() < 0.5 else ""
+                elif 0.3 <= roll < 0.4:
+                    jrow[field] = None if rng.random() < 0.5 or not empties else ""
             for field in csv_fields:
-                if field not in json_fields and rng.random() < 0.15:
+                if field not in json_fields and rng.random() < 0.15 and empties:
                     crow[field] = rng.choice(["", "  "])
             for field in json_fields:
                 if field not in csv_fields and rng.random() < 0.15:
@@ -248,7 +263,7 @@ class CsvJsonMergeFamily(TaskFamily[CsvJsonMergeKnobs]):
             if where != "json":
                 csv_rows.append(
                     {
-                        "id": self._key(rng, ident, knobs.key_noise, "csv", n == 0),
+                        "id": self._key(rng, ident, knobs.key_noise, "csv", n == 0 and padded, padded),
                         **crow,
                         "updated_at": self._stamp(rng, t_csv, knobs.date_formats, "csv"),
                     }
@@ -268,7 +283,6 @@ class CsvJsonMergeFamily(TaskFamily[CsvJsonMergeKnobs]):
         writer = csv.DictWriter(buffer, fieldnames=["id", *csv_fields, "updated_at"], lineterminator="\n")
         writer.writeheader()
         writer.writerows(csv_rows)
-        solutions = edited_solutions(SOLVER, EDITS, self.variants)
         return TaskParts(
             instruction=self._instruction(knobs),
             environment={
@@ -280,7 +294,7 @@ class CsvJsonMergeFamily(TaskFamily[CsvJsonMergeKnobs]):
                 "test.sh": STANDARD_TEST_SH,
                 "test_outputs.py": fail_fast_script(expected, TEST_BODY),
             },
-            solutions=solutions,
+            solver=edited_program(SOLVER, EDITS, self.variants),
         )
 
     def _instruction(self, knobs: CsvJsonMergeKnobs) -> str:

@@ -2,9 +2,9 @@
 
 The bundle comes from the spec's reference (``environment.bundle_path``, relative paths under
 `bundle_root`); the session is opened as verification opens it (base images resolved, the
-bundle's limits capped at the operator's ceiling, `select_sandbox`: the local backend by default)
-on the first call. The one tool is ``exec`` (a bash command in ``/app``; the observation is
-``exit=<code>`` then stdout and stderr). The reward runs the bundle's verifier exactly as
+bundle's limits capped at the operator's ceiling unless `limits` are given, `select_sandbox`: the
+local backend by default) on the first call. The one tool is ``exec`` (a bash command in ``/app``,
+run for at most `max_command_sec`; the observation is ``exit=<code>`` then stdout and stderr). The reward runs the bundle's verifier exactly as
 verification does (`envpipeline.terminal.trial.verify_after_agent`: processes killed, ``/tests``
 uploaded fresh and read-only, ``test.sh`` run, the reward file parsed, tampering scored 0); it is
 computed once, after which the episode is over. ``binary`` is 1.0 only for a reward of 1;
@@ -21,7 +21,7 @@ from typing import Any
 from envpipeline.errors import ConfigError
 from envpipeline.models.bundle import Bundle
 from envpipeline.models.env_spec import EnvSpec
-from envpipeline.sandbox.base import Sandbox, SandboxSession
+from envpipeline.sandbox.base import Limits, Sandbox, SandboxSession
 from envpipeline.services.base import BAD_REQUEST, CONFLICT
 from envpipeline.terminal.trial import TrialResult
 from envpipeline.trainers.episode import Episode, error_text, register_episode
@@ -71,6 +71,7 @@ class TerminalEpisode(Episode):
         spec: EnvSpec,
         sandbox: Sandbox | None = None,
         bundle_root: Path | str | None = None,
+        limits: Limits | None = None,
         **_options: Any,
     ) -> None:
         from envpipeline.sandbox.detect import select_sandbox
@@ -78,6 +79,9 @@ class TerminalEpisode(Episode):
         super().__init__(spec)
         self.sandbox = sandbox or select_sandbox()
         self.bundle = load_bundle(spec, self.sandbox, bundle_root)
+        self.limits = limits
+        #: longest one command may run (a policy with a wall-clock limit lowers it as time runs out)
+        self.max_command_sec = MAX_COMMAND_SEC
         self.session: SandboxSession | None = None
         self.result: TrialResult | None = None
         self._before: list[str] = []
@@ -90,7 +94,7 @@ class TerminalEpisode(Episode):
         from envpipeline.terminal.trial import planted_files
 
         if self.session is None:
-            limits, _capped = clamp_limits(self.bundle.config)
+            limits = self.limits or clamp_limits(self.bundle.config)[0]
             self.session = self.sandbox.open(self.bundle, limits)
             self._before = planted_files(self.session)
             self._since = session_clock(self.session)
@@ -105,7 +109,7 @@ class TerminalEpisode(Episode):
             return error_text(BAD_REQUEST, "exec needs 'command' as a non-empty string")
         if self.result is not None:
             return error_text(CONFLICT, "the episode is over: its tests have run")
-        timeout = min(MAX_COMMAND_SEC, self.bundle.config.agent.timeout_sec)
+        timeout = min(self.max_command_sec, self.bundle.config.agent.timeout_sec)
         result = self._open().exec(command, timeout_sec=timeout)
         suffix = "\n(timed out)" if result.timed_out else ""
         return f"exit={result.exit_code}\n{result.stdout}{result.stderr}"[:OUTPUT_CHARS] + suffix

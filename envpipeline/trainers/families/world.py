@@ -11,7 +11,8 @@ Tools (safe names, `envpipeline.export.tool_names`):
   redirects not followed); the observation is ``"<status> <location> <page text>"``, as the
   scripted agents record it;
 - ``cli__exec`` (``cli.exec``): one bash command in the home folder (a `WorldShell` in the
-  sandbox; a direct subprocess only where no sandbox exists, `agent_session.open_shell`);
+  given sandbox, else the local one; a direct subprocess only where no sandbox exists,
+  `agent_session.open_shell`);
 - ``mcp__<tool>`` (``mcp.<tool>``): the world's MCP tools with their own schemas (chat, DMs, mail).
 
 Every call is recorded under the interface name the criteria know (``web.POST /mail/send``,
@@ -39,6 +40,7 @@ from envpipeline.export.tool_names import safe_tool_name
 from envpipeline.models.env_spec import EnvSpec
 from envpipeline.models.world import Operation
 from envpipeline.models.world_task import WorldCriterion
+from envpipeline.sandbox.base import Sandbox
 from envpipeline.services.base import BAD_REQUEST
 from envpipeline.trainers.episode import Episode, error_text, register_episode
 from envpipeline.worlds.agent_session import Shell, Trajectory, open_shell, page_text
@@ -147,7 +149,13 @@ def run_async(function: Callable[..., Awaitable[T]], *args: Any) -> T:
 class WorldEpisode(Episode):
     """A world task's web, CLI and MCP interfaces over a live copy of its W0."""
 
-    def __init__(self, spec: EnvSpec, worlds_root: Path | str | None = None, **_options: Any) -> None:
+    def __init__(
+        self,
+        spec: EnvSpec,
+        worlds_root: Path | str | None = None,
+        sandbox: Sandbox | None = None,
+        **_options: Any,
+    ) -> None:
         from starlette.testclient import TestClient
 
         from envpipeline.worlds.interfaces.mcp_server import create_mcp_server
@@ -163,6 +171,7 @@ class WorldEpisode(Episode):
         self.trajectory = Trajectory()
         self.web = TestClient(create_web_app(self.day_dir), follow_redirects=False)
         self.mcp = create_mcp_server(self.day_dir)
+        self.sandbox = sandbox
         self._shell: Shell | None = None
         mcp_tools = run_async(self.mcp.list_tools)
         self._mcp_names = {safe_tool_name(f"mcp.{t.name}"): t.name for t in mcp_tools}
@@ -205,7 +214,7 @@ class WorldEpisode(Episode):
         if not isinstance(command, str) or not command.strip():
             return error_text(BAD_REQUEST, "cli.exec needs 'command' as a non-empty string")
         if self._shell is None:
-            self._shell = open_shell(self.day_dir)
+            self._shell = open_shell(self.day_dir, self.sandbox)
         try:
             result = self._shell.run(command)
             text = f"exit={result.exit_code}\n{result.stdout}{result.stderr}"

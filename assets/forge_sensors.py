@@ -1,0 +1,49 @@
+"""Re-selection after re-estimation: new pass rates always lead to one `selector_job` run.
+
+`forge_refresh_schedule` re-estimates every seed's pass rate with the current policy (one
+`pass_rate_job` run per seed); this sensor then requests one `selector_job` run once no pass-rate
+run is pending and the newest `seed_pass_rates` materialization is newer than the newest
+`selector_decisions` one, so the frontier moves with the policy without relying on an automation
+sensor being switched on.
+"""
+
+from dagster import (
+    AssetKey,
+    DagsterRunStatus,
+    DefaultSensorStatus,
+    RunRequest,
+    RunsFilter,
+    SensorEvaluationContext,
+    SkipReason,
+    sensor,
+)
+
+from assets.forge import pass_rate_job, selector_job
+
+PENDING = [
+    DagsterRunStatus.QUEUED,
+    DagsterRunStatus.NOT_STARTED,
+    DagsterRunStatus.STARTING,
+    DagsterRunStatus.STARTED,
+]
+
+
+def _newest(context: SensorEvaluationContext, asset: str) -> int | None:
+    """Storage id of the newest materialization of `asset` (any partition), None if never."""
+    records = context.instance.fetch_materializations(AssetKey(asset), limit=1).records
+    return records[0].storage_id if records else None
+
+
+@sensor(job=selector_job, minimum_interval_seconds=60, default_status=DefaultSensorStatus.RUNNING)
+def forge_reselect_sensor(context: SensorEvaluationContext) -> RunRequest | SkipReason:
+    """One re-selection after every batch of pass-rate runs (see the module docstring)."""
+    rates = _newest(context, "seed_pass_rates")
+    if rates is None:
+        return SkipReason("no pass rate estimated yet")
+    pending = context.instance.get_runs_count(RunsFilter(job_name=pass_rate_job.name, statuses=PENDING))
+    if pending:
+        return SkipReason(f"waiting for {pending} pass-rate run(s)")
+    selected = _newest(context, "selector_decisions")
+    if selected is not None and selected > rates:
+        return SkipReason("the selection is newer than every pass rate")
+    return RunRequest(run_key=f"reselect:{rates}")
