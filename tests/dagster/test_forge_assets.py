@@ -1,6 +1,7 @@
 """Envs-FORGE in Dagster: pass rates per seed, one MILP over seeds, synthesis and gold verification."""
 
 import json
+from typing import Any
 
 from dagster import DagsterInstance, materialize
 
@@ -17,6 +18,11 @@ from resources.sandbox import SandboxResource
 from resources.store import LakeResource
 
 KEYS = ["fam-text-parsing-easy-0", "fam-json-transform-medium-0"]
+
+
+def json_value(entry: Any) -> Any:
+    """The data of a JSON metadata entry."""
+    return entry.value
 
 
 def test_forge_assets_select_synthesize_and_verify(tmp_path, local_sandbox):
@@ -51,13 +57,13 @@ def test_forge_assets_select_synthesize_and_verify(tmp_path, local_sandbox):
             assert check.passed and check.metadata["hack_pass_rate"].value == 0.0
             meta = forged.asset_materializations_for_node("verified_bundles")[0].metadata
             assert meta["accepted_hack_pass_rate"].value == 0.0
-            [shown] = meta["pass_rates"].value
+            [shown] = json_value(meta["pass_rates"])
             assert shown["measured_pass_rate"] is not None and shown["projected_pass_rate"] is not None
         # the next selection calibrates on the measured rows
         first = lake.read("selector_decisions", "all")
         reselected = materialize([selector_decisions], instance=instance, resources=resources)
-        fits = (
-            reselected.asset_materializations_for_node("selector_decisions")[0].metadata["calibration"].value
+        fits = json_value(
+            reselected.asset_materializations_for_node("selector_decisions")[0].metadata["calibration"]
         )
         assert sum(f["observations"] for k, f in fits.items() if "@" not in k) == 2
     rates = {r["seed_id"]: r for r in lake.read("seed_pass_rates")}
