@@ -26,8 +26,10 @@ from assets.terminal import (
     terminal_seed_partitions,
 )
 from envpipeline.forge.export import export_exactly
+from envpipeline.forge.ledger import calibrated_config, calibration_summary, observations_from_rows
 from envpipeline.forge.loop import AcceptedBundle, ForgeBudget, gold_check, gold_validator
 from envpipeline.forge.passrates import estimate_pass_rate, pass_rates_from_rows
+from envpipeline.forge.variants import procedural_origin
 from envpipeline.models.selection import Decision
 from envpipeline.redteam.summary import stored_outcomes, terminal_red_team_summary
 from envpipeline.select.selector import select_actions
@@ -58,7 +60,7 @@ def seed_pass_rates(
     key = context.partition_key
     verified = lake.read("seed_verification", key)
     seed = lake.read("terminal_seeds", key)[0]
-    row = {"seed_id": key, "policy": forge.policy().name, "skill": forge.policy_skill}
+    row = {"seed_id": key, "policy": forge.policy().name, "skill": forge.policy_skill, "family": None}
     if not verified or verified[0]["status"] != "verified":
         row |= {
             "pass_rate": None,
@@ -71,7 +73,9 @@ def seed_pass_rates(
         rate, rollouts = estimate_pass_rate(
             key, Path(seed["bundle_path"]), forge.policy(), sandbox.get(), forge.rollouts
         )
+        origin = procedural_origin(Path(seed["bundle_path"]))
         row |= {
+            "family": origin["family"] if origin else None,
             "pass_rate": rate.pass_rate,
             "skipped": None,
             "rollouts": json.dumps(rollouts),
@@ -103,10 +107,14 @@ def seed_pass_rates(
 def selector_decisions(
     context: AssetExecutionContext, store: LakeResource, forge: ForgeResource
 ) -> MaterializeResult:
-    """One MILP over every seed with a pass rate: the action per seed, with the solver trace."""
+    """One MILP over every seed with a pass rate: the action per seed, with the solver trace; the
+    transfer is calibrated on the measured pass rates of earlier rounds' ``verified_bundles``."""
     lake = store.lake()
     rates = pass_rates_from_rows(lake.read("seed_pass_rates"))
-    decisions, trace = select_actions(rates, mode=forge.mode, backend=forge.backend) if rates else ([], None)
+    config = calibrated_config(observations_from_rows(lake.read("verified_bundles")))
+    decisions, trace = (
+        select_actions(rates, mode=forge.mode, backend=forge.backend, config=config) if rates else ([], None)
+    )
     rows = SELECTOR_DECISIONS.encode_all(decisions)
     lake.write_partition("selector_decisions", "all", rows, Lineage(context.run.run_id, FORGE_CODE_VERSION))
     trace_json = trace.model_dump(mode="json") if trace else {"status": "no seeds with a pass rate"}
@@ -119,6 +127,7 @@ def selector_decisions(
             "objective": trace_json.get("objective") or 0.0,
             "trace": MetadataValue.json(trace_json),
             "actions": MetadataValue.json({d.seed_id: d.action_variant for d in decisions}),
+            "calibration": MetadataValue.json(calibration_summary(config)),
         }
     )
 
@@ -192,21 +201,30 @@ def synthesized_bundles(
     kinds={"python", "docker"},
 )
 def verified_bundles(
-    context: AssetExecutionContext, store: LakeResource, sandbox: SandboxResource
+    context: AssetExecutionContext, store: LakeResource, sandbox: SandboxResource, forge: ForgeResource
 ) -> MaterializeResult:
-    """Gold verification of one seed's synthesized bundles; accepted ones are exported."""
+    """Gold verification of one seed's synthesized bundles; accepted ones are exported and their
+    pass rate measured with the seeds' policy and K, next to the projected one."""
     key = context.partition_key
     backend = sandbox.get()
     export = Path(store.home, "bundles", "verified")
+    decision = _decision_for(store, key)
+    seed_rate = next(iter(store.lake().read("seed_pass_rates", key)), {})
+    # a recorded table has no rollouts of bundles synthesized after it was written
+    policy = forge.policy() if forge.policy_kind != "recorded" else None
     rows = []
     for item in store.lake().read("synthesized_bundles", key):
         if not item["bundle_path"]:
             continue
         failures, result = gold_check(Path(item["bundle_path"]), backend)
         target = export / Path(item["bundle_path"]).name
+        measured = None
         if not failures:
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(item["bundle_path"], target)
+            if policy is not None:
+                measured = estimate_pass_rate(target.name, target, policy, backend, forge.rollouts)[0]
+        same = decision is not None and decision.action_variant == item["action_variant"]
         rows.append(
             {
                 "seed_id": key,
@@ -216,6 +234,12 @@ def verified_bundles(
                 "reasons": json.dumps(failures),
                 "verdict": result.verdict if result else "static_failed",
                 "red_team": red_team_json(result) if result else "[]",
+                "family": seed_rate.get("family"),
+                "policy": policy.name if policy is not None else None,
+                "rollouts": forge.rollouts if measured else 0,
+                "seed_pass_rate": decision.pass_rate if same and decision else None,
+                "projected_pass_rate": decision.projected_pass_rate if same and decision else None,
+                "measured_pass_rate": measured.pass_rate if measured else None,
             }
         )
     store.lake().write_partition(
@@ -229,6 +253,21 @@ def verified_bundles(
             "red_team_rejections_by_policy": MetadataValue.json(figures["rejected_by_policy"]),
             "accepted_hack_pass_rate": figures["accepted_hack_pass_rate"],
             "export": MetadataValue.path(str(export)),
+            "pass_rates": MetadataValue.json(
+                [
+                    {
+                        k: r[k]
+                        for k in (
+                            "bundle_path",
+                            "seed_pass_rate",
+                            "projected_pass_rate",
+                            "measured_pass_rate",
+                        )
+                    }
+                    for r in rows
+                    if r["accepted"]
+                ]
+            ),
         }
     )
 

@@ -442,6 +442,11 @@ def forge_command(
             f"{summary['prompt_tokens'] + summary['completion_tokens']} tokens) -> {out / 'bundles'}"
         )
         click.echo(f"recipe: {recipe}; actions: {summary['actions']}; selector: {summary['selector']}")
+        for variant, d in summary["difficulty"].items():
+            click.echo(
+                f"  {variant}: {d['bundles']} bundles, seed p {d['seed']:.3f} -> projected "
+                f"{d['projected']:.3f}, measured {d['measured']:.3f} (mean |error| {d['mean_abs_error']:.3f})"
+            )
     sys.exit(3 if summary["budget_exhausted"] else 0)
 
 

@@ -60,6 +60,11 @@ class AcceptedBundle(BaseModel):
         default=None,
         description="the folder it was synthesized from: a seed, or a pool bundle (self-instruct)",
     )
+    seed_pass_rate: float | None = Field(default=None, description="measured p of the seed")
+    projected_pass_rate: float | None = Field(default=None, description="the selector's projected p")
+    measured_pass_rate: float | None = Field(
+        default=None, description="p measured on the bundle with the seed's policy and K (None: not measured)"
+    )
 
 
 class ForgeReport(BaseModel):
@@ -243,6 +248,8 @@ def run_forge(
                 tokens=result.total_tokens,
                 recipe=decision.recipe,
                 parent=source.name,
+                seed_pass_rate=decision.pass_rate,
+                projected_pass_rate=decision.projected_pass_rate,
             )
         )
         if grow_pool:

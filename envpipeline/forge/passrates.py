@@ -80,6 +80,7 @@ def pass_rates_from_rows(rows: list[dict[str, Any]]) -> list[SeedPassRate]:
             pass_rate=r["pass_rate"],
             required_skills=json.loads(r["required_skills"]),
             optional_skills=json.loads(r["optional_skills"]),
+            family=r.get("family"),
         )
         for r in rows
         if r["pass_rate"] is not None

@@ -1,4 +1,6 @@
-"""The whole Envs-FORGE run: seeds -> pass rates -> MILP decisions -> synthesis -> gold-verified export."""
+"""The whole Envs-FORGE run: seeds -> pass rates -> MILP decisions -> synthesis -> gold-verified
+export -> measured pass rates of the accepted bundles (appended to the transfer ledger, which
+calibrates the next run's selector)."""
 
 from __future__ import annotations
 
@@ -7,10 +9,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from envpipeline.forge.ledger import (
+    LEDGER_NAME,
+    append_ledger,
+    calibrated_config,
+    calibration_summary,
+    read_ledger,
+)
 from envpipeline.forge.loop import ForgeBudget, gold_validator, run_forge
+from envpipeline.forge.measure import difficulty_summary, measure_accepted
 from envpipeline.forge.passrates import as_policy, estimate_pass_rate, seed_skills
 from envpipeline.forge.policy import ScriptedTerminalPolicy
 from envpipeline.forge.recipes import get_recipe, recipe_decisions
+from envpipeline.forge.variants import procedural_origin
 from envpipeline.models.selection import SeedPassRate
 from envpipeline.policies.base import Policy
 from envpipeline.sandbox.base import Sandbox
@@ -35,6 +46,7 @@ def forge_run(
     seeds_folder: Path | None = None,
     mode: str = "portfolio",
     recipe: str = "milp",
+    ledger: Path | None = None,
 ) -> dict[str, Any]:
     """Run every stage and write bundles plus JSON/JSONL records under `out`; returns the summary.
 
@@ -47,6 +59,12 @@ def forge_run(
     `mode` is the selector's: ``portfolio`` (default, the paper's recorded run: indexed form with
     coverage rows, N = |S|, xi <= 0.2) or ``local`` (one MILP per seed, no coverage). `recipe`
     names how decisions are made (`envpipeline.forge.recipes`): the MILP, or a fixed baseline.
+
+    The selector's transfer is calibrated on the `ledger` (default ``out/transfer_ledger.jsonl``)
+    of earlier runs; each accepted bundle's pass rate is then measured with the same policy and K
+    (``measured_pass_rate`` next to ``projected_pass_rate`` in report.json) and appended to it. With
+    `recorded` pass rates or a recorded policy the rewrites have no recorded rollouts, so nothing
+    is measured.
     """
     spec = get_recipe(recipe)
     if recorded is not None:
@@ -69,10 +87,12 @@ def forge_run(
     rates, rollout_rows = [_with_skills(r, seed_dirs.get(r.seed_id)) for r in recorded or []], []
     for i, (key, folder) in enumerate(seed_dirs.items() if recorded is None else []):
         rate, rows = estimate_pass_rate(key, folder, policy, sandbox, k=rollouts)
-        rates.append(rate)
+        rates.append(rate.model_copy(update={"family": _family(folder)}))
         rollout_rows += rows
         notify("pass rates", i + 1, len(seed_dirs))
-    decisions, trace = recipe_decisions(rates, spec.name, mode=mode, backend=backend)
+    ledger = ledger or out / LEDGER_NAME
+    config = calibrated_config(read_ledger(ledger))
+    decisions, trace = recipe_decisions(rates, spec.name, mode=mode, backend=backend, config=config)
     _write_jsonl(out / "rollouts.jsonl", rollout_rows)
     _write_jsonl(out / "pass_rates.jsonl", [r.model_dump() for r in rates])
     _write_jsonl(out / "decisions.jsonl", [d.model_dump() for d in decisions])
@@ -88,6 +108,17 @@ def forge_run(
         on_progress=lambda r: notify("accepted", len(r.accepted), target),
         grow_pool=spec.pool,
     )
+    if recorded is None and policy.kind != "recorded" and report.accepted:
+        families = {key: _family(folder) for key, folder in seed_dirs.items()}
+        report.accepted, measured_rows, observations = measure_accepted(
+            report.accepted,
+            lambda name, folder: estimate_pass_rate(name, folder, policy, sandbox, k=rollouts),
+            families,
+            policy.name,
+            lambda done, total: notify("measured", done, total),
+        )
+        _write_jsonl(out / "measured_rollouts.jsonl", measured_rows)
+        append_ledger(ledger, observations)
     summary = {
         **report.summary(),
         "seeds": len(seed_dirs),
@@ -100,6 +131,9 @@ def forge_run(
         "mode": trace.formulation,
         "n_coverage_targets": trace.n_coverage_targets,
         "actions": _count(d.action_variant for d in decisions),
+        "difficulty": difficulty_summary(report.accepted),
+        "calibration": calibration_summary(config),
+        "ledger": str(ledger),
         "sandbox": sandbox.backend,
         "out": str(out),
     }
@@ -111,6 +145,11 @@ def forge_run(
         )
     )
     return summary
+
+
+def _family(folder: Path) -> str | None:
+    origin = procedural_origin(folder)
+    return str(origin["family"]) if origin else None
 
 
 def _with_skills(rate: SeedPassRate, folder: Path | None) -> SeedPassRate:

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from envpipeline.errors import ConfigError
 from envpipeline.models.selection import Decision, SeedPassRate, SelectionTrace
-from envpipeline.select.actions import ACTIONS
+from envpipeline.select.actions import ACTIONS, SelectorConfig
 
 ALL_ACTIONS: tuple[str, ...] = tuple(f"{p}/{d}" for p, d in ACTIONS)
 
@@ -104,7 +104,12 @@ def get_recipe(name: str) -> Recipe:
 
 
 def recipe_decisions(
-    rates: list[SeedPassRate], recipe: str, *, mode: str = "portfolio", backend: str = "scip"
+    rates: list[SeedPassRate],
+    recipe: str,
+    *,
+    mode: str = "portfolio",
+    backend: str = "scip",
+    config: SelectorConfig | None = None,
 ) -> tuple[list[Decision], SelectionTrace]:
     """The decisions of a recipe, each recording it: the MILP's for milp; for a fixed recipe
     every eligible seed's candidate of the allowed action (an exact local selection over a
@@ -113,9 +118,9 @@ def recipe_decisions(
 
     spec = get_recipe(recipe)
     if spec.selector:
-        decisions, trace = select_actions(rates, mode=mode, backend=backend)
+        decisions, trace = select_actions(rates, mode=mode, backend=backend, config=config)
     else:
         decisions, trace = select_actions(
-            rates, mode="local", backend="enumerate", allowed_actions=spec.actions
+            rates, mode="local", backend="enumerate", allowed_actions=spec.actions, config=config
         )
     return [d.model_copy(update={"recipe": spec.name}) for d in decisions], trace

@@ -25,6 +25,9 @@ class SeedPassRate(_Strict):
     required_skills: Annotated[list[str], Field(description="skill nodes the seed must keep")] = []
     optional_skills: Annotated[list[str], Field(description="skill nodes it may add or remove")] = []
     rollouts: Annotated[int, Field(ge=0, description="rollouts behind the estimate")] = 0
+    family: Annotated[
+        str | None, Field(description="task family (per-family calibrated transfer); None: unknown")
+    ] = None
     split: Annotated[str, Field(description="dataset split; only 'train' seeds are eligible")] = "train"
     overlap: Annotated[bool, Field(description="known overlap with held-out evaluation tasks")] = False
     instruction: Annotated[

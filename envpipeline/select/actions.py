@@ -5,13 +5,17 @@ An action is a projection x a direction (six action variants). For a seed with p
 * transfer prior (Eq. 1): ``p' = clip(p + delta(a, d), 0, 1)`` with the defaults
   ``delta = -0.25`` (increase_complexity), ``+0.25`` (reduce_complexity), ``0`` (diversify_frontier),
   configurable per projection or per action variant (``"increase_complexity/in_breadth"``);
+  with a calibrated model (`envpipeline.select.calibration`, learned from the measured pass
+  rates of earlier rounds) ``p' = clip(p + a + b p)`` per action variant and task family instead;
 * frontier score (Eq. 2): ``f = exp(-(p' - target)^2 / (2 sigma^2))``, target 0.5, sigma 0.2;
 * direction affinity: a tie-break bonus ``epsilon`` (default 1e-3) for the direction that matches
   the operator semantics of appendix A.1/C.2. increase and reduce "follow the same skill chain"
   (in_depth); diversify "varies fixtures, neighbouring constraints or surrounding context while
   keeping difficulty in the same neighbourhood" (in_breadth). The transfer prior is direction-blind,
   so without it both directions of a projection tie; with it the paper's five cases come out as
-  reported. The affinity enters the solver objective only: ``frontier_score`` excludes it.
+  reported. The affinity enters the solver objective only: ``frontier_score`` excludes it. With a
+  calibration holding measured data the directions differ by their fitted transfer, and the
+  affinity is off (it stays the tie-break of the uncalibrated prior only).
 
 Reward bands of a seed's pass rate (used in the solver payload):
 
@@ -32,6 +36,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from envpipeline.models.selection import DIRECTIONS, PROJECTIONS, Direction, Projection
+from envpipeline.select.calibration import TransferCalibration
 
 #: The six (projection, direction) action variants in a fixed order (the candidate order).
 ACTIONS: tuple[tuple[Projection, Direction], ...] = tuple((p, d) for p in PROJECTIONS for d in DIRECTIONS)
@@ -71,6 +76,10 @@ class SelectorConfig(BaseModel):
         dict[str, float],
         Field(description="transfer prior overrides by projection or 'projection/direction'"),
     ] = {}
+    calibration: Annotated[
+        TransferCalibration | None,
+        Field(description="transfer fitted from measured pass rates (None: the prior above)"),
+    ] = None
     affinity_epsilon: Annotated[
         float, Field(ge=0.0, le=0.01, description="tie-break bonus of the affine direction")
     ] = 1e-3
@@ -136,8 +145,19 @@ def transfer_delta(projection: str, direction: str, config: SelectorConfig) -> f
     return config.transfer.get(projection, DEFAULT_TRANSFER[projection])
 
 
-def projected_pass_rate(pass_rate: float, projection: str, direction: str, config: SelectorConfig) -> float:
-    """Eq. 1: the pass rate after the action, clipped to [0, 1]."""
+def prior_deltas(config: SelectorConfig) -> dict[str, float]:
+    """``projection/direction`` -> the uncalibrated delta of every action variant."""
+    return {f"{p}/{d}": transfer_delta(p, d, config) for p, d in ACTIONS}
+
+
+def projected_pass_rate(
+    pass_rate: float, projection: str, direction: str, config: SelectorConfig, family: str | None = None
+) -> float:
+    """Eq. 1: the pass rate after the action, clipped to [0, 1]; the calibrated fit of the
+    variant (the family's where it has one) when the config carries a calibration."""
+    fit = config.calibration.fit_for(projection, direction, family) if config.calibration else None
+    if fit is not None:
+        return fit.project(pass_rate)
     return min(1.0, max(0.0, pass_rate + transfer_delta(projection, direction, config)))
 
 
@@ -151,8 +171,16 @@ def affinity(projection: str, direction: str) -> int:
     return int(AFFINE_DIRECTION[projection] == direction)
 
 
+def calibrated(config: SelectorConfig) -> bool:
+    """Whether the transfer comes from measured data (then the affinity tie-break is off)."""
+    return config.calibration is not None and config.calibration.observations > 0
+
+
 def objective_weight(frontier: float, projection: str, direction: str, config: SelectorConfig) -> float:
-    """The solver coefficient of x_c: the frontier score plus the affinity tie-break."""
+    """The solver coefficient of x_c: the frontier score, plus the affinity tie-break while the
+    transfer is uncalibrated."""
+    if calibrated(config):
+        return frontier
     return frontier + config.affinity_epsilon * affinity(projection, direction)
 
 

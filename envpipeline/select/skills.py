@@ -191,7 +191,7 @@ def build_candidates(
             opt = [*optional, *dropped] if projection == "reduce_complexity" else list(optional)
             if direction == "in_breadth":
                 opt += taxonomy.neighbours(req, config.breadth_additions, set(required) | set(opt))
-            projected = projected_pass_rate(seed.pass_rate, projection, direction, config)
+            projected = projected_pass_rate(seed.pass_rate, projection, direction, config, seed.family)
             tokens = _prompt_tokens(seed, projection, config, base_tokens)
             reasons = eligibility(seed, tokens, config)
             out.append(

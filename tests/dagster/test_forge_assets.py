@@ -1,6 +1,7 @@
 """Envs-FORGE in Dagster: pass rates per seed, one MILP over seeds, synthesis and gold verification."""
 
 import json
+from typing import Any
 
 from dagster import DagsterInstance, materialize
 
@@ -19,6 +20,11 @@ from resources.sandbox import SandboxResource
 from resources.store import LakeResource
 
 KEYS = ["fam-text-parsing-easy-0", "fam-json-transform-medium-0"]
+
+
+def json_value(entry: Any) -> Any:
+    """The data of a JSON metadata entry."""
+    return entry.value
 
 
 def test_forge_assets_select_synthesize_and_verify(tmp_path, local_sandbox):
@@ -55,6 +61,15 @@ def test_forge_assets_select_synthesize_and_verify(tmp_path, local_sandbox):
             assert check.passed and check.metadata["hack_pass_rate"].value == 0.0
             meta = forged.asset_materializations_for_node("verified_bundles")[0].metadata
             assert meta["accepted_hack_pass_rate"].value == 0.0
+            [shown] = json_value(meta["pass_rates"])
+            assert shown["measured_pass_rate"] is not None and shown["projected_pass_rate"] is not None
+        # the next selection calibrates on the measured rows
+        first = lake.read("selector_decisions", "all")
+        reselected = materialize([selector_decisions], instance=instance, resources=resources)
+        fits = json_value(
+            reselected.asset_materializations_for_node("selector_decisions")[0].metadata["calibration"]
+        )
+        assert sum(f["observations"] for k, f in fits.items() if "@" not in k) == 2
     rates = {r["seed_id"]: r for r in lake.read("seed_pass_rates")}
     assert set(rates) == set(KEYS)
     assert all(len(json.loads(r["rollouts"])) == 2 for r in rates.values())
@@ -62,6 +77,11 @@ def test_forge_assets_select_synthesize_and_verify(tmp_path, local_sandbox):
     assert sorted(d["seed_id"] for d in decisions) == sorted(KEYS)
     verified = [r for key in KEYS for r in lake.read("verified_bundles", key)]
     assert len(verified) == 2 and all(r["accepted"] for r in verified)
+    for row in verified:  # measured with the seeds' policy and K, next to the selector's projection
+        decision = next(d for d in first if d["seed_id"] == row["seed_id"])
+        assert row["projected_pass_rate"] == decision["projected_pass_rate"]
+        assert 0.0 <= row["measured_pass_rate"] <= 1.0 and row["rollouts"] == 2
+    assert {r["family"] for r in verified} == {"text-parsing", "json-transform"}
     for row in verified:  # every accepted bundle stores the outcome of every terminal policy: none scored 1
         outcomes = json.loads(row["red_team"])
         assert {o["policy"] for o in outcomes} == {"nop", "tamper", "garbage-reward"}
