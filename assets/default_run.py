@@ -139,6 +139,13 @@ def run_default_job(
         "forge": {
             "seeds_with_pass_rate": len(rates),
             "mean_pass_rate": sum(rates) / len(rates) if rates else None,
+            "pass_rate_range": [min(rates), max(rates)] if rates else None,
+            "pass_rates": {
+                key: r["pass_rate"]
+                for key in seed_keys
+                for r in lake.read("seed_pass_rates", key)
+                if r["pass_rate"] is not None
+            },
             "decisions": len(lake.read("selector_decisions", "all")),
             "accepted": sum(bool(r["accepted"]) for r in exported),
             "rejected": sum(not r["accepted"] for r in exported),

@@ -144,10 +144,13 @@ def _method_lines(summary: dict[str, Any]) -> list[str]:
     forge = summary.get("forge")
     if forge:
         rate = forge["mean_pass_rate"]
+        spread = forge.get("pass_rate_range")
+        span = f", range {spread[0]:.2f}-{spread[1]:.2f}" if spread else ""
         lines.append(
             f"envs-forge: {forge['seeds_with_pass_rate']} pass rates "
-            f"(mean {rate if rate is None else round(rate, 3)}), {forge['decisions']} MILP decisions, "
-            f"{forge['accepted']} synthesized bundles gold-verified ({forge['rejected']} rejected) -> {forge['export']}"
+            f"(mean {rate if rate is None else round(rate, 3)}{span}), {forge['decisions']} MILP decisions, "
+            f"{forge['accepted']} synthesized bundles gold-verified ({forge['rejected']} rejected), "
+            f"{forge.get('exported', 0)} exported -> {forge['export']}"
         )
     worlds = summary.get("worlds")
     if worlds:
