@@ -37,7 +37,6 @@ from envpipeline.sandbox.base import Limits
 from envpipeline.terminal.bundle import read_bundle
 from envpipeline.terminal.families.base import GeneratedTask
 from envpipeline.terminal.families.registry import get_family
-from envpipeline.terminal.shell_rewrite import top_level_statements
 from envpipeline.terminal.trial import run_trial
 from envpipeline.terminal.verify import bundle_fingerprint
 
@@ -60,6 +59,8 @@ def regenerate(bundle_dir: Path) -> GeneratedTask | None:
 def forget_statements(script: str, rng: random.Random, forget: float) -> tuple[str, int, int]:
     """`script` with each top-level statement replaced by ``:`` with probability `forget`:
     (script, statements forgotten, statements). A script that does not parse is kept whole."""
+    from envpipeline.terminal.shell_rewrite import top_level_statements  # needs the sandbox extra
+
     spans = top_level_statements(script)
     if not spans:
         return script, 0, 0

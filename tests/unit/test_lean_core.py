@@ -47,6 +47,12 @@ CORE_MODULES = (
     "envpipeline.export.tool_names",
     "envpipeline.export.unified",
     "envpipeline.export.harbor",
+    # the WildAWM gates and CompoWorld rollout groups build policies, which loads every kind
+    "envpipeline.policies.registry",
+    "envpipeline.policies.scripted",
+    "envpipeline.policies.solver",
+    "envpipeline.policies.recorded",
+    "envpipeline.policies.llm_agent",
 )
 #: files that run inside exported task containers (not importable on the host by design)
 NOT_HOST_MODULES = ("envpipeline.export.runtime",)
