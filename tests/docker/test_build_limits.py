@@ -52,7 +52,9 @@ def test_a_build_past_the_process_ceiling_fails(limited, tmp_path):
 
     if build_cgroup_parent(CEILING.pids, cgroup_driver()) is None:
         pytest.skip("no cgroupfs driver or writable pids hierarchy: builds are not pids-limited here")
-    flood = "for i in $(seq 300); do sleep 5 & done; wait"
+    # long sleeps: on a loaded machine 300 forks can take longer than a short sleep, and the flood
+    # would never hold more than the ceiling at once
+    flood = "for i in $(seq 300); do sleep 20 & done; wait"
     with pytest.raises(EnvironmentBuildError, match="docker build failed"):
         limited.ensure_image(bundle_with(tmp_path / "flood", flood))
 
