@@ -330,6 +330,16 @@ def synthesis_messages(seed_dir: Path, decision: Decision, *, sample_index: int,
 PREVIOUS_ARTIFACT_CHARS = 30_000
 
 
+def _repair_context(seed_dir: Path, sample_index: int, model: str, previous_artifact: str) -> list[str]:
+    """The sections every repair prompt ends with: the sample, the previous artifact, the seed files."""
+    return [
+        _sample_section(seed_dir, sample_index, model),
+        _block("Previous artifact JSON", _shorten(previous_artifact, PREVIOUS_ARTIFACT_CHARS)),
+        "## Seed files (shortened, for structural reference)\n"
+        + render_seed_files(shortened_seed_files(seed_dir)),
+    ]
+
+
 def repair_messages(
     seed_dir: Path,
     decision: Decision,
@@ -349,10 +359,7 @@ def repair_messages(
             _block("Repair index", str(repair_index)),
             _block("Failure summary", failure_summary),
             *action_sections(decision),
-            _sample_section(seed_dir, sample_index, model),
-            _block("Previous artifact JSON", _shorten(previous_artifact, PREVIOUS_ARTIFACT_CHARS)),
-            "## Seed files (shortened, for structural reference)\n"
-            + render_seed_files(shortened_seed_files(seed_dir)),
+            *_repair_context(seed_dir, sample_index, model, previous_artifact),
         ]
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -467,10 +474,7 @@ def baseline_repair_messages(
             *baseline_sections(seed_dir, decision, sample_index),
             _block("Repair index", str(repair_index)),
             _block("Failure summary", failure_summary),
-            _sample_section(seed_dir, sample_index, model),
-            _block("Previous artifact JSON", _shorten(previous_artifact, PREVIOUS_ARTIFACT_CHARS)),
-            "## Seed files (shortened, for structural reference)\n"
-            + render_seed_files(shortened_seed_files(seed_dir)),
+            *_repair_context(seed_dir, sample_index, model, previous_artifact),
         ]
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
