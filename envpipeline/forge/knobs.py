@@ -30,11 +30,7 @@ def knob_ranges(family: TaskFamily[Any]) -> dict[str, tuple[int, int, str]]:
 
 def difficulty_of(family: TaskFamily[Any], knobs: dict[str, Any]) -> float:
     """Mean normalized knob position in [0, 1] (0 = every knob at its minimum)."""
-    positions = []
-    for name, (low, high, _) in knob_ranges(family).items():
-        if high > low and name in knobs:
-            positions.append((float(knobs[name]) - low) / (high - low))
-    return sum(positions) / len(positions) if positions else 0.5
+    return family.knob_position(knobs)
 
 
 def move_knobs(
