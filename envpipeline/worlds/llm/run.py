@@ -27,19 +27,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from envpipeline.errors import ConfigError
 from envpipeline.llm.protocol import LLM
+from envpipeline.models.world import Persona
 from envpipeline.models.world_task import WorldTask
 from envpipeline.policies.base import Policy
 from envpipeline.worlds.build import build_world
 from envpipeline.worlds.gates import GateConfig
 from envpipeline.worlds.llm.judge import judge_world
 from envpipeline.worlds.llm.personas import propose_personas_llm
-from envpipeline.worlds.llm.skills import propose_skills
+from envpipeline.worlds.llm.skills import DeclarativeSkill, SkillDraft, propose_skills
 from envpipeline.worlds.llm.tasks import synthesize_task
 from envpipeline.worlds.personas import generate_persona, propose_personas
 from envpipeline.worlds.pipeline import gate_all, summarize, world_candidates, world_day_text
 from envpipeline.worlds.skills.base import Skill
 from envpipeline.worlds.skills.registry import all_skills
 from envpipeline.worlds.state import day_path
+from envpipeline.worlds.tasks import load_persona
 
 STAGES: tuple[str, ...] = ("personas", "skills", "tasks", "world_judge", "task_judge")
 DEFAULT_STAGES: tuple[str, ...] = ("personas", "skills", "tasks", "world_judge")
@@ -82,10 +84,16 @@ def parse_stages(text: str) -> tuple[str, ...]:
     return stages
 
 
+#: Where a run stores the LLM skills it admitted (the world builds of later steps load them).
+SKILLS_FILE = "llm-skills.json"
+
+
 def llm_skill_library(
-    llm: LLM, config: WorldsLLMConfig, seed: int
+    llm: LLM, config: WorldsLLMConfig, seed: int, root: Path | None = None
 ) -> tuple[dict[str, Skill], dict[str, Any]]:
-    """The built-in skills plus the LLM skills that passed `skill_gate` (on a procedural probe persona)."""
+    """The built-in skills plus the LLM skills that passed `skill_gate` (on a procedural probe persona).
+
+    With `root`, the admitted skills' drafts are written to ``<root>/llm-skills.json``."""
     library: dict[str, Skill] = dict(all_skills())
     if not config.uses("skills") or config.skills == 0:
         return library, {"proposed": 0, "admitted": []}
@@ -94,7 +102,57 @@ def llm_skill_library(
         llm, config.skills, probe, existing=library, max_repairs=config.max_repairs
     )
     library.update(admitted)
+    if root is not None:
+        drafts = [json.loads(s.draft.model_dump_json()) for _, s in sorted(admitted.items())]
+        (Path(root) / SKILLS_FILE).write_text(json.dumps(drafts, indent=2) + "\n", encoding="utf-8")
     return library, {"request": request.summary(), "proposals": records, "admitted": sorted(admitted)}
+
+
+def load_skill_library(root: Path | str) -> dict[str, Skill]:
+    """The built-in skills plus the admitted LLM skills a run stored under `root` (if any)."""
+    library: dict[str, Skill] = dict(all_skills())
+    path = Path(root) / SKILLS_FILE
+    if path.is_file():
+        for data in json.loads(path.read_text(encoding="utf-8")):
+            skill = DeclarativeSkill(SkillDraft.model_validate(data))
+            library[skill.name] = skill
+    return library
+
+
+def propose_run_personas(
+    llm: LLM | None, config: WorldsLLMConfig, n: int, seed: int, library: dict[str, Skill]
+) -> tuple[list[Persona], list[dict[str, Any]], dict[str, Any]]:
+    """LLM personas when the stage is on (and an LLM is given), else the procedural ones."""
+    if llm is None or not config.uses("personas"):
+        accepted, rejected = propose_personas(n, seed)
+        return accepted, rejected, {}
+    accepted, rejected, calls = propose_personas_llm(
+        llm,
+        n,
+        seed,
+        max_revisions=config.max_revisions,
+        max_repairs=config.max_repairs,
+        llm_judge=config.persona_llm_judge,
+        skills=library,
+    )
+    return accepted, rejected, {"accepted": len(accepted), "rejected": rejected, "requests": calls}
+
+
+def llm_world_candidates(
+    llm: LLM, world_dir: Path, days: list[int], per_day: int, max_repairs: int = 2
+) -> tuple[list[tuple[WorldTask, Path]], list[dict[str, Any]]]:
+    """LLM-synthesized tasks (that passed the pre-gate checks) on the chosen days of one world."""
+    persona = load_persona(day_path(world_dir, 0))
+    candidates, records = [], []
+    for day in days:
+        for index in range(per_day):
+            task, record = synthesize_task(
+                llm, day_path(world_dir, day), persona, index, max_repairs=max_repairs
+            )
+            records.append(record)
+            if task is not None:
+                candidates.append((task, day_path(world_dir, day)))
+    return candidates, records
 
 
 def build_and_gate_llm(
@@ -120,21 +178,9 @@ def build_and_gate_llm(
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    library, skill_report = llm_skill_library(llm, config, seed)
+    library, skill_report = llm_skill_library(llm, config, seed, root)
     report: dict[str, Any] = {"stages": list(config.stages), "skills": skill_report}
-    if config.uses("personas"):
-        personas, rejected, calls = propose_personas_llm(
-            llm,
-            n_personas,
-            seed,
-            max_revisions=config.max_revisions,
-            max_repairs=config.max_repairs,
-            llm_judge=config.persona_llm_judge,
-            skills=library,
-        )
-        report["personas"] = {"accepted": len(personas), "rejected": rejected, "requests": calls}
-    else:
-        personas, rejected = propose_personas(n_personas, seed)
+    personas, rejected, report["personas"] = propose_run_personas(llm, config, n_personas, seed, library)
     worlds, world_texts, candidates, task_records = [], [], [], []
     chosen = list(range(1, days + 1))
     for persona in personas:
@@ -162,14 +208,11 @@ def build_and_gate_llm(
         if not build.passed:
             continue
         if config.uses("tasks"):
-            for day in chosen:
-                for index in range(tasks_per_world_day):
-                    task, record = synthesize_task(
-                        llm, day_path(world_dir, day), persona, index, max_repairs=config.max_repairs
-                    )
-                    task_records.append(record)
-                    if task is not None:
-                        candidates.append((task, day_path(world_dir, day)))
+            found, records = llm_world_candidates(
+                llm, world_dir, chosen, tasks_per_world_day, config.max_repairs
+            )
+            candidates += found
+            task_records += records
         else:
             candidates += world_candidates(world_dir, chosen, tasks_per_world_day)
     built = time.monotonic()
