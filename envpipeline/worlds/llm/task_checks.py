@@ -4,8 +4,8 @@
   their sub-task's interface, read patterns with one group per captured variable, write templates
   that only use variables read earlier, criteria on real apps, tables and files, setup inserts that
   set every column, at least two interfaces);
-- `leaked_answers`: the instruction states none of the values the agent must find (the task's facts
-  and what each read step's pattern captures in W0);
+- `leaked_answers`: the instruction states none of the values the agent must find (what each read
+  step's pattern captures in W0);
 - `reference_problems`: V(W0, W0) = 0, and the reference agent (hinted, no mistakes) following the
   task's own solution through web, MCP and CLI gets V = 1.
 """
@@ -181,10 +181,11 @@ def captured_values(task: WorldTask, w0: Path) -> dict[str, str]:
 
 
 def leaked_answers(task: WorldTask, w0: Path) -> list[str]:
-    """The answers the instruction gives away: facts and captured values (>= 3 characters) it states."""
+    """The answers the instruction gives away: values (>= 3 characters) the solution's reads capture in
+    W0 that the instruction already states (facts that merely identify the request, like a topic, may
+    appear)."""
     instruction = task.instruction.lower()
-    answers = {f"fact {k}": str(v) for k, v in task.facts.items() if isinstance(v, (str, int, float))}
-    answers |= {f"read value {k}": v for k, v in captured_values(task, w0).items()}
+    answers = {f"read value {k}": v for k, v in captured_values(task, w0).items()}
     return [
         f"the instruction states the {name} {value!r}; the agent must find it, not be told"
         for name, value in sorted(answers.items())

@@ -1,8 +1,7 @@
 """LLM task synthesis on a world day: the paper's tau, V, R, h and sub-task document from one answer.
 
 The model answers with a `TaskDraft` (instruction, optional setup inserts, ordered sub-tasks each
-with its interface, hint, reference-solution steps, criteria and expectations, and the facts the
-agent must find). The draft is turned into a `WorldTask` by the same `TaskBuilder` the procedural
+with its interface, hint, reference-solution steps, criteria and expectations, and its facts). The draft is turned into a `WorldTask` by the same `TaskBuilder` the procedural
 templates use (so the guard criteria, checklist, sub-task document and content-hash id are the
 same), then checked (`task_checks`): executable as written, no leaked answer, V(W0, W0) = 0 and the
 reference agent passes. A failed check goes back to the model with its reasons (bounded repair).
@@ -96,7 +95,10 @@ class TaskDraft(_Draft):
     setup: list[SetupDraft] = []
     subtasks: Annotated[list[SubTaskDraft], Field(min_length=2, max_length=8)]
     facts: Annotated[
-        dict[str, Any], Field(description="the values the agent must find (never in the instruction)")
+        dict[str, Any],
+        Field(
+            description="what the task is about (recorded with it; values the agent reads must not be in the instruction)"
+        ),
     ] = {}
 
 
