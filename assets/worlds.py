@@ -85,7 +85,7 @@ def persona_worlds(
         persona,
         worlds.days,
         root,
-        llm=worlds.client(),
+        llm=worlds.reviewer_llm(),
         live_health=worlds.live_health,
         skills=load_skill_library(root),
     )
@@ -158,7 +158,7 @@ def gated_world_tasks(
     lake = store.lake()
     rows = sorted(lake.read("world_tasks"), key=lambda r: (r["persona_id"], r["day"], r["task_id"]))
     candidates = [(WORLD_TASKS.decode(r), Path(r["day_dir"])) for r in rows]
-    gated = gate_all(candidates, Path(worlds.root(store.home)) / ".gate-work", llm=worlds.client())
+    gated = gate_all(candidates, Path(worlds.root(store.home)) / ".gate-work", llm=worlds.task_judge_llm())
     accepted = [g.task for g in gated if g.status == "accepted"]
     world_rows = lake.read("persona_worlds")
     texts = [world_day_text(Path(r["day_dir"])) for r in world_rows if r["day"] > 0]

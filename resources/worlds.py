@@ -50,6 +50,20 @@ class WorldsResource(ConfigurableResource):
         stages = tuple(self.llm_stages) if self.generator_llm() is not None else ()
         return WorldsLLMConfig(stages=stages, skills=self.llm_skills, max_repairs=self.llm_max_repairs)
 
+    def reviewer_llm(self) -> LLM | None:
+        """The LLM of the procedural day reviewer: the configured one, unless the LLM world judge
+        (generator 'llm', stage world_judge) already reviews every day."""
+        llm = self.generator_llm()
+        return None if llm is not None and self.llm_config().uses("world_judge") else self.client()
+
+    def task_judge_llm(self) -> LLM | None:
+        """The LLM judge of the rollouts: the configured one, or with generator 'llm' only when the
+        task_judge stage is on."""
+        llm = self.generator_llm()
+        if llm is None:
+            return self.client()
+        return llm if self.llm_config().uses("task_judge") else None
+
     def root(self, home: str) -> str:
         """Where worlds are written: <home>/worlds."""
         return str(Path(home) / "worlds")
