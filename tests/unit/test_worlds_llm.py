@@ -353,3 +353,15 @@ def test_worlds_build_generator_llm_end_to_end(router: StageRouter, tmp_path: Pa
     assert gated["status"] == "accepted" and all(g["passed"] for g in gated["gates"])
     assert json.loads((out / "llm-skills.json").read_text())[0]["name"] == "pay_gym_fee"
     assert list((out / "llm-cache").rglob("*.json"))
+
+
+def test_worlds_build_refuses_llm_options_that_do_not_fit(tmp_path: Path) -> None:
+    out = ["--out", str(tmp_path / "w")]
+    no_model = CliRunner().invoke(main, ["worlds", "build", "--generator", "llm", *out])
+    assert no_model.exit_code != 0 and "--generator llm needs --model" in no_model.output
+    stray = CliRunner().invoke(main, ["worlds", "build", "--model", "openai/x", *out])
+    assert stray.exit_code != 0 and "only apply with --generator llm" in stray.output
+    stages = ["--generator", "llm", "--model", "openai/x", "--llm-stages", "personas,poems"]
+    bad = CliRunner().invoke(main, ["worlds", "build", *stages, *out])
+    assert bad.exit_code != 0 and "unknown LLM stages ['poems']" in bad.output
+    assert not (tmp_path / "w").exists()  # refused before any work
