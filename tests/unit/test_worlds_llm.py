@@ -274,6 +274,7 @@ def test_a_task_with_unknown_actions_or_unread_variables_is_refused(router: Stag
     def broken(body: dict) -> str:
         draft = task_draft(body)
         draft["subtasks"][0]["steps"][0]["action"] = "mcp.telepathy"
+        del draft["setup"][0]["values"]["sent_at"]
         return json.dumps(draft)
 
     router.queue("task", broken)
@@ -281,6 +282,7 @@ def test_a_task_with_unknown_actions_or_unread_variables_is_refused(router: Stag
     assert task is None
     assert any("unknown action" in e for e in record["errors"])
     assert any("uses ['date', 'time'] before any step reads them" in e for e in record["errors"])
+    assert any("setup 0: insert into dm/messages misses columns ['sent_at']" in e for e in record["errors"])
 
 
 def test_procedural_tasks_do_not_leak_their_answers(world, tmp_path: Path) -> None:

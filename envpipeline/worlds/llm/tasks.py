@@ -170,14 +170,14 @@ def synthesize_task(
     def check(draft: TaskDraft) -> list[str]:
         try:
             task = build_task(draft, persona, day, index)
-        except ConfigError as exc:
-            return [str(exc)]
+        except (ConfigError, ValidationError, ValueError, KeyError) as exc:
+            return [f"the task cannot be built: {exc}"]
         problems = draft_problems(task)
         if not problems:
             try:
                 problems = reference_problems(task, day_dir)
-            except (ConfigError, ValueError, KeyError) as exc:
-                problems = [f"the task cannot be prepared: {exc}"]
+            except Exception as exc:  # a draft whose setup or steps crash is refused, never the run
+                problems = [f"the reference run crashed: {type(exc).__name__}: {exc}"]
         if not problems:
             built["task"] = task
         return problems
