@@ -133,7 +133,9 @@ def test_the_llm_diversity_judge_can_reject_and_its_verdict_must_parse(router: S
     verdict = {"accepted": False, "repeats": {"arcs": ["gym-routine"]}, "feedback": "another gym arc"}
     router.queue("diversity_judge", json.dumps(verdict), "looks fine to me", "yes", "still prose")
     router.queue("persona", json.dumps(PERSONAS[0]), json.dumps(PERSONAS[0]), json.dumps(PERSONAS[0]))
-    personas, rejected, _ = propose_personas_llm(llm_of(router), 1, seed=0, max_revisions=1, max_candidates=1)
+    personas, rejected, _ = propose_personas_llm(
+        llm_of(router), 1, seed=0, max_revisions=1, max_candidates=1, skills=library()
+    )
     assert personas == []
     assert rejected[0]["by"] == "llm" and rejected[0]["feedback"] == "another gym arc"
     assert rejected[1]["by"] == "llm" and "gave no valid verdict" in rejected[1]["feedback"]
