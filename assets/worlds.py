@@ -20,7 +20,13 @@ from envpipeline.store.lake import Lineage
 from envpipeline.store.tables import GATED_WORLD_TASKS, PERSONAS, WORLD_DAYS, WORLD_TASKS
 from envpipeline.versions import Stage, code_version
 from envpipeline.worlds.build import build_world
-from envpipeline.worlds.personas import propose_personas
+from envpipeline.worlds.llm.judge import judge_world
+from envpipeline.worlds.llm.run import (
+    llm_skill_library,
+    llm_world_candidates,
+    load_skill_library,
+    propose_run_personas,
+)
 from envpipeline.worlds.pipeline import gate_all, summarize, world_candidates, world_day_text
 from envpipeline.worlds.state import day_path
 from resources.store import LakeResource
@@ -35,8 +41,13 @@ persona_partitions = DynamicPartitionsDefinition(name=PERSONA_PARTITIONS)
 def personas(
     context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource
 ) -> MaterializeResult:
-    """Procedural personas accepted by the diversity judge (up to two revisions each)."""
-    accepted, rejected = propose_personas(worlds.personas, worlds.seed)
+    """Personas accepted by the diversity judge (up to two revisions each); with generator 'llm', the
+    LLM's (and its event skills, gated and stored under the worlds root for the world builds)."""
+    llm, config = worlds.generator_llm(), worlds.llm_config()
+    root = Path(worlds.root(store.home))
+    root.mkdir(parents=True, exist_ok=True)
+    library = llm_skill_library(llm, config, worlds.seed, root)[0] if llm is not None else None
+    accepted, rejected, _ = propose_run_personas(llm, config, worlds.personas, worlds.seed, library or {})
     rows = PERSONAS.encode_all(accepted)
     store.lake().write_partition("personas", "all", rows, Lineage(context.run.run_id, WORLDS_CODE_VERSION))
     context.instance.add_dynamic_partitions(PERSONA_PARTITIONS, [p.persona_id for p in accepted])
@@ -68,9 +79,18 @@ def persona_worlds(
 ) -> MaterializeResult:
     """One persona's world, day by day, with every day's checks (lint, replay, declaration, live, review)."""
     persona = _persona(store, context.partition_key)
+    root = worlds.root(store.home)
+    llm, config = worlds.generator_llm(), worlds.llm_config()
     build = build_world(
-        persona, worlds.days, worlds.root(store.home), llm=worlds.client(), live_health=worlds.live_health
+        persona,
+        worlds.days,
+        root,
+        llm=worlds.reviewer_llm(),
+        live_health=worlds.live_health,
+        skills=load_skill_library(root),
     )
+    if llm is not None and config.uses("world_judge"):
+        build = judge_world(llm, persona, build, max_repairs=config.max_repairs)
     rows = [
         WORLD_DAYS.encode(d, persona_id=persona.persona_id, day_dir=str(day_path(Path(build.root), d.day)))
         for d in build.days
@@ -112,7 +132,13 @@ def world_tasks(
     """Cross-interface task candidates over one persona's world days."""
     world_dir = Path(worlds.root(store.home)) / context.partition_key
     days = list(range(1, worlds.days + 1))
-    candidates = world_candidates(world_dir, days, worlds.tasks_per_world_day)
+    llm, config = worlds.generator_llm(), worlds.llm_config()
+    if llm is not None and config.uses("tasks"):
+        candidates, _ = llm_world_candidates(
+            llm, world_dir, days, worlds.tasks_per_world_day, config.max_repairs
+        )
+    else:
+        candidates = world_candidates(world_dir, days, worlds.tasks_per_world_day)
     rows = [WORLD_TASKS.encode(t, day_dir=str(d)) for t, d in candidates]
     store.lake().write_partition(
         "world_tasks", context.partition_key, rows, Lineage(context.run.run_id, WORLDS_CODE_VERSION)
@@ -132,7 +158,7 @@ def gated_world_tasks(
     lake = store.lake()
     rows = sorted(lake.read("world_tasks"), key=lambda r: (r["persona_id"], r["day"], r["task_id"]))
     candidates = [(WORLD_TASKS.decode(r), Path(r["day_dir"])) for r in rows]
-    gated = gate_all(candidates, Path(worlds.root(store.home)) / ".gate-work", llm=worlds.client())
+    gated = gate_all(candidates, Path(worlds.root(store.home)) / ".gate-work", llm=worlds.task_judge_llm())
     accepted = [g.task for g in gated if g.status == "accepted"]
     world_rows = lake.read("persona_worlds")
     texts = [world_day_text(Path(r["day_dir"])) for r in world_rows if r["day"] > 0]
