@@ -5,13 +5,14 @@ from __future__ import annotations
 import functools
 import random
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.canonical import canonical_hash
 from envpipeline.compose.discovery import with_discovery_calls
+from envpipeline.compose.instructions import InstructionPlan, PlannedAction, PlannedVisit, draw_style, render
 from envpipeline.compose.limits import MAX_WALK_LENGTH
 from envpipeline.compose.walk import assign_actions, assign_hops, random_walk
 from envpipeline.errors import CompositionError
@@ -44,6 +45,14 @@ class ComposeConfig(Strict):
     walk_attempts: Annotated[
         int, Field(ge=1, description="walks tried per candidate before rejecting it")
     ] = 20
+    instruction_style: Annotated[
+        Literal["explicit", "hinted", "goal", "balanced"],
+        Field(
+            description="how instructions are written: explicit steps (easy), hinted, a goal-level "
+            "request naming no service or step (hard), or balanced (a seeded draw per task, "
+            "goal-level for about 45%)"
+        ),
+    ] = "balanced"
 
     @model_validator(mode="after")
     def _satisfiable(self) -> ComposeConfig:
@@ -172,7 +181,8 @@ def draft_task(seed: int, config: ComposeConfig) -> Draft:
         name: library[name](library[name].generate_state(state_rng(state_seed(seed, name))))
         for name in chosen
     }
-    draft = _plant_and_write(seed, walk, distractors, services, hops, actions, rng)
+    style = draw_style(config.instruction_style, seed)
+    draft = _plant_and_write(seed, walk, distractors, services, hops, actions, rng, style)
     return with_preservation(draft)
 
 
@@ -223,6 +233,7 @@ def _plant_and_write(
     hops: list[Hop],
     actions: list[tuple[int, Action, int]],
     rng: random.Random,
+    style: str = "explicit",
 ) -> Draft:
     types: list[ValueType] = [hops[0].consumes, *(h.produces for h in hops)]
     values = [vocab.sample_value(types[0], rng)]
@@ -239,21 +250,28 @@ def _plant_and_write(
     steps: list[ToolCallStep] = []
     criteria: list[Criterion] = []
     reveal_at: dict[int, Binding] = {}
-    lines = [f"Start from the {VALUE_NOUNS[types[0]]} '{values[0]}'."]
+    library = all_services()
+    visits: list[PlannedVisit] = []
     for i, (service_name, plan) in enumerate(zip(walk, hop_plans)):
         base = len(steps)
         steps += _steps_for(plan.calls, service_name, values[i], reveal_at.get(i), base)
         last = max(k for k, c in enumerate(plan.calls) if c.reveals)
         reveal_at[i + 1] = Binding(step=base + last, path=list(plan.calls[last].reveals or ()))
-        line = f"Step {i + 1}: {plan.phrase}."
+        visit = PlannedVisit(
+            service=service_name,
+            service_title=library[service_name].title,
+            hop=hops[i].name,
+            phrase=plan.phrase,
+            relation=hops[i].relation or hops[i].relation_of("{of}"),
+        )
         if i in action_plans:
             action, j, aplan = action_plans[i]
             base = len(steps)
             steps += _steps_for(aplan.calls, service_name, values[j], reveal_at.get(j), base)
             writer = [c.tool for c in aplan.calls if services[service_name].tools[c.tool].writes]
-            noun = VALUE_NOUNS[types[j]]
-            source = f"the starting {noun}:" if j == 0 else f"the {noun} from step {j}:"
-            line += f" Then, with {source} {aplan.phrase}."
+            visit = visit.model_copy(
+                update={"action": PlannedAction(name=action.name, phrase=aplan.phrase, value=j)}
+            )
             for crit in aplan.criteria:
                 criteria.append(
                     crit.model_copy(
@@ -264,11 +282,10 @@ def _plant_and_write(
                         }
                     )
                 )
-        lines.append(line)
+        visits.append(visit)
     final_noun = VALUE_NOUNS[types[-1]]
-    lines.append(
-        f"Finally, reply with the {final_noun} you found in step {len(walk)}, and name no other {final_noun}."
-    )
+    instruction_plan = InstructionPlan(start_value=values[0], value_types=list(types), visits=visits)
+    instruction = render(instruction_plan, style, vocab.seeded(f"phrasing:{seed}"))  # type: ignore[arg-type]
     criteria.append(
         Criterion(
             id=f"c{len(criteria) + 1}",
@@ -293,17 +310,20 @@ def _plant_and_write(
         "actions": [{"visit": i, "action": a.name, "value": j} for i, a, j in actions],
         "final_reveal": reveal_at[len(walk)].model_dump(),
         "difficulty": "hard" if len(steps) >= 14 else "medium" if len(steps) >= 10 else "easy",
+        "instruction_style": style,
+        "instruction_plan": instruction_plan.model_dump(),
+        "planted_values": list(values),
     }
     return Draft(
         seed=seed,
         walk=walk,
         distractors=distractors,
         services=services,
-        instruction="\n".join(lines),
+        instruction=instruction,
         steps=steps,
         criteria=criteria,
         values=values,
-        reference_output=f"Done. The {final_noun} from step {len(walk)} is {values[-1]}.",
+        reference_output=f"Done. The {final_noun} you asked for is {values[-1]}.",
         initial_state=initial_state,
         state_seeds={name: state_seed(seed, name) for name in distractors},
         metadata=metadata,

@@ -11,6 +11,7 @@ Value types are a small shared vocabulary, so any two services can be linked by 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -87,7 +88,15 @@ class Hop(Generic[StateT]):
     consumes: ValueType
     produces: ValueType
     plant: Callable[[StateT, random.Random, str], HopPlan]
+    #: the revealed value as a noun phrase over the known one, ``{of}`` marking where it goes
+    #: ("the passenger on flight booking {of}"): goal-level instructions describe values by it and
+    #: must name no service; empty: `relation_of` derives a generic one from the types
+    relation: str = ""
     kind: str = field(default="hop", init=False)
+
+    def relation_of(self, known: str) -> str:
+        """The revealed value described through the `known` one (a name or a nested description)."""
+        return (self.relation or _derived_relation(self)).format(of=known)
 
 
 @dataclass(frozen=True)
@@ -98,6 +107,22 @@ class Action(Generic[StateT]):
     consumes: ValueType
     plant: Callable[[StateT, random.Random, str], ActionPlan]
     kind: str = field(default="action", init=False)
+
+
+_FIELD_HOP = re.compile(r"^(?P<noun>[a-z]+)_(?P<key>[A-Za-z]+)_to_(?P<out>[A-Za-z]+)$")
+
+
+def _words(name: str) -> str:
+    """``reporterEmail`` -> ``reporter email``."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).replace("_", " ").lower()
+
+
+def _derived_relation(hop: Hop[Any]) -> str:
+    """A relation for a hop that declares none: from a ``<record>_<key>_to_<field>`` name, else the types."""
+    m = _FIELD_HOP.match(hop.name)
+    if m:
+        return f"the {_words(m['out'])} of the {_words(m['noun'])} whose {_words(m['key'])} is {{of}}"
+    return f"the {VALUE_NOUNS.get(hop.produces, 'value')} that {_words(hop.name)} gives for {{of}}"
 
 
 #: What a service offers the composer: its hops and actions over its state model.

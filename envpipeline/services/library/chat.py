@@ -366,10 +366,34 @@ class ChatService(Service[ChatState]):
     @classmethod
     def links(cls) -> list[Link[ChatState]]:
         return [
-            Hop("member_email", "person", "email", _plant_member_email),
-            Hop("member_city", "person", "city", _plant_member_city),
-            Hop("member_by_email", "email", "person", _plant_member_by_email),
-            Hop("channel_ticket", "title", "code", _plant_channel_ticket),
+            Hop(
+                "member_email",
+                "person",
+                "email",
+                _plant_member_email,
+                relation="the email address in the chat profile of {of}",
+            ),
+            Hop(
+                "member_city",
+                "person",
+                "city",
+                _plant_member_city,
+                relation="the work city in the chat profile of {of}",
+            ),
+            Hop(
+                "member_by_email",
+                "email",
+                "person",
+                _plant_member_by_email,
+                relation="the full name of the chat member whose email is {of}",
+            ),
+            Hop(
+                "channel_ticket",
+                "title",
+                "code",
+                _plant_channel_ticket,
+                relation="the ticket code linked to the chat channel whose topic is {of}",
+            ),
             Action("post_in_channel", "title", _plant_post),
             Action("direct_message_person", "person", _plant_dm),
             Action("add_member_by_email", "email", _plant_add_member),

@@ -341,10 +341,34 @@ class FlightsService(Service[FlightsState]):
     @classmethod
     def links(cls) -> list[Link[FlightsState]]:
         return [
-            Hop("booking_passenger", "code", "person", _plant_booking_passenger),
-            Hop("passenger_destination", "person", "city", _plant_passenger_destination),
-            Hop("flight_to_city_date", "city", "date", _plant_flight_date),
-            Hop("flight_on_date_number", "date", "code", _plant_flight_number),
+            Hop(
+                "booking_passenger",
+                "code",
+                "person",
+                _plant_booking_passenger,
+                relation="the passenger on flight booking {of}",
+            ),
+            Hop(
+                "passenger_destination",
+                "person",
+                "city",
+                _plant_passenger_destination,
+                relation="the destination city of the flight booked by {of}",
+            ),
+            Hop(
+                "flight_to_city_date",
+                "city",
+                "date",
+                _plant_flight_date,
+                relation="the departure date of the flight to {of}",
+            ),
+            Hop(
+                "flight_on_date_number",
+                "date",
+                "code",
+                _plant_flight_number,
+                relation="the number of the flight departing on {of}",
+            ),
             Action("cancel_booking", "code", _plant_cancel_booking),
             Action("book_person", "person", _plant_book_person),
             Action("change_seat_to_city", "city", _plant_change_seat),

@@ -388,10 +388,28 @@ class ShopService(Service[ShopState]):
     @classmethod
     def links(cls) -> list[Link[ShopState]]:
         return [
-            Hop("customer_name", "email", "person", _plant_customer_name),
-            Hop("customer_order", "person", "code", _plant_customer_order),
-            Hop("order_ship_city", "code", "city", _plant_order_city),
-            Hop("product_sku", "title", "code", _plant_product_sku),
+            Hop(
+                "customer_name",
+                "email",
+                "person",
+                _plant_customer_name,
+                relation="the full name of the shop customer with the email {of}",
+            ),
+            Hop(
+                "customer_order",
+                "person",
+                "code",
+                _plant_customer_order,
+                relation="the order number of the shop order placed by {of}",
+            ),
+            Hop(
+                "order_ship_city",
+                "code",
+                "city",
+                _plant_order_city,
+                relation="the shipping city of shop order {of}",
+            ),
+            Hop("product_sku", "title", "code", _plant_product_sku, relation="the SKU of the product {of}"),
             Action("cancel_order", "code", _plant_cancel_order),
             Action("update_customer_email", "email", _plant_update_email),
         ]

@@ -358,11 +358,41 @@ class TicketsService(Service[TicketsState]):
     @classmethod
     def links(cls) -> list[Link[TicketsState]]:
         return [
-            Hop("ticket_requester", "code", "email", _plant_code_email),
-            Hop("ticket_code_by_subject", "title", "code", _plant_title_code),
-            Hop("requester_ticket_subject", "email", "title", _plant_email_title),
-            Hop("ticket_assignee", "code", "person", _plant_code_assignee),
-            Hop("ticket_created_on", "date", "code", _plant_date_code),
+            Hop(
+                "ticket_requester",
+                "code",
+                "email",
+                _plant_code_email,
+                relation="the requester email address on support ticket {of}",
+            ),
+            Hop(
+                "ticket_code_by_subject",
+                "title",
+                "code",
+                _plant_title_code,
+                relation="the code of the support ticket with the subject {of}",
+            ),
+            Hop(
+                "requester_ticket_subject",
+                "email",
+                "title",
+                _plant_email_title,
+                relation="the subject of the support ticket filed by {of}",
+            ),
+            Hop(
+                "ticket_assignee",
+                "code",
+                "person",
+                _plant_code_assignee,
+                relation="the agent assigned to support ticket {of}",
+            ),
+            Hop(
+                "ticket_created_on",
+                "date",
+                "code",
+                _plant_date_code,
+                relation="the code of the support ticket created on {of}",
+            ),
             Action("escalate_ticket_by_code", "code", _plant_escalate),
             Action("assign_ticket_to_person", "person", _plant_assign),
             Action("open_ticket_for_requester", "email", _plant_open),

@@ -378,10 +378,34 @@ class WeatherService(Service[WeatherState]):
     @classmethod
     def links(cls) -> list[Link[WeatherState]]:
         return [
-            Hop("advisory_date_for_city", "city", "date", _plant_city_date),
-            Hop("advisory_city_for_code", "code", "city", _plant_code_city),
-            Hop("subscriber_city", "email", "city", _plant_email_city),
-            Hop("advisory_code_on_date", "date", "code", _plant_date_code),
+            Hop(
+                "advisory_date_for_city",
+                "city",
+                "date",
+                _plant_city_date,
+                relation="the date of the weather advisory for {of}",
+            ),
+            Hop(
+                "advisory_city_for_code",
+                "code",
+                "city",
+                _plant_code_city,
+                relation="the city covered by weather advisory {of}",
+            ),
+            Hop(
+                "subscriber_city",
+                "email",
+                "city",
+                _plant_email_city,
+                relation="the city watched by the weather alert subscription of {of}",
+            ),
+            Hop(
+                "advisory_code_on_date",
+                "date",
+                "code",
+                _plant_date_code,
+                relation="the code of the weather advisory issued for {of}",
+            ),
             Action("subscribe_email_alerts", "email", _plant_subscribe),
             Action("issue_city_advisory", "city", _plant_issue),
             Action("cancel_advisory_by_code", "code", _plant_cancel),
