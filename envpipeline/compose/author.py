@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import random
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -14,6 +13,7 @@ from envpipeline.canonical import canonical_hash
 from envpipeline.compose.discovery import with_discovery_calls
 from envpipeline.compose.instructions import InstructionPlan, PlannedAction, PlannedVisit, draw_style, render
 from envpipeline.compose.limits import MAX_WALK_LENGTH
+from envpipeline.compose.variants import link_weights, links_of
 from envpipeline.compose.walk import assign_actions, assign_hops, random_walk
 from envpipeline.errors import CompositionError
 from envpipeline.models.base import Strict
@@ -118,17 +118,10 @@ class Draft:
         return canonical_hash(payload)
 
 
-@functools.lru_cache(maxsize=1024)
-def _links_of(service_cls: type[Service]) -> tuple[tuple[Hop, ...], tuple[Action, ...]]:
-    """A service's hops and actions (static per service class)."""
-    links = service_cls.links()
-    return tuple(x for x in links if isinstance(x, Hop)), tuple(x for x in links if isinstance(x, Action))
-
-
 def _links(names: list[str]) -> tuple[dict[str, list[Hop]], dict[str, list[Action]]]:
     library = all_services()
-    hops = {n: list(_links_of(library[n])[0]) for n in names}
-    actions = {n: list(_links_of(library[n])[1]) for n in names}
+    hops = {n: list(links_of(library[n])[0]) for n in names}
+    actions = {n: list(links_of(library[n])[1]) for n in names}
     return hops, actions
 
 
@@ -160,13 +153,16 @@ def draft_task(seed: int, config: ComposeConfig) -> Draft:
     picked = rng.sample(pool, need)
     chosen, distractors = sorted(picked[: config.services]), sorted(picked[config.services :])
     hops_by, actions_by = _links(chosen)
+    weights = {name: link_weights(all_services()[name]) for name in chosen}
     walk, hops, actions = [], None, None
     for _ in range(config.walk_attempts):
         walk = random_walk(chosen, config.length(), rng)
-        hops = assign_hops(walk, hops_by, rng)
+        hops = assign_hops(walk, hops_by, rng, weights=weights)
         if hops is None:
             continue
-        actions = assign_actions(walk, hops, actions_by, rng, config.min_actions, config.min_action_services)
+        actions = assign_actions(
+            walk, hops, actions_by, rng, config.min_actions, config.min_action_services, weights=weights
+        )
         if actions is not None:
             break
     library = all_services()

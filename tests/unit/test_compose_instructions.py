@@ -80,14 +80,22 @@ def test_no_style_leaks_a_value_the_agent_must_discover(style):
 
 
 def test_style_changes_the_text_only():
-    """The same seed under every style: same walk, state, criteria and reference solution."""
+    """The same seed under every style: same walk, state, criteria and reference calls.
+
+    Only discovery listings (argument-free reads, `compose.discovery`) may differ: an id the
+    explicit text shows need not be looked up.
+    """
     seed = next(s for s in SEEDS if draft_task(s, ComposeConfig()).failure is None)
     by_style = {s: draft_task(seed, ComposeConfig(instruction_style=s)) for s in ("explicit", "goal")}
     a, b = by_style["explicit"], by_style["goal"]
     assert a.instruction != b.instruction
     assert a.initial_state == b.initial_state
     assert [c.model_dump() for c in a.criteria] == [c.model_dump() for c in b.criteria]
-    assert [s.model_dump() for s in a.steps] == [s.model_dump() for s in b.steps]
+
+    def planned(steps):
+        return [(s.tool, {k: v for k, v in s.arguments.items()}) for s in steps if s.arguments]
+
+    assert planned(a.steps) == planned(b.steps)
 
 
 def test_balanced_runs_are_mostly_goal_level_and_deterministic():
