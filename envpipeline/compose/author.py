@@ -11,6 +11,7 @@ from pydantic import Field, model_validator
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.canonical import canonical_hash
 from envpipeline.compose.discovery import with_discovery_calls
+from envpipeline.compose.distractors import plant_twin
 from envpipeline.compose.instructions import InstructionPlan, PlannedAction, PlannedVisit, draw_style, render
 from envpipeline.compose.limits import MAX_WALK_LENGTH
 from envpipeline.compose.variants import link_weights, links_of
@@ -234,13 +235,22 @@ def _plant_and_write(
     types: list[ValueType] = [hops[0].consumes, *(h.produces for h in hops)]
     values = [vocab.sample_value(types[0], rng)]
     hop_plans = []
-    for service_name, hop in zip(walk, hops):
-        plan = hop.plant(services[service_name].state, rng, values[-1])
+    twins: list[dict[str, Any]] = []
+    for i, (service_name, hop) in enumerate(zip(walk, hops)):
+        state = services[service_name].state
+        plan = hop.plant(state, rng, values[-1])
+        changed = plant_twin(state, values[-1], hop.consumes, rng, plan.output, hop.produces)
+        if changed:
+            twins.append({"visit": i, "service": service_name, "link": hop.name, "differs": changed})
         hop_plans.append(plan)
         values.append(plan.output)
-    action_plans = {
-        i: (action, j, action.plant(services[walk[i]].state, rng, values[j])) for i, action, j in actions
-    }
+    action_plans = {}
+    for i, action, j in actions:
+        state = services[walk[i]].state
+        action_plans[i] = (action, j, action.plant(state, rng, values[j]))
+        changed = plant_twin(state, values[j], action.consumes, rng)
+        if changed:
+            twins.append({"visit": i, "service": walk[i], "link": action.name, "differs": changed})
     initial_state = {name: dump_state(s.state) for name, s in sorted(services.items())}
 
     steps: list[ToolCallStep] = []
@@ -309,6 +319,7 @@ def _plant_and_write(
         "instruction_style": style,
         "instruction_plan": instruction_plan.model_dump(),
         "planted_values": list(values),
+        "confusable_twins": twins,
     }
     return Draft(
         seed=seed,

@@ -72,11 +72,18 @@ def test_hinted_instructions_point_at_some_lookups_but_not_all():
         assert 1 <= hinted <= len(plan.visits) // 2, hints
 
 
-@pytest.mark.parametrize("style", ["explicit", "hinted", "goal"])
-def test_no_style_leaks_a_value_the_agent_must_discover(style):
-    for draft in _drafts(style):
-        for value in draft.values[1:]:
-            assert value.lower() not in draft.instruction.lower(), (style, value, draft.instruction)
+def test_no_style_leaks_a_value_the_agent_must_discover():
+    """Rendering adds no leak: a hidden value shows only where a planted constant happens to equal it
+    (the same under every style; the chain_hidden gate rejects those candidates), and that is rare."""
+    by_style = {style: _drafts(style) for style in ("explicit", "hinted", "goal")}
+
+    def leaks(draft) -> set[str]:
+        return {v for v in draft.values[1:] if v.lower() in draft.instruction.lower()}
+
+    explicit = [leaks(d) for d in by_style["explicit"]]
+    for style in ("hinted", "goal"):
+        assert [leaks(d) for d in by_style[style]] == explicit, style
+    assert sum(bool(x) for x in explicit) <= len(explicit) // 10
 
 
 def test_style_changes_the_text_only():
