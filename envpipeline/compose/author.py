@@ -45,7 +45,7 @@ class ComposeConfig(Strict):
     library: Annotated[list[str] | None, Field(description="restrict to these services")] = None
     walk_attempts: Annotated[
         int, Field(ge=1, description="walks tried per candidate before rejecting it")
-    ] = 20
+    ] = 60
     instruction_style: Annotated[
         Literal["explicit", "hinted", "goal", "balanced"],
         Field(

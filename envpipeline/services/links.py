@@ -14,7 +14,7 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, get_args
 
 from pydantic import BaseModel
 
@@ -26,7 +26,7 @@ StateT = TypeVar("StateT", bound=BaseModel)
 
 #: The value types of the data flow (`ValueKind` is their one definition).
 ValueType = ValueKind
-VALUE_TYPES: tuple[ValueType, ...] = ("person", "email", "city", "date", "code", "title")
+VALUE_TYPES: tuple[ValueType, ...] = get_args(ValueKind)
 
 #: The noun of each value type (instructions and replies name values by it).
 VALUE_NOUNS: dict[str, str] = {
@@ -36,6 +36,13 @@ VALUE_NOUNS: dict[str, str] = {
     "date": "date",
     "code": "reference code",
     "title": "title",
+    "booking_code": "booking confirmation code",
+    "flight_number": "flight number",
+    "ticket_code": "ticket code",
+    "order_number": "order number",
+    "sku": "SKU",
+    "advisory_code": "advisory code",
+    "employee_code": "employee code",
 }
 
 #: How an instruction refers to a value of each type once it is known.
@@ -46,6 +53,13 @@ VALUE_PHRASES: dict[str, str] = {
     "date": "that date",
     "code": "that reference code",
     "title": "that title",
+    "booking_code": "that confirmation code",
+    "flight_number": "that flight number",
+    "ticket_code": "that ticket code",
+    "order_number": "that order number",
+    "sku": "that SKU",
+    "advisory_code": "that advisory code",
+    "employee_code": "that employee code",
 }
 
 

@@ -163,7 +163,7 @@ class ChatService(Service[ChatState]):
                 name=name,
                 topic=vocab.title(rng),
                 members=[ME, *rng.sample(ids, rng.randint(2, len(ids) - 1))],
-                linkedTicket=vocab.code(rng, "TKT"),
+                linkedTicket=vocab.code(rng, "TCK"),
             )
         messages: dict[str, ChatMessage] = {}
         for _ in range(rng.randint(5, 9)):
@@ -390,7 +390,7 @@ class ChatService(Service[ChatState]):
             Hop(
                 "channel_ticket",
                 "title",
-                "code",
+                "ticket_code",
                 _plant_channel_ticket,
                 relation="the ticket code linked to the chat channel whose topic is {of}",
             ),
@@ -427,7 +427,7 @@ def _plant_channel(state: ChatState, rng: random.Random, **fields) -> Channel:
     name = vocab.unique(rng, lambda r: f"proj-{r.choice(vocab.WORDS)}-{r.randint(100, 999)}", taken)
     cid = next_id("ch", state.channels)
     fields.setdefault("topic", vocab.title(rng))
-    channel = Channel(id=cid, name=name, members=[ME], linkedTicket=vocab.code(rng, "TKT"), **fields)
+    channel = Channel(id=cid, name=name, members=[ME], linkedTicket=vocab.code(rng, "TCK"), **fields)
     state.channels[cid] = channel
     return channel
 

@@ -342,7 +342,7 @@ class FilesService(Service[FilesState]):
             ),
             Hop(
                 "file_containing_code",
-                "code",
+                "ticket_code",
                 "title",
                 _plant_code_file,
                 relation="the name of the file that mentions {of}",
@@ -430,7 +430,7 @@ def _plant_code_file(state: FilesState, rng: random.Random, value: str) -> HopPl
         value,
         ("files", 0, "name"),
         file.name,
-        "search the cloud drive for the file that mentions that reference code and note its name",
+        "search the cloud drive for the file that mentions that ticket code and note its name",
     )
 
 

@@ -343,7 +343,7 @@ class FlightsService(Service[FlightsState]):
         return [
             Hop(
                 "booking_passenger",
-                "code",
+                "booking_code",
                 "person",
                 _plant_booking_passenger,
                 relation="the passenger on flight booking {of}",
@@ -365,11 +365,11 @@ class FlightsService(Service[FlightsState]):
             Hop(
                 "flight_on_date_number",
                 "date",
-                "code",
+                "flight_number",
                 _plant_flight_number,
                 relation="the number of the flight departing on {of}",
             ),
-            Action("cancel_booking", "code", _plant_cancel_booking),
+            Action("cancel_booking", "booking_code", _plant_cancel_booking),
             Action("book_person", "person", _plant_book_person),
             Action("change_seat_to_city", "city", _plant_change_seat),
         ]
@@ -452,7 +452,7 @@ def _plant_booking_passenger(state: FlightsState, rng: random.Random, value: str
     return HopPlan(
         [call],
         passenger.name,
-        "look up the flight booking with that reference code and note the passenger's name",
+        "look up the flight booking with that confirmation code and note the passenger's name",
     )
 
 
@@ -512,7 +512,7 @@ def _plant_cancel_booking(state: FlightsState, rng: random.Random, value: str) -
         PlannedCall("cancel_booking", {"bookingId": None}, bind={"bookingId": (0, ("booking", "id"))}),
     ]
     crit = expect_record("bookings", f"flight booking {value} is cancelled", code=value, status="cancelled")
-    return ActionPlan(calls, [crit], "cancel the flight booking with that reference code")
+    return ActionPlan(calls, [crit], "cancel the flight booking with that confirmation code")
 
 
 def _plant_book_person(state: FlightsState, rng: random.Random, value: str) -> ActionPlan:

@@ -445,7 +445,7 @@ class HrService(Service[HrState]):
         return [
             Hop(
                 "employee_by_code",
-                "code",
+                "employee_code",
                 "person",
                 _plant_code_person,
                 relation="the full name of the employee with the employee code {of}",
@@ -505,7 +505,7 @@ def _employee_hop(
 
 
 def _plant_code_person(state: HrState, rng: random.Random, value: str) -> HopPlan:
-    phrase = "look up the employee with that reference code in hr and note their full name"
+    phrase = "look up the employee with that employee code in hr and note their full name"
     return _employee_hop(state, rng, value, "code", "name", phrase)
 
 

@@ -387,7 +387,7 @@ class WeatherService(Service[WeatherState]):
             ),
             Hop(
                 "advisory_city_for_code",
-                "code",
+                "advisory_code",
                 "city",
                 _plant_code_city,
                 relation="the city covered by weather advisory {of}",
@@ -402,13 +402,13 @@ class WeatherService(Service[WeatherState]):
             Hop(
                 "advisory_code_on_date",
                 "date",
-                "code",
+                "advisory_code",
                 _plant_date_code,
                 relation="the code of the weather advisory issued for {of}",
             ),
             Action("subscribe_email_alerts", "email", _plant_subscribe),
             Action("issue_city_advisory", "city", _plant_issue),
-            Action("cancel_advisory_by_code", "code", _plant_cancel),
+            Action("cancel_advisory_by_code", "advisory_code", _plant_cancel),
         ]
 
 
@@ -448,7 +448,7 @@ def _plant_code_city(state: WeatherState, rng: random.Random, value: str) -> Hop
     call = PlannedCall(
         "find_advisory_by_code", {"code": value}, inputs={"code": "{value}"}, reveals=("advisory", "city")
     )
-    phrase = "look up the weather advisory with that reference code and note the city it covers"
+    phrase = "look up the weather advisory with that advisory code and note the city it covers"
     return HopPlan([call], advisory.city, phrase)
 
 
@@ -525,7 +525,7 @@ def _plant_cancel(state: WeatherState, rng: random.Random, value: str) -> Action
         PlannedCall("cancel_advisory", {"advisoryId": None}, bind={"advisoryId": (0, ("advisory", "id"))}),
     ]
     crit = expect_record("advisories", f"the advisory {value} is cancelled", code=value, status="cancelled")
-    return ActionPlan(calls, [crit], "cancel the weather advisory with that reference code")
+    return ActionPlan(calls, [crit], "cancel the weather advisory with that advisory code")
 
 
 register_service(WeatherService)
