@@ -111,6 +111,13 @@ def _mention_pattern(kind: ValueKind) -> re.Pattern[str]:
         "city": rf"\b(?:{alternatives(c[0] for c in value_pools.CITIES)})\b",
         "date": r"\b\d{4}-\d{2}-\d{2}\b",
         "code": r"\b[A-Za-z][A-Za-z0-9]{1,5}-\d{3,6}\b",
+        "booking_code": r"\b[A-Za-z][A-Za-z0-9]{1,5}-\d{3,6}\b",
+        "ticket_code": r"\b[A-Za-z][A-Za-z0-9]{1,5}-\d{3,6}\b",
+        "order_number": r"\b[A-Za-z][A-Za-z0-9]{1,5}-\d{3,6}\b",
+        "sku": r"\b[A-Za-z][A-Za-z0-9]{1,5}-\d{3,6}\b",
+        "advisory_code": r"\b[A-Za-z][A-Za-z0-9]{1,5}-\d{3,6}\b",
+        "employee_code": r"\b[A-Za-z][A-Za-z0-9]{1,5}-\d{3,6}\b",
+        "flight_number": r"\b[A-Za-z]{2}\d{3,4}\b",
         "title": rf"\b(?:{alternatives(value_pools.TOPICS)})\s+(?:{alternatives(value_pools.CAPITALIZED_WORDS)})\b",
     }
     return re.compile(patterns[kind], re.IGNORECASE)

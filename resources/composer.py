@@ -13,6 +13,7 @@ class ComposerResource(ConfigurableResource):
     services: int = mirror(ComposeConfig, "services")
     distractors: int = mirror(ComposeConfig, "distractors")
     walk_length: int | None = mirror(ComposeConfig, "walk_length")
+    instruction_style: str = mirror(ComposeConfig, "instruction_style")
     candidates_per_batch: int = Field(default=50, description="candidates drafted per composition batch")
     rollout_group_size: int = Field(default=6, description="scripted rollouts per accepted task")
     rollout_error_rate: float = Field(default=0.1, description="per-step mistake rate of the scripted agent")

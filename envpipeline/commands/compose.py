@@ -64,9 +64,10 @@ def services_list(as_json: bool) -> None:
     Console().print(table)
 
 
-def cli_partition(seed: int, k: int, distractors: int, n_tasks: int) -> str:
+def cli_partition(seed: int, k: int, distractors: int, n_tasks: int, style: str = "balanced") -> str:
     """The lake partition (and task `seed_key`) of one `envpipeline compose` call."""
-    return f"cli_s{seed}_k{k}_d{distractors}_n{n_tasks}"
+    suffix = "" if style == "balanced" else f"_{style}"
+    return f"cli_s{seed}_k{k}_d{distractors}_n{n_tasks}{suffix}"
 
 
 @click.command("compose")
@@ -79,6 +80,14 @@ def cli_partition(seed: int, k: int, distractors: int, n_tasks: int) -> str:
     default=None,
     help="Visits per walk (>= K+1).",
 )
+@click.option(
+    "--instruction-style",
+    type=click.Choice(["explicit", "hinted", "goal", "balanced"]),
+    default="balanced",
+    show_default=True,
+    help="Instruction difficulty: explicit steps, hinted, goal-level (names no service or step), "
+    "or balanced (a seeded draw per task).",
+)
 @click.option("--seed", default=0, show_default=True, help="First candidate rng seed.")
 @click.option("--max-attempts", type=click.IntRange(min=1), default=None, help="Budget (default 20 x tasks).")
 @click.option("--out", type=WritableFolder(), required=True, help="Output folder.")
@@ -89,6 +98,7 @@ def compose_command(
     k: int,
     distractors: int,
     walk_length: int | None,
+    instruction_style: str,
     seed: int,
     max_attempts: int | None,
     out: Path,
@@ -103,14 +113,21 @@ def compose_command(
     from envpipeline.store.lake import Lake
 
     try:
-        config = ComposeConfig(services=k, distractors=distractors, walk_length=walk_length)
+        config = ComposeConfig.model_validate(
+            {
+                "services": k,
+                "distractors": distractors,
+                "walk_length": walk_length,
+                "instruction_style": instruction_style,
+            }
+        )
     except ValidationError as e:
         raise click.UsageError(
             "; ".join(str(err["msg"]).removeprefix("Value error, ") for err in e.errors())
         ) from e
     home = resolve_home(home, writable=True)  # refused before any candidate is composed
     budget = max_attempts or 20 * n_tasks
-    partition = cli_partition(seed, k, distractors, n_tasks)
+    partition = cli_partition(seed, k, distractors, n_tasks, instruction_style)
     started = time.perf_counter()
     with progress() as bar:
         accepted_bar = bar.add_task("composing", total=n_tasks)

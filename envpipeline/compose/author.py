@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import functools
 import random
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.canonical import canonical_hash
 from envpipeline.compose.discovery import with_discovery_calls
+from envpipeline.compose.distractors import plant_twin
+from envpipeline.compose.instructions import InstructionPlan, PlannedAction, PlannedVisit, draw_style, render
 from envpipeline.compose.limits import MAX_WALK_LENGTH
+from envpipeline.compose.variants import link_weights, links_of
 from envpipeline.compose.walk import assign_actions, assign_hops, random_walk
 from envpipeline.errors import CompositionError
 from envpipeline.models.base import Strict
@@ -43,7 +45,15 @@ class ComposeConfig(Strict):
     library: Annotated[list[str] | None, Field(description="restrict to these services")] = None
     walk_attempts: Annotated[
         int, Field(ge=1, description="walks tried per candidate before rejecting it")
-    ] = 20
+    ] = 60
+    instruction_style: Annotated[
+        Literal["explicit", "hinted", "goal", "balanced"],
+        Field(
+            description="how instructions are written: explicit steps (easy), hinted, a goal-level "
+            "request naming no service or step (hard), or balanced (a seeded draw per task, "
+            "goal-level for about 45%)"
+        ),
+    ] = "balanced"
 
     @model_validator(mode="after")
     def _satisfiable(self) -> ComposeConfig:
@@ -109,17 +119,10 @@ class Draft:
         return canonical_hash(payload)
 
 
-@functools.lru_cache(maxsize=1024)
-def _links_of(service_cls: type[Service]) -> tuple[tuple[Hop, ...], tuple[Action, ...]]:
-    """A service's hops and actions (static per service class)."""
-    links = service_cls.links()
-    return tuple(x for x in links if isinstance(x, Hop)), tuple(x for x in links if isinstance(x, Action))
-
-
 def _links(names: list[str]) -> tuple[dict[str, list[Hop]], dict[str, list[Action]]]:
     library = all_services()
-    hops = {n: list(_links_of(library[n])[0]) for n in names}
-    actions = {n: list(_links_of(library[n])[1]) for n in names}
+    hops = {n: list(links_of(library[n])[0]) for n in names}
+    actions = {n: list(links_of(library[n])[1]) for n in names}
     return hops, actions
 
 
@@ -151,13 +154,16 @@ def draft_task(seed: int, config: ComposeConfig) -> Draft:
     picked = rng.sample(pool, need)
     chosen, distractors = sorted(picked[: config.services]), sorted(picked[config.services :])
     hops_by, actions_by = _links(chosen)
+    weights = {name: link_weights(all_services()[name]) for name in chosen}
     walk, hops, actions = [], None, None
     for _ in range(config.walk_attempts):
         walk = random_walk(chosen, config.length(), rng)
-        hops = assign_hops(walk, hops_by, rng)
+        hops = assign_hops(walk, hops_by, rng, weights=weights)
         if hops is None:
             continue
-        actions = assign_actions(walk, hops, actions_by, rng, config.min_actions, config.min_action_services)
+        actions = assign_actions(
+            walk, hops, actions_by, rng, config.min_actions, config.min_action_services, weights=weights
+        )
         if actions is not None:
             break
     library = all_services()
@@ -172,7 +178,8 @@ def draft_task(seed: int, config: ComposeConfig) -> Draft:
         name: library[name](library[name].generate_state(state_rng(state_seed(seed, name))))
         for name in chosen
     }
-    draft = _plant_and_write(seed, walk, distractors, services, hops, actions, rng)
+    style = draw_style(config.instruction_style, seed)
+    draft = _plant_and_write(seed, walk, distractors, services, hops, actions, rng, style)
     return with_preservation(draft)
 
 
@@ -223,37 +230,54 @@ def _plant_and_write(
     hops: list[Hop],
     actions: list[tuple[int, Action, int]],
     rng: random.Random,
+    style: str = "explicit",
 ) -> Draft:
     types: list[ValueType] = [hops[0].consumes, *(h.produces for h in hops)]
     values = [vocab.sample_value(types[0], rng)]
     hop_plans = []
-    for service_name, hop in zip(walk, hops):
-        plan = hop.plant(services[service_name].state, rng, values[-1])
+    twins: list[dict[str, Any]] = []
+    for i, (service_name, hop) in enumerate(zip(walk, hops)):
+        state = services[service_name].state
+        plan = hop.plant(state, rng, values[-1])
+        changed = plant_twin(state, values[-1], hop.consumes, rng, plan.output, hop.produces)
+        if changed:
+            twins.append({"visit": i, "service": service_name, "link": hop.name, "differs": changed})
         hop_plans.append(plan)
         values.append(plan.output)
-    action_plans = {
-        i: (action, j, action.plant(services[walk[i]].state, rng, values[j])) for i, action, j in actions
-    }
+    action_plans = {}
+    for i, action, j in actions:
+        state = services[walk[i]].state
+        action_plans[i] = (action, j, action.plant(state, rng, values[j]))
+        changed = plant_twin(state, values[j], action.consumes, rng)
+        if changed:
+            twins.append({"visit": i, "service": walk[i], "link": action.name, "differs": changed})
     initial_state = {name: dump_state(s.state) for name, s in sorted(services.items())}
 
     steps: list[ToolCallStep] = []
     criteria: list[Criterion] = []
     reveal_at: dict[int, Binding] = {}
-    lines = [f"Start from the {VALUE_NOUNS[types[0]]} '{values[0]}'."]
+    library = all_services()
+    visits: list[PlannedVisit] = []
     for i, (service_name, plan) in enumerate(zip(walk, hop_plans)):
         base = len(steps)
         steps += _steps_for(plan.calls, service_name, values[i], reveal_at.get(i), base)
         last = max(k for k, c in enumerate(plan.calls) if c.reveals)
         reveal_at[i + 1] = Binding(step=base + last, path=list(plan.calls[last].reveals or ()))
-        line = f"Step {i + 1}: {plan.phrase}."
+        visit = PlannedVisit(
+            service=service_name,
+            service_title=library[service_name].title,
+            hop=hops[i].name,
+            phrase=plan.phrase,
+            relation=hops[i].relation or hops[i].relation_of("{of}"),
+        )
         if i in action_plans:
             action, j, aplan = action_plans[i]
             base = len(steps)
             steps += _steps_for(aplan.calls, service_name, values[j], reveal_at.get(j), base)
             writer = [c.tool for c in aplan.calls if services[service_name].tools[c.tool].writes]
-            noun = VALUE_NOUNS[types[j]]
-            source = f"the starting {noun}:" if j == 0 else f"the {noun} from step {j}:"
-            line += f" Then, with {source} {aplan.phrase}."
+            visit = visit.model_copy(
+                update={"action": PlannedAction(name=action.name, phrase=aplan.phrase, value=j)}
+            )
             for crit in aplan.criteria:
                 criteria.append(
                     crit.model_copy(
@@ -264,11 +288,10 @@ def _plant_and_write(
                         }
                     )
                 )
-        lines.append(line)
+        visits.append(visit)
     final_noun = VALUE_NOUNS[types[-1]]
-    lines.append(
-        f"Finally, reply with the {final_noun} you found in step {len(walk)}, and name no other {final_noun}."
-    )
+    instruction_plan = InstructionPlan(start_value=values[0], value_types=list(types), visits=visits)
+    instruction = render(instruction_plan, style, vocab.seeded(f"phrasing:{seed}"))  # type: ignore[arg-type]
     criteria.append(
         Criterion(
             id=f"c{len(criteria) + 1}",
@@ -293,17 +316,21 @@ def _plant_and_write(
         "actions": [{"visit": i, "action": a.name, "value": j} for i, a, j in actions],
         "final_reveal": reveal_at[len(walk)].model_dump(),
         "difficulty": "hard" if len(steps) >= 14 else "medium" if len(steps) >= 10 else "easy",
+        "instruction_style": style,
+        "instruction_plan": instruction_plan.model_dump(),
+        "planted_values": list(values),
+        "confusable_twins": twins,
     }
     return Draft(
         seed=seed,
         walk=walk,
         distractors=distractors,
         services=services,
-        instruction="\n".join(lines),
+        instruction=instruction,
         steps=steps,
         criteria=criteria,
         values=values,
-        reference_output=f"Done. The {final_noun} from step {len(walk)} is {values[-1]}.",
+        reference_output=f"Done. The {final_noun} you asked for is {values[-1]}.",
         initial_state=initial_state,
         state_seeds={name: state_seed(seed, name) for name in distractors},
         metadata=metadata,

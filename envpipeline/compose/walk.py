@@ -6,6 +6,7 @@ import math
 import random
 from dataclasses import dataclass
 
+from envpipeline.compose.variants import weighted_order
 from envpipeline.errors import CompositionError
 from envpipeline.services.links import Action, Hop
 
@@ -62,9 +63,17 @@ class FlowPlan:
 
 
 def assign_hops(
-    walk: list[str], hops_by_service: dict[str, list[Hop]], rng: random.Random, budget: int = 400
+    walk: list[str],
+    hops_by_service: dict[str, list[Hop]],
+    rng: random.Random,
+    budget: int = 400,
+    weights: dict[str, dict[str, float]] | None = None,
 ) -> list[Hop] | None:
-    """Choose one hop per visit so each hop consumes what the previous one produced."""
+    """Choose one hop per visit so each hop consumes what the previous one produced.
+
+    With `weights` (service -> link name -> weight) heavier hops are tried first more often
+    (`weighted_order`); without, every order is equally likely.
+    """
     chosen: list[Hop] = []
     steps = 0
 
@@ -73,7 +82,11 @@ def assign_hops(
         if i == len(walk):
             return True
         options = [h for h in hops_by_service[walk[i]] if i == 0 or h.consumes == chosen[-1].produces]
-        rng.shuffle(options)
+        if weights is None:
+            rng.shuffle(options)
+        else:
+            own = weights.get(walk[i], {})
+            options = weighted_order(options, [own.get(h.name, 1.0) for h in options], rng)
         for hop in options:
             steps += 1
             if steps > budget:
@@ -94,6 +107,7 @@ def assign_actions(
     rng: random.Random,
     min_actions: int,
     min_services: int,
+    weights: dict[str, dict[str, float]] | None = None,
 ) -> list[tuple[int, Action, int]] | None:
     """Attach actions to visits; each consumes an earlier value its own service never touched.
 
@@ -109,7 +123,11 @@ def assign_actions(
                 touching = {walk[j - 1] if j > 0 else None, walk[j] if j < len(walk) else None}
                 if types[j] == action.consumes and service not in touching:
                     candidates.append((i, action, j))
-    rng.shuffle(candidates)
+    if weights is None:
+        rng.shuffle(candidates)
+    else:
+        scores = [weights.get(walk[i], {}).get(action.name, 1.0) for i, action, _ in candidates]
+        candidates = weighted_order(candidates, scores, rng)
     candidates.sort(key=lambda c: -c[2])  # prefer values discovered late: longer dependency chains
     chosen: list[tuple[int, Action, int]] = []
     used: set[tuple[str, int]] = set()

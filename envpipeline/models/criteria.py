@@ -10,7 +10,22 @@ from envpipeline.models.base import Strict
 
 ConditionOp = Literal["eq", "ne", "contains", "icontains"]
 #: Kinds of value a final answer can ask for (`envpipeline.models.value_pools` recognises each).
-ValueKind = Literal["person", "email", "city", "date", "code", "title"]
+#: ``code`` is a generic reference code; the domain codes below are never consumed as one another.
+ValueKind = Literal[
+    "person",
+    "email",
+    "city",
+    "date",
+    "code",
+    "title",
+    "booking_code",
+    "flight_number",
+    "ticket_code",
+    "order_number",
+    "sku",
+    "advisory_code",
+    "employee_code",
+]
 
 
 class Condition(Strict):
@@ -42,7 +57,9 @@ class Criterion(Strict):
     value_kind: Annotated[
         ValueKind | None,
         Field(
-            description="final_answer: the kind of value asked for (person, email, city, date, code, title)"
+            description="final_answer: the kind of value asked for (person, email, city, date, code, "
+            "title, or a domain code: booking_code, flight_number, ticket_code, order_number, sku, "
+            "advisory_code, employee_code)"
         ),
     ] = None
     max_chars: Annotated[

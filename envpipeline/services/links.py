@@ -11,9 +11,10 @@ Value types are a small shared vocabulary, so any two services can be linked by 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, get_args
 
 from pydantic import BaseModel
 
@@ -25,7 +26,7 @@ StateT = TypeVar("StateT", bound=BaseModel)
 
 #: The value types of the data flow (`ValueKind` is their one definition).
 ValueType = ValueKind
-VALUE_TYPES: tuple[ValueType, ...] = ("person", "email", "city", "date", "code", "title")
+VALUE_TYPES: tuple[ValueType, ...] = get_args(ValueKind)
 
 #: The noun of each value type (instructions and replies name values by it).
 VALUE_NOUNS: dict[str, str] = {
@@ -35,6 +36,13 @@ VALUE_NOUNS: dict[str, str] = {
     "date": "date",
     "code": "reference code",
     "title": "title",
+    "booking_code": "booking confirmation code",
+    "flight_number": "flight number",
+    "ticket_code": "ticket code",
+    "order_number": "order number",
+    "sku": "SKU",
+    "advisory_code": "advisory code",
+    "employee_code": "employee code",
 }
 
 #: How an instruction refers to a value of each type once it is known.
@@ -45,6 +53,13 @@ VALUE_PHRASES: dict[str, str] = {
     "date": "that date",
     "code": "that reference code",
     "title": "that title",
+    "booking_code": "that confirmation code",
+    "flight_number": "that flight number",
+    "ticket_code": "that ticket code",
+    "order_number": "that order number",
+    "sku": "that SKU",
+    "advisory_code": "that advisory code",
+    "employee_code": "that employee code",
 }
 
 
@@ -87,7 +102,15 @@ class Hop(Generic[StateT]):
     consumes: ValueType
     produces: ValueType
     plant: Callable[[StateT, random.Random, str], HopPlan]
+    #: the revealed value as a noun phrase over the known one, ``{of}`` marking where it goes
+    #: ("the passenger on flight booking {of}"): goal-level instructions describe values by it and
+    #: must name no service; empty: `relation_of` derives a generic one from the types
+    relation: str = ""
     kind: str = field(default="hop", init=False)
+
+    def relation_of(self, known: str) -> str:
+        """The revealed value described through the `known` one (a name or a nested description)."""
+        return (self.relation or _derived_relation(self)).format(of=known)
 
 
 @dataclass(frozen=True)
@@ -98,6 +121,22 @@ class Action(Generic[StateT]):
     consumes: ValueType
     plant: Callable[[StateT, random.Random, str], ActionPlan]
     kind: str = field(default="action", init=False)
+
+
+_FIELD_HOP = re.compile(r"^(?P<noun>[a-z]+)_(?P<key>[A-Za-z]+)_to_(?P<out>[A-Za-z]+)$")
+
+
+def _words(name: str) -> str:
+    """``reporterEmail`` -> ``reporter email``."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).replace("_", " ").lower()
+
+
+def _derived_relation(hop: Hop[Any]) -> str:
+    """A relation for a hop that declares none: from a ``<record>_<key>_to_<field>`` name, else the types."""
+    m = _FIELD_HOP.match(hop.name)
+    if m:
+        return f"the {_words(m['out'])} of the {_words(m['noun'])} whose {_words(m['key'])} is {{of}}"
+    return f"the {VALUE_NOUNS.get(hop.produces, 'value')} that {_words(hop.name)} gives for {{of}}"
 
 
 #: What a service offers the composer: its hops and actions over its state model.

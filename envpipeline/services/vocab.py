@@ -103,6 +103,17 @@ def unique(rng: random.Random, make: object, taken: set[str], *args: object) -> 
     raise ValueError("value pool exhausted")
 
 
+#: the prefix of each domain code type (`envpipeline.models.criteria.ValueKind`)
+CODE_PREFIXES: dict[str, str] = {
+    "booking_code": "CNF",
+    "ticket_code": "TCK",
+    "order_number": "ORD",
+    "sku": "SKU",
+    "advisory_code": "WX",
+    "employee_code": "EMP",
+}
+
+
 def sample_value(value_type: str, rng: random.Random) -> str:
     """A random value of one of the composer's value types."""
     if value_type == "person":
@@ -117,4 +128,8 @@ def sample_value(value_type: str, rng: random.Random) -> str:
         return code(rng, "REF")
     if value_type == "title":
         return title(rng)
+    if value_type in CODE_PREFIXES:
+        return code(rng, CODE_PREFIXES[value_type])
+    if value_type == "flight_number":
+        return f"{rng.choice(('CW', 'NR', 'SK', 'TL', 'AZ'))}{rng.randint(100, 999)}"
     raise ValueError(f"unknown value type '{value_type}'")

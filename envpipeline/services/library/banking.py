@@ -386,9 +386,27 @@ class BankingService(Service[BankingState]):
     @classmethod
     def links(cls) -> list[Link[BankingState]]:
         return [
-            Hop("payee_email", "person", "email", _plant_payee_email),
-            Hop("payee_bank_city", "email", "city", _plant_payee_city),
-            Hop("transaction_date", "code", "date", _plant_transaction_date),
+            Hop(
+                "payee_email",
+                "person",
+                "email",
+                _plant_payee_email,
+                relation="the email address saved for the payee {of}",
+            ),
+            Hop(
+                "payee_bank_city",
+                "email",
+                "city",
+                _plant_payee_city,
+                relation="the city of the bank branch of the payee whose email is {of}",
+            ),
+            Hop(
+                "transaction_date",
+                "code",
+                "date",
+                _plant_transaction_date,
+                relation="the date of the bank transaction with reference {of}",
+            ),
             Action("pay_person", "person", _plant_pay_person),
             Action("add_payee_email", "email", _plant_add_payee),
         ]

@@ -223,9 +223,27 @@ class CalendarService(Service[CalendarState]):
     @classmethod
     def links(cls) -> list[Link[CalendarState]]:
         return [
-            Hop("event_location", "title", "city", _plant_event_location),
-            Hop("event_on_date", "date", "title", _plant_event_on_date),
-            Hop("event_attendee", "title", "email", _plant_event_attendee),
+            Hop(
+                "event_location",
+                "title",
+                "city",
+                _plant_event_location,
+                relation="the city of the calendar event titled {of}",
+            ),
+            Hop(
+                "event_on_date",
+                "date",
+                "title",
+                _plant_event_on_date,
+                relation="the title of the calendar event on {of}",
+            ),
+            Hop(
+                "event_attendee",
+                "title",
+                "email",
+                _plant_event_attendee,
+                relation="the email address of the attendee invited to the calendar event titled {of}",
+            ),
             Action("move_event_online", "title", _plant_move_online),
             Action("create_event_on_date", "date", _plant_create_on_date),
             Action("invite_attendee", "email", _plant_invite),

@@ -163,7 +163,7 @@ class ChatService(Service[ChatState]):
                 name=name,
                 topic=vocab.title(rng),
                 members=[ME, *rng.sample(ids, rng.randint(2, len(ids) - 1))],
-                linkedTicket=vocab.code(rng, "TKT"),
+                linkedTicket=vocab.code(rng, "TCK"),
             )
         messages: dict[str, ChatMessage] = {}
         for _ in range(rng.randint(5, 9)):
@@ -366,10 +366,34 @@ class ChatService(Service[ChatState]):
     @classmethod
     def links(cls) -> list[Link[ChatState]]:
         return [
-            Hop("member_email", "person", "email", _plant_member_email),
-            Hop("member_city", "person", "city", _plant_member_city),
-            Hop("member_by_email", "email", "person", _plant_member_by_email),
-            Hop("channel_ticket", "title", "code", _plant_channel_ticket),
+            Hop(
+                "member_email",
+                "person",
+                "email",
+                _plant_member_email,
+                relation="the email address in the chat profile of {of}",
+            ),
+            Hop(
+                "member_city",
+                "person",
+                "city",
+                _plant_member_city,
+                relation="the work city in the chat profile of {of}",
+            ),
+            Hop(
+                "member_by_email",
+                "email",
+                "person",
+                _plant_member_by_email,
+                relation="the full name of the chat member whose email is {of}",
+            ),
+            Hop(
+                "channel_ticket",
+                "title",
+                "ticket_code",
+                _plant_channel_ticket,
+                relation="the ticket code linked to the chat channel whose topic is {of}",
+            ),
             Action("post_in_channel", "title", _plant_post),
             Action("direct_message_person", "person", _plant_dm),
             Action("add_member_by_email", "email", _plant_add_member),
@@ -403,7 +427,7 @@ def _plant_channel(state: ChatState, rng: random.Random, **fields) -> Channel:
     name = vocab.unique(rng, lambda r: f"proj-{r.choice(vocab.WORDS)}-{r.randint(100, 999)}", taken)
     cid = next_id("ch", state.channels)
     fields.setdefault("topic", vocab.title(rng))
-    channel = Channel(id=cid, name=name, members=[ME], linkedTicket=vocab.code(rng, "TKT"), **fields)
+    channel = Channel(id=cid, name=name, members=[ME], linkedTicket=vocab.code(rng, "TCK"), **fields)
     state.channels[cid] = channel
     return channel
 

@@ -398,11 +398,41 @@ class CrmService(Service[CrmState]):
     @classmethod
     def links(cls) -> list[Link[CrmState]]:
         return [
-            Hop("contact_city", "person", "city", _plant_contact_city),
-            Hop("contact_email", "person", "email", _plant_contact_email),
-            Hop("email_contact_name", "email", "person", _plant_email_name),
-            Hop("deal_close_date", "title", "date", _plant_deal_date),
-            Hop("deal_owner", "code", "person", _plant_deal_owner),
+            Hop(
+                "contact_city",
+                "person",
+                "city",
+                _plant_contact_city,
+                relation="the home city of the sales contact {of}",
+            ),
+            Hop(
+                "contact_email",
+                "person",
+                "email",
+                _plant_contact_email,
+                relation="the email address on file for the sales contact {of}",
+            ),
+            Hop(
+                "email_contact_name",
+                "email",
+                "person",
+                _plant_email_name,
+                relation="the full name of the sales contact with the email {of}",
+            ),
+            Hop(
+                "deal_close_date",
+                "title",
+                "date",
+                _plant_deal_date,
+                relation="the expected close date of the sales deal titled {of}",
+            ),
+            Hop(
+                "deal_owner",
+                "code",
+                "person",
+                _plant_deal_owner,
+                relation="the sales rep who owns the deal with reference {of}",
+            ),
             Action("log_call_with_contact", "person", _plant_log_call),
             Action("add_contact_with_email", "email", _plant_add_contact),
             Action("win_deal", "title", _plant_win_deal),

@@ -326,10 +326,34 @@ class FilesService(Service[FilesState]):
     @classmethod
     def links(cls) -> list[Link[FilesState]]:
         return [
-            Hop("file_owner", "title", "person", _plant_file_owner),
-            Hop("file_shared_with", "email", "title", _plant_shared_file),
-            Hop("file_containing_code", "code", "title", _plant_code_file),
-            Hop("file_modified", "title", "date", _plant_file_modified),
+            Hop(
+                "file_owner",
+                "title",
+                "person",
+                _plant_file_owner,
+                relation="the owner of the file named {of}",
+            ),
+            Hop(
+                "file_shared_with",
+                "email",
+                "title",
+                _plant_shared_file,
+                relation="the name of the file shared with {of}",
+            ),
+            Hop(
+                "file_containing_code",
+                "ticket_code",
+                "title",
+                _plant_code_file,
+                relation="the name of the file that mentions {of}",
+            ),
+            Hop(
+                "file_modified",
+                "title",
+                "date",
+                _plant_file_modified,
+                relation="the last-modified date of the file named {of}",
+            ),
             Action("archive_file", "title", _plant_archive),
             Action("share_file", "email", _plant_share),
         ]
@@ -406,7 +430,7 @@ def _plant_code_file(state: FilesState, rng: random.Random, value: str) -> HopPl
         value,
         ("files", 0, "name"),
         file.name,
-        "search the cloud drive for the file that mentions that reference code and note its name",
+        "search the cloud drive for the file that mentions that ticket code and note its name",
     )
 
 

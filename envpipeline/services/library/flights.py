@@ -341,11 +341,35 @@ class FlightsService(Service[FlightsState]):
     @classmethod
     def links(cls) -> list[Link[FlightsState]]:
         return [
-            Hop("booking_passenger", "code", "person", _plant_booking_passenger),
-            Hop("passenger_destination", "person", "city", _plant_passenger_destination),
-            Hop("flight_to_city_date", "city", "date", _plant_flight_date),
-            Hop("flight_on_date_number", "date", "code", _plant_flight_number),
-            Action("cancel_booking", "code", _plant_cancel_booking),
+            Hop(
+                "booking_passenger",
+                "booking_code",
+                "person",
+                _plant_booking_passenger,
+                relation="the passenger on flight booking {of}",
+            ),
+            Hop(
+                "passenger_destination",
+                "person",
+                "city",
+                _plant_passenger_destination,
+                relation="the destination city of the flight booked by {of}",
+            ),
+            Hop(
+                "flight_to_city_date",
+                "city",
+                "date",
+                _plant_flight_date,
+                relation="the departure date of the flight to {of}",
+            ),
+            Hop(
+                "flight_on_date_number",
+                "date",
+                "flight_number",
+                _plant_flight_number,
+                relation="the number of the flight departing on {of}",
+            ),
+            Action("cancel_booking", "booking_code", _plant_cancel_booking),
             Action("book_person", "person", _plant_book_person),
             Action("change_seat_to_city", "city", _plant_change_seat),
         ]
@@ -428,7 +452,7 @@ def _plant_booking_passenger(state: FlightsState, rng: random.Random, value: str
     return HopPlan(
         [call],
         passenger.name,
-        "look up the flight booking with that reference code and note the passenger's name",
+        "look up the flight booking with that confirmation code and note the passenger's name",
     )
 
 
@@ -488,7 +512,7 @@ def _plant_cancel_booking(state: FlightsState, rng: random.Random, value: str) -
         PlannedCall("cancel_booking", {"bookingId": None}, bind={"bookingId": (0, ("booking", "id"))}),
     ]
     crit = expect_record("bookings", f"flight booking {value} is cancelled", code=value, status="cancelled")
-    return ActionPlan(calls, [crit], "cancel the flight booking with that reference code")
+    return ActionPlan(calls, [crit], "cancel the flight booking with that confirmation code")
 
 
 def _plant_book_person(state: FlightsState, rng: random.Random, value: str) -> ActionPlan:

@@ -355,9 +355,27 @@ class ForumService(Service[ForumState]):
     @classmethod
     def links(cls) -> list[Link[ForumState]]:
         return [
-            Hop("post_author", "title", "person", _plant_post_author),
-            Hop("city_pinned_post", "city", "title", _plant_city_pinned),
-            Hop("person_post_date", "person", "date", _plant_person_post_date),
+            Hop(
+                "post_author",
+                "title",
+                "person",
+                _plant_post_author,
+                relation="the author of the forum post titled {of}",
+            ),
+            Hop(
+                "city_pinned_post",
+                "city",
+                "title",
+                _plant_city_pinned,
+                relation="the title of the pinned post in the forum community for {of}",
+            ),
+            Hop(
+                "person_post_date",
+                "person",
+                "date",
+                _plant_person_post_date,
+                relation="the date of the forum post written by {of}",
+            ),
             Action("comment_on_post", "title", _plant_comment),
             Action("pin_person_post", "person", _plant_pin),
             Action("post_about_city", "city", _plant_city_post),

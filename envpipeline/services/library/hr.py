@@ -443,10 +443,34 @@ class HrService(Service[HrState]):
     @classmethod
     def links(cls) -> list[Link[HrState]]:
         return [
-            Hop("employee_by_code", "code", "person", _plant_code_person),
-            Hop("employee_office_city", "email", "city", _plant_email_city),
-            Hop("employee_on_leave", "date", "person", _plant_date_person),
-            Hop("employee_start_date", "person", "date", _plant_person_date),
+            Hop(
+                "employee_by_code",
+                "employee_code",
+                "person",
+                _plant_code_person,
+                relation="the full name of the employee with the employee code {of}",
+            ),
+            Hop(
+                "employee_office_city",
+                "email",
+                "city",
+                _plant_email_city,
+                relation="the office city of the employee whose email is {of}",
+            ),
+            Hop(
+                "employee_on_leave",
+                "date",
+                "person",
+                _plant_date_person,
+                relation="the employee who is on leave on {of}",
+            ),
+            Hop(
+                "employee_start_date",
+                "person",
+                "date",
+                _plant_person_date,
+                relation="the start date of the employee {of}",
+            ),
             Action("approve_leave", "person", _plant_approve),
             Action("add_onboarding_task", "title", _plant_onboarding),
             Action("relocate_employee", "city", _plant_relocate),
@@ -481,7 +505,7 @@ def _employee_hop(
 
 
 def _plant_code_person(state: HrState, rng: random.Random, value: str) -> HopPlan:
-    phrase = "look up the employee with that reference code in hr and note their full name"
+    phrase = "look up the employee with that employee code in hr and note their full name"
     return _employee_hop(state, rng, value, "code", "name", phrase)
 
 

@@ -393,10 +393,34 @@ class ListsService(Service[ListsState]):
     @classmethod
     def links(cls) -> list[Link[ListsState]]:
         return [
-            Hop("traveler_destination", "person", "city", _plant_traveler_destination),
-            Hop("project_due", "title", "date", _plant_project_due),
-            Hop("asset_holder", "code", "person", _plant_asset_holder),
-            Hop("vendor_email", "person", "email", _plant_vendor_email),
+            Hop(
+                "traveler_destination",
+                "person",
+                "city",
+                _plant_traveler_destination,
+                relation="the destination city of the travel request of {of}",
+            ),
+            Hop(
+                "project_due",
+                "title",
+                "date",
+                _plant_project_due,
+                relation="the due date of the project tracker item {of}",
+            ),
+            Hop(
+                "asset_holder",
+                "code",
+                "person",
+                _plant_asset_holder,
+                relation="the assignee of the asset {of}",
+            ),
+            Hop(
+                "vendor_email",
+                "person",
+                "email",
+                _plant_vendor_email,
+                relation="the email address of the vendor whose contact is {of}",
+            ),
             Action("add_tracker_item", "title", _plant_add_tracker_item),
             Action("approve_trip", "person", _plant_approve_trip),
             Action("relocate_asset", "city", _plant_relocate_asset),

@@ -349,11 +349,41 @@ class MailService(Service[MailState]):
     @classmethod
     def links(cls) -> list[Link[MailState]]:
         return [
-            Hop("subject_sender", "title", "email", _plant_subject_sender),
-            Hop("sender_subject", "email", "title", _plant_sender_subject),
-            Hop("contact_email", "person", "email", _plant_contact_email),
-            Hop("contact_city", "email", "city", _plant_contact_city),
-            Hop("mail_on_date", "date", "title", _plant_mail_on_date),
+            Hop(
+                "subject_sender",
+                "title",
+                "email",
+                _plant_subject_sender,
+                relation="the sender address of the email with the subject {of}",
+            ),
+            Hop(
+                "sender_subject",
+                "email",
+                "title",
+                _plant_sender_subject,
+                relation="the subject of the email sent from {of}",
+            ),
+            Hop(
+                "contact_email",
+                "person",
+                "email",
+                _plant_contact_email,
+                relation="the email address of {of} in the address book",
+            ),
+            Hop(
+                "contact_city",
+                "email",
+                "city",
+                _plant_contact_city,
+                relation="the city of the address-book contact with the email {of}",
+            ),
+            Hop(
+                "mail_on_date",
+                "date",
+                "title",
+                _plant_mail_on_date,
+                relation="the subject of the email received on {of}",
+            ),
             Action("send_to_email", "email", _plant_send_to),
             Action("reply_to_subject", "title", _plant_reply),
             Action("archive_from_person", "person", _plant_archive),

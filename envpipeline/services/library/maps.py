@@ -375,10 +375,34 @@ class MapsService(Service[MapsState]):
     @classmethod
     def links(cls) -> list[Link[MapsState]]:
         return [
-            Hop("saved_place_city", "title", "city", _plant_saved_city),
-            Hop("place_code_city", "code", "city", _plant_code_city),
-            Hop("city_landmark_code", "city", "code", _plant_city_code),
-            Hop("route_destination_on_date", "date", "city", _plant_route_city),
+            Hop(
+                "saved_place_city",
+                "title",
+                "city",
+                _plant_saved_city,
+                relation="the city of the place saved under the label {of}",
+            ),
+            Hop(
+                "place_code_city",
+                "code",
+                "city",
+                _plant_code_city,
+                relation="the city of the place with the place code {of}",
+            ),
+            Hop(
+                "city_landmark_code",
+                "city",
+                "code",
+                _plant_city_code,
+                relation="the place code of the landmark in {of}",
+            ),
+            Hop(
+                "route_destination_on_date",
+                "date",
+                "city",
+                _plant_route_city,
+                relation="the destination city of the route saved for {of}",
+            ),
             Action("add_place_in_city", "city", _plant_add_place),
             Action("save_place_with_label", "title", _plant_save_place),
             Action("save_route_on_date", "date", _plant_save_route),

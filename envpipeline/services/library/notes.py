@@ -332,10 +332,34 @@ class NotesService(Service[NotesState]):
     @classmethod
     def links(cls) -> list[Link[NotesState]]:
         return [
-            Hop("note_tag_code", "title", "code", _plant_note_tag_code),
-            Hop("person_note_title", "person", "title", _plant_person_note_title),
-            Hop("note_reminder", "title", "date", _plant_note_reminder),
-            Hop("code_note_location", "code", "city", _plant_code_location),
+            Hop(
+                "note_tag_code",
+                "title",
+                "code",
+                _plant_note_tag_code,
+                relation="the reference code tagged on the note titled {of}",
+            ),
+            Hop(
+                "person_note_title",
+                "person",
+                "title",
+                _plant_person_note_title,
+                relation="the title of the note that mentions {of}",
+            ),
+            Hop(
+                "note_reminder",
+                "title",
+                "date",
+                _plant_note_reminder,
+                relation="the reminder date of the note titled {of}",
+            ),
+            Hop(
+                "code_note_location",
+                "code",
+                "city",
+                _plant_code_location,
+                relation="the city recorded on the note tagged {of}",
+            ),
             Action("create_titled_note", "title", _plant_create_note),
             Action("tag_person_note", "person", _plant_tag_note),
             Action("set_reminder", "date", _plant_reminder),

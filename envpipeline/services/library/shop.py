@@ -388,11 +388,29 @@ class ShopService(Service[ShopState]):
     @classmethod
     def links(cls) -> list[Link[ShopState]]:
         return [
-            Hop("customer_name", "email", "person", _plant_customer_name),
-            Hop("customer_order", "person", "code", _plant_customer_order),
-            Hop("order_ship_city", "code", "city", _plant_order_city),
-            Hop("product_sku", "title", "code", _plant_product_sku),
-            Action("cancel_order", "code", _plant_cancel_order),
+            Hop(
+                "customer_name",
+                "email",
+                "person",
+                _plant_customer_name,
+                relation="the full name of the shop customer with the email {of}",
+            ),
+            Hop(
+                "customer_order",
+                "person",
+                "order_number",
+                _plant_customer_order,
+                relation="the order number of the shop order placed by {of}",
+            ),
+            Hop(
+                "order_ship_city",
+                "order_number",
+                "city",
+                _plant_order_city,
+                relation="the shipping city of shop order {of}",
+            ),
+            Hop("product_sku", "title", "sku", _plant_product_sku, relation="the SKU of the product {of}"),
+            Action("cancel_order", "order_number", _plant_cancel_order),
             Action("update_customer_email", "email", _plant_update_email),
         ]
 
@@ -479,9 +497,7 @@ def _plant_order_city(state: ShopState, rng: random.Random, value: str) -> HopPl
     call = PlannedCall(
         "find_order", {"orderNumber": value}, inputs={"orderNumber": "{value}"}, reveals=("order", "shipCity")
     )
-    return HopPlan(
-        [call], place, "find the shop order with that reference code and note the city it ships to"
-    )
+    return HopPlan([call], place, "find the shop order with that order number and note the city it ships to")
 
 
 def _plant_product_sku(state: ShopState, rng: random.Random, value: str) -> HopPlan:
@@ -510,7 +526,7 @@ def _plant_cancel_order(state: ShopState, rng: random.Random, value: str) -> Act
         PlannedCall("cancel_order", {"orderId": None}, bind={"orderId": (0, ("order", "id"))}),
     ]
     crit = expect_record("orders", f"shop order {value} is cancelled", number=value, status="cancelled")
-    return ActionPlan(calls, [crit], "cancel the shop order with that reference code")
+    return ActionPlan(calls, [crit], "cancel the shop order with that order number")
 
 
 def _plant_update_email(state: ShopState, rng: random.Random, value: str) -> ActionPlan:

@@ -358,12 +358,42 @@ class TicketsService(Service[TicketsState]):
     @classmethod
     def links(cls) -> list[Link[TicketsState]]:
         return [
-            Hop("ticket_requester", "code", "email", _plant_code_email),
-            Hop("ticket_code_by_subject", "title", "code", _plant_title_code),
-            Hop("requester_ticket_subject", "email", "title", _plant_email_title),
-            Hop("ticket_assignee", "code", "person", _plant_code_assignee),
-            Hop("ticket_created_on", "date", "code", _plant_date_code),
-            Action("escalate_ticket_by_code", "code", _plant_escalate),
+            Hop(
+                "ticket_requester",
+                "ticket_code",
+                "email",
+                _plant_code_email,
+                relation="the requester email address on support ticket {of}",
+            ),
+            Hop(
+                "ticket_code_by_subject",
+                "title",
+                "ticket_code",
+                _plant_title_code,
+                relation="the code of the support ticket with the subject {of}",
+            ),
+            Hop(
+                "requester_ticket_subject",
+                "email",
+                "title",
+                _plant_email_title,
+                relation="the subject of the support ticket filed by {of}",
+            ),
+            Hop(
+                "ticket_assignee",
+                "ticket_code",
+                "person",
+                _plant_code_assignee,
+                relation="the agent assigned to support ticket {of}",
+            ),
+            Hop(
+                "ticket_created_on",
+                "date",
+                "ticket_code",
+                _plant_date_code,
+                relation="the code of the support ticket created on {of}",
+            ),
+            Action("escalate_ticket_by_code", "ticket_code", _plant_escalate),
             Action("assign_ticket_to_person", "person", _plant_assign),
             Action("open_ticket_for_requester", "email", _plant_open),
             Action("close_ticket_by_subject", "title", _plant_close),
@@ -392,7 +422,7 @@ def _ticket_hop(state: TicketsState, rng: random.Random, value: str, field: str,
 
 
 def _plant_code_email(state: TicketsState, rng: random.Random, value: str) -> HopPlan:
-    phrase = "look up the support ticket with that reference code and note the requester's email address"
+    phrase = "look up the support ticket with that ticket code and note the requester's email address"
     return _ticket_hop(state, rng, value, "code", "requester", phrase)
 
 
@@ -412,9 +442,7 @@ def _plant_code_assignee(state: TicketsState, rng: random.Random, value: str) ->
         state, rng, vocab.unique(rng, vocab.person_name, {a.name for a in state.agents.values()})
     )
     _new_ticket(state, rng, code=value, assigneeId=agent.id, assignee=agent.name)
-    phrase = (
-        "look up the support ticket with that reference code and note the name of the agent assigned to it"
-    )
+    phrase = "look up the support ticket with that ticket code and note the name of the agent assigned to it"
     return HopPlan([_search(value, reveals=("tickets", 0, "assignee"))], agent.name, phrase)
 
 
@@ -444,7 +472,7 @@ def _plant_escalate(state: TicketsState, rng: random.Random, value: str) -> Acti
         "tickets", f"ticket {value} is escalated", code=value, escalated=True, priority="urgent"
     )
     return ActionPlan(
-        calls, [crit], "escalate the support ticket with that reference code (reason: customer is blocked)"
+        calls, [crit], "escalate the support ticket with that ticket code (reason: customer is blocked)"
     )
 
 

@@ -327,9 +327,27 @@ class TodoService(Service[TodoState]):
     @classmethod
     def links(cls) -> list[Link[TodoState]]:
         return [
-            Hop("item_due_date", "title", "date", _plant_item_due),
-            Hop("item_due_assignee", "date", "person", _plant_due_assignee),
-            Hop("assignee_item", "person", "title", _plant_assignee_item),
+            Hop(
+                "item_due_date",
+                "title",
+                "date",
+                _plant_item_due,
+                relation="the due date of the to-do item {of}",
+            ),
+            Hop(
+                "item_due_assignee",
+                "date",
+                "person",
+                _plant_due_assignee,
+                relation="the person assigned the to-do item due on {of}",
+            ),
+            Hop(
+                "assignee_item",
+                "person",
+                "title",
+                _plant_assignee_item,
+                relation="the title of the to-do item assigned to {of}",
+            ),
             Action("complete_item", "title", _plant_complete),
             Action("add_item_due", "date", _plant_add_due),
             Action("assign_item", "person", _plant_assign),

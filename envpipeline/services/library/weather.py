@@ -378,13 +378,37 @@ class WeatherService(Service[WeatherState]):
     @classmethod
     def links(cls) -> list[Link[WeatherState]]:
         return [
-            Hop("advisory_date_for_city", "city", "date", _plant_city_date),
-            Hop("advisory_city_for_code", "code", "city", _plant_code_city),
-            Hop("subscriber_city", "email", "city", _plant_email_city),
-            Hop("advisory_code_on_date", "date", "code", _plant_date_code),
+            Hop(
+                "advisory_date_for_city",
+                "city",
+                "date",
+                _plant_city_date,
+                relation="the date of the weather advisory for {of}",
+            ),
+            Hop(
+                "advisory_city_for_code",
+                "advisory_code",
+                "city",
+                _plant_code_city,
+                relation="the city covered by weather advisory {of}",
+            ),
+            Hop(
+                "subscriber_city",
+                "email",
+                "city",
+                _plant_email_city,
+                relation="the city watched by the weather alert subscription of {of}",
+            ),
+            Hop(
+                "advisory_code_on_date",
+                "date",
+                "advisory_code",
+                _plant_date_code,
+                relation="the code of the weather advisory issued for {of}",
+            ),
             Action("subscribe_email_alerts", "email", _plant_subscribe),
             Action("issue_city_advisory", "city", _plant_issue),
-            Action("cancel_advisory_by_code", "code", _plant_cancel),
+            Action("cancel_advisory_by_code", "advisory_code", _plant_cancel),
         ]
 
 
@@ -424,7 +448,7 @@ def _plant_code_city(state: WeatherState, rng: random.Random, value: str) -> Hop
     call = PlannedCall(
         "find_advisory_by_code", {"code": value}, inputs={"code": "{value}"}, reveals=("advisory", "city")
     )
-    phrase = "look up the weather advisory with that reference code and note the city it covers"
+    phrase = "look up the weather advisory with that advisory code and note the city it covers"
     return HopPlan([call], advisory.city, phrase)
 
 
@@ -501,7 +525,7 @@ def _plant_cancel(state: WeatherState, rng: random.Random, value: str) -> Action
         PlannedCall("cancel_advisory", {"advisoryId": None}, bind={"advisoryId": (0, ("advisory", "id"))}),
     ]
     crit = expect_record("advisories", f"the advisory {value} is cancelled", code=value, status="cancelled")
-    return ActionPlan(calls, [crit], "cancel the weather advisory with that reference code")
+    return ActionPlan(calls, [crit], "cancel the weather advisory with that advisory code")
 
 
 register_service(WeatherService)

@@ -1,0 +1,150 @@
+"""Instruction styles of composed tasks: explicit steps, hints, goal-level requests (the difficulty knob)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+from click.testing import CliRunner
+from pydantic import ValidationError
+
+from envpipeline.cli import main
+from envpipeline.compose.author import ComposeConfig, draft_task
+from envpipeline.compose.instructions import InstructionPlan, draw_style
+from envpipeline.compose.phrasing import HINT_FRAMES, HINT_INTROS, without_service_hints
+from envpipeline.compose.pipeline import compose_task
+from envpipeline.services.registry import all_services
+
+SEEDS = range(40)
+
+
+def _drafts(style: str, seeds=SEEDS):
+    config = ComposeConfig(instruction_style=style)  # type: ignore[arg-type]
+    return [d for d in (draft_task(s, config) for s in seeds) if d.failure is None]
+
+
+def _service_words(draft) -> list[str]:
+    """How a request could point at one of the task's services (where to act): 'in X', 'using X', ..."""
+    titles = [all_services()[name].title.lower() for name in draft.walk]
+    return [form.format(t) for t in titles for form in ("in {},", "using {}", "({})", "{} service", "in {}:")]
+
+
+def test_explicit_instructions_number_every_visit_and_name_its_service():
+    for draft in _drafts("explicit"):
+        text = draft.instruction
+        assert draft.metadata["instruction_style"] == "explicit"
+        for i in range(1, len(draft.walk) + 1):
+            assert re.search(rf"(?m)^\W{{0,2}}(?:Step )?#?{i}\b", text), (i, text)
+        for name in draft.walk:
+            assert all_services()[name].title in text, (name, text)
+
+
+def test_goal_requests_name_no_service_and_no_step():
+    drafts = _drafts("goal")
+    assert drafts
+    for draft in drafts:
+        text = draft.instruction.lower()
+        assert draft.metadata["instruction_style"] == "goal"
+        assert not re.search(r"\bstep\b", text), text
+        assert "service" not in text, text
+        for words in _service_words(draft):
+            assert words not in text, (words, text)
+        assert draft.values[0].lower() in text  # the starting value is given
+
+
+def test_goal_requests_describe_the_answer_through_the_chain():
+    """The answer is fixed by relations down to the start value: the plan's description is in the text."""
+    for draft in _drafts("goal"):
+        plan = InstructionPlan.model_validate(draft.metadata["instruction_plan"])
+        assert plan.describe(len(plan.visits)) in draft.instruction
+        assert plan.start_value == draft.values[0]
+        assert [v.service for v in plan.visits] == draft.walk
+
+
+def test_hinted_instructions_point_at_some_lookups_but_not_all():
+    for draft in _drafts("hinted"):
+        plan = InstructionPlan.model_validate(draft.metadata["instruction_plan"])
+        goal_part, hints = draft.instruction.rsplit("\n", 1)
+        assert not re.search(r"\bstep\b", goal_part.lower())
+        assert hints.startswith(HINT_INTROS), hints
+        hinted = sum(hints.count(frame.split("{")[0]) for frame in HINT_FRAMES)
+        assert 1 <= hinted <= len(plan.visits) // 2, hints
+
+
+def test_no_style_leaks_a_value_the_agent_must_discover():
+    """Rendering adds no leak: a hidden value shows only where a planted constant happens to equal it
+    (the same under every style; the chain_hidden gate rejects those candidates), and that is rare."""
+    by_style = {style: _drafts(style) for style in ("explicit", "hinted", "goal")}
+
+    def leaks(draft) -> set[str]:
+        return {v for v in draft.values[1:] if v.lower() in draft.instruction.lower()}
+
+    explicit = [leaks(d) for d in by_style["explicit"]]
+    for style in ("hinted", "goal"):
+        assert [leaks(d) for d in by_style[style]] == explicit, style
+    assert sum(bool(x) for x in explicit) <= len(explicit) // 10
+
+
+def test_style_changes_the_text_only():
+    """The same seed under every style: same walk, state, criteria and reference calls.
+
+    Only discovery listings (argument-free reads, `compose.discovery`) may differ: an id the
+    explicit text shows need not be looked up.
+    """
+    seed = next(s for s in SEEDS if draft_task(s, ComposeConfig()).failure is None)
+    by_style = {s: draft_task(seed, ComposeConfig(instruction_style=s)) for s in ("explicit", "goal")}
+    a, b = by_style["explicit"], by_style["goal"]
+    assert a.instruction != b.instruction
+    assert a.initial_state == b.initial_state
+    assert [c.model_dump() for c in a.criteria] == [c.model_dump() for c in b.criteria]
+
+    def planned(steps):
+        return [(s.tool, {k: v for k, v in s.arguments.items()}) for s in steps if s.arguments]
+
+    assert planned(a.steps) == planned(b.steps)
+
+
+def test_balanced_runs_are_mostly_goal_level_and_deterministic():
+    styles = Counter(draw_style("balanced", seed) for seed in range(1000))
+    assert set(styles) == {"explicit", "hinted", "goal"}
+    assert styles["goal"] >= 400, styles
+    assert [draw_style("balanced", s) for s in range(50)] == [draw_style("balanced", s) for s in range(50)]
+    with pytest.raises(ValueError, match="unknown instruction style 'easy'"):
+        draw_style("easy", 0)
+
+
+def test_phrasings_vary_across_tasks():
+    openings = {
+        d.instruction.splitlines()[0].replace(d.values[0], "V").split("'")[0] for d in _drafts("goal")
+    }
+    assert len(openings) >= 5, openings
+
+
+def test_goal_tasks_still_pass_every_gate():
+    config = ComposeConfig(instruction_style="goal")
+    records = [compose_task(seed, config) for seed in range(12)]
+    accepted = [r for r in records if r.status == "accepted"]
+    assert accepted, [r.reasons for r in records]
+    for record in accepted:
+        assert record.metadata["instruction_style"] == "goal"
+        assert all(g.passed for g in record.gates)
+
+
+def test_service_hints_are_removed_from_goal_phrases():
+    assert (
+        without_service_hints("in online banking, pay that person 10.00 USD") == "pay that person 10.00 USD"
+    )
+    assert without_service_hints("log a call with that person in the CRM on 2026-01-08") == (
+        "log a call with that person on 2026-01-08"
+    )
+    assert "team chat" not in without_service_hints("look up that person in the team chat directory")
+
+
+def test_an_unknown_style_is_refused_in_config_and_cli(tmp_path):
+    with pytest.raises(ValidationError, match="instruction_style"):
+        ComposeConfig(instruction_style="easy")  # type: ignore[arg-type]
+    result = CliRunner().invoke(
+        main, ["compose", "--tasks", "1", "--instruction-style", "easy", "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code != 0 and "--instruction-style" in result.output

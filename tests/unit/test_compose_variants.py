@@ -1,0 +1,55 @@
+"""Derived link variants and coverage-aware choice: more of the library's tools in reference solutions."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+from envpipeline.compose.variants import detail_variant, link_weights, links_of, weighted_order
+from envpipeline.services import vocab
+from envpipeline.services.links import Hop, HopPlan, PlannedCall, execute_planned, read_path
+from envpipeline.services.registry import all_services, get_service
+
+
+def test_detail_variants_open_the_record_and_reveal_the_same_value():
+    derived = 0
+    for name, cls in all_services().items():
+        hops, _ = links_of(cls)
+        for hop in (h for h in hops if "_via_get_" in h.name):
+            derived += 1
+            rng = vocab.seeded(f"t:{name}:{hop.name}")
+            state = cls.generate_state(rng)
+            value = vocab.sample_value(hop.consumes, rng)
+            plan = hop.plant(state, rng, value)
+            assert plan.calls[-1].tool.startswith("get_"), hop.name
+            observations = execute_planned(cls(state), plan.calls, value)
+            assert all(o.get("success") for o in observations), (name, hop.name, observations)
+            assert str(read_path(observations[-1]["data"], plan.calls[-1].reveals or ())) == plan.output
+    assert derived >= 40
+
+
+def test_a_variant_that_would_not_run_is_left_out():
+    """A hop whose revealed record has no matching get tool (or whose get breaks) gets no variant."""
+    flights = get_service("flights")
+    broken = Hop("flight_date_broken", "city", "date", _plant_wrong_path)
+    assert detail_variant(flights, broken) is None
+
+
+def _plant_wrong_path(state, rng: random.Random, value: str) -> HopPlan:
+    call = PlannedCall("search_flights", {}, reveals=("flights", 0, "no_such_field"))
+    return HopPlan([call], "2026-01-01", "search the flights")
+
+
+def test_weights_prefer_links_with_rare_tools():
+    weights = link_weights(get_service("flights"))
+    assert set(weights) >= {"booking_passenger", "flight_to_city_date_via_get_flight"}
+    assert max(weights.values()) > min(weights.values())
+
+
+def test_weighted_order_is_seeded_and_favours_heavy_items():
+    items = ["light", "heavy"]
+    firsts = Counter(weighted_order(items, [1.0, 5.0], random.Random(s))[0] for s in range(400))
+    assert firsts["heavy"] > 3 * firsts["light"]
+    assert weighted_order(items, [1.0, 5.0], random.Random(7)) == weighted_order(
+        items, [1.0, 5.0], random.Random(7)
+    )
