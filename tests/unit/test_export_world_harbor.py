@@ -131,7 +131,8 @@ def test_every_export_passes_checks_and_verifies(exported) -> None:
 @pytest.fixture(scope="module")
 def one_task_per_template(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[WorldTask, Path]]:
     """For every registered template, its task on the first day of a five-day world where it applies."""
-    persona = generate_persona(0, 1)
+    persona = generate_persona(0, 2)  # chat among its core tools: every template applies
+    assert "chat" in persona.core_tools
     build = build_world(
         persona, 5, tmp_path_factory.mktemp("template-world"), live_health=False, replay=False
     )
