@@ -31,7 +31,8 @@ from envpipeline.worlds.templates import all_templates
 @pytest.fixture(scope="module")
 def worlds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[GatedTask]]:
     root = tmp_path_factory.mktemp("worlds")
-    build_and_gate(1, 2, 0, root, tasks_per_world_day=2, live_health=False, replay=False)
+    # seed 2: a persona whose two days give four accepted templates, two with trajectory criteria
+    build_and_gate(1, 2, 2, root, tasks_per_world_day=2, live_health=False, replay=False)
     gated = [GatedTask.model_validate_json(line) for line in (root / "tasks.jsonl").read_text().splitlines()]
     return root, [g for g in gated if g.status == "accepted"]
 
