@@ -21,9 +21,10 @@ Baseline on unchanged main (commit 1d79399, `--personas 12 --days 10 --seed 0`, 
 main's persona generator gives: `--personas 40` silently returned 12), measured 2026-12-03 on a
 shared 2-core machine where the run did not reach 200 before the deadline (about 40 s per gated
 task under load); figures at equal counts, masked Vendi (raw Vendi):
-25 accepted of 48 gated: 8.10 (12.33); 50 accepted of 114 gated: 8.24 (19.21).
+25 accepted of 48 gated: 8.10 (12.33); 50 of 114: 8.24 (19.21); 75 of 174: 8.08 (25.10);
+100 of 216: 7.83 (29.57).
 The same run after the persona/catalogue/planner changes of issue 15 (branch i15-wp, templates
-unchanged): 25 of 48: 7.54 (12.83); 50 of 108: 8.07 (19.48) -- masked diversity comes from the
+unchanged): 25 of 48: 7.54 (12.83); 50 of 108: 8.07 (19.48); 75 of 162: 7.72 (25.33) -- masked diversity comes from the
 task templates; personas and catalogues alone do not move it.
 (The issue quotes masked Vendi 5.9 from another run and masking.) Acceptance: masked Vendi of 200
 accepted tasks >= 3x the baseline.
