@@ -176,7 +176,8 @@ def gated_world_tasks(
             "gate_pass_rates": MetadataValue.json({k: v["rate"] for k, v in summary["gates"].items()}),
             "cohen_kappa": metrics.get("kappa") if metrics.get("kappa") is not None else -1.0,
             "vendi_worlds": metrics["worlds"].get("vendi", 0.0),
-            "vendi_tasks": metrics["tasks"].get("vendi", 0.0),
+            "vendi_tasks": metrics["tasks"].get("vendi", 0.0),  # entity-masked (headline)
+            "vendi_tasks_raw": metrics["tasks"].get("vendi_raw", 0.0),
             "metrics": MetadataValue.json(metrics),
             "judge_kappas": MetadataValue.json(metrics.get("judge_kappas", {})),
             "red_team_rejections_by_policy": MetadataValue.json(red["rejected_by_policy"]),

@@ -116,6 +116,8 @@ def worlds_build(
         f"worlds: {len(summary['worlds'])}; tasks: {tasks['accepted']} accepted of {tasks['candidates']}"
     )
     click.echo(f"interfaces: {', '.join(summary['interfaces_used'])}; difficulty: {summary['difficulty']}")
+    div = summary["metrics"]["tasks"]
+    click.echo(f"task diversity: Vendi {div['vendi']} entity-masked (raw {div['vendi_raw']}) over {div['n']}")
     click.echo("gates: " + ", ".join(f"{k} {v['passed']}/{v['total']}" for k, v in summary["gates"].items()))
     if "llm" in summary:
         report, usage = summary["llm"], summary["llm"]["usage"]

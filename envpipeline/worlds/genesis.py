@@ -2,7 +2,8 @@
 
 Day 00 is built like every other day: empty databases from `schema.CREATE_TABLES`, then the
 genesis list of operations applied by `delta.apply_ops` (ids MAX(id)+1, frozen timestamps); the
-draw is a pure function of the persona (``random.Random("<persona_id>:0:genesis")``).
+draw is a pure function of the persona (``random.Random("<persona_id>:0:genesis")``). The shop
+holds the persona's own catalogue (`catalogues.catalogue_for`), drawn from its trade's shop domains.
 """
 
 from __future__ import annotations
@@ -11,32 +12,21 @@ import random
 from pathlib import Path
 
 from envpipeline.models.world import Operation, Persona
+from envpipeline.worlds.catalogues import DOMAINS, Product, catalogue_for
 from envpipeline.worlds.delta import apply_ops
+from envpipeline.worlds.persona_pools import TRADES
+from envpipeline.worlds.personas import trade_of
 from envpipeline.worlds.schema import FILES_APP, create_empty_world, password_hash, stamp
 
-# (sku suffix, name, category, price in cents, description)
-PRODUCT_POOL: list[tuple[str, str, str, int, str]] = [
-    ("HDMI-2M", "HDMI cable 2 m", "electronics", 1299, "High-speed HDMI 2.1 cable, braided."),
-    ("USB-HUB7", "USB-C hub 7-in-1", "electronics", 4599, "Hub with HDMI, SD reader and 100 W pass-through."),
-    ("HEADSET", "Wireless headset", "electronics", 8999, "Noise-cancelling over-ear headset."),
-    ("PWRBANK", "Power bank 20000 mAh", "electronics", 3499, "Two USB-C ports, airline safe."),
-    ("NOTEBK-A5", "A5 dotted notebook", "office", 1499, "192 pages, lay-flat binding."),
-    ("PEN-SET", "Gel pen set (10)", "office", 899, "Ten colours, 0.5 mm."),
-    ("DESK-LAMP", "LED desk lamp", "office", 3999, "Dimmable, warm to cold white."),
-    ("BACKPACK", "Travel backpack 30 l", "travel", 7999, "Cabin-size backpack with laptop sleeve."),
-    ("ADAPTER", "Universal travel adapter", "travel", 2499, "EU/UK/US plugs, two USB ports."),
-    ("BOTTLE", "Insulated bottle 0.75 l", "outdoor", 2199, "Keeps drinks cold for 24 h."),
-    ("TENT-2P", "Two-person tent", "outdoor", 15999, "Lightweight three-season tent."),
-    ("COFFEE-1K", "Espresso beans 1 kg", "kitchen", 2399, "Medium roast, single origin."),
-    ("KETTLE", "Electric kettle", "kitchen", 3299, "1.7 l, temperature control."),
-    ("YOGA-MAT", "Yoga mat", "fitness", 2999, "6 mm, non-slip."),
-    ("DUMBBELL", "Adjustable dumbbells", "fitness", 11999, "2 x 2-24 kg, quick dial."),
-    ("NOVEL", "Paperback novel", "books", 1199, "Award-winning literary fiction."),
-    ("COOKBOOK", "Weeknight cookbook", "books", 2499, "100 recipes under 30 minutes."),
-    ("GAFFER", "Gaffer tape 50 m", "supplies", 1899, "Matte black cloth tape, no residue."),
-    ("BATT-AA", "AA batteries (24)", "supplies", 1599, "Alkaline, long shelf life."),
-    ("LABELS", "Label printer tape", "supplies", 1399, "12 mm white tape, 8 m."),
-]
+
+def persona_catalogue(persona: Persona) -> list[Product]:
+    """The persona's shop catalogue: its trade's shop domains, or two domains drawn from the
+    occupation for an occupation outside the trade pools (e.g. an LLM-written persona)."""
+    trade = trade_of(persona.occupation)
+    if trade is not None:
+        return catalogue_for(persona, list(TRADES[trade].shop))
+    rng = random.Random(f"{persona.occupation}:shop-domains")
+    return catalogue_for(persona, rng.sample(sorted(DOMAINS), 2))
 
 
 def genesis_ops(persona: Persona) -> list[Operation]:
@@ -51,22 +41,20 @@ def genesis_ops(persona: Persona) -> list[Operation]:
             values={"username": persona.username, "password_hash": password_hash(persona.password)},
         ),
     ]
-    products = sorted(rng.sample(range(len(PRODUCT_POOL)), 14))
-    for i in products:
-        sku, name, category, price, desc = PRODUCT_POOL[i]
+    for item in persona_catalogue(persona):
         ops.append(
             Operation(
                 app="shop",
                 table="products",
                 op="insert",
                 values={
-                    "sku": f"SKU-{sku}",
-                    "name": name,
-                    "category": category,
-                    "price_cents": price,
+                    "sku": item.sku,
+                    "name": item.name,
+                    "category": item.category,
+                    "price_cents": item.price_cents,
                     "stock": rng.randint(6, 40),
-                    "description": desc,
-                    "image_alt": f"Photo of {name.lower()}",
+                    "description": item.description,
+                    "image_alt": f"Photo of {item.name.lower()}",
                 },
             )
         )

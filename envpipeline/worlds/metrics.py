@@ -8,6 +8,8 @@ r"""Metrics of WildAWM worlds and tasks, and the rollout reward.
 - Vendi score: K = X X^T (cosine similarities, K_ii = 1), eigenvalues of K/n, negatives clipped,
   VS = exp(-sum lambda log lambda): 1 for identical items, n for mutually orthogonal ones. For d < n
   the eigenvalues of X^T X / n are used (same non-zero spectrum, cheaper).
+- Diversity is reported entity-masked (`diversity_report`: the headline figures after
+  `masking.mask_entities`), with the raw figures beside it.
 - Nearest-neighbour cosine distance: d_i = 1 - max_{j != i} cos(x_i, x_j); mean, min and the share of
   near-duplicates (d_i < `dup_threshold`).
 - Reward of a rollout (documented formula):
@@ -31,6 +33,7 @@ from typing import Any
 
 from envpipeline.errors import MissingExtraError
 from envpipeline.rewards.cfrr import grpo_advantages
+from envpipeline.worlds.masking import EntityLexicon, mask_all
 
 try:
     import numpy as np
@@ -134,6 +137,22 @@ def diversity(texts: Sequence[str]) -> dict[str, Any]:
         return {"n": 0, "vendi": 0.0, "nn_cosine": nn_cosine(np.zeros((0, 1)))}
     x = tfidf(texts)
     return {"n": len(texts), "vendi": round(vendi_score(x), 4), "nn_cosine": nn_cosine(x)}
+
+
+def diversity_report(texts: Sequence[str], lexicon: EntityLexicon | None = None) -> dict[str, Any]:
+    """Diversity with entity masking as the headline: ``vendi`` and ``nn_cosine`` of the texts
+    after `masking.mask_entities` (names, e-mails, products, ids, dates, numbers -> their types),
+    ``vendi_raw`` / ``nn_cosine_raw`` of the texts as written."""
+    masked = diversity(mask_all(texts, lexicon))
+    raw = diversity(texts)
+    return {
+        "n": masked["n"],
+        "masked": True,
+        "vendi": masked["vendi"],
+        "nn_cosine": masked["nn_cosine"],
+        "vendi_raw": raw["vendi"],
+        "nn_cosine_raw": raw["nn_cosine"],
+    }
 
 
 def trajectory_well_formed(messages: Sequence[dict[str, Any]]) -> bool:

@@ -1,10 +1,12 @@
-"""The pools personas are drawn from: names, cities, sites, occupations with their tools, story arcs.
+"""The pools personas are drawn from: names, cities, sites, trades with their tools and shops, story arcs.
 
 Data only; `envpipeline.worlds.personas` draws from it with a seeded rng, so reordering or editing a
 pool changes every persona (and every task id downstream).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from envpipeline.models.world import StoryArc
 
@@ -39,6 +41,26 @@ FIRST = [
     "rosa",
     "hugo",
     "aisha",
+    "mei",
+    "olu",
+    "ruben",
+    "astrid",
+    "tariq",
+    "ottilie",
+    "pavel",
+    "chiara",
+    "kofi",
+    "ingrid",
+    "rafael",
+    "selin",
+    "joon",
+    "marta",
+    "idris",
+    "greta",
+    "luca",
+    "anya",
+    "bram",
+    "noor",
 ]
 LAST = [
     "petersen",
@@ -61,6 +83,16 @@ LAST = [
     "moreau",
     "costa",
     "fischer",
+    "mensah",
+    "dubois",
+    "andersen",
+    "nowak",
+    "yilmaz",
+    "kim",
+    "ferreira",
+    "jansen",
+    "popescu",
+    "lindqvist",
 ]
 CITIES = [
     "Copenhagen",
@@ -92,31 +124,403 @@ SITES = [
     "gardenhelp.example",
     "chessclub.example",
 ]
-#: occupation -> apps its core tools are drawn from
-OCCUPATIONS: dict[str, list[str]] = {
-    "freelance AV technician": ["flights", "calendar", "shop", "files", "dm"],
-    "high-school teacher": ["calendar", "mail", "files", "chat", "bank"],
-    "nurse": ["calendar", "dm", "bank", "mail", "accounts"],
-    "software developer": ["chat", "files", "accounts", "mail", "shop"],
-    "wedding photographer": ["calendar", "mail", "files", "bank", "dm"],
-    "small bakery owner": ["shop", "bank", "mail", "chat", "files"],
-    "travel journalist": ["flights", "files", "mail", "dm", "calendar"],
-    "graduate student": ["files", "mail", "chat", "calendar", "bank"],
-    "sales representative": ["flights", "calendar", "mail", "bank", "chat"],
-    "landscape architect": ["files", "calendar", "mail", "shop", "dm"],
-    "personal trainer": ["calendar", "dm", "bank", "files", "shop"],
-    "accountant": ["bank", "mail", "files", "accounts", "calendar"],
-    "event planner": ["calendar", "mail", "dm", "shop", "flights"],
-    "musician": ["dm", "flights", "calendar", "bank", "chat"],
-    "veterinarian": ["calendar", "mail", "shop", "bank", "chat"],
-    "it administrator": ["accounts", "chat", "mail", "files", "calendar"],
-    "architect": ["files", "mail", "calendar", "chat", "flights"],
-    "pharmacist": ["shop", "calendar", "mail", "bank", "accounts"],
-    "translator": ["files", "mail", "bank", "dm", "accounts"],
-    "startup founder": ["chat", "flights", "bank", "mail", "calendar"],
-    "librarian": ["files", "mail", "calendar", "chat", "shop"],
-    "chef": ["shop", "chat", "dm", "calendar", "bank"],
+
+
+@dataclass(frozen=True)
+class Trade:
+    """A line of work: the apps its core tools come from, its shop domains, its specialities."""
+
+    apps: tuple[str, ...]
+    shop: tuple[str, ...]
+    specialities: tuple[str, ...]
+
+
+#: trade -> (apps its core tools are drawn from, shop domains of its catalogue, specialities).
+#: An occupation is "<mode> <speciality> <trade>" (`MODES` x specialities x trades).
+TRADES: dict[str, Trade] = {
+    "AV technician": Trade(
+        ("flights", "calendar", "shop", "files", "dm"),
+        ("av", "computing"),
+        ("live-sound", "conference", "theatre", "broadcast", "touring"),
+    ),
+    "teacher": Trade(
+        ("calendar", "mail", "files", "chat", "bank"),
+        ("classroom", "office"),
+        ("high-school", "primary-school", "language", "music", "special-needs"),
+    ),
+    "nurse": Trade(
+        ("calendar", "dm", "bank", "mail", "accounts"),
+        ("clinical",),
+        ("paediatric", "night-shift", "community", "ICU", "school"),
+    ),
+    "software developer": Trade(
+        ("chat", "files", "accounts", "mail", "shop"),
+        ("computing", "office"),
+        ("backend", "mobile", "game", "embedded", "open-source"),
+    ),
+    "photographer": Trade(
+        ("calendar", "mail", "files", "bank", "dm"),
+        ("photography", "travel"),
+        ("wedding", "food", "wildlife", "portrait", "real-estate"),
+    ),
+    "baker": Trade(
+        ("shop", "bank", "mail", "chat", "files"),
+        ("baking", "kitchen"),
+        ("sourdough", "pastry", "wedding-cake", "market-stall", "gluten-free"),
+    ),
+    "journalist": Trade(
+        ("flights", "files", "mail", "dm", "calendar"),
+        ("computing", "travel"),
+        ("travel", "sports", "science", "local-news", "investigative"),
+    ),
+    "graduate student": Trade(
+        ("files", "mail", "chat", "calendar", "bank"),
+        ("lab", "office"),
+        ("biology", "history", "physics", "economics", "linguistics"),
+    ),
+    "sales representative": Trade(
+        ("flights", "calendar", "mail", "bank", "chat"),
+        ("office", "travel"),
+        ("medical-device", "software", "wine", "industrial", "publishing"),
+    ),
+    "landscape architect": Trade(
+        ("files", "calendar", "mail", "shop", "dm"),
+        ("garden", "office"),
+        ("urban", "park", "residential", "rooftop", "campus"),
+    ),
+    "personal trainer": Trade(
+        ("calendar", "dm", "bank", "files", "shop"),
+        ("fitness",),
+        ("strength", "rehab", "running", "senior-fitness", "online"),
+    ),
+    "accountant": Trade(
+        ("bank", "mail", "files", "accounts", "calendar"),
+        ("office", "computing"),
+        ("tax", "audit", "payroll", "small-business", "forensic"),
+    ),
+    "event planner": Trade(
+        ("calendar", "mail", "dm", "shop", "flights"),
+        ("av", "office"),
+        ("wedding", "corporate", "festival", "charity", "conference"),
+    ),
+    "musician": Trade(
+        ("dm", "flights", "calendar", "bank", "chat"),
+        ("music", "av"),
+        ("jazz", "session", "orchestral", "folk", "indie"),
+    ),
+    "veterinarian": Trade(
+        ("calendar", "mail", "shop", "bank", "chat"),
+        ("veterinary", "clinical"),
+        ("small-animal", "equine", "farm", "exotic-pet", "shelter"),
+    ),
+    "IT administrator": Trade(
+        ("accounts", "chat", "mail", "files", "calendar"),
+        ("computing", "office"),
+        ("school", "hospital", "law-firm", "retail", "municipal"),
+    ),
+    "architect": Trade(
+        ("files", "mail", "calendar", "chat", "flights"),
+        ("office", "computing"),
+        ("housing", "heritage", "timber", "interior", "civic"),
+    ),
+    "pharmacist": Trade(
+        ("shop", "calendar", "mail", "bank", "accounts"),
+        ("clinical", "office"),
+        ("hospital", "community", "compounding", "rural", "online"),
+    ),
+    "translator": Trade(
+        ("files", "mail", "bank", "dm", "accounts"),
+        ("office", "computing"),
+        ("legal", "medical", "literary", "game", "subtitle"),
+    ),
+    "startup founder": Trade(
+        ("chat", "flights", "bank", "mail", "calendar"),
+        ("computing", "office"),
+        ("fintech", "climate", "food-delivery", "edtech", "health"),
+    ),
+    "librarian": Trade(
+        ("files", "mail", "calendar", "chat", "shop"),
+        ("office", "classroom"),
+        ("public", "university", "school", "archive", "mobile"),
+    ),
+    "chef": Trade(
+        ("shop", "chat", "dm", "calendar", "bank"),
+        ("kitchen", "baking"),
+        ("head", "pastry", "private", "catering", "vegan"),
+    ),
+    "gardener": Trade(
+        ("shop", "calendar", "bank", "dm", "files"),
+        ("garden",),
+        ("allotment", "estate", "nursery", "community", "orchard"),
+    ),
+    "tailor": Trade(
+        ("shop", "dm", "bank", "files", "mail"),
+        ("craft",),
+        ("bridal", "bespoke", "alterations", "costume", "upholstery"),
+    ),
+    "lab technician": Trade(
+        ("files", "chat", "calendar", "accounts", "shop"),
+        ("lab", "clinical"),
+        ("clinical", "food-testing", "environmental", "university", "forensic"),
+    ),
+    "physiotherapist": Trade(
+        ("calendar", "bank", "mail", "files", "dm"),
+        ("fitness", "clinical"),
+        ("sports", "neuro", "paediatric", "home-visit", "hospital"),
+    ),
+    "tour guide": Trade(
+        ("flights", "calendar", "dm", "bank", "mail"),
+        ("travel",),
+        ("city", "mountain", "food", "museum", "cycling"),
+    ),
+    "dog groomer": Trade(
+        ("shop", "calendar", "dm", "bank", "chat"),
+        ("veterinary",),
+        ("mobile", "salon", "show-dog", "rescue", "cat-friendly"),
+    ),
+    "researcher": Trade(
+        ("files", "flights", "mail", "chat", "accounts"),
+        ("lab", "computing"),
+        ("climate", "genomics", "robotics", "survey", "materials"),
+    ),
+    "sound engineer": Trade(
+        ("files", "chat", "shop", "calendar", "bank"),
+        ("av", "music"),
+        ("studio", "podcast", "film", "mastering", "game-audio"),
+    ),
+    "craft seller": Trade(
+        ("shop", "bank", "dm", "files", "accounts"),
+        ("craft", "office"),
+        ("knitwear", "quilting", "embroidery", "leather", "upcycled"),
+    ),
+    "coach": Trade(
+        ("calendar", "chat", "dm", "bank", "flights"),
+        ("fitness", "travel"),
+        ("youth-football", "swim", "tennis", "climbing", "athletics"),
+    ),
 }
+#: how the job is held; "" is plain.
+MODES = ["", "freelance", "part-time", "senior", "newly qualified", "semi-retired"]
+#: filler pools the arc variants draw from
+ARC_FILLERS: dict[str, list[str]] = {
+    "place": [
+        "Lisbon",
+        "Oslo",
+        "Athens",
+        "Dublin",
+        "Vienna",
+        "Seville",
+        "Edinburgh",
+        "Riga",
+        "Prague",
+        "Naples",
+        "Zurich",
+        "Ljubljana",
+        "Marseille",
+        "Helsinki",
+        "Budapest",
+        "Bruges",
+    ],
+    "thing": [
+        "a standing desk",
+        "a new camera",
+        "running shoes",
+        "a coffee grinder",
+        "a tablet",
+        "a bicycle",
+        "a sofa",
+        "a drone",
+        "a sewing machine",
+        "a tent",
+        "an e-reader",
+        "a keyboard",
+        "a blender",
+        "a monitor",
+        "a backpack",
+        "a printer",
+    ],
+    "client": [
+        "a local brewery",
+        "a dental clinic",
+        "a design studio",
+        "a city council",
+        "a bookshop",
+        "a football club",
+        "a hotel chain",
+        "a museum",
+        "a law firm",
+        "a food truck",
+        "a school",
+        "a logistics firm",
+        "a bakery chain",
+        "a charity",
+        "a yoga studio",
+        "a radio station",
+    ],
+    "people": [
+        "their parents",
+        "a cousin",
+        "an old school friend",
+        "their sister",
+        "their brother",
+        "grandparents",
+        "a former colleague",
+        "their godchild",
+        "an aunt",
+        "their partner's family",
+        "a university friend",
+        "a pen pal",
+        "their uncle",
+        "a neighbour",
+        "a climbing partner",
+        "a mentor",
+    ],
+    "goal": [
+        "a half-marathon",
+        "a 10k run",
+        "a charity swim",
+        "a cycling sportive",
+        "a triathlon",
+        "a hiking trip",
+        "a rowing race",
+        "a stair climb",
+        "a trail run",
+        "a duathlon",
+        "a mountain trek",
+        "a fun run",
+        "a relay",
+        "a dance show",
+        "a martial-arts grading",
+        "a marathon",
+    ],
+    "topic": [
+        "tax",
+        "insurance",
+        "energy bills",
+        "subscriptions",
+        "rent",
+        "savings",
+        "a car loan",
+        "a mortgage",
+        "pensions",
+        "a credit card",
+        "school fees",
+        "a phone contract",
+        "gym fees",
+        "a holiday fund",
+        "childcare",
+        "council tax",
+    ],
+}
+#: base arc -> (filler pool, description with one {} for the filler, steps an arc variant may add)
+ARC_SHAPES: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "conference-trip": (
+        "place",
+        "travels to a conference in {}",
+        ("reply_email", "share_document", "pay_bill"),
+    ),
+    "home-office-upgrade": (
+        "thing",
+        "upgrades the home office with {}",
+        ("pay_bill", "write_journal", "update_todo"),
+    ),
+    "client-project": (
+        "client",
+        "delivers a project for {}",
+        ("reply_email", "team_standup_chat", "update_todo"),
+    ),
+    "fitness-goal": ("goal", "trains for {}", ("dm_friend_plans", "update_todo", "browse_shop")),
+    "budget-cleanup": ("topic", "sorts out {}", ("download_receipt", "reply_email", "write_journal")),
+    "family-visit": (
+        "people",
+        "plans a visit to {} that falls through",
+        ("reply_email", "write_journal", "update_todo"),
+    ),
+    "side-business": (
+        "client",
+        "runs a side business supplying {}",
+        ("order_product", "reply_email", "update_todo"),
+    ),
+    "security-hygiene": (
+        "topic",
+        "cleans up the online accounts for {}",
+        ("reply_email", "write_journal", "share_document"),
+    ),
+    "inbox-zero": (
+        "topic",
+        "fights an inbox full of mail about {}",
+        ("update_todo", "write_journal", "pay_bill"),
+    ),
+    "team-launch": (
+        "client",
+        "launches a team product for {}",
+        ("reply_email", "update_todo", "restock_supplies"),
+    ),
+    "unhappy-purchase": (
+        "thing",
+        "buys {} and sends it back",
+        ("reply_email", "write_journal", "browse_shop"),
+    ),
+    "weekend-getaway": (
+        "place",
+        "books a weekend in {} with friends",
+        ("pay_bill", "update_todo", "share_document"),
+    ),
+    "new-job": ("client", "starts a new job at {}", ("change_password", "update_todo", "reply_email")),
+    "moving-house": (
+        "place",
+        "moves to a new flat in {}",
+        ("reply_email", "restock_supplies", "dm_friend_plans"),
+    ),
+    "reading-challenge": (
+        "goal",
+        "keeps up a reading challenge while training for {}",
+        ("share_document", "dm_friend_plans", "update_todo"),
+    ),
+    "team-offsite": (
+        "place",
+        "organises a team offsite in {}",
+        ("reply_email", "team_standup_chat", "pay_bill"),
+    ),
+    "tax-season": (
+        "topic",
+        "prepares the yearly return, including {}",
+        ("transfer_savings", "reply_email", "write_journal"),
+    ),
+    "festival-tour": (
+        "place",
+        "plays a string of festival gigs ending in {}",
+        ("restock_supplies", "write_journal", "pay_bill"),
+    ),
+    "new-laptop": (
+        "thing",
+        "replaces a broken laptop and buys {}",
+        ("sign_up_service", "share_document", "update_todo"),
+    ),
+    "mentoring": (
+        "people",
+        "mentors a junior colleague recommended by {}",
+        ("reply_email", "write_journal", "update_todo"),
+    ),
+    "savings-plan": ("thing", "saves up for {}", ("pay_bill", "order_product", "write_journal")),
+    "community-garden": (
+        "people",
+        "helps run a community garden with {}",
+        ("order_product", "dm_friend_plans", "write_journal"),
+    ),
+    "newsletter-launch": (
+        "topic",
+        "starts a personal newsletter about {}",
+        ("reply_email", "team_standup_chat", "update_todo"),
+    ),
+    "late-refund": (
+        "place",
+        "chases a refund for a cancelled trip to {}",
+        ("download_receipt", "write_journal", "dm_friend_plans"),
+    ),
+}
+
+#: the base arcs (story order of skills); `ARC_SHAPES` turns each into many named variants
 ARCS: list[StoryArc] = [
     StoryArc(
         name="conference-trip",

@@ -5,7 +5,7 @@
 (the diversity gate compares with the tasks accepted so far) and writes ``<root>/tasks.jsonl``
 (one `GatedTask` per line) and ``<root>/summary.json``. The summary holds the worlds, the task
 counts, every gate's pass rate, Cohen's kappa (verifier vs the judge panel, and per judge pair, over all rollouts),
-Vendi scores and NN cosine distances of worlds and tasks, the interfaces used by accepted tasks
+Vendi scores and NN cosine distances of worlds and tasks (entity-masked, raw beside them), the interfaces used by accepted tasks
 and the difficulty counts.
 """
 
@@ -23,7 +23,8 @@ from envpipeline.policies.base import Policy
 from envpipeline.worlds.build import build_world
 from envpipeline.worlds.gates import GateConfig, gate_task
 from envpipeline.worlds.judge_panel import judge_kappas, uninformative_judges
-from envpipeline.worlds.metrics import cohen_kappa, diversity
+from envpipeline.worlds.masking import EntityLexicon, default_lexicon
+from envpipeline.worlds.metrics import cohen_kappa, diversity_report
 from envpipeline.worlds.personas import propose_personas
 from envpipeline.worlds.state import day_path
 from envpipeline.worlds.tasks import generate_tasks, load_persona, task_text
@@ -166,7 +167,12 @@ def build_and_gate(
     with (root / "tasks.jsonl").open("w", encoding="utf-8") as out:
         for record in gated:
             out.write(record.model_dump_json() + "\n")
-    summary = summarize(worlds, gated, accepted, world_texts, rejected_personas)
+    lexicon = default_lexicon().with_extra(
+        names=[n for p in personas for n in (p.name, p.username, *(c.name for c in p.contacts))],
+        places=[p.city for p in personas],
+    )
+    summary = summarize(worlds, gated, accepted, world_texts, rejected_personas, lexicon=lexicon)
+    summary["personas"] = {"requested": n_personas, "accepted": len(personas)}
     summary["seconds"] = {
         "build": round(built - started, 2),
         "gate": round(gate_seconds, 2),
@@ -185,8 +191,10 @@ def summarize(
     accepted: list[WorldTask],
     world_texts: list[str],
     rejected_personas: list[dict[str, Any]] | None = None,
+    lexicon: EntityLexicon | None = None,
 ) -> dict[str, Any]:
-    """The summary dict of a run."""
+    """The summary dict of a run; diversity figures are entity-masked (`lexicon`, default
+    `masking.default_lexicon()`) with the raw ones beside them (`metrics.diversity_report`)."""
     ok = [g for g in gated if g.status == "accepted"]
     return {
         "worlds": worlds,
@@ -202,9 +210,9 @@ def summarize(
         "gates": gate_statistics(gated),
         "metrics": {
             **rollout_metrics(gated),
-            "worlds": diversity([t for t in world_texts if t]),
-            "tasks": diversity([task_text(t) for t in accepted]),
-            "candidate_tasks": diversity([task_text(g.task) for g in gated]),
+            "worlds": diversity_report([t for t in world_texts if t], lexicon),
+            "tasks": diversity_report([task_text(t) for t in accepted], lexicon),
+            "candidate_tasks": diversity_report([task_text(g.task) for g in gated], lexicon),
         },
         "interfaces_used": sorted({i for t in accepted for i in t.interface_flow}),
         "difficulty": dict(sorted(Counter(g.difficulty for g in ok if g.difficulty).items())),

@@ -4,7 +4,9 @@ balance per-app usage (and avoid repeating a skill), and turn the plan into a de
 Per day: (1) the next available step of a story arc, (2) one follow-up of earlier state (an open
 order is tracked, an upcoming flight gets a trip plan or a cancellation, unread mail is answered),
 (3) the rest by balance: the available skill whose apps are least used so far (a histogram over all
-previous days, read from the earlier delta.json files). Ties are broken by the seeded rng.
+previous days, read from the earlier delta.json files), less a bonus for skills on the persona's
+core tools (`core_affinity`: the persona's own apps come up more often). Ties are broken by the
+seeded rng.
 """
 
 from __future__ import annotations
@@ -20,6 +22,15 @@ from envpipeline.worlds.state import WorldReader
 
 #: How much one earlier run of a skill weighs against it (in units of per-app usage).
 SKILL_REPEAT_WEIGHT = 1.5
+#: How much a skill whose apps are all among the persona's core tools is preferred (in units of
+#: per-app usage; a skill with half its apps among them gets half of it).
+CORE_TOOL_WEIGHT = 4.0
+
+
+def core_affinity(persona: Persona, skill: Skill) -> float:
+    """The share of the skill's apps that are among the persona's core tools (0..1)."""
+    core = set(persona.core_tools)
+    return sum(a in core for a in skill.apps) / len(skill.apps) if skill.apps else 0.0
 
 
 def app_usage(reader: WorldReader) -> Counter[str]:
@@ -73,10 +84,12 @@ def plan_day(
 
     def score(skill: Skill) -> tuple[float, float]:
         # the skill reaching the least-used app first (mean usage breaks near-ties); a skill that
-        # already ran counts as if its apps had run again
+        # already ran counts as if its apps had run again; one on the persona's core tools is
+        # preferred (it counts as if its apps had run CORE_TOOL_WEIGHT times less)
         least = min(usage[a] for a in skill.apps)
         mean = sum(usage[a] for a in skill.apps) / len(skill.apps)
-        return (least + 0.25 * mean + SKILL_REPEAT_WEIGHT * repeats[skill.name], rng.random())
+        bonus = CORE_TOOL_WEIGHT * core_affinity(persona, skill)
+        return (least + 0.25 * mean + SKILL_REPEAT_WEIGHT * repeats[skill.name] - bonus, rng.random())
 
     progress = arc_progress(previous_world)
     arcs = list(persona.arcs)

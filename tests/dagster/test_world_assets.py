@@ -46,6 +46,7 @@ def test_personas_worlds_tasks_and_gates(tmp_path, local_sandbox):
         assert resist.passed and resist.metadata["hack_pass_rate"].value == 0.0
         meta = gated.asset_materializations_for_node("gated_world_tasks")[0].metadata
         assert meta["accepted"].value > 0
+        assert meta["vendi_tasks_raw"].value >= meta["vendi_tasks"].value > 0  # masked headline
         assert set(meta["gate_pass_rates"].value) >= {
             "diversity",
             "judge_consistency",

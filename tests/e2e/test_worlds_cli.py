@@ -38,6 +38,9 @@ def test_worlds_build_json_lists_worlds_tasks_gates_and_metrics(tmp_path, local_
     assert summary["tasks"]["accepted"] > 0
     assert {"initial_unsatisfaction", "solvability", "counterfactual_probe"} <= set(summary["gates"])
     assert {"kappa", "worlds", "tasks"} <= set(summary["metrics"])
+    tasks = summary["metrics"]["tasks"]  # entity-masked headline, raw beside it
+    assert tasks["masked"] and tasks["vendi_raw"] >= tasks["vendi"] > 0
+    assert summary["personas"] == {"requested": 2, "accepted": 2}
     assert (out / "tasks.jsonl").exists() and (out / "summary.json").exists()
     day = sorted((out / summary["worlds"][0]["persona_id"]).glob("day-*"))
     assert [d.name for d in day] == ["day-00", "day-01", "day-02"]

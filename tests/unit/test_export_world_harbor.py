@@ -31,7 +31,8 @@ from envpipeline.worlds.templates import all_templates
 @pytest.fixture(scope="module")
 def worlds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[GatedTask]]:
     root = tmp_path_factory.mktemp("worlds")
-    build_and_gate(1, 2, 0, root, tasks_per_world_day=2, live_health=False, replay=False)
+    # seed 2: a persona whose two days give four accepted templates, two with trajectory criteria
+    build_and_gate(1, 2, 2, root, tasks_per_world_day=2, live_health=False, replay=False)
     gated = [GatedTask.model_validate_json(line) for line in (root / "tasks.jsonl").read_text().splitlines()]
     return root, [g for g in gated if g.status == "accepted"]
 
@@ -131,7 +132,8 @@ def test_every_export_passes_checks_and_verifies(exported) -> None:
 @pytest.fixture(scope="module")
 def one_task_per_template(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[WorldTask, Path]]:
     """For every registered template, its task on the first day of a five-day world where it applies."""
-    persona = generate_persona(0, 1)
+    persona = generate_persona(0, 2)  # chat among its core tools: every template applies
+    assert "chat" in persona.core_tools
     build = build_world(
         persona, 5, tmp_path_factory.mktemp("template-world"), live_health=False, replay=False
     )

@@ -54,7 +54,9 @@ DAYS = 5
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("worlds")
-    persona = generate_persona(0, 1)
+    # a persona with chat among its core tools: every template applies within DAYS days
+    persona = generate_persona(0, 2)
+    assert "chat" in persona.core_tools
     build = build_world(persona, DAYS, root, live_health=False, replay=False)
     assert build.passed
     return Path(build.root)

@@ -120,7 +120,7 @@ def test_propose_personas_revises_at_most_twice():
     accepted, rejected = propose_personas(2, SEED, judge=RejectFirst())
     assert len(accepted) == 2 and all(p.revision >= 1 for p in accepted)
     assert any(r["revision"] == 0 and r["feedback"] == "forced" for r in rejected)
-    accepted, rejected = propose_personas(1, SEED, judge=RejectAll(), max_candidates=3)
+    accepted, rejected = propose_personas(1, SEED, judge=RejectAll(), max_candidates=3, allow_shortfall=True)
     assert accepted == [] and len(rejected) == 9
     assert max(r["revision"] for r in rejected) == 2
     assert [r["gave_up"] for r in rejected if r["index"] == 0] == [False, False, True]
