@@ -119,13 +119,26 @@ async def cancel_event(s: Session, a: dict, mistake: str | None, rng: random.Ran
     s.web("POST", f"/calendar/{event}/cancel")
 
 
+def _shifted(iso: str, days: int) -> str:
+    """`iso` moved by `days` (unchanged when it is not a date-time)."""
+    from datetime import datetime, timedelta
+
+    try:
+        return (datetime.fromisoformat(iso) + timedelta(days=days)).isoformat(timespec="seconds")
+    except ValueError:
+        return iso
+
+
 async def add_event(s: Session, a: dict, mistake: str | None, rng: random.Random) -> None:
-    start = s.fmt(a["start"], mistake == "wrong_value", rng)
+    start = _shifted(s.fmt(a["start"], mistake == "wrong_value", rng), int(a.get("shift_days", 0)))
+    if a.get("var"):
+        s.vars[a["var"]] = start
     if mistake == "wrong_interface":
         return await _send_elsewhere(s, f"{s.fmt(a['title'])} {start}")
     s.web("GET", "/calendar/new")
     form = {k: s.fmt(a.get(k, "")) for k in ("title", "end", "location", "attendees")}
-    s.web("POST", "/calendar/add", data={**form, "start": start, "end": form["end"] or start})
+    end = _shifted(form["end"], int(a.get("shift_days", 0))) if form["end"] else start
+    s.web("POST", "/calendar/add", data={**form, "start": start, "end": end})
 
 
 async def find_transaction(s: Session, a: dict, mistake: str | None, rng: random.Random) -> None:

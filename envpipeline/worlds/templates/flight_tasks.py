@@ -49,12 +49,18 @@ def _others(ctx: Context, booking: dict) -> list[str]:
 
 
 def _find(b: TaskBuilder, ctx: Context, booking: dict, status: str) -> None:
+    rows = ctx.reader.query("flights", "SELECT * FROM bookings WHERE id != ?", [booking["id"]])
     b.step(
         "mcp.find_booking",
         match={"destination": booking["destination"], "status": status},
         confirmation=booking["confirmation"],
-        vars={"conf": "confirmation", "depart": "depart_at"},
-        distractors={"conf": _others(ctx, booking)},
+        vars={"conf": "confirmation", "depart": "depart_at", "origin": "origin", "dest": "destination"},
+        distractors={
+            "conf": _others(ctx, booking),
+            "depart": [r["depart_at"] for r in rows] or [shift(booking["depart_at"], days=1)],
+            "dest": [r["destination"] for r in rows if r["destination"] != booking["destination"]]
+            or ["Nowhere"],
+        },
     )
 
 
@@ -243,7 +249,7 @@ def flight_rebook(ctx: Context) -> TaskBuilder:
     )
     b.sub("mcp", f"Book {origin} -> {dest} at {new}.", f"flights_book origin={origin} destination={dest}.")
     _find(b, ctx, bk, "cancelled")
-    b.step("mcp.book_flight", origin=origin, destination=dest, depart_at=new, var="new_conf")
+    b.step("mcp.book_flight", origin="{origin}", destination="{dest}", depart_at=new, var="new_conf")
     b.crit(
         "row_added",
         f"a confirmed booking {origin} -> {dest} departs {new}",
@@ -351,7 +357,15 @@ def flight_checkin_reminder(ctx: Context) -> TaskBuilder:
     b.sub("mcp", f"Read the {dest} booking's departure.", f"flights_get {conf}: depart_at {bk['depart_at']}.")
     _find(b, ctx, bk, "confirmed")
     b.sub("web", "Add the check-in event.", f"/calendar/new: '{title}' at {start}.")
-    b.step("web.add_event", title=title, start=start, end=shift(start, minutes=30), location="online")
+    b.step(
+        "web.add_event",
+        title="Check in {conf}",
+        start="{depart}",
+        end=shift(bk["depart_at"], minutes=30),
+        shift_days=-1,
+        location="online",
+        var="checkin",
+    )
     b.crit(
         "row_added",
         f"a calendar event '{title}' starts {start}",
@@ -362,7 +376,9 @@ def flight_checkin_reminder(ctx: Context) -> TaskBuilder:
     )
     b.expect("calendar", title, start, table="events")
     b.sub("cli", "Add the todo line.", f"echo '{line}' >> todo.txt")
-    b.step("cli.append_file", path="todo.txt", content=line + "\n")
+    b.step(
+        "cli.append_file", path="todo.txt", content=f"- [ ] check in for {dest} ({{conf}}) at {{checkin}}\n"
+    )
     b.crit("file_contains", f"todo.txt has the check-in line for {conf}", path="todo.txt", text=line)
     b.expect(FILES_APP, conf, start, path="todo.txt")
     return b
