@@ -17,13 +17,15 @@ from envpipeline.worlds.task_meta import _origin_days
 OPENERS = (
     "",
     "Quick one: ",
-    "When you have a moment, ",
-    "Please ",
+    "When you have a moment: ",
     "Could you sort this out? ",
     "Small favour: ",
-    "Before the day ends, ",
+    "Before the day ends: ",
     "Heads-up: ",
+    "For today: ",
+    "Hi! ",
 )
+CLOSERS = ("", " Thanks!", " Thank you.", " Cheers.", " Much appreciated.")
 
 
 def history_rows(ctx: Context, app: str, table: str, where: str = "1", params: tuple = ()) -> list[dict]:
@@ -45,12 +47,13 @@ def prefer_history(ctx: Context, rows: list[dict[str, Any]]) -> dict[str, Any] |
 
 
 def phrase(ctx: Context, variants: list[str], **values: Any) -> str:
-    """One of `variants` (format strings over `values`) with a seeded opener."""
-    text = ctx.rng.choice(variants).format(**values)
-    opener = ctx.rng.choice(OPENERS)
-    if opener and opener[-2] not in ".?:":
-        text = text[0].lower() + text[1:]
-    return opener + text
+    """One of `variants` (format strings over `values`), dressed with a seeded opener and closer."""
+    return dress(ctx, ctx.rng.choice(variants).format(**values))
+
+
+def dress(ctx: Context, text: str) -> str:
+    """`text` with a seeded opener and closer (the request itself is unchanged)."""
+    return ctx.rng.choice(OPENERS) + text + ctx.rng.choice(CLOSERS)
 
 
 def shift(iso: str, days: int = 0, minutes: int = 0) -> str:
