@@ -3,7 +3,8 @@
 `LifeStore` extends `WorldStore` (shop, mail, chat, direct messages) with the four apps whose
 rows the world's skills write every day (meetings, bookings, salary, transfers, password changes)
 so that the web app (calendar and bank pages) and the MCP server (flights and accounts tools) act
-on the same state. Standard library only, like `worldstore`. Bad input raises `WorldInputError`
+on the same state. Standard library only, like `worldstore`, and shipped beside it (byte for byte) in
+exported Harbor world tasks, where it imports the ``worldstore.py`` next to it. Bad input raises `WorldInputError`
 (400 invalid, 404 unknown, 409 conflict); money is in cents, times are ISO ``YYYY-MM-DDTHH:MM:SS``.
 """
 
@@ -12,9 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from envpipeline.worlds.worldstore import WorldInputError, WorldStore, _next_id, _rows, _text
+if TYPE_CHECKING or __package__:  # inside envpipeline; a Harbor image has worldstore.py beside this file
+    from envpipeline.worlds.worldstore import WorldInputError, WorldStore, _next_id, _rows, _text
+else:
+    from worldstore import WorldInputError, WorldStore, _next_id, _rows, _text
 
 #: The accounts app's fixed salt (same as `envpipeline.worlds.schema.FIXED_SALT`).
 FIXED_SALT = "envpipeline-wildawm-salt"
