@@ -24,7 +24,7 @@ _EVENT_ROW = re.compile(
     r"<td>([^<]*)</td></tr>"
 )
 _TX_ROW = re.compile(
-    r'<tr id="tx-(\d+)"><td class="posted">([^<]*)</td><td class="memo">([^<]*)</td>'
+    r'<tr id="tx-(\d+)"><td class="posted">([^<]*)</td><td class="day">[^<]*</td><td class="memo">([^<]*)</td>'
     r'<td class="amount">([^<]*)</td></tr>'
 )
 
@@ -33,7 +33,19 @@ def _matches(record: dict[str, Any], match: dict[str, str]) -> bool:
     return all(str(text) in str(record.get(column) or "") for column, text in match.items())
 
 
+def with_parts(record: dict[str, Any]) -> dict[str, Any]:
+    """`record` plus ``<col>_date`` and ``<col>_time`` for its date-time columns (as a page shows them)."""
+    out = dict(record)
+    for column in ("start", "depart_at", "posted_at"):
+        value = str(record.get(column) or "")
+        if len(value) >= 16:
+            out.setdefault(f"{column}_date", value[:10])
+            out.setdefault(f"{column}_time", value[11:16])
+    return out
+
+
 def _remember(s: Session, a: dict, found: dict[str, Any] | None, mistake: str | None, rng: random.Random):
+    found = None if found is None else with_parts(found)
     names: dict[str, str] = a.get("vars") or {}
     values = None if found is None else [str(found.get(column) or "") for column in names.values()]
     _store(s, {**a, "vars": list(names)}, values, mistake, rng)
@@ -162,7 +174,7 @@ async def read_balance(s: Session, a: dict, mistake: str | None, rng: random.Ran
         s.web("GET", "/bank")
     page = s.web("GET", f"/bank/{a['account']}").text
     found = re.search(r'id="balance">\$?([^<]+)<', page)
-    value = found.group(1).replace(",", "") if found else None
+    value = found.group(1) if found else None  # as the page shows it: 1,234.56
     _store(s, {**a, "vars": [a["var"]]}, [value] if value else None, mistake, rng)
 
 

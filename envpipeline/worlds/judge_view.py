@@ -43,11 +43,16 @@ WRITES: dict[str, tuple[str, ...]] = {
 #: The instruction words that ask for a write to the calendar, bank, flights or accounts app.
 LIFE_VERBS: dict[str, re.Pattern[str]] = {
     "calendar": re.compile(
-        r"calendar.*(?:move|moving|cancel|add|shift|push)|(?:move|cancel|add|shift|push).*calendar"
+        r"\b(?:move|cancel|add|shift|put)\b[^.;]{0,60}?\b(?:calendar|event|entry)\b"
+        r"|\b(?:calendar|event|entry)\b[^.;]{0,30}?\b(?:to the same time|accordingly|to match|agree)\b"
     ),
-    "bank": re.compile(r"(?:transfer|move|pay|send).*(?:savings|checking|bank)|bank.*(?:transfer|pay)"),
-    "flights": re.compile(r"(?:rebook|reschedule|cancel|change|move|book).*(?:flight|booking)"),
-    "accounts": re.compile(r"password.*(?:set|change|rotate|reset)|(?:set|change|rotate|reset).*password"),
+    "bank": re.compile(
+        r"\b(?:transfer|move|pay)\b[^.;]{0,50}?\b(?:from checking|to savings|in the web bank)\b"
+    ),
+    "flights": re.compile(
+        r"\b(?:rebook|cancel|change|move|book|push)\b[^.;]{0,40}?\b(?:flight|booking|trip)\b"
+    ),
+    "accounts": re.compile(r"\b(?:set|change|rotate|reset)\b[^.;]{0,40}?\bpassword\b"),
 }
 SUCCESS_CLAIM = "Done. I completed every step of the task successfully."
 FAILURE_CLAIM = "I could not complete the task."

@@ -46,6 +46,12 @@ def _shift(start: str, end: str, new_start: str) -> str:
     return (datetime.fromisoformat(new_start) + length).isoformat(timespec="seconds")
 
 
+def with_day_and_time(row: dict[str, Any], column: str) -> dict[str, Any]:
+    """`row` plus ``<column>_date`` and ``<column>_time``: the date and clock time as values of their own."""
+    value = str(row.get(column) or "")
+    return {**row, f"{column}_date": value[:10], f"{column}_time": value[11:16]}
+
+
 class LifeStore(WorldStore):
     """`WorldStore` plus calendar events, flight bookings, bank accounts and login accounts."""
 
@@ -109,7 +115,8 @@ class LifeStore(WorldStore):
     def bookings(self) -> list[dict[str, Any]]:
         """Every flight booking, by departure."""
         with self.db("flights") as db:
-            return _rows(db.execute("SELECT * FROM bookings ORDER BY depart_at, id"))
+            rows = _rows(db.execute("SELECT * FROM bookings ORDER BY depart_at, id"))
+        return [with_day_and_time(r, "depart_at") for r in rows]
 
     def booking(self, confirmation: str) -> dict[str, Any]:
         """One booking by confirmation code (404 when unknown)."""
@@ -119,7 +126,7 @@ class LifeStore(WorldStore):
             ).fetchone()
         if row is None:
             raise WorldInputError(f"no booking with confirmation {confirmation!r}", 404)
-        return dict(row)
+        return with_day_and_time(dict(row), "depart_at")
 
     def booking_change(self, confirmation: str, depart_at: str) -> dict[str, Any]:
         """Move a confirmed booking to another departure (409 when it is cancelled)."""

@@ -142,7 +142,12 @@ def pick(records, a):
     ]
     if not hits:
         raise SystemExit(f"the reference read found nothing for {a}")
-    found = hits[-1]
+    found = dict(hits[-1])
+    for column in ("start", "depart_at", "posted_at"):
+        value = str(found.get(column) or "")
+        if len(value) >= 16:
+            found.setdefault(f"{column}_date", value[:10])
+            found.setdefault(f"{column}_time", value[11:16])
     VARS.update({var: str(found.get(column) or "") for var, column in (a.get("vars") or {}).items()})
     return found
 
@@ -192,7 +197,7 @@ def read_balance(a):
     account = next(
         x for x in tool("bank", "accounts")["accounts"] if x["name"].lower() == a["account"].lower()
     )
-    VARS[a["var"]] = f"{account['balance_cents'] / 100:.2f}"
+    VARS[a["var"]] = f"{account['balance_cents'] / 100:,.2f}"
 
 
 LIFE_ACTIONS = {

@@ -69,8 +69,11 @@ def life_routes(store: LifeStore, page: Page, handled: Callable[[Callable], Call
 
     async def event(request: Request) -> Response:
         e = store.event(int(request.path_params["id"]))
+        start = str(e["start"] or "")
         body = (
-            f'<p>Start <span id="event-start">{escape(e["start"] or "")}</span></p>'
+            f'<p>Date <span id="event-date">{escape(start[:10])}</span> at '
+            f'<span id="event-time">{escape(start[11:16])}</span></p>'
+            f'<p>Start <span id="event-start">{escape(start)}</span></p>'
             f'<p>End <span id="event-end">{escape(e["end"] or "")}</span></p>'
             f'<p>Where <span id="event-location">{escape(e["location"] or "")}</span></p>'
             f'<p>Attendees <span id="event-attendees">{escape(e["attendees_json"] or "[]")}</span></p>'
@@ -134,6 +137,7 @@ def life_routes(store: LifeStore, page: Page, handled: Callable[[Callable], Call
         name = request.path_params["name"]
         rows = "".join(
             f'<tr id="tx-{t["id"]}"><td class="posted">{escape(t["posted_at"] or "")}</td>'
+            f'<td class="day">{escape((t["posted_at"] or "")[:10])}</td>'
             f'<td class="memo">{escape(t["memo"] or "")}</td><td class="amount">{_money(t["amount_cents"])}</td></tr>'
             for t in store.transactions(name)
         )

@@ -62,6 +62,11 @@ def shift(iso: str, days: int = 0, minutes: int = 0) -> str:
     return moved.isoformat(timespec="seconds")
 
 
+def said(iso: str) -> str:
+    """How texts write a date-time: ``2026-03-09 at 14:30`` (the date and the time as values of their own)."""
+    return f"{iso[:10]} at {iso[11:16]}"
+
+
 def minutes_between(start: str, end: str) -> int:
     """Whole minutes from `start` to `end`."""
     return int((datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() // 60)

@@ -147,14 +147,14 @@ def savings_transfer_log(ctx: Context) -> TaskBuilder:
     """An earlier transfer to savings: its amount and time logged, and told by DM."""
     tx = prefer_history(ctx, _transfers(ctx))
     assert tx is not None
-    amount, when = plain(-tx["amount_cents"]), tx["posted_at"]
+    amount, when = plain(-tx["amount_cents"]), tx["posted_at"][:10]
     c = ctx.rng.choice(ctx.contacts("family", "friend"))
     line = f"- {when}: moved {amount} to savings"
     b = TaskBuilder("savings_transfer_log", facts={"amount": amount, "posted_at": when})
     b.instruction = phrase(
         ctx,
         [
-            "Find my transfer to savings from day {day} in the web bank, append '- <time>: moved <amount> "
+            "Find the 'Transfer to savings' line of day {day} in the web bank, append '- <time>: moved <amount> "
             "to savings' to {path} with the shell (time and amount as the bank shows them), and tell "
             "{handle} by direct message 'I moved <amount> to savings on <time>.'",
             "Keep my budget honest: the web bank shows a 'Transfer to savings' I made on day {day}. Log "
@@ -172,8 +172,8 @@ def savings_transfer_log(ctx: Context) -> TaskBuilder:
     b.step(
         "web.find_transaction",
         account="checking",
-        match={"memo": "Transfer to savings", "posted_at": when[:10]},
-        vars={"amount": "amount", "when": "posted_at"},
+        match={"memo": "Transfer to savings", "posted_at": when},
+        vars={"amount": "amount", "when": "posted_at_date"},
         distractors={"amount": _amounts(ctx, tx["amount_cents"])},
     )
     b.sub("cli", f"Log it in {BUDGET}.", f"echo '{line}' >> {BUDGET}")
@@ -284,21 +284,21 @@ def pay_friend_back(ctx: Context) -> TaskBuilder:
 
 def balance_report(ctx: Context) -> TaskBuilder:
     """Both balances (the sum of every earlier posting) filed by the shell and emailed."""
-    chk, sav = plain(_balance(ctx, "Checking")), plain(_balance(ctx, "Savings"))
+    chk, sav = f"{_balance(ctx, 'Checking') / 100:,.2f}", f"{_balance(ctx, 'Savings') / 100:,.2f}"
     c = ctx.rng.choice(ctx.contacts("family", "friend", "colleague"))
     path = f"finance/balances-{ctx.date}.md"
-    text = f"checking {chk}, savings {sav}"
+    text = f"checking ${chk}, savings ${sav}"
     b = TaskBuilder("balance_report", facts={"checking": chk, "savings": sav})
     b.instruction = phrase(
         ctx,
         [
-            "Write today's balances from the web bank to {path} with the shell as 'checking <amount>, "
-            "savings <amount>', and email the same line to {email} through the mail tool with the "
+            "Write today's 'Checking' and 'Savings' balances from the web bank to {path} with the shell as 'checking $<amount>, "
+            "savings $<amount>', and email the same line to {email} through the mail tool with the "
             "subject 'Balances {date}'.",
-            "{name} asked where my accounts stand. Read both balances on the bank website, save 'checking "
-            "<amount>, savings <amount>' in {path} from the terminal, and send that line to {email} "
+            "{name} asked where my accounts stand. Read the 'Checking' and 'Savings' balances on the bank website, save 'checking $"
+            "<amount>, savings $<amount>' in {path} from the terminal, and send that line to {email} "
             "through the mail tool (subject 'Balances {date}').",
-            "Month check-in: put 'checking <amount>, savings <amount>' (from the web bank) into {path} "
+            "Month check-in: put 'checking $<amount>, savings $<amount>' (the 'Checking' and 'Savings' balances of the web bank) into {path} "
             "using the shell, then email it to {email} through the mail tool, subject 'Balances {date}'.",
         ],
         path=path,
@@ -310,11 +310,13 @@ def balance_report(ctx: Context) -> TaskBuilder:
     b.step("web.read_balance", account="checking", var="chk", distractors={"chk": [sav]})
     b.step("web.read_balance", account="savings", var="sav", distractors={"sav": [chk]})
     b.sub("cli", f"Write {path}.", f"echo '{text}' > {path}")
-    b.step("cli.write_file", path=path, content="checking {chk}, savings {sav}\n")
+    b.step("cli.write_file", path=path, content="checking ${chk}, savings ${sav}\n")
     b.crit("file_contains", f"{path} has both balances", path=path, text=text)
     b.expect(FILES_APP, chk, sav, path=path)
     b.sub("mcp", f"Email {c.email}.", f"mail_send to {c.email}, subject 'Balances {ctx.date}'.")
-    b.step("mcp.mail_send", to=c.email, subject=f"Balances {ctx.date}", body="checking {chk}, savings {sav}")
+    b.step(
+        "mcp.mail_send", to=c.email, subject=f"Balances {ctx.date}", body="checking ${chk}, savings ${sav}"
+    )
     b.crit(
         "row_added",
         f"a sent email to {c.email} has both balances",

@@ -18,6 +18,7 @@ from envpipeline.worlds.templates._life import (
     minutes_between,
     phrase,
     prefer_history,
+    said,
     shift,
     upcoming_after,
 )
@@ -62,8 +63,18 @@ def _find(b: TaskBuilder, ctx: Context, event: dict) -> None:
     b.step(
         "web.find_event",
         match={"title": event["title"]},
-        vars={"event_id": "id", "start": "start", "location": "location"},
-        distractors={"start": _others(ctx, event)},
+        vars={
+            "event_id": "id",
+            "location": "location",
+            "start_date": "start_date",
+            "start_time": "start_time",
+        },
+        distractors={
+            "start_date": [o[:10] for o in _others(ctx, event) if o[:10] != event["start"][:10]]
+            or ["2026-01-01"],
+            "start_time": [o[11:16] for o in _others(ctx, event) if o[11:16] != event["start"][11:16]]
+            or ["06:15"],
+        },
     )
 
 
@@ -88,12 +99,12 @@ def meeting_reschedule(ctx: Context) -> TaskBuilder:
                 "is_read": 0,
                 "subject": subject,
                 "sent_at": at(ctx, "12:10"),
-                "body": f"Hi, something came up. Could we move '{title}' to {new}? Thanks, {c.name}",
+                "body": f"Hi, something came up. Could we move '{title}' to {said(new)}? Thanks, {c.name}",
             },
         )
     ]
-    line = f"- {title}: moved to {{new}}"
-    reply = "Done: '{title}' now starts {new}."
+    line = f"- {title}: moved to {{new_date}} at {{new_time}}"
+    reply = "Done: '{title}' now starts {new_date} at {new_time}."
     b.instruction = phrase(
         ctx,
         [
@@ -117,13 +128,13 @@ def meeting_reschedule(ctx: Context) -> TaskBuilder:
     b.step(
         "mcp.read_mail",
         subject=subject,
-        pattern=r"move '.*' to (\S+)\?",
-        vars=["new"],
-        distractors={"new": [ev["start"]]},
+        pattern=r"move '.*' to (\S+) at (\S+)\?",
+        vars=["new_date", "new_time"],
+        distractors={"new_date": [ev["start"][:10]], "new_time": [ev["start"][11:16]]},
     )
     b.sub("web", f"Move '{title}' to the new time.", f"Open /calendar, event '{title}', move to {new}.")
     _find(b, ctx, ev)
-    b.step("web.move_event", event="{event_id}", start="{new}")
+    b.step("web.move_event", event="{event_id}", start="{new_date}T{new_time}")
     where = {"title": eq(title)}
     b.crit(
         "row_changed",
@@ -145,20 +156,20 @@ def meeting_reschedule(ctx: Context) -> TaskBuilder:
         to=end,
     )
     b.expect("calendar", new, table="events")
-    b.sub("mcp", f"Confirm to {c.email}.", f'mail_send to {c.email}: "{reply.format(title=title, new=new)}"')
+    b.sub("mcp", f"Confirm to {c.email}.", f"mail_send to {c.email}: 'Done: {title} now starts {said(new)}.'")
     b.step("mcp.mail_send", to=c.email, subject=f"Re: {subject}", body=reply.replace("{title}", title))
     b.crit(
         "row_added",
         f"a sent email to {c.email} confirms {new}",
         app="mail",
         table="messages",
-        where={"folder": eq("sent"), "recipients": has(c.email), "body": has(new)},
+        where={"folder": eq("sent"), "recipients": has(c.email), "body": has(said(new))},
     )
-    b.expect("mail", "{folder=sent}", c.email, new, table="messages")
-    b.sub("cli", f"Log the move in {AGENDA}.", f"echo '- {title}: moved to {new}' >> {AGENDA}")
+    b.expect("mail", "{folder=sent}", c.email, said(new), table="messages")
+    b.sub("cli", f"Log the move in {AGENDA}.", f"echo '- {title}: moved to {said(new)}' >> {AGENDA}")
     b.step("cli.append_file", path=AGENDA, content=line.replace("{title}", title) + "\n")
-    b.crit("file_contains", f"{AGENDA} logs the move", path=AGENDA, text=f"- {title}: moved to {new}")
-    b.expect(FILES_APP, title, new, path=AGENDA)
+    b.crit("file_contains", f"{AGENDA} logs the move", path=AGENDA, text=f"- {title}: moved to {said(new)}")
+    b.expect(FILES_APP, title, said(new), path=AGENDA)
     return b
 
 
@@ -167,8 +178,8 @@ def meeting_cancel_notice(ctx: Context) -> TaskBuilder:
     ev = prefer_history(ctx, _meetings(ctx))
     assert ev is not None
     c, title = ev["_with"], ev["title"]
-    line = f"- cancelled: {title} ({ev['start']})"
-    body = f"Sorry, I have to cancel '{title}' on {ev['start']}. Let's find another slot."
+    line = f"- cancelled: {title} ({said(ev['start'])})"
+    body = f"Sorry, I have to cancel '{title}' on {said(ev['start'])}. Let's find another slot."
     b = TaskBuilder("meeting_cancel_notice", facts={"event": title, "start": ev["start"]})
     b.instruction = phrase(
         ctx,
@@ -205,7 +216,10 @@ def meeting_cancel_notice(ctx: Context) -> TaskBuilder:
     b.expect("calendar", "Cancelled:", table="events")
     b.sub("mcp", f"Tell {c.email}.", f"mail_send to {c.email} with the cancellation.")
     b.step(
-        "mcp.mail_send", to=c.email, subject=f"Cancelled: {title}", body=body.replace(ev["start"], "{start}")
+        "mcp.mail_send",
+        to=c.email,
+        subject=f"Cancelled: {title}",
+        body=body.replace(said(ev["start"]), "{start_date} at {start_time}"),
     )
     b.crit(
         "row_added",
@@ -215,14 +229,16 @@ def meeting_cancel_notice(ctx: Context) -> TaskBuilder:
         where={
             "folder": eq("sent"),
             "recipients": has(c.email),
-            "body": has(f"cancel '{title}' on {ev['start']}"),
+            "body": has(f"cancel '{title}' on {said(ev['start'])}"),
         },
     )
-    b.expect("mail", "{folder=sent}", c.email, ev["start"], table="messages")
+    b.expect("mail", "{folder=sent}", c.email, said(ev["start"]), table="messages")
     b.sub("cli", f"Note it in {AGENDA}.", f"echo '{line}' >> {AGENDA}")
-    b.step("cli.append_file", path=AGENDA, content=f"- cancelled: {title} ({{start}})\n")
+    b.step(
+        "cli.append_file", path=AGENDA, content=f"- cancelled: {title} ({{start_date}} at {{start_time}})\n"
+    )
     b.crit("file_contains", f"{AGENDA} notes the cancellation", path=AGENDA, text=line)
-    b.expect(FILES_APP, title, ev["start"], path=AGENDA)
+    b.expect(FILES_APP, title, said(ev["start"]), path=AGENDA)
     return b
 
 
@@ -231,8 +247,8 @@ def plans_reminder(ctx: Context) -> TaskBuilder:
     ev = prefer_history(ctx, _plans(ctx))
     assert ev is not None
     c, title = ev["_with"], ev["title"]
-    text = f"Reminder: {title}, {ev['location']}, {ev['start']}"
-    line = f"- [ ] {title} at {ev['start']}"
+    text = f"Reminder: {title}, {ev['location']}, {said(ev['start'])}"
+    line = f"- [ ] {title} at {said(ev['start'])}"
     b = TaskBuilder("plans_reminder", facts={"event": title, "start": ev["start"], "peer": c.handle})
     b.instruction = phrase(
         ctx,
@@ -255,7 +271,11 @@ def plans_reminder(ctx: Context) -> TaskBuilder:
     b.sub("web", f"Read '{title}' in the calendar.", f"Open /calendar and the event '{title}'.")
     _find(b, ctx, ev)
     b.sub("mcp", f"Remind {c.handle} by DM.", f"dm_send to {c.handle}: '{text}'")
-    b.step("mcp.dm_send", peer=c.handle, body=f"Reminder: {title}, {{location}}, {{start}}")
+    b.step(
+        "mcp.dm_send",
+        peer=c.handle,
+        body=f"Reminder: {title}, {{location}}, {{start_date}} at {{start_time}}",
+    )
     b.crit(
         "row_added",
         f"a DM to {c.handle} names {ev['location']} and {ev['start']}",
@@ -266,7 +286,7 @@ def plans_reminder(ctx: Context) -> TaskBuilder:
     )
     b.expect("dm", c.handle, ev["start"], table="messages")
     b.sub("cli", "Add the todo line.", f"echo '{line}' >> todo.txt")
-    b.step("cli.append_file", path="todo.txt", content=f"- [ ] {title} at {{start}}\n")
+    b.step("cli.append_file", path="todo.txt", content=f"- [ ] {title} at {{start_date}} at {{start_time}}\n")
     b.crit("file_contains", f"todo.txt lists '{title}' at {ev['start']}", path="todo.txt", text=line)
     b.expect(FILES_APP, title, ev["start"], path="todo.txt")
     return b
@@ -278,8 +298,8 @@ def meeting_prep_note(ctx: Context) -> TaskBuilder:
     assert ev is not None
     title, c = ev["title"], ev["_with"]
     path = f"notes/prep-{ev['start'][:10]}.md"
-    head = f"# {title}\nWhen: {ev['start']}\nWith: {c.name}\n"
-    post = f"Prep notes for '{title}' ({ev['start']}) are in {path}."
+    head = f"# {title}\nWhen: {said(ev['start'])}\nWith: {c.name}\n"
+    post = f"Prep notes for '{title}' ({said(ev['start'])}) are in {path}."
     b = TaskBuilder("meeting_prep_note", facts={"event": title, "start": ev["start"]})
     b.instruction = phrase(
         ctx,
@@ -298,12 +318,24 @@ def meeting_prep_note(ctx: Context) -> TaskBuilder:
     )
     b.sub("web", f"Read '{title}' in the calendar.", f"Open /calendar and the event '{title}'.")
     _find(b, ctx, ev)
-    b.sub("cli", f"Write {path}.", f"printf '# {title}\\nWhen: {ev['start']}\\nWith: {c.name}\\n' > {path}")
-    b.step("cli.write_file", path=path, content=f"# {title}\nWhen: {{start}}\nWith: {c.name}\n")
+    b.sub(
+        "cli",
+        f"Write {path}.",
+        f"printf '# {title}\\nWhen: {said(ev['start'])}\\nWith: {c.name}\\n' > {path}",
+    )
+    b.step(
+        "cli.write_file",
+        path=path,
+        content=f"# {title}\nWhen: {{start_date}} at {{start_time}}\nWith: {c.name}\n",
+    )
     b.crit("file_contains", f"{path} has the meeting's start", 2.0, path=path, text=head)
     b.expect(FILES_APP, title, ev["start"], path=path)
     b.sub("mcp", "Post in the team channel.", f"chat_post channel 'team': \"{post}\"")
-    b.step("mcp.chat_post", channel="team", body=f"Prep notes for '{title}' ({{start}}) are in {path}.")
+    b.step(
+        "mcp.chat_post",
+        channel="team",
+        body=f"Prep notes for '{title}' ({{start_date}} at {{start_time}}) are in {path}.",
+    )
     b.crit(
         "row_added",
         "the team channel hears about the prep notes",

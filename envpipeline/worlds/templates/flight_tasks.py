@@ -16,13 +16,17 @@ from envpipeline.worlds.templates._life import (
     minutes_between,
     phrase,
     prefer_history,
+    said,
     shift,
     upcoming_after,
 )
 from envpipeline.worlds.templates.base import Template
 from envpipeline.worlds.templates.registry import register_template
 
-TRAVEL = "notes/travel.md"
+
+def trip_log(dest: str) -> str:
+    """The trip's own log file (a new file: the judges read every line of a file that changed)."""
+    return f"trips/{dest.lower().replace(' ', '-')}-log.md"
 
 
 def _confirmed(ctx: Context) -> list[dict]:
@@ -54,10 +58,21 @@ def _find(b: TaskBuilder, ctx: Context, booking: dict, status: str) -> None:
         "mcp.find_booking",
         match={"destination": booking["destination"], "status": status},
         confirmation=booking["confirmation"],
-        vars={"conf": "confirmation", "depart": "depart_at", "origin": "origin", "dest": "destination"},
+        vars={
+            "conf": "confirmation",
+            "depart": "depart_at",
+            "origin": "origin",
+            "dest": "destination",
+            "depart_date": "depart_at_date",
+            "depart_time": "depart_at_time",
+        },
         distractors={
             "conf": _others(ctx, booking),
             "depart": [r["depart_at"] for r in rows] or [shift(booking["depart_at"], days=1)],
+            "depart_date": [
+                r["depart_at"][:10] for r in rows if r["depart_at"][:10] != booking["depart_at"][:10]
+            ]
+            or ["2026-01-01"],
             "dest": [r["destination"] for r in rows if r["destination"] != booking["destination"]]
             or ["Nowhere"],
         },
@@ -69,29 +84,30 @@ def flight_reschedule(ctx: Context) -> TaskBuilder:
     bk = prefer_history(ctx, _confirmed(ctx))
     assert bk is not None
     conf, dest, origin, event = bk["confirmation"], bk["destination"], bk["origin"], bk["_event"]
+    travel = trip_log(dest)
     new = shift(bk["depart_at"], days=ctx.rng.randint(1, 3))
-    line = f"- {new[:10]}: {origin} -> {dest}, confirmation {conf} (moved)"
+    line = f"- {said(new)}: {origin} -> {dest}, confirmation {conf} (moved)"
     b = TaskBuilder("flight_reschedule", facts={"confirmation": conf, "new_depart": new})
     b.instruction = phrase(
         ctx,
         [
-            "My {dest} trip (booked on day {bday}) has to move: change the flight to depart {new} with "
+            "My '{dest}' trip (booked on day {bday}) has to move: change the flight to depart {new} with "
             "the flights tool, move its calendar event to the same time in the web calendar, and append "
             "'{line}' to {path} from the shell.",
-            "The {dest} flight I booked earlier needs to leave at {new} instead. Rebook the departure "
+            "The '{dest}' flight I booked earlier needs to leave at {new} instead. Rebook the departure "
             "through the flights tool, shift the matching calendar entry on the web, then log '{line}' "
             "in {path} with the shell.",
-            "Push my flight to {dest} to {new}. Do it with the flights tool, make the web calendar agree, "
+            "Push my flight to '{dest}' to {new}. Do it with the flights tool, make the web calendar agree, "
             "and add the line '{line}' to {path} in the terminal.",
-            "Things changed for the {dest} trip from day {bday}: the departure is now {new}. Update the "
+            "Things changed for the '{dest}' trip from day {bday}: the departure is now {new}. Update the "
             "booking via the flights tool, the calendar event via the web calendar, and record '{line}' "
             "at the end of {path} using the shell.",
         ],
         dest=dest,
         bday=bk["_day"],
-        new=new,
+        new=said(new),
         line=line,
-        path=TRAVEL,
+        path=travel,
     )
     b.sub("mcp", f"Move the {dest} booking to {new}.", f"flights_list, then flights_change {conf} to {new}.")
     _find(b, ctx, bk, "confirmed")
@@ -135,10 +151,10 @@ def flight_reschedule(ctx: Context) -> TaskBuilder:
         to=end,
     )
     b.expect("calendar", new, table="events")
-    b.sub("cli", f"Log the change in {TRAVEL}.", f"echo '{line}' >> {TRAVEL}")
-    b.step("cli.append_file", path=TRAVEL, content=line + "\n")
-    b.crit("file_contains", f"{TRAVEL} logs the move of {conf}", path=TRAVEL, text=line)
-    b.expect(FILES_APP, f"{conf} (moved)", path=TRAVEL)
+    b.sub("cli", f"Log the change in {travel}.", f"echo '{line}' >> {travel}")
+    b.step("cli.append_file", path=travel, content=line + "\n")
+    b.crit("file_contains", f"{travel} logs the move of {conf}", path=travel, text=line)
+    b.expect(FILES_APP, f"{conf} (moved)", path=travel)
     return b
 
 
@@ -147,6 +163,7 @@ def flight_cancel_trip(ctx: Context) -> TaskBuilder:
     bk = prefer_history(ctx, _confirmed(ctx))
     assert bk is not None
     conf, dest, event = bk["confirmation"], bk["destination"], bk["_event"]
+    travel = trip_log(dest)
     told = ctx.reader.query("dm", "SELECT * FROM messages WHERE body LIKE ? ORDER BY id", [f"%({conf})%"])
     peer = told[-1]["peer"] if told else ctx.rng.choice(ctx.contacts("friend", "family")).handle
     line = f"- cancelled {conf}: {bk['origin']} -> {dest}"
@@ -155,19 +172,19 @@ def flight_cancel_trip(ctx: Context) -> TaskBuilder:
     b.instruction = phrase(
         ctx,
         [
-            "I'm not going to {dest} after all. Cancel the booking with the flights tool, cancel its "
+            "I'm not going to '{dest}' after all. Cancel the booking with the flights tool, cancel its "
             "event in the web calendar, note '{line}' in {path} from the shell, and tell {peer} by "
             "direct message: '{reply}'",
-            "Call off the {dest} trip from day {bday}: flights tool to cancel, web calendar to cancel the "
+            "Call off the '{dest}' trip from day {bday}: flights tool to cancel, web calendar to cancel the "
             "event, the shell to add '{line}' to {path}, and a direct message to {peer} saying '{reply}'",
-            "The {dest} flight is off. Please cancel it via the flights tool and its calendar event on "
+            "The '{dest}' flight is off. Please cancel it via the flights tool and its calendar event on "
             "the web, append '{line}' to {path} in the terminal, then send {peer} the direct message "
             "'{reply}'",
         ],
         dest=dest,
         bday=bk["_day"],
         line=line,
-        path=TRAVEL,
+        path=travel,
         peer=peer,
         reply=reply,
     )
@@ -202,10 +219,10 @@ def flight_cancel_trip(ctx: Context) -> TaskBuilder:
         to="Cancelled: " + event["title"],
     )
     b.expect("calendar", "Cancelled:", conf, table="events")
-    b.sub("cli", f"Note the cancellation in {TRAVEL}.", f"echo '{line}' >> {TRAVEL}")
-    b.step("cli.append_file", path=TRAVEL, content=line + "\n")
-    b.crit("file_contains", f"{TRAVEL} notes {conf} cancelled", path=TRAVEL, text=line)
-    b.expect(FILES_APP, f"cancelled {conf}", path=TRAVEL)
+    b.sub("cli", f"Note the cancellation in {travel}.", f"echo '{line}' >> {travel}")
+    b.step("cli.append_file", path=travel, content=line + "\n")
+    b.crit("file_contains", f"{travel} notes {conf} cancelled", path=travel, text=line)
+    b.expect(FILES_APP, f"cancelled {conf}", path=travel)
     b.sub("mcp", f"Tell {peer} by direct message.", f"dm_send to {peer}: '{reply}'")
     b.step("mcp.dm_send", peer=peer, body=reply)
     b.crit(
@@ -224,28 +241,29 @@ def flight_rebook(ctx: Context) -> TaskBuilder:
     bk = prefer_history(ctx, _cancelled(ctx))
     assert bk is not None
     dest, origin = bk["destination"], bk["origin"]
+    travel = trip_log(dest)
     new = shift(f"{ctx.date}T{bk['depart_at'][11:]}", days=ctx.rng.randint(3, 8))
     title = f"Flight {origin} -> {dest} (rebooked)"
-    line = f"- {new[:10]}: {origin} -> {dest}, rebooked"
+    line = f"- {said(new)}: {origin} -> {dest}, rebooked"
     b = TaskBuilder("flight_rebook", facts={"destination": dest, "depart": new})
     b.instruction = phrase(
         ctx,
         [
-            "I cancelled my {dest} flight earlier, but the trip is back on. Book {origin} -> {dest} "
+            "I cancelled my '{dest}' flight earlier, but the trip is back on. Book {origin} -> '{dest}' "
             "departing {new} with the flights tool, add a calendar event '{title}' at {new} in the web "
             "calendar, and append '{line}' to {path} from the shell.",
-            "Rebook the {dest} trip that was cancelled: a new flight from {origin} leaving {new} through "
+            "Rebook the '{dest}' trip that was cancelled: a new flight from {origin} leaving {new} through "
             "the flights tool, a web calendar event titled '{title}' starting {new}, and the line "
             "'{line}' added to {path} in the terminal.",
-            "The {dest} trip is on again. Use the flights tool to book {origin} to {dest} at {new}, put "
+            "The '{dest}' trip is on again. Use the flights tool to book {origin} to '{dest}' at {new}, put "
             "'{title}' in the web calendar for {new}, and record '{line}' in {path} with the shell.",
         ],
         dest=dest,
         origin=origin,
-        new=new,
+        new=said(new),
         title=title,
         line=line,
-        path=TRAVEL,
+        path=travel,
     )
     b.sub("mcp", f"Book {origin} -> {dest} at {new}.", f"flights_book origin={origin} destination={dest}.")
     _find(b, ctx, bk, "cancelled")
@@ -269,10 +287,10 @@ def flight_rebook(ctx: Context) -> TaskBuilder:
         where={"title": eq(title), "start": eq(new)},
     )
     b.expect("calendar", title, new, table="events")
-    b.sub("cli", f"Note the booking in {TRAVEL}.", f"echo '{line}' >> {TRAVEL}")
-    b.step("cli.append_file", path=TRAVEL, content=line + "\n")
-    b.crit("file_contains", f"{TRAVEL} notes the rebooking", path=TRAVEL, text=line)
-    b.expect(FILES_APP, "rebooked", path=TRAVEL)
+    b.sub("cli", f"Note the booking in {travel}.", f"echo '{line}' >> {travel}")
+    b.step("cli.append_file", path=travel, content=line + "\n")
+    b.crit("file_contains", f"{travel} notes the rebooking", path=travel, text=line)
+    b.expect(FILES_APP, "rebooked", path=travel)
     return b
 
 
@@ -283,18 +301,18 @@ def flight_itinerary_mail(ctx: Context) -> TaskBuilder:
     conf, dest = bk["confirmation"], bk["destination"]
     c = ctx.rng.choice(ctx.contacts("family", "friend", "colleague"))
     path = f"trips/{dest.lower()}.md"
-    text = f"{bk['origin']} -> {dest}, departs {bk['depart_at']}, confirmation {conf}"
+    text = f"{bk['origin']} -> {dest}, departs {said(bk['depart_at'])}, confirmation {conf}"
     b = TaskBuilder("flight_itinerary_mail", facts={"confirmation": conf, "to": c.email})
     b.instruction = phrase(
         ctx,
         [
-            "Look up my {dest} booking with the flights tool, write '{text}' to {path} from the shell, "
-            "and email the same line to {to} from the webmail with the subject 'Itinerary {dest}'.",
-            "{name} wants my {dest} itinerary. Get the booking from the flights tool, save the line "
+            "Look up my '{dest}' booking with the flights tool, write '{text}' to {path} from the shell, "
+            "and email the same line to {to} from the webmail with the subject 'Itinerary '{dest}''.",
+            "{name} wants my '{dest}' itinerary. Get the booking from the flights tool, save the line "
             "'{text}' as {path} in the terminal, then send it to {to} from the webmail (subject "
-            "'Itinerary {dest}').",
-            "Put my {dest} flight details in {path} (the line '{text}', written with the shell, taken "
-            "from the flights tool) and send that line to {to} in the webmail, subject 'Itinerary {dest}'.",
+            "'Itinerary '{dest}'').",
+            "Put my '{dest}' flight details in {path} (the line '{text}', written with the shell, taken "
+            "from the flights tool) and send that line to {to} in the webmail, subject 'Itinerary '{dest}''.",
         ],
         dest=dest,
         text=text,
@@ -305,10 +323,10 @@ def flight_itinerary_mail(ctx: Context) -> TaskBuilder:
     b.sub("mcp", f"Read the {dest} booking.", f"flights_get {conf}.")
     _find(b, ctx, bk, "confirmed")
     b.sub("cli", f"Write {path}.", f"echo '{text}' > {path}")
-    content = f"{bk['origin']} -> {dest}, departs {{depart}}, confirmation {{conf}}\n"
+    content = f"{bk['origin']} -> {dest}, departs {{depart_date}} at {{depart_time}}, confirmation {{conf}}\n"
     b.step("cli.write_file", path=path, content=content)
     b.crit("file_contains", f"{path} holds the itinerary of {conf}", path=path, text=text)
-    b.expect(FILES_APP, conf, bk["depart_at"], path=path)
+    b.expect(FILES_APP, conf, said(bk["depart_at"]), path=path)
     b.sub(
         "web",
         f"Email the itinerary to {c.email}.",
@@ -334,24 +352,24 @@ def flight_checkin_reminder(ctx: Context) -> TaskBuilder:
     conf, dest = bk["confirmation"], bk["destination"]
     start = shift(bk["depart_at"], days=-1)
     title = f"Check in {conf}"
-    line = f"- [ ] check in for {dest} ({conf}) at {start}"
+    line = f"- [ ] check in for {dest} ({conf}), the day before departure"
     b = TaskBuilder("flight_checkin_reminder", facts={"confirmation": conf, "start": start})
     b.instruction = phrase(
         ctx,
         [
-            "Check in opens 24 hours before my {dest} flight. Find its departure with the flights tool, "
-            "add a web calendar event '{title}' starting 24 hours earlier, and append '- [ ] check in "
-            "for {dest} ({conf}) at <that time>' to {path} with the shell.",
-            "Remind me to check in for the {dest} trip: the flights tool gives the departure; put "
-            "'{title}' in the web calendar one day before it, same time, and add the todo line '- [ ] "
-            "check in for {dest} ({conf}) at <that time>' to {path} in the terminal.",
-            "Set up check-in for my {dest} booking {conf}: departure from the flights tool, a web "
-            "calendar event '{title}' exactly a day before, and '- [ ] check in for {dest} ({conf}) at "
-            "<that time>' appended to {path} from the shell.",
+            "Check in opens 24 hours before my '{dest}' flight. Find its departure with the flights tool, "
+            "add a web calendar event '{title}' starting 24 hours earlier, and append '{line}' to {path} with the shell.",
+            "Remind me to check in for the '{dest}' trip: the flights tool gives the departure; put "
+            "'{title}' in the web calendar one day before it, same time, and add the todo line '{line}' "
+            "to {path} in the terminal.",
+            "Set up check-in for my '{dest}' booking {conf}: departure from the flights tool, a web "
+            "calendar event '{title}' exactly a day before, and '{line}' "
+            "appended to {path} from the shell.",
         ],
         dest=dest,
         title=title,
         conf=conf,
+        line=line,
         path="todo.txt",
     )
     b.sub("mcp", f"Read the {dest} booking's departure.", f"flights_get {conf}: depart_at {bk['depart_at']}.")
@@ -377,10 +395,12 @@ def flight_checkin_reminder(ctx: Context) -> TaskBuilder:
     b.expect("calendar", title, start, table="events")
     b.sub("cli", "Add the todo line.", f"echo '{line}' >> todo.txt")
     b.step(
-        "cli.append_file", path="todo.txt", content=f"- [ ] check in for {dest} ({{conf}}) at {{checkin}}\n"
+        "cli.append_file",
+        path="todo.txt",
+        content=f"- [ ] check in for {dest} ({{conf}}), the day before departure\n",
     )
     b.crit("file_contains", f"todo.txt has the check-in line for {conf}", path="todo.txt", text=line)
-    b.expect(FILES_APP, conf, start, path="todo.txt")
+    b.expect(FILES_APP, conf, path="todo.txt")
     return b
 
 
