@@ -63,13 +63,14 @@ def password_rotate_site(ctx: Context) -> TaskBuilder:
         [
             "I signed up at {site} on day {day}. Find the login name in the welcome email in the webmail, "
             "set its password to '{password}' with the accounts tool, and append '{line}' to {path} from "
-            "the shell (never write the password itself).",
+            "the shell (never write the password itself); then tell welcome@{site} from the webmail "
+            "'Password rotated for <login>.'",
             "Rotate the {site} password: the webmail's 'Welcome to {site}' message names the account, the "
-            "accounts tool sets the new password '{password}', and {path} gets the line '{line}' through "
-            "the shell.",
+            "accounts tool sets the new password '{password}', {path} gets the line '{line}' through "
+            "the shell, and welcome@{site} gets the email 'Password rotated for <login>.' from the webmail.",
             "Security sweep for {site}: read which login I created there (welcome email, webmail), change "
-            "its password to '{password}' through the accounts tool, then add '{line}' to {path} in the "
-            "terminal.",
+            "its password to '{password}' through the accounts tool, add '{line}' to {path} in the "
+            "terminal, and email welcome@{site} 'Password rotated for <login>.' from the webmail.",
         ],
         site=site,
         day=row["_day"],
@@ -94,6 +95,25 @@ def password_rotate_site(ctx: Context) -> TaskBuilder:
         "file_contains", f"notes/accounts.md notes the {site} rotation", path="notes/accounts.md", text=line
     )
     b.expect(FILES_APP, site, path="notes/accounts.md")
+    b.sub("web", f"Tell welcome@{site}.", f"/mail/compose to welcome@{site}: 'Password rotated for {user}.'")
+    b.step(
+        "web.send_mail",
+        to=f"welcome@{site}",
+        subject=f"Re: Welcome to {site}",
+        body="Password rotated for {login}.",
+    )
+    b.crit(
+        "row_added",
+        f"welcome@{site} hears the rotation of {user}",
+        app="mail",
+        table="messages",
+        where={
+            "folder": eq("sent"),
+            "recipients": has(f"welcome@{site}"),
+            "body": has(f"Password rotated for {user}."),
+        },
+    )
+    b.expect("mail", "{folder=sent}", f"welcome@{site}", user, table="messages")
     return b
 
 
