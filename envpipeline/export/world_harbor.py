@@ -59,7 +59,7 @@ from envpipeline.models.bundle import (
 )
 from envpipeline.models.world_task import GatedTask, WorldTask
 from envpipeline.terminal.bundle import dump_task_config, write_files
-from envpipeline.worlds import worldstore
+from envpipeline.worlds import lifestore, worldstore
 from envpipeline.worlds.tasks import criterion_scripts, prepare_initial
 
 #: Criterion kinds judged on the trajectory, which the exported verifier cannot see (see above).
@@ -226,6 +226,7 @@ def export_world_task(
             "environment/Dockerfile": agent_dockerfile(mode),
             "environment/app/worldtool.py": (RUNTIME_DIR / "worldtool.py").read_text(),
             "environment/app/worldstore.py": worldstore_source(),
+            "environment/app/lifestore.py": Path(lifestore.__file__).read_bytes(),
             "tests/Dockerfile": verifier_dockerfile(mode),
             "tests/test.sh": WORLD_TEST_SH,
             "tests/initial.tar.gz": snapshot_tar(initial),

@@ -129,6 +129,12 @@ class WorldTask(WorldModel):
     expectations: list[Expectation]
     solution: list[Step]
     facts: dict[str, Any] = {}
+    interfaces_needed: Annotated[
+        list[Interface], Field(description="the interfaces the reference solution acts through")
+    ] = []
+    depends_on_days: Annotated[
+        list[int], Field(description="the world days whose records the solution reads or the criteria change")
+    ] = []
 
 
 class Rollout(WorldModel):

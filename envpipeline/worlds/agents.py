@@ -4,7 +4,7 @@ An agent interprets a task's scripted solution (`WorldTask.solution`) step by st
 copy of the task's W0:
 
 - **MCP** through the official client, in memory, against `interfaces.mcp_server`;
-- **web** over HTTP (httpx) against the storefront/webmail served on a free 127.0.0.1 port;
+- **web** over HTTP (httpx) against the storefront/webmail/calendar/bank served on a free 127.0.0.1 port;
 - **CLI** through `WorldShell` (the local sandbox); only when no sandbox is available does it fall
   back to a *direct subprocess* in the home copy, and the rollout records ``cli_backend`` saying so.
 
@@ -28,7 +28,7 @@ from typing import Any
 from envpipeline.errors import MissingExtraError
 from envpipeline.models.world_task import WorldTask
 from envpipeline.sandbox.base import Sandbox
-from envpipeline.worlds.agent_actions import ACTIONS
+from envpipeline.worlds.agent_actions_life import ACTIONS
 from envpipeline.worlds.agent_session import Session, open_shell
 
 try:
@@ -43,8 +43,9 @@ SKILLS: dict[str, float] = {"expert": 0.03, "skilled": 0.08, "novice": 0.2}
 UNHINTED_EXTRA = 0.08
 MISTAKES = (("skip", 0.3), ("wrong_value", 0.45), ("wrong_interface", 0.25))
 SYSTEM_PROMPT = (
-    "You operate a personal computer through three interfaces: web (HTTP storefront and webmail), "
-    "cli (a bash shell in the home folder) and mcp (chat, direct-message and email tools)."
+    "You operate a personal computer through three interfaces: web (HTTP storefront, webmail, calendar "
+    "and bank), cli (a bash shell in the home folder) and mcp (chat, direct-message, email, flights and "
+    "accounts tools)."
 )
 
 

@@ -2,7 +2,7 @@
 
 `state_allowance` derives, from a task's own criteria, where its final state may differ from W0:
 rows added or changed in the tables the criteria name (one row per sub-task that writes there),
-the stock of one product per order, the files the criteria name, plus volatile fields any agent
+the stock of one product per order, the balance of one account per bank transaction, the files the criteria name, plus volatile fields any agent
 touches by reading (mail ``is_read``) or shopping (the cart). Everything else must stay as it was.
 `calls_through` checks on the trajectory that a write that more than one interface can make went
 through the interface the instruction names (e-mail: the MCP mail tool or the webmail).
@@ -57,6 +57,9 @@ def state_allowance(
     orders = tables.get("shop/orders", {}).get("added", 0)
     if orders:
         tables["shop/products"] = {"added": 0, "changed": orders, "fields": ["stock"]}
+    postings = tables.get("bank/transactions", {}).get("added", 0)
+    if postings:  # every posted transaction moves its account's balance
+        tables["bank/accounts"] = {"added": 0, "changed": postings, "fields": ["balance_cents"]}
     return {
         "tables": tables,
         "volatile": dict(VOLATILE),

@@ -34,7 +34,25 @@ WRITES: dict[str, tuple[str, ...]] = {
     "mail": ("mcp.mail_send", "web.POST /mail/send", "web.POST /mail/"),
     "dm": ("mcp.dm_send",),
     "chat": ("mcp.chat_post",),
+    "calendar": ("web.POST /calendar/",),
+    "bank": ("web.POST /bank/",),
+    "flights": ("mcp.flights_change", "mcp.flights_cancel", "mcp.flights_book"),
+    "accounts": ("mcp.accounts_set_password",),
     "files": ("cli.exec",),
+}
+#: The instruction words that ask for a write to the calendar, bank, flights or accounts app.
+LIFE_VERBS: dict[str, re.Pattern[str]] = {
+    "calendar": re.compile(
+        r"\b(?:move|cancel|add|shift|put)\b[^.;]{0,60}?\b(?:calendar|event|entry)\b"
+        r"|\b(?:calendar|event|entry)\b[^.;]{0,30}?\b(?:to the same time|accordingly|to match|agree)\b"
+    ),
+    "bank": re.compile(
+        r"\b(?:transfer|move|pay)\b[^.;]{0,50}?\b(?:from checking|to savings|in the web bank)\b"
+    ),
+    "flights": re.compile(
+        r"\b(?:rebook|cancel|change|move|book|push)\b[^.;]{0,40}?\b(?:flight|booking|trip)\b"
+    ),
+    "accounts": re.compile(r"\b(?:set|change|rotate|reset)\b[^.;]{0,40}?\bpassword\b"),
 }
 SUCCESS_CLAIM = "Done. I completed every step of the task successfully."
 FAILURE_CLAIM = "I could not complete the task."
@@ -114,6 +132,7 @@ def requested_apps(instruction: str) -> set[str]:
         apps.add("archive")
     if PATH.search(free):
         apps.add("files")
+    apps |= {app for app, verbs in LIFE_VERBS.items() if verbs.search(free)}
     return apps
 
 
@@ -128,6 +147,8 @@ def effect_present(view: JudgeView, app: str) -> bool:
         return any(r.get("folder") == "sent" for r in added_rows(view, "mail/messages"))
     if app == "dm":
         return any(r.get("direction") == "out" for r in added_rows(view, "dm/messages"))
+    if app in LIFE_VERBS:
+        return any(e["added"] or e["changed"] for k, e in view.state_diff.items() if k.startswith(app + "/"))
     table = {"shop": "shop/orders", "chat": "chat/messages"}[app]
     return bool(added_rows(view, table))
 

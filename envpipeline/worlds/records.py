@@ -50,6 +50,8 @@ def world_task_record(gated: GatedTask) -> WorldTaskRecord:
         criteria=list(task.criteria),
         metadata={
             "difficulty": gated.difficulty or "unknown",
+            "interfaces_needed": list(task.interfaces_needed),
+            "depends_on_days": list(task.depends_on_days),
             "rollouts": len(gated.rollouts),
             "rollout_success": sum(r.verdict == 1 for r in gated.rollouts),
             "demonstration": None if best is None else [dict(m) for m in best.trajectory],

@@ -23,6 +23,7 @@ from envpipeline.worlds.criteria import render_script
 from envpipeline.worlds.delta import apply_ops
 from envpipeline.worlds.state import WorldReader
 from envpipeline.worlds.task_builder import Context
+from envpipeline.worlds.task_meta import with_needs
 from envpipeline.worlds.templates import Template, all_templates
 
 
@@ -52,7 +53,7 @@ def task_from_template(
     ctx = template_context(reader, persona, index, template.name)
     if not template.applicable(ctx):
         return None
-    return template.build(ctx).build(persona.persona_id, reader.day, index)
+    return with_needs(template.build(ctx).build(persona.persona_id, reader.day, index), reader)
 
 
 def generate_task(

@@ -2,8 +2,8 @@
 
 ``steps.json`` holds the task's scripted solution (``interface.verb`` plus args). Each step is done
 the way a hinted agent does it: reads go straight to the hinted source and remember the values
-their pattern captures; writes fill ``{var}`` templates from what was read. Shop, mail, chat and
-DM steps run ``worldtool``; CLI steps run bash in /app/home.
+their pattern captures; writes fill ``{var}`` templates from what was read. Shop, mail, chat, DM,
+calendar, bank, flights and accounts steps run ``worldtool``; CLI steps run bash in /app/home.
 """
 
 import json
@@ -135,7 +135,91 @@ def read_file(a):
     remember(a, match(a["pattern"], sh(f"cat {shlex.quote(fmt(a['path']))}")))
 
 
+def pick(records, a):
+    """The last record whose fields contain every ``match`` substring, remembered by ``vars``."""
+    hits = [
+        r for r in records if all(str(v) in str(r.get(k) or "") for k, v in (a.get("match") or {}).items())
+    ]
+    if not hits:
+        raise SystemExit(f"the reference read found nothing for {a}")
+    found = dict(hits[-1])
+    for column in ("start", "depart_at", "posted_at"):
+        value = str(found.get(column) or "")
+        if len(value) >= 16:
+            found.setdefault(f"{column}_date", value[:10])
+            found.setdefault(f"{column}_time", value[11:16])
+    VARS.update({var: str(found.get(column) or "") for var, column in (a.get("vars") or {}).items()})
+    return found
+
+
+def find_transaction(a):
+    rows = tool("bank", "transactions", a["account"])["transactions"]
+    rows = [{**r, "amount": f"{abs(r['amount_cents']) / 100:.2f}"} for r in reversed(rows)]
+    pick(rows, a)
+
+
+def plain_amount(value, percent=None):
+    cents = round(float(value.replace("$", "").replace(",", "")) * 100)
+    return f"{(cents * percent // 100 if percent is not None else cents) / 100:.2f}"
+
+
+def money_step(a, kind):
+    amount = plain_amount(fmt(a["amount"]), a.get("percent"))
+    if kind == "transfer":
+        tool("bank", "transfer", a["source"], a["target"], amount, fmt(a.get("memo", "")))
+    else:
+        tool("bank", "pay", a["account"], fmt(a["payee"]), amount, fmt(a.get("memo", "")))
+    if a.get("var"):
+        VARS[a["var"]] = amount
+
+
+def add_event(a):
+    from datetime import datetime, timedelta
+
+    def shifted(iso):
+        moved = datetime.fromisoformat(iso) + timedelta(days=int(a.get("shift_days", 0)))
+        return moved.isoformat(timespec="seconds")
+
+    start = shifted(fmt(a["start"]))
+    end = shifted(fmt(a["end"])) if a.get("end") else start
+    tool("calendar", "add", fmt(a["title"]), start, end, fmt(a.get("location", "")))
+    if a.get("var"):
+        VARS[a["var"]] = start
+
+
+def book_flight(a):
+    booked = tool("flights", "book", fmt(a["origin"]), fmt(a["destination"]), fmt(a["depart_at"]))
+    if a.get("var"):
+        VARS[a["var"]] = booked["confirmation"]
+
+
+def read_balance(a):
+    account = next(
+        x for x in tool("bank", "accounts")["accounts"] if x["name"].lower() == a["account"].lower()
+    )
+    VARS[a["var"]] = f"{account['balance_cents'] / 100:,.2f}"
+
+
+LIFE_ACTIONS = {
+    "mcp.find_booking": lambda a: pick(tool("flights", "list")["bookings"], a),
+    "mcp.change_booking": lambda a: tool("flights", "change", fmt(a["confirmation"]), fmt(a["depart_at"])),
+    "mcp.cancel_booking": lambda a: tool("flights", "cancel", fmt(a["confirmation"])),
+    "mcp.book_flight": book_flight,
+    "mcp.set_password": lambda a: tool(
+        "accounts", "set-password", fmt(a["username"]), fmt(a["new_password"])
+    ),
+    "web.find_event": lambda a: pick(tool("calendar", "list")["events"], a),
+    "web.move_event": lambda a: tool("calendar", "move", fmt(a["event"]), fmt(a["start"])),
+    "web.cancel_event": lambda a: tool("calendar", "cancel", fmt(a["event"])),
+    "web.add_event": add_event,
+    "web.find_transaction": find_transaction,
+    "web.read_balance": read_balance,
+    "web.transfer": lambda a: money_step(a, "transfer"),
+    "web.pay": lambda a: money_step(a, "pay"),
+}
+
 ACTIONS = {
+    **LIFE_ACTIONS,
     "mcp.read_chat": read_chat,
     "mcp.read_dm": read_dm,
     "mcp.read_mail": read_mail,

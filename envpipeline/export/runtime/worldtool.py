@@ -10,6 +10,10 @@ prints ``{"error": ..., "status": 400|404|409}`` and exits 1.
     worldtool mail list [inbox|sent|archive] | read ID | send TO SUBJECT BODY | archive ID
     worldtool chat channels | read CHANNEL [LIMIT] | post CHANNEL BODY
     worldtool dm threads | read PEER | send PEER BODY
+    worldtool calendar list | show ID | move ID START | cancel ID | add TITLE START [END] [WHERE]
+    worldtool bank accounts | transactions ACCOUNT | transfer FROM TO AMOUNT [MEMO] | pay ACCOUNT PAYEE AMOUNT [MEMO]
+    worldtool flights list | show CODE | change CODE DEPART_AT | cancel CODE | book ORIGIN DESTINATION DEPART_AT
+    worldtool accounts list | set-password USERNAME NEW_PASSWORD
 """
 
 import json
@@ -20,10 +24,12 @@ from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-if TYPE_CHECKING:  # the checker reads the source module; the image has its byte copy beside this file
-    from envpipeline.worlds.worldstore import WorldInputError, WorldStore
+if TYPE_CHECKING:  # the checker reads the source modules; the image has their byte copies beside this file
+    from envpipeline.worlds.lifestore import LifeStore
+    from envpipeline.worlds.worldstore import WorldInputError
 else:
-    from worldstore import WorldInputError, WorldStore
+    from lifestore import LifeStore
+    from worldstore import WorldInputError
 
 USAGE = (__doc__ or "").split("\n\n", 2)[2]
 
@@ -35,7 +41,14 @@ def _int(value: str, name: str) -> int:
         raise WorldInputError(f"{name} must be a whole number, not {value!r}") from None
 
 
-def commands(store: WorldStore) -> dict:
+def _cents(value: str) -> int:
+    try:
+        return round(float(value.replace("$", "").replace(",", "")) * 100)
+    except ValueError:
+        raise WorldInputError(f"AMOUNT must be a number like 120.50, not {value!r}") from None
+
+
+def commands(store: LifeStore) -> dict:
     """(group, verb) -> (argument names, optional count, callable)."""
     return {
         ("shop", "list"): (["QUERY"], 1, lambda q="": {"products": store.products(q)}),
@@ -72,6 +85,44 @@ def commands(store: WorldStore) -> dict:
         ("dm", "threads"): ([], 0, lambda: {"threads": store.dm_threads()}),
         ("dm", "read"): (["PEER"], 0, lambda peer: {"peer": peer, "messages": store.dm_read(peer)}),
         ("dm", "send"): (["PEER", "BODY"], 0, store.dm_send),
+        ("calendar", "list"): ([], 0, lambda: {"events": store.events()}),
+        ("calendar", "show"): (["ID"], 0, lambda eid: store.event(_int(eid, "ID"))),
+        ("calendar", "move"): (
+            ["ID", "START"],
+            0,
+            lambda eid, start: store.event_move(_int(eid, "ID"), start),
+        ),
+        ("calendar", "cancel"): (["ID"], 0, lambda eid: store.event_cancel(_int(eid, "ID"))),
+        ("calendar", "add"): (
+            ["TITLE", "START", "END", "WHERE"],
+            2,
+            lambda title, start, end="", where="": store.event_add(title, start, end, where),
+        ),
+        ("bank", "accounts"): ([], 0, lambda: {"accounts": store.bank_accounts()}),
+        ("bank", "transactions"): (["ACCOUNT"], 0, lambda a: {"transactions": store.transactions(a)}),
+        ("bank", "transfer"): (
+            ["FROM", "TO", "AMOUNT", "MEMO"],
+            1,
+            lambda a, b, amount, memo="": store.transfer(a, b, _cents(amount), memo),
+        ),
+        ("bank", "pay"): (
+            ["ACCOUNT", "PAYEE", "AMOUNT", "MEMO"],
+            1,
+            lambda a, payee, amount, memo="": store.pay(a, payee, _cents(amount), memo),
+        ),
+        ("flights", "list"): ([], 0, lambda: {"bookings": store.bookings()}),
+        ("flights", "show"): (["CODE"], 0, store.booking),
+        ("flights", "change"): (["CODE", "DEPART_AT"], 0, store.booking_change),
+        ("flights", "cancel"): (["CODE"], 0, store.booking_cancel),
+        ("flights", "book"): (
+            ["ORIGIN", "DESTINATION", "DEPART_AT"],
+            0,
+            lambda o, d, t: store.booking_new(
+                o, d, t, next((b["passenger"] for b in store.bookings() if b["passenger"]), store.author)
+            ),
+        ),
+        ("accounts", "list"): ([], 0, lambda: {"logins": store.logins()}),
+        ("accounts", "set-password"): (["USERNAME", "NEW_PASSWORD"], 0, store.set_password),
     }
 
 
@@ -80,7 +131,7 @@ def main(argv: list) -> int:
     if len(argv) < 2 or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
         return 0 if argv[:1] in (["-h"], ["--help"], ["help"]) else 2
-    table = commands(WorldStore(world))
+    table = commands(LifeStore(world))
     entry = table.get((argv[0], argv[1]))
     if entry is None:
         print(json.dumps({"error": f"unknown command {' '.join(argv[:2])!r}", "status": 400}))

@@ -1,6 +1,6 @@
-"""The MCP interface of a world day: chat, direct-message and email tools (official `mcp` SDK 2.x).
+"""The MCP interface of a world day: chat, direct-message, email, flights and accounts tools (official `mcp` SDK 2.x).
 
-Tools (all over the day folder's ``apps/chat.sqlite``, ``apps/dm.sqlite`` and ``apps/mail.sqlite``):
+Tools (over the day folder's chat, dm, mail, flights and accounts databases):
 
     chat_list_channels()                 channels with topic and message count
     chat_read_channel(channel, limit)    the last `limit` messages of a channel, oldest first
@@ -11,6 +11,13 @@ Tools (all over the day folder's ``apps/chat.sqlite``, ``apps/dm.sqlite`` and ``
     mail_list(folder)                    inbox | sent | archive, newest first
     mail_read(message_id)                one message (marks it read)
     mail_send(to, subject, body)         a 'sent' message from the persona's address
+    flights_list()                       every booking: confirmation, route, departure, status
+    flights_get(confirmation)            one booking
+    flights_change(confirmation, depart_at)  move a confirmed booking to another departure
+    flights_cancel(confirmation)         cancel a confirmed booking
+    flights_book(origin, destination, depart_at)  a new booking for the persona
+    accounts_list()                      the persona's logins (usernames)
+    accounts_set_password(username, new_password)  set a login's password
 
 Every tool returns one JSON object (lists sit under a key such as ``messages``), as one text
 content block plus ``structured_content``. Bad input (an unknown channel, peer or message, an empty body) comes back as an MCP tool error
@@ -27,7 +34,8 @@ from typing import Any
 
 from envpipeline.errors import MissingExtraError
 from envpipeline.worlds.interfaces._serving import BackgroundServer
-from envpipeline.worlds.worldstore import WorldInputError, WorldStore
+from envpipeline.worlds.lifestore import LifeStore
+from envpipeline.worlds.worldstore import WorldInputError
 
 try:
     from mcp.server.mcpserver import MCPServer
@@ -46,6 +54,13 @@ TOOL_NAMES = (
     "mail_list",
     "mail_read",
     "mail_send",
+    "flights_list",
+    "flights_get",
+    "flights_change",
+    "flights_cancel",
+    "flights_book",
+    "accounts_list",
+    "accounts_set_password",
 )
 
 
@@ -59,13 +74,14 @@ def _call(action: Callable[[], Any]) -> Any:
 
 def create_mcp_server(day_dir: str | Path, clock: Callable[[], str] | None = None) -> MCPServer:
     """An MCPServer whose tools act on one day folder."""
-    store = WorldStore(day_dir, clock)
+    store = LifeStore(day_dir, clock)
     root = logging.getLogger()
     saved = root.level, list(root.handlers)
     server = MCPServer(
         name="wildawm-world",
         instructions=(
-            f"Chat, direct messages and email of {store.persona_id}. Read before you write; "
+            f"Chat, direct messages, email, flight bookings and logins of {store.persona_id}. "
+            "Read before you write; "
             "channel names have no leading '#'."
         ),
         log_level="WARNING",
@@ -118,6 +134,42 @@ def create_mcp_server(day_dir: str | Path, clock: Callable[[], str] | None = Non
     def mail_send(to: str, subject: str, body: str) -> dict[str, Any]:
         """Send an email from the persona's address; `to` is one address or several separated by commas."""
         return _call(lambda: store.mail_send(to, subject, body))
+
+    @server.tool()
+    def flights_list() -> dict[str, Any]:
+        """List every flight booking: confirmation, origin, destination, departure, status."""
+        return {"bookings": _call(store.bookings)}
+
+    @server.tool()
+    def flights_get(confirmation: str) -> dict[str, Any]:
+        """Read one flight booking by its confirmation code."""
+        return _call(lambda: store.booking(confirmation))
+
+    @server.tool()
+    def flights_change(confirmation: str, depart_at: str) -> dict[str, Any]:
+        """Move a confirmed booking to another departure (ISO date-time, e.g. 2026-03-12T09:25)."""
+        return _call(lambda: store.booking_change(confirmation, depart_at))
+
+    @server.tool()
+    def flights_cancel(confirmation: str) -> dict[str, Any]:
+        """Cancel a confirmed flight booking."""
+        return _call(lambda: store.booking_cancel(confirmation))
+
+    @server.tool()
+    def flights_book(origin: str, destination: str, depart_at: str) -> dict[str, Any]:
+        """Book a new flight for the persona; returns the booking with its confirmation code."""
+        passenger = next((b["passenger"] for b in store.bookings() if b["passenger"]), store.author)
+        return _call(lambda: store.booking_new(origin, destination, depart_at, passenger))
+
+    @server.tool()
+    def accounts_list() -> dict[str, Any]:
+        """List the persona's login accounts (usernames; password hashes are never shown)."""
+        return {"logins": _call(store.logins)}
+
+    @server.tool()
+    def accounts_set_password(username: str, new_password: str) -> dict[str, Any]:
+        """Set the password of one login (at least 8 characters)."""
+        return _call(lambda: store.set_password(username, new_password))
 
     return server
 

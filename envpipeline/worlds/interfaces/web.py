@@ -1,4 +1,4 @@
-"""The web GUI of a world day: a server-rendered storefront and webmail (Starlette, no JavaScript).
+"""The web GUI of a world day: a server-rendered storefront, webmail, calendar and bank (Starlette, no JS).
 
 Routes (every page is plain HTML with real ``<form>``s, ``<label>``s and stable element ids):
 
@@ -14,6 +14,7 @@ Routes (every page is plain HTML with real ``<form>``s, ``<label>``s and stable 
     POST /mail/<id>/archive     -> 303 /mail
     GET  /mail/compose          form: to, subject, body (``?to=&subject=`` prefill it)
     POST /mail/send             -> a 'sent' row, 303 /mail?folder=sent
+    /calendar..., /bank...      the calendar and bank pages (`interfaces.web_life`)
 
 Writes go straight to the day folder's ``apps/shop.sqlite`` and ``apps/mail.sqlite``: serve a
 working copy of the world the agent acts on.
@@ -28,7 +29,9 @@ from urllib.parse import quote, urlencode
 
 from envpipeline.errors import MissingExtraError
 from envpipeline.worlds.interfaces._serving import BackgroundServer
-from envpipeline.worlds.worldstore import MAIL_FOLDERS, WorldInputError, WorldStore
+from envpipeline.worlds.interfaces.web_life import life_routes
+from envpipeline.worlds.lifestore import LifeStore
+from envpipeline.worlds.worldstore import MAIL_FOLDERS, WorldInputError
 
 try:
     from starlette.applications import Starlette
@@ -53,7 +56,8 @@ def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
     nav = (
         '<nav><a id="nav-shop" href="/">Shop</a><a id="nav-cart" href="/cart">Cart</a>'
         '<a id="nav-orders" href="/orders">Orders</a><a id="nav-mail" href="/mail">Mail</a>'
-        '<a id="nav-compose" href="/mail/compose">Compose</a></nav>'
+        '<a id="nav-compose" href="/mail/compose">Compose</a><a id="nav-calendar" href="/calendar">Calendar</a>'
+        '<a id="nav-bank" href="/bank">Bank</a></nav>'
     )
     html = (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
@@ -84,7 +88,7 @@ def _add_form(sku: str, in_stock: bool, suffix: str = "") -> str:
 
 def create_web_app(day_dir: str | Path, clock: Callable[[], str] | None = None) -> Starlette:
     """The storefront + webmail ASGI app over one day folder."""
-    store = WorldStore(day_dir, clock)
+    store = LifeStore(day_dir, clock)
 
     def handled(view: Callable) -> Callable:
         async def endpoint(request: Request) -> Response:
@@ -279,6 +283,7 @@ def create_web_app(day_dir: str | Path, clock: Callable[[], str] | None = None) 
         Route("/mail/send", handled(send), methods=["POST"]),
         Route("/mail/{id:int}", handled(message)),
         Route("/mail/{id:int}/archive", handled(archive), methods=["POST"]),
+        *life_routes(store, _page, handled),
     ]
     app = Starlette(routes=routes)
     app.state.store = store

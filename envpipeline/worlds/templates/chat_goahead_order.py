@@ -5,6 +5,7 @@ from __future__ import annotations
 from envpipeline.models.world import Operation
 from envpipeline.worlds.schema import FILES_APP
 from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, new_order_mention
+from envpipeline.worlds.templates._life import dress
 from envpipeline.worlds.templates.base import ORDER, Template, at, buy, has_products
 from envpipeline.worlds.templates.registry import register_template
 
@@ -42,11 +43,14 @@ def chat_goahead_order(ctx: Context) -> TaskBuilder:
             },
         ),
     ]
-    b.instruction = (
-        f"{c.name} ({c.handle}) gave a go-ahead in chat for one product for {purpose}. Find it, "
-        "put its name in documents/shortlist.txt using the shell, buy exactly that product in the "
-        "web shop, record the order number in notes/orders.md, and send "
-        f"{c.handle} a direct message with the order number."
+    b.instruction = dress(
+        ctx,
+        (
+            f"{c.name} ({c.handle}) gave a go-ahead in chat for one product for {purpose}. Find it, "
+            "put its name in documents/shortlist.txt using the shell, buy exactly that product in the "
+            "web shop, record the order number in notes/orders.md, and send "
+            f"{c.handle} a direct message with the order number."
+        ),
     )
     b.sub(
         "mcp",

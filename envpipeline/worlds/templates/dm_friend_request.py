@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from envpipeline.models.world import Operation
 from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has, new_order_mention
+from envpipeline.worlds.templates._life import dress
 from envpipeline.worlds.templates.base import ORDER, Template, at, buy, has_products, money
 from envpipeline.worlds.templates.registry import register_template
 
@@ -27,9 +28,12 @@ def dm_friend_request(ctx: Context) -> TaskBuilder:
             },
         )
     ]
-    b.instruction = (
-        f"{c.name} asked you in a direct message to order something for them. Order it in the "
-        f"web shop and reply to {c.handle} by DM with the order number and the product's price."
+    b.instruction = dress(
+        ctx,
+        (
+            f"{c.name} asked you in a direct message to order something for them. Order it in the "
+            f"web shop and reply to {c.handle} by DM with the order number and the product's price."
+        ),
     )
     b.sub("mcp", f"Read the DM conversation with {c.handle}.", f"Call dm_read with peer '{c.handle}'.")
     b.step(

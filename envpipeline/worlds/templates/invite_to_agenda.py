@@ -5,6 +5,7 @@ from __future__ import annotations
 from envpipeline.models.world import Operation
 from envpipeline.worlds.schema import FILES_APP, day_date
 from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has
+from envpipeline.worlds.templates._life import dress
 from envpipeline.worlds.templates.base import Template, at
 from envpipeline.worlds.templates.registry import register_template
 
@@ -45,10 +46,13 @@ def invite_to_agenda(ctx: Context) -> TaskBuilder:
             },
         )
     ]
-    b.instruction = (
-        f"{c.name} emailed a meeting request about {topic}. Read it in the webmail, add a line "
-        "'- DATE TIME TOPIC @ PLACE' to notes/agenda.md with the shell, and confirm the date and "
-        f"time to {c.email} by email through the mail tool."
+    b.instruction = dress(
+        ctx,
+        (
+            f"{c.name} emailed a meeting request about {topic}. Read it in the webmail, add a line "
+            "'- DATE TIME TOPIC @ PLACE' to notes/agenda.md with the shell, and confirm the date and "
+            f"time to {c.email} by email through the mail tool."
+        ),
     )
     b.sub(
         "web",

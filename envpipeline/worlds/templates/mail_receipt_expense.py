@@ -8,6 +8,7 @@ from typing import Any
 from envpipeline.errors import ConfigError
 from envpipeline.worlds.schema import FILES_APP
 from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has
+from envpipeline.worlds.templates._life import dress
 from envpipeline.worlds.templates.base import Template
 from envpipeline.worlds.templates.registry import register_template
 
@@ -37,11 +38,14 @@ def mail_receipt_expense(ctx: Context) -> TaskBuilder:
     c = ctx.rng.choice(ctx.contacts("colleague", "client"))
     path = f"downloads/expense-{number}.txt"
     b = TaskBuilder("mail_receipt_expense", facts={"order": number, "total": total, "mail_id": m["id"]})
-    b.instruction = (
-        f"File order {number} as an expense: find the email '{m['subject']}' in the webmail, write "
-        "the total into "
-        f"{path} with the shell, email the total to {c.name} <{c.email}> through the mail tool "
-        f"with the subject 'Expense {number}', then archive the order email in the webmail."
+    b.instruction = dress(
+        ctx,
+        (
+            f"File order {number} as an expense: find the email '{m['subject']}' in the webmail, write "
+            "the total into "
+            f"{path} with the shell, email the total to {c.name} <{c.email}> through the mail tool "
+            f"with the subject 'Expense {number}', then archive the order email in the webmail."
+        ),
     )
     b.sub(
         "web",

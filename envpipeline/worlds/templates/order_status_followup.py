@@ -5,6 +5,7 @@ from __future__ import annotations
 from envpipeline.models.world import Operation
 from envpipeline.worlds.schema import FILES_APP
 from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has
+from envpipeline.worlds.templates._life import dress
 from envpipeline.worlds.templates.base import Template
 from envpipeline.worlds.templates.registry import register_template
 
@@ -23,10 +24,13 @@ def order_status_followup(ctx: Context) -> TaskBuilder:
             content=f"- [ ] check the status of order {number}\n",
         )
     ]
-    b.instruction = (
-        "Your todo.txt asks you to check an order's status. Look the order up in the web shop, "
-        "tick the todo line as '- [x] check the status of order NUMBER: STATUS' with the shell, "
-        f"and tell {c.name} ({c.handle}) the status by direct message."
+    b.instruction = dress(
+        ctx,
+        (
+            "Your todo.txt asks you to check an order's status. Look the order up in the web shop, "
+            "tick the todo line as '- [x] check the status of order NUMBER: STATUS' with the shell, "
+            f"and tell {c.name} ({c.handle}) the status by direct message."
+        ),
     )
     b.sub("cli", "Find the open order item in todo.txt.", "cat todo.txt")
     b.step(

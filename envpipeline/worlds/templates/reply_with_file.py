@@ -5,6 +5,7 @@ from __future__ import annotations
 from envpipeline.models.world import Operation
 from envpipeline.worlds.schema import FILES_APP
 from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has
+from envpipeline.worlds.templates._life import dress
 from envpipeline.worlds.templates.base import Template, at
 from envpipeline.worlds.templates.registry import register_template
 
@@ -46,10 +47,13 @@ def reply_with_file(ctx: Context) -> TaskBuilder:
             },
         )
     ]
-    b.instruction = (
-        f"{c.name} asked by email for one of your files. Read the request with the mail tool, get "
-        f"the file's content with the shell, send it to {c.email} from the webmail with the subject "
-        f"'Re: Request: {title}', and log '- sent PATH to {c.email}' in notes/sent-log.md."
+    b.instruction = dress(
+        ctx,
+        (
+            f"{c.name} asked by email for one of your files. Read the request with the mail tool, get "
+            f"the file's content with the shell, send it to {c.email} from the webmail with the subject "
+            f"'Re: Request: {title}', and log '- sent PATH to {c.email}' in notes/sent-log.md."
+        ),
     )
     b.sub("mcp", "Read the request email.", f"mail_list then mail_read the message 'Request: {title}'.")
     b.step(

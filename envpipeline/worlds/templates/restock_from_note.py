@@ -5,6 +5,7 @@ from __future__ import annotations
 from envpipeline.models.world import Operation
 from envpipeline.worlds.schema import FILES_APP
 from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, new_order_mention
+from envpipeline.worlds.templates._life import dress
 from envpipeline.worlds.templates.base import ORDER, Template, buy, has_products
 from envpipeline.worlds.templates.registry import register_template
 
@@ -22,11 +23,14 @@ def restock_from_note(ctx: Context) -> TaskBuilder:
             content=(f"# Restock list\n\n- [x] {done['name']} (done)\n- [ ] {p['name']} (running low)\n"),
         )
     ]
-    b.instruction = (
-        f"Your {p['category']} restock list is in {path}. Order the item that is running low in the "
-        "web shop, tick "
-        "it off in the list as '- [x] NAME (ordered ORDER-NUMBER)' with the shell, and post the "
-        "order number in the 'team' chat channel."
+    b.instruction = dress(
+        ctx,
+        (
+            f"Your {p['category']} restock list is in {path}. Order the item that is running low in the "
+            "web shop, tick "
+            "it off in the list as '- [x] NAME (ordered ORDER-NUMBER)' with the shell, and post the "
+            "order number in the 'team' chat channel."
+        ),
     )
     b.sub(
         "cli",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from envpipeline.worlds.schema import FILES_APP
 from envpipeline.worlds.skills.team_standup_chat import UPDATES
 from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has
+from envpipeline.worlds.templates._life import dress
 from envpipeline.worlds.templates.base import Template
 from envpipeline.worlds.templates.registry import register_template
 
@@ -42,10 +43,13 @@ def standup_digest(ctx: Context) -> TaskBuilder:
     lead = ctx.rng.choice([c for c in ctx.persona.contacts if c.handle != author] or ctx.persona.contacts)
     path = f"notes/standup-{ctx.date}.md"
     b = TaskBuilder("standup_digest", facts={"update": update, "author": author})
-    b.instruction = (
-        f"Write a stand-up digest: read {author}'s latest stand-up in the 'team' chat, save it as "
-        f"'- {author}: UPDATE' in {path} with the shell, and email it to {lead.name} <{lead.email}> "
-        f"from the webmail with the subject 'Stand-up digest {ctx.date}'."
+    b.instruction = dress(
+        ctx,
+        (
+            f"Write a stand-up digest: read {author}'s latest stand-up in the 'team' chat, save it as "
+            f"'- {author}: UPDATE' in {path} with the shell, and email it to {lead.name} <{lead.email}> "
+            f"from the webmail with the subject 'Stand-up digest {ctx.date}'."
+        ),
     )
     b.sub(
         "mcp", f"Read {author}'s latest stand-up in the team channel.", "chat_read_channel(channel='team')."
