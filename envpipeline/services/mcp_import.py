@@ -187,7 +187,8 @@ def _implementation(
     def simulated(service: ImportedService, args: ToolArgs) -> Any:
         data = args.model_dump(mode="json", by_alias=True)
         _check_refs(service, shape, data)
-        return world_model.simulate(service.name, spec.name, data, spec.output_schema)
+        state = service.state.model_dump(mode="json")
+        return world_model.simulate(service.name, spec.name, data, spec.output_schema, state=state)
 
     if info is None:
         return simulated
