@@ -278,10 +278,12 @@ def test_offline_world_model_covers_schema_kinds_and_falls_back():
 
 def test_custom_world_model_receives_validated_arguments():
     calls = []
+    states = []
 
     class Recorder:
-        def simulate(self, service, tool, arguments, output_schema):
+        def simulate(self, service, tool, arguments, output_schema, *, state=None):
             calls.append((service, tool, arguments, output_schema))
+            states.append(state)
             return {"answer": 42}
 
     cls = synthesize_service(
@@ -293,6 +295,7 @@ def test_custom_world_model_receives_validated_arguments():
         "data": {"answer": 42},
     }
     assert calls == [("oracle", "ask_oracle", {"from": "me", "question": "why?"}, None)]
+    assert states == [service.state.model_dump(mode="json")], "the world model sees the dumped state"
     assert service.call("ask_oracle", {"from": "me"})["error"]["code"] == 400
 
 
