@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -58,7 +59,17 @@ from envpipeline.services.mcp_spec import (
     singular,
     texts,
 )
-from envpipeline.services.worldmodel import OfflineWorldModel, WorldModel
+from envpipeline.services.mcp_store import (
+    answer_read,
+    family,
+    id_key,
+    is_write,
+    record_write,
+    seed_known,
+    unknown_id,
+)
+from envpipeline.services.mcp_values import schema_type
+from envpipeline.services.worldmodel import OfflineWorldModel, WorldModel, call_seed
 
 __all__ = [
     "ImportedService",
@@ -90,6 +101,28 @@ class ImportedService(Service[ImportedState]):
     world_model: ClassVar[WorldModel]
     #: typed collection -> the tools serving it
     collections: ClassVar[dict[str, list[str]]]
+
+
+@dataclass
+class SimulatedTools:
+    """The simulated tools of one service (families, writes) and every tool's known-id arguments."""
+
+    shapes: list[Shape]
+    family: dict[str, str]
+    writes: set[str]
+    id_args: dict[str, list[str]]
+
+    @classmethod
+    def of(cls, service_name: str, shapes: list[Shape]) -> SimulatedTools:
+        """Group the simulated tools among `shapes` (see `mcp_store`)."""
+        mine = [s for s in shapes if s.simulated]
+        prefixes = frozenset({*mcp_values.words(service_name), "api", "mcp"})
+        return cls(
+            mine,
+            {s.spec.name: family(s.spec.name, prefixes) for s in mine},
+            {s.spec.name for s in mine if is_write(s.spec.name, s.spec.annotations)},
+            _free_ids(shapes),
+        )
 
 
 # ---------------------------------------------------------------------------------- typed state
@@ -131,10 +164,31 @@ def _state_model(service: str, infos: dict[str, CollectionInfo]) -> type[Importe
     return create_model(f"{service.capitalize()}State", __base__=ImportedState, **fields)
 
 
+def _free_ids(shapes: list[Shape]) -> dict[str, list[str]]:
+    """Tool -> its string arguments named like ids that point at no typed collection (known ids)."""
+    return {
+        s.spec.name: [
+            a
+            for a, sch in s.spec.properties.items()
+            if id_key(a) and a not in s.refs and schema_type(sch) == "string"
+        ]
+        for s in shapes
+    }
+
+
 def _generate(
-    state_model: type[ImportedState], infos: dict[str, CollectionInfo], rng: random.Random
+    state_model: type[ImportedState],
+    infos: dict[str, CollectionInfo],
+    sim: SimulatedTools,
+    rng: random.Random,
 ) -> ImportedState:
-    """3-6 records per collection; values chosen by field name; id-like fields point at real ids."""
+    """3-6 records per collection; values chosen by field name; id-like fields point at real ids.
+
+    The simulated store gets 3-5 known ids per simulated id argument and one seeded earlier call
+    per simulated tool (the world's history before this episode).
+    """
+    names = {id_key(a) or a for args in sim.id_args.values() for a in args}
+    known = seed_known(names, random.Random(rng.getrandbits(64))) if names else {}
     ids = {n: [f"{i.noun}_{k + 1}" for k in range(rng.randint(3, 6))] for n, i in infos.items()}
     data: dict[str, dict[str, Any]] = {}
     for name, info in infos.items():
@@ -143,10 +197,24 @@ def _generate(
             row: dict[str, Any] = {"id": rid}
             for prop, schema in info.fields.items():
                 target = info.refs.get(prop)
-                row[prop] = rng.choice(ids[target]) if target else mcp_values.sample(schema, rng, prop)
+                pool = ids[target] if target else known.get(id_key(prop) or "")
+                row[prop] = rng.choice(pool) if pool else mcp_values.sample(schema, rng, prop)
             records[rid] = mcp_values.harmonize(row)
         data[name] = records
-    return state_model.model_validate(data)
+    state = state_model.model_validate(data)
+    store = state.simulated
+    store.known = known
+    for shape in sim.shapes:
+        spec = shape.spec
+        args = {p: _sample_arg(shape, p, state, rng) for p in spec.required}
+        output = spec.output_schema
+        if output and mcp_values.schema_type(output) == "object":
+            response = mcp_values.sample(output, rng)
+        else:
+            result = mcp_values.sample(output, rng, "result") if output else f"SIM-{rng.randint(1000, 9999)}"
+            response = {"result": result, "simulated": True}
+        record_write(store, sim.family[spec.name], spec.name, args, response)
+    return state
 
 
 # ---------------------------------------------------------------------------------- tools
@@ -178,17 +246,43 @@ def _matches(row: dict[str, Any], filters: dict[str, Any]) -> bool:
     return True
 
 
+def simulated_answer(
+    service_name: str,
+    state: ImportedState,
+    shape: Shape,
+    sim: SimulatedTools,
+    data: dict[str, Any],
+    world_model: WorldModel,
+) -> dict[str, Any]:
+    """The response of a simulated tool on `state`, recorded there when the tool writes (`mcp_store`)."""
+    spec = shape.spec
+    unknown = unknown_id(state.simulated, data, sim.id_args.get(spec.name, []))
+    if unknown is not None:
+        raise not_found(" ".join(mcp_values.words(unknown[0])[:-1]) or "item", unknown[1])
+    seed = call_seed(service_name, spec.name, data)
+
+    def ask() -> dict[str, Any]:
+        dumped = state.model_dump(mode="json")
+        return world_model.simulate(service_name, spec.name, data, spec.output_schema, state=dumped)
+
+    fam = sim.family[spec.name]
+    if spec.name in sim.writes:
+        response = ask()
+        record_write(state.simulated, fam, spec.name, data, response)
+        return response
+    return answer_read(state.simulated, fam, spec.name, data, spec.output_schema, ask, seed)
+
+
 def _implementation(
-    shape: Shape, info: CollectionInfo | None, world_model: WorldModel
+    shape: Shape, info: CollectionInfo | None, world_model: WorldModel, sim: SimulatedTools
 ) -> Callable[[Any, Any], Any]:
     """The function serving one tool (called as ``func(service, args)``)."""
-    spec = shape.spec
+    free_ids = sim.id_args.get(shape.spec.name, [])
 
     def simulated(service: ImportedService, args: ToolArgs) -> Any:
         data = args.model_dump(mode="json", by_alias=True)
         _check_refs(service, shape, data)
-        state = service.state.model_dump(mode="json")
-        return world_model.simulate(service.name, spec.name, data, spec.output_schema, state=state)
+        return simulated_answer(service.name, service.state, shape, sim, data, world_model)
 
     if info is None:
         return simulated
@@ -197,6 +291,9 @@ def _implementation(
     def run(service: ImportedService, args: ToolArgs) -> Any:
         data = args.model_dump(mode="json", by_alias=True)
         _check_refs(service, shape, data)
+        unknown = unknown_id(service.state.simulated, data, free_ids)
+        if unknown is not None:
+            raise not_found(" ".join(mcp_values.words(unknown[0])[:-1]) or "item", unknown[1])
         records: dict[str, Any] = getattr(service.state, coll)
         if shape.op == "create":
             rid = data.get("id") or next_id(noun, records)
@@ -245,6 +342,20 @@ def _example_value(shape: Shape, prop: str, state: ImportedState, rng: random.Ra
     target = shape.refs.get(prop)
     if target:
         return next(iter(getattr(state, target)), "none")
+    known = state.simulated.known.get(id_key(prop) or "")
+    if known and prop not in shape.refs:
+        return known[0]
+    return mcp_values.sample(shape.spec.properties[prop], rng, prop)
+
+
+def _sample_arg(shape: Shape, prop: str, state: ImportedState, rng: random.Random) -> Any:
+    """A seeded argument value: a real id for references, a known id for simulated ids."""
+    target = shape.refs.get(prop)
+    if target:
+        return rng.choice(sorted(getattr(state, target)) or ["none"])
+    known = state.simulated.known.get(id_key(prop) or "")
+    if known:
+        return rng.choice(known)
     return mcp_values.sample(shape.spec.properties[prop], rng, prop)
 
 
@@ -308,13 +419,14 @@ def synthesize_service(
     arguments = {s.spec.name: args_model(service_name, s.spec) for s in shapes}
     infos = _collections(service_name, shapes)
     state_model = _state_model(service_name, infos)
+    sim = SimulatedTools.of(service_name, shapes)
     tools = {
         s.spec.name: ToolDef(
             s.spec.name,
             s.spec.description.split("\n\n")[0].replace("\n", " "),
             arguments[s.spec.name],
-            _implementation(s, infos.get(s.collection or ""), model),
-            s.op in WRITES,
+            _implementation(s, infos.get(s.collection or ""), model, sim),
+            s.op in WRITES or s.spec.name in sim.writes,
             s.simulated,
         )
         for s in shapes
@@ -322,14 +434,14 @@ def synthesize_service(
     cached_links: list[Link[ImportedState]] = []
 
     def generate_state(cls: type[ImportedService], rng: random.Random) -> ImportedState:
-        return _generate(state_model, infos, rng)
+        return _generate(state_model, infos, sim, rng)
 
     def example_arguments(cls: type[ImportedService], state: ImportedState) -> dict[str, dict]:
         return _examples(shapes, infos, state)
 
     def links(cls: type[ImportedService]) -> list[Link[ImportedState]]:
         if not cached_links:
-            cached_links.extend(derive_links(cls.title, shapes, infos, tools, model, service_name))
+            cached_links.extend(derive_links(cls.title, shapes, infos, tools, model, service_name, sim))
         return list(cached_links)
 
     namespace: dict[str, Any] = {

@@ -39,6 +39,7 @@ from envpipeline.services.mcp_spec import (
     python_name,
     texts,
 )
+from envpipeline.services.mcp_store import id_key
 from envpipeline.services.mcp_values import field_value_type, harmonize, sample, schema_type, words
 from envpipeline.services.worldmodel import WorldModel, first_string_path
 
@@ -114,6 +115,8 @@ def _plant_record(
             row[prop] = fixed[prop]
         elif prop in info.refs:
             row[prop] = rng.choice(list(getattr(state, info.refs[prop])) or ["none"])
+        elif state.simulated.known.get(id_key(prop) or ""):
+            row[prop] = rng.choice(state.simulated.known[id_key(prop) or ""])
         else:
             for _ in range(5):
                 row[prop] = sample(schema, rng, prop)
@@ -169,7 +172,15 @@ def _create_action(
     title: str, info: CollectionInfo, shape: Shape, value_type: ValueType, field: str
 ) -> Action[ImportedState]:
     spec = shape.spec
-    markers = [p for p in spec.required if p != field and field_value_type(p) == "title" and p in info.fields]
+    markers = [
+        p
+        for p in spec.required
+        if p != field
+        and field_value_type(p) == "title"
+        and p in info.fields
+        and schema_type(spec.properties[p]) == "string"
+        and not spec.properties[p].get("enum")
+    ]
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> ActionPlan:
         _drop(info, state, lambda r: r.get(field) != value)
@@ -178,9 +189,11 @@ def _create_action(
             if prop == field:
                 continue
             schema = spec.properties[prop]
-            constants[prop] = (
-                f"{vocab.title(rng)} {vocab.code(rng, 'N')}" if prop in markers else sample(schema, rng, prop)
-            )
+            known = state.simulated.known.get(id_key(prop) or "")
+            if prop in markers:
+                constants[prop] = f"{vocab.title(rng)} {vocab.code(rng, 'N')}"
+            else:
+                constants[prop] = rng.choice(known) if known else sample(schema, rng, prop)
         constants = {k: v for k, v in harmonize({**constants, field: value}, {field}).items() if k != field}
         call = PlannedCall(spec.name, {**constants, field: value}, inputs={field: "{value}"})
         match = {python_name(field): value, **{python_name(m): constants[m] for m in markers[:1]}}
@@ -193,7 +206,7 @@ def _create_action(
 
 
 def _simulated_hop(
-    title: str, service: str, shape: Shape, tool: ToolDef, world_model: WorldModel
+    title: str, service: str, shape: Shape, tool: ToolDef, world_model: WorldModel, sim: Any
 ) -> Hop[ImportedState] | None:
     spec = shape.spec
     props = spec.properties
@@ -212,8 +225,13 @@ def _simulated_hop(
         return None
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> HopPlan:
+        from envpipeline.services.mcp_import import simulated_answer
+
         arguments = tool.args_model.model_validate({arg: value}).model_dump(mode="json", by_alias=True)
-        response: Any = world_model.simulate(service, spec.name, arguments, spec.output_schema)
+        key = id_key(arg)
+        if key in state.simulated.known and value not in state.simulated.known[key]:
+            state.simulated.known[key].append(value)
+        response: Any = simulated_answer(service, state, shape, sim, arguments, world_model)
         for key in path:
             response = response[key]
         call = PlannedCall(spec.name, {arg: value}, inputs={arg: "{value}"}, reveals=path)
@@ -230,6 +248,7 @@ def derive_links(
     tools: dict[str, ToolDef],
     world_model: WorldModel,
     service: str,
+    sim: Any,
 ) -> list[Link[ImportedState]]:
     """Every hop and action of a synthesized service, in a deterministic order."""
     found: list[Link[ImportedState]] = []
@@ -261,7 +280,9 @@ def derive_links(
                 found.append(_create_action(title, info, shape, value_type, field))
     for shape in shapes:
         if shape.simulated:
-            hop = _simulated_hop(title, service, shape, tools[shape.spec.name], world_model)
+            if shape.spec.name in sim.writes:
+                continue
+            hop = _simulated_hop(title, service, shape, tools[shape.spec.name], world_model, sim)
             if hop is not None:
                 found.append(hop)
     return found
