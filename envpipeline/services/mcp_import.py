@@ -78,6 +78,7 @@ __all__ = [
     "parse_tools_list",
     "synthesis_report",
     "synthesize_service",
+    "verified_service",
 ]
 
 WRITES = frozenset({"create", "update", "delete"})
@@ -460,6 +461,30 @@ def synthesize_service(
     name = f"{state_model.__name__.removesuffix('State')}Service"
     cls = cast(type[ImportedService], type(name, (ImportedService,), namespace))
     cls.tools = tools
+    return cls
+
+
+def verified_service(
+    service_name: str,
+    payload: Any,
+    world_model: WorldModel | None = None,
+    *,
+    title: str | None = None,
+    domain: str = "imported",
+) -> type[ImportedService]:
+    """`synthesize_service`, then the generated contract (`contract.check_service`): only a service
+    that passes it is returned, so nothing that fails its own contract joins the library.
+
+    Raises:
+        SpecError: the spec is malformed, or the service fails its contract (every failure listed).
+    """
+    from envpipeline.services.contract import check_service
+
+    cls = synthesize_service(service_name, payload, world_model, title=title, domain=domain)
+    failures = check_service(cls)
+    if failures:
+        shown = "; ".join(failures[:20]) + (f"; ... {len(failures) - 20} more" if len(failures) > 20 else "")
+        raise SpecError(f"service '{service_name}' fails its contract ({len(failures)} failures): {shown}")
     return cls
 
 
