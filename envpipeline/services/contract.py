@@ -76,13 +76,14 @@ def check_error_handling(cls: type[Service], tool_name: str) -> list[str]:
         failures, service.call(tool_name, {**args, "no_such_argument": 1}), 400, f"{tool_name} unknown arg"
     )
     _expect(failures, service.call(tool_name, "not an object"), 400, f"{tool_name} non-object args")  # type: ignore[arg-type]
-    for name, field in tool_def.args_model.model_fields.items():
+    for attribute, field in tool_def.args_model.model_fields.items():
+        name = field.alias or attribute  # the argument's name on the wire
         if field.is_required():
             broken = {k: v for k, v in args.items() if k != name}
             _expect(failures, service.call(tool_name, broken), 400, f"{tool_name} missing {name}")
             wrong = {**args, name: {"nested": [1, 2]}}
             _expect(failures, service.call(tool_name, wrong), 400, f"{tool_name} wrong type {name}")
-        if name.endswith("Id") and name in args and _accepts_string(tool_def.args_model, name):
+        if name.endswith("Id") and name in args and _accepts_string(tool_def.args_model, attribute):
             unknown = {**args, name: "does-not-exist"}
             _expect(failures, service.call(tool_name, unknown), 404, f"{tool_name} unknown {name}")
     _expect(failures, service.call("no_such_tool", {}), 404, "unknown tool")

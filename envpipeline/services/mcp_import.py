@@ -224,6 +224,8 @@ def _generate(
 def _check_refs(service: ImportedService, shape: Shape, data: dict[str, Any]) -> None:
     for arg, target in shape.refs.items():
         value = data.get(arg)
+        if value == shape.spec.properties[arg].get("default"):
+            continue  # a declared default (Box's root folder '0') names what the server knows
         if value is not None and value not in getattr(service.state, target):
             raise not_found(singular(target).replace("_", " "), str(value))
 
@@ -234,6 +236,11 @@ def _validated_record(record: type[BaseModel], data: dict[str, Any]) -> BaseMode
         return record.model_validate(data)
     except ValidationError as e:
         raise bad_request(format_validation_error(e)) from e
+
+
+def _scalar(schema: dict[str, Any]) -> bool:
+    """Whether a property is a plain scalar (a list filter compares those; objects differ per tool)."""
+    return schema_type(schema) in ("string", "integer", "number", "boolean") or bool(schema.get("enum"))
 
 
 def _matches(row: dict[str, Any], filters: dict[str, Any]) -> bool:
@@ -257,7 +264,7 @@ def simulated_answer(
 ) -> dict[str, Any]:
     """The response of a simulated tool on `state`, recorded there when the tool writes (`mcp_store`)."""
     spec = shape.spec
-    unknown = unknown_id(state.simulated, data, sim.id_args.get(spec.name, []))
+    unknown = unknown_id(state.simulated, data, sim.id_args.get(spec.name, []), spec.properties)
     if unknown is not None:
         raise not_found(" ".join(mcp_values.words(unknown[0])[:-1]) or "item", unknown[1])
     seed = call_seed(service_name, spec.name, data)
@@ -292,7 +299,7 @@ def _implementation(
     def run(service: ImportedService, args: ToolArgs) -> Any:
         data = args.model_dump(mode="json", by_alias=True)
         _check_refs(service, shape, data)
-        unknown = unknown_id(service.state.simulated, data, free_ids)
+        unknown = unknown_id(service.state.simulated, data, free_ids, shape.spec.properties)
         if unknown is not None:
             raise not_found(" ".join(mcp_values.words(unknown[0])[:-1]) or "item", unknown[1])
         records: dict[str, Any] = getattr(service.state, coll)
@@ -320,11 +327,22 @@ def _implementation(
             records[rid] = _validated_record(info.record, {**dump_record(records[rid]), **changes})
             return {noun: dump_record(records[rid]), "updated": sorted(changes)}
         rows = [dump_record(r) for r in records.values()]
+        given = set(
+            args.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        )  # defaults filter nothing
         limit = next((v for k, v in data.items() if k.lower() in LIMIT_ARGS and isinstance(v, int)), None)
         if limit is not None and limit < 0:
             raise bad_request(f"invalid limit {limit}")
         skip = {shape.query_arg} if shape.query_arg else set()
-        filters = {k: v for k, v in data.items() if k in info.fields and k not in skip and v is not None}
+        filters = {
+            k: v
+            for k, v in data.items()
+            if k in info.fields
+            and k in given
+            and k not in skip
+            and v is not None
+            and _scalar(shape.spec.properties[k])
+        }
         rows = [r for r in rows if _matches(r, filters)]
         if shape.query_arg:
             query = str(data.get(shape.query_arg) or "").strip().lower()
@@ -374,8 +392,14 @@ def _examples(shapes: list[Shape], infos: dict[str, CollectionInfo], state: Impo
         args = {p: _example_value(shape, p, state, rng) for p in wanted}
         info = infos.get(shape.collection or "")
         first = dump_record(next(iter(getattr(state, info.name).values()))) if info else {}
-        if shape.op in ("list", "search"):
-            args.update({p: first[p] for p in spec.required if p in first and p not in shape.refs})
+        if shape.op in ("list", "search") and info:
+            args.update(
+                {
+                    p: first[p]
+                    for p in spec.required
+                    if p in first and p not in shape.refs and _scalar(props[p])
+                }
+            )
         if shape.op == "search" and shape.query_arg:
             text = next((t for t in texts({k: v for k, v in first.items() if k != "id"}) if t.strip()), "a")
             args[shape.query_arg] = text.split()[0]
@@ -387,7 +411,7 @@ def _examples(shapes: list[Shape], infos: dict[str, CollectionInfo], state: Impo
 
 def _example_change(shape: Shape, info: CollectionInfo, first: dict, args: dict, rng: random.Random) -> None:
     for prop in shape.spec.properties:
-        if prop == shape.id_arg or prop not in info.fields or prop in shape.refs:
+        if prop == shape.id_arg or prop not in info.fields or prop in shape.refs or id_key(prop):
             continue
         for _ in range(20):
             value = mcp_values.sample(shape.spec.properties[prop], rng, prop)
@@ -415,7 +439,7 @@ def synthesize_service(
         raise SpecError(f"service name '{service_name}' must be a lowercase identifier")
     specs: list[ToolSpec] = parse_tools_list(payload)
     model = world_model or OfflineWorldModel()
-    shapes = classify(specs)
+    shapes = classify(specs, service_name)
     # Argument models first: they check every property default and name the tool of a bad one.
     arguments = {s.spec.name: args_model(service_name, s.spec) for s in shapes}
     infos = _collections(service_name, shapes)

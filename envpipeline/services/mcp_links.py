@@ -76,7 +76,13 @@ def typed_fields(info: CollectionInfo, names: list[str] | None = None) -> dict[V
     found: dict[ValueType, str] = {}
     for prop in names if names is not None else info.fields:
         schema = info.fields.get(prop)
-        if schema is None or prop in info.refs or schema.get("enum") or schema_type(schema) != "string":
+        if (
+            schema is None
+            or prop in info.refs
+            or id_key(prop)  # an id names a record, it is no value to carry
+            or schema.get("enum")
+            or schema_type(schema) != "string"
+        ):
             continue
         value_type = field_value_type(prop)
         if value_type and value_type not in found:

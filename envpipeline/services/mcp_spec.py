@@ -32,14 +32,16 @@ PROPERTY_NAME = re.compile(r"^[A-Za-z0-9_$@][A-Za-z0-9_\-.$@:]*$")
 
 #: verb -> operation kind of a CRUD tool
 VERBS: dict[str, str] = {
-    **dict.fromkeys(("create", "add", "new"), "create"),
-    **dict.fromkeys(("get", "read", "fetch", "retrieve", "show"), "get"),
+    **dict.fromkeys(("create", "add", "new", "insert", "post"), "create"),
+    **dict.fromkeys(("get", "read", "fetch", "retrieve", "show", "describe", "view"), "get"),
     **dict.fromkeys(("list", "all"), "list"),
-    **dict.fromkeys(("update", "edit", "modify", "set", "patch"), "update"),
+    **dict.fromkeys(("update", "edit", "modify", "set", "patch", "put"), "update"),
     **dict.fromkeys(("delete", "remove", "archive"), "delete"),
     **dict.fromkeys(("search", "find", "query"), "search"),
 }
-FILLERS = frozenset({"all", "my", "the", "a", "an"})
+#: Name words that never name a service's objects: prefixes of vendor tool names.
+PREFIX_WORDS = frozenset({"api", "mcp", "tool"})
+FILLERS = frozenset({"all", "my", "the", "a", "an", "tool", "single"})
 PREPOSITIONS = frozenset({"to", "from", "on", "for", "by", "in", "of", "with", "at"})
 QUERY_ARGS = ("query", "q", "text", "keyword", "keywords", "term", "search", "searchText")
 LIMIT_ARGS = frozenset({"limit", "maxresults", "max_results", "pagesize", "page_size", "count", "top"})
@@ -201,27 +203,65 @@ def parse_tools_list(payload: Any) -> list[ToolSpec]:
 # ---------------------------------------------------------------------------------- shapes
 
 
-def _verb_and_noun(name: str) -> tuple[str | None, list[str]]:
+def _verb_and_noun(name: str, prefixes: frozenset[str] = frozenset()) -> tuple[str | None, list[str]]:
+    """The CRUD operation and noun words of a tool name, after vendor prefixes.
+
+    ``API-retrieve-a-page`` -> (get, [page]); ``slack_post_message`` -> (create, [message]);
+    ``API-post-search`` -> (search, []); ``kv_namespace_create`` -> (create, [kv, namespace]);
+    ``get_users``/``get_all_tasks`` (a plural noun) -> (list, ...).
+    """
     parts = words(name)
+    while len(parts) > 1 and parts[0] not in VERBS and parts[0] in prefixes | PREFIX_WORDS:
+        parts = parts[1:]
+    if parts and parts[0] not in VERBS and len(parts) > 1 and parts[-1] in VERBS:
+        parts = [parts[-1], *parts[:-1]]  # ``workers_list``: verb last
     if not parts or parts[0] not in VERBS:
         return None, []
+    if len(parts) > 1 and parts[0] in ("post", "put") and parts[1] in VERBS:
+        parts = parts[1:]  # ``post_search``: an HTTP method before the real verb
+    op = VERBS[parts[0]]
     noun: list[str] = []
     for word in parts[1:]:
         if word in PREPOSITIONS:
             break
         if word not in FILLERS:
             noun.append(word)
-    return VERBS[parts[0]], noun
+    if op == "get" and noun and (parts[1:2] == ["all"] or _is_plural(noun[-1])):
+        op = "list"
+    return op, noun
 
 
-def classify(specs: list[ToolSpec]) -> list[Shape]:
+def _is_plural(word: str) -> bool:
+    return singular(word) != word and not word.endswith(
+        ("ss", "us", "is", "status", "details", "settings", "news")
+    )
+
+
+def common_prefixes(names: list[str], service: str = "") -> frozenset[str]:
+    """Leading words shared by most tool names and not verbs (``asana_``, ``outlookMail_``)."""
+    found = set(words(service))
+    rest = [words(n) for n in names]
+    while rest:
+        firsts = [p[0] for p in rest if len(p) > 1]
+        if not firsts:
+            break
+        top = max(set(firsts), key=firsts.count)
+        if top in VERBS or firsts.count(top) < 0.6 * len(rest):
+            break
+        found.add(top)
+        rest = [p[1:] if p and p[0] == top else p for p in rest]
+    return frozenset(found - set(VERBS))
+
+
+def classify(specs: list[ToolSpec], service: str = "") -> list[Shape]:
     """The shape of every tool: its CRUD operation and collection, or simulated (op None).
 
     create/list/search tools name their collection by their noun; get/update/delete tools use the
     longest prefix of their noun that names a known collection (``set_issue_status`` updates
     ``issues``) and need an id-like argument for it. Anything else is simulated.
     """
-    parsed = [(spec, *_verb_and_noun(spec.name)) for spec in specs]
+    prefixes = common_prefixes([s.name for s in specs], service)
+    parsed = [(spec, *_verb_and_noun(spec.name, prefixes)) for spec in specs]
     known = {collection_of(noun) for _, op, noun in parsed if op in ("create", "list", "search") and noun}
     shapes: list[Shape] = []
     for spec, op, noun in parsed:
@@ -257,6 +297,9 @@ def classify(specs: list[ToolSpec]) -> list[Shape]:
     for shape in shapes:
         if shape.op == "update" and not (set(shape.spec.properties) - {shape.id_arg}):
             shape.op, shape.collection = None, None
+    alive = {s.collection for s in shapes if s.collection}
+    for shape in shapes:  # a collection whose every tool turned out simulated is no target
+        shape.refs = {a: t for a, t in shape.refs.items() if t in alive}
     return shapes
 
 

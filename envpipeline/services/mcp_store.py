@@ -116,11 +116,16 @@ def seed_known(id_names: set[str], rng: random.Random) -> dict[str, list[str]]:
 
 
 def unknown_id(
-    store: SimulatedStore, arguments: dict[str, Any], id_args: list[str]
+    store: SimulatedStore, arguments: dict[str, Any], id_args: list[str], schemas: dict[str, dict[str, Any]]
 ) -> tuple[str, str] | None:
-    """The first (argument, value) naming an id the simulated world does not know, if any."""
+    """The first (argument, value) naming an id the simulated world does not know, if any.
+
+    An argument's declared default is always known (Box's root folder ``'0'``).
+    """
     for arg in id_args:
         value = arguments.get(arg)
+        if value == schemas.get(arg, {}).get("default"):
+            continue
         key = id_key(arg)
         if isinstance(value, str) and key in store.known and value not in store.known[key]:
             return arg, value

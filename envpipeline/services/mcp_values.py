@@ -209,6 +209,10 @@ def sample(schema: dict[str, Any], rng: random.Random, name: str = "", depth: in
     kind = schema_type(schema)
     if kind == "object":
         props = schema.get("properties", {}) if depth < 6 else {}
+        if not props and schema.get("additionalProperties") is not False and depth < 6:
+            extra = schema.get("additionalProperties")
+            value = sample(extra, rng, "value", depth + 1) if isinstance(extra, dict) and extra else None
+            return {rng.choice(vocab.WORDS): value if value is not None else _named_string("value", rng)}
         return {key: sample(sub, rng, key, depth + 1) for key, sub in props.items()}
     if kind == "array":
         low = schema.get("minItems", 1)
