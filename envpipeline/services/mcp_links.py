@@ -7,8 +7,10 @@
 - **Create actions**: a create tool with a typed field offers an action that creates a record
   carrying the consumed value; its criterion is an `expect_record` on that field (plus a new
   constant title-like marker when there is one).
-- **Simulated hops**: a simulated read-like tool with exactly one typed string argument offers a
-  hop producing a ``code``: the first string of its deterministic simulated response.
+- **Simulated hops**: a simulated read-like tool with one typed string argument (its only
+  required one, or its only one; an id-like argument carries a ``code``, registered as a known id
+  when planted) offers a hop producing a ``code``: the first string of its simulated response.
+- Get hops, update and delete actions: `envpipeline.services.mcp_crud_links`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from envpipeline.services.links import (
     ValueType,
     expect_record,
 )
+from envpipeline.services.mcp_crud_links import delete_action, get_hop, update_action
 from envpipeline.services.mcp_spec import (
     CollectionInfo,
     ImportedState,
@@ -216,10 +219,16 @@ def _simulated_hop(
 ) -> Hop[ImportedState] | None:
     spec = shape.spec
     props = spec.properties
-    if len(props) != 1 or words(spec.name)[0] in WRITE_VERBS:
+    if not props or words(spec.name)[0] in WRITE_VERBS:
         return None
-    ((arg, schema),) = props.items()
-    value_type = field_value_type(arg)
+    if len(spec.required) == 1:
+        arg = spec.required[0]
+    elif len(props) == 1 and not spec.required:
+        arg = next(iter(props))
+    else:
+        return None
+    schema = props[arg]
+    value_type = field_value_type(arg) or ("code" if id_key(arg) else None)
     path = first_string_path(spec.output_schema)
     if (
         arg in shape.refs
@@ -245,6 +254,21 @@ def _simulated_hop(
         return HopPlan([call], str(response), phrase)
 
     return Hop(f"{spec.name}_lookup", value_type, "code", plant)
+
+
+def _crud_links(
+    title: str, info: CollectionInfo, shape: Shape, typed: dict[ValueType, str]
+) -> list[Link[ImportedState]]:
+    """Get hops, update and delete actions of one tool (`mcp_crud_links`), at most two per tool."""
+    links: list[Link[ImportedState] | None] = []
+    if shape.op == "get":
+        links += [get_hop(title, info, shape, t, f) for t, f in typed.items() if t != "code"][:2]
+    elif shape.op == "update":
+        fields = typed_fields(info, list(shape.spec.properties))
+        links += [update_action(title, info, shape, t, f) for t, f in fields.items()][:2]
+    elif shape.op == "delete":
+        links.append(delete_action(title, info, shape))
+    return [link for link in links if link is not None]
 
 
 def derive_links(
@@ -280,6 +304,7 @@ def derive_links(
                 if out_type != in_type:
                     found.append(_field_hop(title, info, finder, (in_type, in_field), (out_type, out_field)))
         for shape in mine:
+            found += _crud_links(title, info, shape, typed)
             if shape.op != "create" or any(p in shape.refs for p in shape.spec.required):
                 continue
             for value_type, field in typed_fields(info, list(shape.spec.properties)).items():
