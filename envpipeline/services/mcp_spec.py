@@ -286,6 +286,14 @@ def classify(specs: list[ToolSpec], service: str = "") -> list[Shape]:
             own = [a for a, t in shape.refs.items() if t == shape.collection and words(a)[:1] != ["parent"]]
             if "id" in props and schema_type(props["id"]) == "string":
                 own.insert(0, "id")
+            own += [  # ``namespace_id`` of ``kv_namespaces``: the collection's last words
+                a
+                for a in props
+                if a not in own
+                and (t := id_target(a))
+                and str(shape.collection).endswith(f"_{t}")
+                and schema_type(props[a]) == "string"
+            ]
             shape.id_arg = next((a for a in own if a in shape.spec.required), None)
             if shape.id_arg is None:
                 shape.op, shape.collection = None, None

@@ -35,7 +35,7 @@ TYPE_WORDS: dict[str, frozenset[str]] = {
             "traveller",
         }
     ),
-    "code": frozenset({"code", "ref", "reference", "sku", "key", "number"}),
+    "code": frozenset({"code", "ref", "reference", "sku", "key", "number", "symbol", "ticker"}),
     "title": frozenset({"title", "subject", "name"}),
 }
 TYPE_PRIORITY: tuple[ValueType, ...] = ("email", "date", "city", "person", "code", "title")
