@@ -314,6 +314,7 @@ def classify(specs: list[ToolSpec], service: str = "") -> list[Shape]:
 # ---------------------------------------------------------------------------------- pydantic
 
 
+@functools.lru_cache(maxsize=65536)
 def python_name(prop: str) -> str:
     """A safe Python attribute name for a JSON property (used with an alias when different)."""
     safe = re.sub(r"\W", "_", prop)
@@ -379,14 +380,21 @@ def annotation(schema: dict[str, Any], name: str) -> Any:
     return result | None if nullable else result
 
 
+class _LazyArgs(ToolArgs):
+    """Tool-argument models of imported tools: validators are built on first use, not at import
+    (a library of ~2,000 imported tools would otherwise spend most of its load time here)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
 class _OpenArgs(ToolArgs):
     """Nested argument objects whose schema allows ``additionalProperties``."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 def _object_base(schema: dict[str, Any]) -> type[BaseModel]:
-    return _OpenArgs if schema.get("additionalProperties") not in (None, False) else ToolArgs
+    return _OpenArgs if schema.get("additionalProperties") not in (None, False) else _LazyArgs
 
 
 def field_info(prop: str, schema: dict[str, Any], required: bool) -> tuple[Any, Any]:
@@ -426,7 +434,7 @@ def args_model(service: str, spec: ToolSpec) -> type[ToolArgs]:
         SpecError: naming the tool, when a property's default does not fit its schema.
     """
     try:
-        model = fields_model(_model_name(service, spec.name, "args"), spec.input_schema, ToolArgs)
+        model = fields_model(_model_name(service, spec.name, "args"), spec.input_schema, _LazyArgs)
     except SpecError as e:
         raise _fail(spec.name, str(e)) from e
     return model  # type: ignore[return-value]
