@@ -64,6 +64,15 @@ def services_list(as_json: bool) -> None:
     Console().print(table)
 
 
+def _add_import_command() -> None:
+    from envpipeline.commands.services_import import services_import
+
+    services_group.add_command(services_import)
+
+
+_add_import_command()
+
+
 def cli_partition(seed: int, k: int, distractors: int, n_tasks: int) -> str:
     """The lake partition (and task `seed_key`) of one `envpipeline compose` call."""
     return f"cli_s{seed}_k{k}_d{distractors}_n{n_tasks}"

@@ -10,6 +10,8 @@ import json
 import random
 from typing import Any
 
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
 from envpipeline.rubric import pass_vector
 from envpipeline.services import vocab
 from envpipeline.services.base import Service
@@ -74,17 +76,27 @@ def check_error_handling(cls: type[Service], tool_name: str) -> list[str]:
         failures, service.call(tool_name, {**args, "no_such_argument": 1}), 400, f"{tool_name} unknown arg"
     )
     _expect(failures, service.call(tool_name, "not an object"), 400, f"{tool_name} non-object args")  # type: ignore[arg-type]
-    for name, field in tool_def.args_model.model_fields.items():
+    for attribute, field in tool_def.args_model.model_fields.items():
+        name = field.alias or attribute  # the argument's name on the wire
         if field.is_required():
             broken = {k: v for k, v in args.items() if k != name}
             _expect(failures, service.call(tool_name, broken), 400, f"{tool_name} missing {name}")
             wrong = {**args, name: {"nested": [1, 2]}}
             _expect(failures, service.call(tool_name, wrong), 400, f"{tool_name} wrong type {name}")
-        if name.endswith("Id") and name in args:
+        if name.endswith("Id") and name in args and _accepts_string(tool_def.args_model, attribute):
             unknown = {**args, name: "does-not-exist"}
             _expect(failures, service.call(tool_name, unknown), 404, f"{tool_name} unknown {name}")
     _expect(failures, service.call("no_such_tool", {}), 404, "unknown tool")
     return failures
+
+
+def _accepts_string(model: type[BaseModel], name: str) -> bool:
+    """Whether an argument accepts a string (an integer id answers a string id with a 400, not a 404)."""
+    try:
+        TypeAdapter(model.model_fields[name].annotation or Any).validate_python("does-not-exist")
+    except ValidationError:
+        return False
+    return True
 
 
 def check_link(cls: type[Service], index: int) -> list[str]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -58,7 +59,17 @@ from envpipeline.services.mcp_spec import (
     singular,
     texts,
 )
-from envpipeline.services.worldmodel import OfflineWorldModel, WorldModel
+from envpipeline.services.mcp_store import (
+    answer_read,
+    family,
+    id_key,
+    is_write,
+    record_write,
+    seed_known,
+    unknown_id,
+)
+from envpipeline.services.mcp_values import schema_type
+from envpipeline.services.worldmodel import OfflineWorldModel, WorldModel, call_seed
 
 __all__ = [
     "ImportedService",
@@ -67,6 +78,7 @@ __all__ = [
     "parse_tools_list",
     "synthesis_report",
     "synthesize_service",
+    "verified_service",
 ]
 
 WRITES = frozenset({"create", "update", "delete"})
@@ -90,6 +102,28 @@ class ImportedService(Service[ImportedState]):
     world_model: ClassVar[WorldModel]
     #: typed collection -> the tools serving it
     collections: ClassVar[dict[str, list[str]]]
+
+
+@dataclass
+class SimulatedTools:
+    """The simulated tools of one service (families, writes) and every tool's known-id arguments."""
+
+    shapes: list[Shape]
+    family: dict[str, str]
+    writes: set[str]
+    id_args: dict[str, list[str]]
+
+    @classmethod
+    def of(cls, service_name: str, shapes: list[Shape]) -> SimulatedTools:
+        """Group the simulated tools among `shapes` (see `mcp_store`)."""
+        mine = [s for s in shapes if s.simulated]
+        prefixes = frozenset({*mcp_values.words(service_name), "api", "mcp"})
+        return cls(
+            mine,
+            {s.spec.name: family(s.spec.name, prefixes) for s in mine},
+            {s.spec.name for s in mine if is_write(s.spec.name, s.spec.annotations)},
+            _free_ids(shapes),
+        )
 
 
 # ---------------------------------------------------------------------------------- typed state
@@ -131,10 +165,31 @@ def _state_model(service: str, infos: dict[str, CollectionInfo]) -> type[Importe
     return create_model(f"{service.capitalize()}State", __base__=ImportedState, **fields)
 
 
+def _free_ids(shapes: list[Shape]) -> dict[str, list[str]]:
+    """Tool -> its string arguments named like ids that point at no typed collection (known ids)."""
+    return {
+        s.spec.name: [
+            a
+            for a, sch in s.spec.properties.items()
+            if id_key(a) and a not in s.refs and schema_type(sch) == "string"
+        ]
+        for s in shapes
+    }
+
+
 def _generate(
-    state_model: type[ImportedState], infos: dict[str, CollectionInfo], rng: random.Random
+    state_model: type[ImportedState],
+    infos: dict[str, CollectionInfo],
+    sim: SimulatedTools,
+    rng: random.Random,
 ) -> ImportedState:
-    """3-6 records per collection; values chosen by field name; id-like fields point at real ids."""
+    """3-6 records per collection; values chosen by field name; id-like fields point at real ids.
+
+    The simulated store gets 3-5 known ids per simulated id argument and one seeded earlier call
+    per simulated tool (the world's history before this episode).
+    """
+    names = {id_key(a) or a for args in sim.id_args.values() for a in args}
+    known = seed_known(names, random.Random(rng.getrandbits(64))) if names else {}
     ids = {n: [f"{i.noun}_{k + 1}" for k in range(rng.randint(3, 6))] for n, i in infos.items()}
     data: dict[str, dict[str, Any]] = {}
     for name, info in infos.items():
@@ -143,10 +198,24 @@ def _generate(
             row: dict[str, Any] = {"id": rid}
             for prop, schema in info.fields.items():
                 target = info.refs.get(prop)
-                row[prop] = rng.choice(ids[target]) if target else mcp_values.sample(schema, rng, prop)
+                pool = ids[target] if target else known.get(id_key(prop) or "")
+                row[prop] = rng.choice(pool) if pool else mcp_values.sample(schema, rng, prop)
             records[rid] = mcp_values.harmonize(row)
         data[name] = records
-    return state_model.model_validate(data)
+    state = state_model.model_validate(data)
+    store = state.simulated
+    store.known = known
+    for shape in sim.shapes:
+        spec = shape.spec
+        args = {p: _sample_arg(shape, p, state, rng) for p in spec.required}
+        output = spec.output_schema
+        if output and mcp_values.schema_type(output) == "object":
+            response = mcp_values.sample(output, rng)
+        else:
+            result = mcp_values.sample(output, rng, "result") if output else f"SIM-{rng.randint(1000, 9999)}"
+            response = {"result": result, "simulated": True}
+        record_write(store, sim.family[spec.name], spec.name, args, response)
+    return state
 
 
 # ---------------------------------------------------------------------------------- tools
@@ -155,6 +224,8 @@ def _generate(
 def _check_refs(service: ImportedService, shape: Shape, data: dict[str, Any]) -> None:
     for arg, target in shape.refs.items():
         value = data.get(arg)
+        if value == shape.spec.properties[arg].get("default"):
+            continue  # a declared default (Box's root folder '0') names what the server knows
         if value is not None and value not in getattr(service.state, target):
             raise not_found(singular(target).replace("_", " "), str(value))
 
@@ -165,6 +236,11 @@ def _validated_record(record: type[BaseModel], data: dict[str, Any]) -> BaseMode
         return record.model_validate(data)
     except ValidationError as e:
         raise bad_request(format_validation_error(e)) from e
+
+
+def _scalar(schema: dict[str, Any]) -> bool:
+    """Whether a property is a plain scalar (a list filter compares those; objects differ per tool)."""
+    return schema_type(schema) in ("string", "integer", "number", "boolean") or bool(schema.get("enum"))
 
 
 def _matches(row: dict[str, Any], filters: dict[str, Any]) -> bool:
@@ -178,16 +254,43 @@ def _matches(row: dict[str, Any], filters: dict[str, Any]) -> bool:
     return True
 
 
+def simulated_answer(
+    service_name: str,
+    state: ImportedState,
+    shape: Shape,
+    sim: SimulatedTools,
+    data: dict[str, Any],
+    world_model: WorldModel,
+) -> dict[str, Any]:
+    """The response of a simulated tool on `state`, recorded there when the tool writes (`mcp_store`)."""
+    spec = shape.spec
+    unknown = unknown_id(state.simulated, data, sim.id_args.get(spec.name, []), spec.properties)
+    if unknown is not None:
+        raise not_found(" ".join(mcp_values.words(unknown[0])[:-1]) or "item", unknown[1])
+    seed = call_seed(service_name, spec.name, data)
+
+    def ask() -> dict[str, Any]:
+        dumped = state.model_dump(mode="json")
+        return world_model.simulate(service_name, spec.name, data, spec.output_schema, state=dumped)
+
+    fam = sim.family[spec.name]
+    if spec.name in sim.writes:
+        response = ask()
+        record_write(state.simulated, fam, spec.name, data, response)
+        return response
+    return answer_read(state.simulated, fam, spec.name, data, spec.output_schema, ask, seed)
+
+
 def _implementation(
-    shape: Shape, info: CollectionInfo | None, world_model: WorldModel
+    shape: Shape, info: CollectionInfo | None, world_model: WorldModel, sim: SimulatedTools
 ) -> Callable[[Any, Any], Any]:
     """The function serving one tool (called as ``func(service, args)``)."""
-    spec = shape.spec
+    free_ids = sim.id_args.get(shape.spec.name, [])
 
     def simulated(service: ImportedService, args: ToolArgs) -> Any:
         data = args.model_dump(mode="json", by_alias=True)
         _check_refs(service, shape, data)
-        return world_model.simulate(service.name, spec.name, data, spec.output_schema)
+        return simulated_answer(service.name, service.state, shape, sim, data, world_model)
 
     if info is None:
         return simulated
@@ -196,6 +299,9 @@ def _implementation(
     def run(service: ImportedService, args: ToolArgs) -> Any:
         data = args.model_dump(mode="json", by_alias=True)
         _check_refs(service, shape, data)
+        unknown = unknown_id(service.state.simulated, data, free_ids, shape.spec.properties)
+        if unknown is not None:
+            raise not_found(" ".join(mcp_values.words(unknown[0])[:-1]) or "item", unknown[1])
         records: dict[str, Any] = getattr(service.state, coll)
         if shape.op == "create":
             rid = data.get("id") or next_id(noun, records)
@@ -221,11 +327,22 @@ def _implementation(
             records[rid] = _validated_record(info.record, {**dump_record(records[rid]), **changes})
             return {noun: dump_record(records[rid]), "updated": sorted(changes)}
         rows = [dump_record(r) for r in records.values()]
+        given = set(
+            args.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        )  # defaults filter nothing
         limit = next((v for k, v in data.items() if k.lower() in LIMIT_ARGS and isinstance(v, int)), None)
         if limit is not None and limit < 0:
             raise bad_request(f"invalid limit {limit}")
         skip = {shape.query_arg} if shape.query_arg else set()
-        filters = {k: v for k, v in data.items() if k in info.fields and k not in skip and v is not None}
+        filters = {
+            k: v
+            for k, v in data.items()
+            if k in info.fields
+            and k in given
+            and k not in skip
+            and v is not None
+            and _scalar(shape.spec.properties[k])
+        }
         rows = [r for r in rows if _matches(r, filters)]
         if shape.query_arg:
             query = str(data.get(shape.query_arg) or "").strip().lower()
@@ -244,6 +361,20 @@ def _example_value(shape: Shape, prop: str, state: ImportedState, rng: random.Ra
     target = shape.refs.get(prop)
     if target:
         return next(iter(getattr(state, target)), "none")
+    known = state.simulated.known.get(id_key(prop) or "")
+    if known and prop not in shape.refs:
+        return known[0]
+    return mcp_values.sample(shape.spec.properties[prop], rng, prop)
+
+
+def _sample_arg(shape: Shape, prop: str, state: ImportedState, rng: random.Random) -> Any:
+    """A seeded argument value: a real id for references, a known id for simulated ids."""
+    target = shape.refs.get(prop)
+    if target:
+        return rng.choice(sorted(getattr(state, target)) or ["none"])
+    known = state.simulated.known.get(id_key(prop) or "")
+    if known:
+        return rng.choice(known)
     return mcp_values.sample(shape.spec.properties[prop], rng, prop)
 
 
@@ -261,8 +392,14 @@ def _examples(shapes: list[Shape], infos: dict[str, CollectionInfo], state: Impo
         args = {p: _example_value(shape, p, state, rng) for p in wanted}
         info = infos.get(shape.collection or "")
         first = dump_record(next(iter(getattr(state, info.name).values()))) if info else {}
-        if shape.op in ("list", "search"):
-            args.update({p: first[p] for p in spec.required if p in first and p not in shape.refs})
+        if shape.op in ("list", "search") and info:
+            args.update(
+                {
+                    p: first[p]
+                    for p in spec.required
+                    if p in first and p not in shape.refs and _scalar(props[p])
+                }
+            )
         if shape.op == "search" and shape.query_arg:
             text = next((t for t in texts({k: v for k, v in first.items() if k != "id"}) if t.strip()), "a")
             args[shape.query_arg] = text.split()[0]
@@ -274,7 +411,7 @@ def _examples(shapes: list[Shape], infos: dict[str, CollectionInfo], state: Impo
 
 def _example_change(shape: Shape, info: CollectionInfo, first: dict, args: dict, rng: random.Random) -> None:
     for prop in shape.spec.properties:
-        if prop == shape.id_arg or prop not in info.fields or prop in shape.refs:
+        if prop == shape.id_arg or prop not in info.fields or prop in shape.refs or id_key(prop):
             continue
         for _ in range(20):
             value = mcp_values.sample(shape.spec.properties[prop], rng, prop)
@@ -302,18 +439,19 @@ def synthesize_service(
         raise SpecError(f"service name '{service_name}' must be a lowercase identifier")
     specs: list[ToolSpec] = parse_tools_list(payload)
     model = world_model or OfflineWorldModel()
-    shapes = classify(specs)
+    shapes = classify(specs, service_name)
     # Argument models first: they check every property default and name the tool of a bad one.
     arguments = {s.spec.name: args_model(service_name, s.spec) for s in shapes}
     infos = _collections(service_name, shapes)
     state_model = _state_model(service_name, infos)
+    sim = SimulatedTools.of(service_name, shapes)
     tools = {
         s.spec.name: ToolDef(
             s.spec.name,
             s.spec.description.split("\n\n")[0].replace("\n", " "),
             arguments[s.spec.name],
-            _implementation(s, infos.get(s.collection or ""), model),
-            s.op in WRITES,
+            _implementation(s, infos.get(s.collection or ""), model, sim),
+            s.op in WRITES or s.spec.name in sim.writes,
             s.simulated,
         )
         for s in shapes
@@ -321,14 +459,14 @@ def synthesize_service(
     cached_links: list[Link[ImportedState]] = []
 
     def generate_state(cls: type[ImportedService], rng: random.Random) -> ImportedState:
-        return _generate(state_model, infos, rng)
+        return _generate(state_model, infos, sim, rng)
 
     def example_arguments(cls: type[ImportedService], state: ImportedState) -> dict[str, dict]:
         return _examples(shapes, infos, state)
 
     def links(cls: type[ImportedService]) -> list[Link[ImportedState]]:
         if not cached_links:
-            cached_links.extend(derive_links(cls.title, shapes, infos, tools, model, service_name))
+            cached_links.extend(derive_links(cls.title, shapes, infos, tools, model, service_name, sim))
         return list(cached_links)
 
     namespace: dict[str, Any] = {
@@ -347,6 +485,30 @@ def synthesize_service(
     name = f"{state_model.__name__.removesuffix('State')}Service"
     cls = cast(type[ImportedService], type(name, (ImportedService,), namespace))
     cls.tools = tools
+    return cls
+
+
+def verified_service(
+    service_name: str,
+    payload: Any,
+    world_model: WorldModel | None = None,
+    *,
+    title: str | None = None,
+    domain: str = "imported",
+) -> type[ImportedService]:
+    """`synthesize_service`, then the generated contract (`contract.check_service`): only a service
+    that passes it is returned, so nothing that fails its own contract joins the library.
+
+    Raises:
+        SpecError: the spec is malformed, or the service fails its contract (every failure listed).
+    """
+    from envpipeline.services.contract import check_service
+
+    cls = synthesize_service(service_name, payload, world_model, title=title, domain=domain)
+    failures = check_service(cls)
+    if failures:
+        shown = "; ".join(failures[:20]) + (f"; ... {len(failures) - 20} more" if len(failures) > 20 else "")
+        raise SpecError(f"service '{service_name}' fails its contract ({len(failures)} failures): {shown}")
     return cls
 
 

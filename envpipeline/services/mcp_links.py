@@ -7,8 +7,10 @@
 - **Create actions**: a create tool with a typed field offers an action that creates a record
   carrying the consumed value; its criterion is an `expect_record` on that field (plus a new
   constant title-like marker when there is one).
-- **Simulated hops**: a simulated read-like tool with exactly one typed string argument offers a
-  hop producing a ``code``: the first string of its deterministic simulated response.
+- **Simulated hops**: a simulated read-like tool with one typed string argument (its only
+  required one, or its only one; an id-like argument carries a ``code``, registered as a known id
+  when planted) offers a hop producing a ``code``: the first string of its simulated response.
+- Get hops, update and delete actions: `envpipeline.services.mcp_crud_links`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from envpipeline.services.links import (
     ValueType,
     expect_record,
 )
+from envpipeline.services.mcp_crud_links import delete_action, get_hop, update_action
 from envpipeline.services.mcp_spec import (
     CollectionInfo,
     ImportedState,
@@ -39,6 +42,7 @@ from envpipeline.services.mcp_spec import (
     python_name,
     texts,
 )
+from envpipeline.services.mcp_store import id_key
 from envpipeline.services.mcp_values import field_value_type, harmonize, sample, schema_type, words
 from envpipeline.services.worldmodel import WorldModel, first_string_path
 
@@ -75,7 +79,13 @@ def typed_fields(info: CollectionInfo, names: list[str] | None = None) -> dict[V
     found: dict[ValueType, str] = {}
     for prop in names if names is not None else info.fields:
         schema = info.fields.get(prop)
-        if schema is None or prop in info.refs or schema.get("enum") or schema_type(schema) != "string":
+        if (
+            schema is None
+            or prop in info.refs
+            or id_key(prop)  # an id names a record, it is no value to carry
+            or schema.get("enum")
+            or schema_type(schema) != "string"
+        ):
             continue
         value_type = field_value_type(prop)
         if value_type and value_type not in found:
@@ -114,6 +124,8 @@ def _plant_record(
             row[prop] = fixed[prop]
         elif prop in info.refs:
             row[prop] = rng.choice(list(getattr(state, info.refs[prop])) or ["none"])
+        elif state.simulated.known.get(id_key(prop) or ""):
+            row[prop] = rng.choice(state.simulated.known[id_key(prop) or ""])
         else:
             for _ in range(5):
                 row[prop] = sample(schema, rng, prop)
@@ -169,7 +181,15 @@ def _create_action(
     title: str, info: CollectionInfo, shape: Shape, value_type: ValueType, field: str
 ) -> Action[ImportedState]:
     spec = shape.spec
-    markers = [p for p in spec.required if p != field and field_value_type(p) == "title" and p in info.fields]
+    markers = [
+        p
+        for p in spec.required
+        if p != field
+        and field_value_type(p) == "title"
+        and p in info.fields
+        and schema_type(spec.properties[p]) == "string"
+        and not spec.properties[p].get("enum")
+    ]
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> ActionPlan:
         _drop(info, state, lambda r: r.get(field) != value)
@@ -178,9 +198,11 @@ def _create_action(
             if prop == field:
                 continue
             schema = spec.properties[prop]
-            constants[prop] = (
-                f"{vocab.title(rng)} {vocab.code(rng, 'N')}" if prop in markers else sample(schema, rng, prop)
-            )
+            known = state.simulated.known.get(id_key(prop) or "")
+            if prop in markers:
+                constants[prop] = f"{vocab.title(rng)} {vocab.code(rng, 'N')}"
+            else:
+                constants[prop] = rng.choice(known) if known else sample(schema, rng, prop)
         constants = {k: v for k, v in harmonize({**constants, field: value}, {field}).items() if k != field}
         call = PlannedCall(spec.name, {**constants, field: value}, inputs={field: "{value}"})
         match = {python_name(field): value, **{python_name(m): constants[m] for m in markers[:1]}}
@@ -193,14 +215,20 @@ def _create_action(
 
 
 def _simulated_hop(
-    title: str, service: str, shape: Shape, tool: ToolDef, world_model: WorldModel
+    title: str, service: str, shape: Shape, tool: ToolDef, world_model: WorldModel, sim: Any
 ) -> Hop[ImportedState] | None:
     spec = shape.spec
     props = spec.properties
-    if len(props) != 1 or words(spec.name)[0] in WRITE_VERBS:
+    if not props or words(spec.name)[0] in WRITE_VERBS:
         return None
-    ((arg, schema),) = props.items()
-    value_type = field_value_type(arg)
+    if len(spec.required) == 1:
+        arg = spec.required[0]
+    elif len(props) == 1 and not spec.required:
+        arg = next(iter(props))
+    else:
+        return None
+    schema = props[arg]
+    value_type = field_value_type(arg) or ("code" if id_key(arg) else None)
     path = first_string_path(spec.output_schema)
     if (
         arg in shape.refs
@@ -212,8 +240,13 @@ def _simulated_hop(
         return None
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> HopPlan:
+        from envpipeline.services.mcp_import import simulated_answer
+
         arguments = tool.args_model.model_validate({arg: value}).model_dump(mode="json", by_alias=True)
-        response: Any = world_model.simulate(service, spec.name, arguments, spec.output_schema)
+        key = id_key(arg)
+        if key in state.simulated.known and value not in state.simulated.known[key]:
+            state.simulated.known[key].append(value)
+        response: Any = simulated_answer(service, state, shape, sim, arguments, world_model)
         for key in path:
             response = response[key]
         call = PlannedCall(spec.name, {arg: value}, inputs={arg: "{value}"}, reveals=path)
@@ -223,6 +256,21 @@ def _simulated_hop(
     return Hop(f"{spec.name}_lookup", value_type, "code", plant)
 
 
+def _crud_links(
+    title: str, info: CollectionInfo, shape: Shape, typed: dict[ValueType, str]
+) -> list[Link[ImportedState]]:
+    """Get hops, update and delete actions of one tool (`mcp_crud_links`), at most two per tool."""
+    links: list[Link[ImportedState] | None] = []
+    if shape.op == "get":
+        links += [get_hop(title, info, shape, t, f) for t, f in typed.items() if t != "code"][:2]
+    elif shape.op == "update":
+        fields = typed_fields(info, list(shape.spec.properties))
+        links += [update_action(title, info, shape, t, f) for t, f in fields.items()][:2]
+    elif shape.op == "delete":
+        links.append(delete_action(title, info, shape))
+    return [link for link in links if link is not None]
+
+
 def derive_links(
     title: str,
     shapes: list[Shape],
@@ -230,6 +278,7 @@ def derive_links(
     tools: dict[str, ToolDef],
     world_model: WorldModel,
     service: str,
+    sim: Any,
 ) -> list[Link[ImportedState]]:
     """Every hop and action of a synthesized service, in a deterministic order."""
     found: list[Link[ImportedState]] = []
@@ -255,13 +304,16 @@ def derive_links(
                 if out_type != in_type:
                     found.append(_field_hop(title, info, finder, (in_type, in_field), (out_type, out_field)))
         for shape in mine:
+            found += _crud_links(title, info, shape, typed)
             if shape.op != "create" or any(p in shape.refs for p in shape.spec.required):
                 continue
             for value_type, field in typed_fields(info, list(shape.spec.properties)).items():
                 found.append(_create_action(title, info, shape, value_type, field))
     for shape in shapes:
         if shape.simulated:
-            hop = _simulated_hop(title, service, shape, tools[shape.spec.name], world_model)
+            if shape.spec.name in sim.writes:
+                continue
+            hop = _simulated_hop(title, service, shape, tools[shape.spec.name], world_model, sim)
             if hop is not None:
                 found.append(hop)
     return found

@@ -9,34 +9,39 @@ pydantic types.
 
 from __future__ import annotations
 
+import functools
 import json
 import keyword
+import operator
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from envpipeline.errors import SpecError
 from envpipeline.models.base import Strict
 from envpipeline.services.base import ToolArgs, plain_dump
 from envpipeline.services.mcp_bounds import check_schema_bounds
+from envpipeline.services.mcp_schema import normalize_schema
+from envpipeline.services.mcp_store import SimulatedStore
 from envpipeline.services.mcp_values import NULL, schema_type, words
 
-SUPPORTED_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object"})
 TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
-PROPERTY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
+PROPERTY_NAME = re.compile(r"^[A-Za-z0-9_$@][A-Za-z0-9_\-.$@:]*$")
 
 #: verb -> operation kind of a CRUD tool
 VERBS: dict[str, str] = {
-    **dict.fromkeys(("create", "add", "new"), "create"),
-    **dict.fromkeys(("get", "read", "fetch", "retrieve", "show"), "get"),
+    **dict.fromkeys(("create", "add", "new", "insert", "post"), "create"),
+    **dict.fromkeys(("get", "read", "fetch", "retrieve", "show", "describe", "view"), "get"),
     **dict.fromkeys(("list", "all"), "list"),
-    **dict.fromkeys(("update", "edit", "modify", "set", "patch"), "update"),
+    **dict.fromkeys(("update", "edit", "modify", "set", "patch", "put"), "update"),
     **dict.fromkeys(("delete", "remove", "archive"), "delete"),
     **dict.fromkeys(("search", "find", "query"), "search"),
 }
-FILLERS = frozenset({"all", "my", "the", "a", "an"})
+#: Name words that never name a service's objects: prefixes of vendor tool names.
+PREFIX_WORDS = frozenset({"api", "mcp", "tool"})
+FILLERS = frozenset({"all", "my", "the", "a", "an", "tool", "single"})
 PREPOSITIONS = frozenset({"to", "from", "on", "for", "by", "in", "of", "with", "at"})
 QUERY_ARGS = ("query", "q", "text", "keyword", "keywords", "term", "search", "searchText")
 LIMIT_ARGS = frozenset({"limit", "maxresults", "max_results", "pagesize", "page_size", "count", "top"})
@@ -50,6 +55,7 @@ class ToolSpec:
     description: str
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] | None = None  # MCP tool annotations (readOnlyHint, ...)
 
     @property
     def properties(self) -> dict[str, dict[str, Any]]:
@@ -120,38 +126,22 @@ def _fail(tool: str, problem: str) -> SpecError:
     return SpecError(f"tool '{tool}': {problem}")
 
 
-def _check_property(tool: str, path: str, schema: Any, depth: int = 0) -> None:
-    if not isinstance(schema, dict):
-        raise _fail(tool, f"property '{path}' must be a JSON schema object")
-    if "enum" in schema:
-        if not isinstance(schema["enum"], list) or not schema["enum"]:
-            raise _fail(tool, f"property '{path}' has an empty or invalid enum")
-        return
-    raw = schema.get("type")
-    kinds = raw if isinstance(raw, list) else [raw]
-    real = [k for k in kinds if k != NULL]
-    if len(real) != 1 or real[0] not in SUPPORTED_TYPES:
-        raise _fail(tool, f"property '{path}' has unsupported type {json.dumps(raw)}")
-    if real[0] == "array" and "items" in schema:
-        _check_property(tool, f"{path}[]", schema["items"], depth + 1)
-    if real[0] == "object":
-        for key, sub in (schema.get("properties") or {}).items():
-            _check_property(tool, f"{path}.{key}", sub, depth + 1)
-
-
-def _check_input_schema(tool: str, schema: Any) -> dict[str, Any]:
-    if not isinstance(schema, dict) or schema.get("type") != "object":
+def _check_input_schema(tool: str, raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, dict):
         raise _fail(tool, "inputSchema must be a JSON schema of type 'object'")
-    props = schema.get("properties", {})
-    if not isinstance(props, dict):
-        raise _fail(tool, "inputSchema.properties must be an object")
-    for name, sub in props.items():
+    schema = normalize_schema(tool, "inputSchema", raw)
+    if schema.get("type") != "object":
+        raise _fail(tool, "inputSchema must be a JSON schema of type 'object'")
+    seen: dict[str, str] = {}
+    for name in schema.get("properties", {}):
         if not PROPERTY_NAME.match(name):
-            raise _fail(tool, f"property name '{name}' is not an identifier")
-        _check_property(tool, name, sub)
-    required = schema.get("required", [])
-    if not isinstance(required, list) or any(r not in props for r in required):
-        raise _fail(tool, f"inputSchema.required names unknown properties: {required}")
+            raise _fail(
+                tool, f"inputSchema.properties: property name {name!r} is not usable as an argument name"
+            )
+        safe = python_name(name)
+        if safe in seen:
+            raise _fail(tool, f"inputSchema.properties: properties {seen[safe]!r} and {name!r} clash")
+        seen[safe] = name
     return schema
 
 
@@ -200,8 +190,11 @@ def parse_tools_list(payload: Any) -> list[ToolSpec]:
         if output is not None and not isinstance(output, dict):
             raise _fail(name, "outputSchema must be a JSON schema object")
         check_schema_bounds(name, "outputSchema", output)
+        if output is not None:
+            output = normalize_schema(name, "outputSchema", output)
         description = str(raw.get("description") or raw.get("title") or " ".join(words(name))).strip()
-        specs.append(ToolSpec(name, description, schema, output))
+        hints = raw.get("annotations")
+        specs.append(ToolSpec(name, description, schema, output, hints if isinstance(hints, dict) else None))
     if not specs:
         raise SpecError("tools/list payload holds no tools")
     return specs
@@ -210,27 +203,65 @@ def parse_tools_list(payload: Any) -> list[ToolSpec]:
 # ---------------------------------------------------------------------------------- shapes
 
 
-def _verb_and_noun(name: str) -> tuple[str | None, list[str]]:
+def _verb_and_noun(name: str, prefixes: frozenset[str] = frozenset()) -> tuple[str | None, list[str]]:
+    """The CRUD operation and noun words of a tool name, after vendor prefixes.
+
+    ``API-retrieve-a-page`` -> (get, [page]); ``slack_post_message`` -> (create, [message]);
+    ``API-post-search`` -> (search, []); ``kv_namespace_create`` -> (create, [kv, namespace]);
+    ``get_users``/``get_all_tasks`` (a plural noun) -> (list, ...).
+    """
     parts = words(name)
+    while len(parts) > 1 and parts[0] not in VERBS and parts[0] in prefixes | PREFIX_WORDS:
+        parts = parts[1:]
+    if parts and parts[0] not in VERBS and len(parts) > 1 and parts[-1] in VERBS:
+        parts = [parts[-1], *parts[:-1]]  # ``workers_list``: verb last
     if not parts or parts[0] not in VERBS:
         return None, []
+    if len(parts) > 1 and parts[0] in ("post", "put") and parts[1] in VERBS:
+        parts = parts[1:]  # ``post_search``: an HTTP method before the real verb
+    op = VERBS[parts[0]]
     noun: list[str] = []
     for word in parts[1:]:
         if word in PREPOSITIONS:
             break
         if word not in FILLERS:
             noun.append(word)
-    return VERBS[parts[0]], noun
+    if op == "get" and noun and (parts[1:2] == ["all"] or _is_plural(noun[-1])):
+        op = "list"
+    return op, noun
 
 
-def classify(specs: list[ToolSpec]) -> list[Shape]:
+def _is_plural(word: str) -> bool:
+    return singular(word) != word and not word.endswith(
+        ("ss", "us", "is", "status", "details", "settings", "news")
+    )
+
+
+def common_prefixes(names: list[str], service: str = "") -> frozenset[str]:
+    """Leading words shared by most tool names and not verbs (``asana_``, ``outlookMail_``)."""
+    found = set(words(service))
+    rest = [words(n) for n in names]
+    while rest:
+        firsts = [p[0] for p in rest if len(p) > 1]
+        if not firsts:
+            break
+        top = max(set(firsts), key=firsts.count)
+        if top in VERBS or firsts.count(top) < 0.6 * len(rest):
+            break
+        found.add(top)
+        rest = [p[1:] if p and p[0] == top else p for p in rest]
+    return frozenset(found - set(VERBS))
+
+
+def classify(specs: list[ToolSpec], service: str = "") -> list[Shape]:
     """The shape of every tool: its CRUD operation and collection, or simulated (op None).
 
     create/list/search tools name their collection by their noun; get/update/delete tools use the
     longest prefix of their noun that names a known collection (``set_issue_status`` updates
     ``issues``) and need an id-like argument for it. Anything else is simulated.
     """
-    parsed = [(spec, *_verb_and_noun(spec.name)) for spec in specs]
+    prefixes = common_prefixes([s.name for s in specs], service)
+    parsed = [(spec, *_verb_and_noun(spec.name, prefixes)) for spec in specs]
     known = {collection_of(noun) for _, op, noun in parsed if op in ("create", "list", "search") and noun}
     shapes: list[Shape] = []
     for spec, op, noun in parsed:
@@ -248,8 +279,11 @@ def classify(specs: list[ToolSpec]) -> list[Shape]:
         shape.refs = {
             a: t for a in props if (t := id_target(a)) in collections and schema_type(props[a]) == "string"
         }
+        for arg in props:  # a parent of a folder is a folder
+            if words(arg) == ["parent", "id"] and shape.collection and schema_type(props[arg]) == "string":
+                shape.refs[arg] = shape.collection
         if shape.op in ("get", "update", "delete"):
-            own = [a for a, t in shape.refs.items() if t == shape.collection]
+            own = [a for a, t in shape.refs.items() if t == shape.collection and words(a)[:1] != ["parent"]]
             if "id" in props and schema_type(props["id"]) == "string":
                 own.insert(0, "id")
             shape.id_arg = next((a for a in own if a in shape.spec.required), None)
@@ -263,6 +297,9 @@ def classify(specs: list[ToolSpec]) -> list[Shape]:
     for shape in shapes:
         if shape.op == "update" and not (set(shape.spec.properties) - {shape.id_arg}):
             shape.op, shape.collection = None, None
+    alive = {s.collection for s in shapes if s.collection}
+    for shape in shapes:  # a collection whose every tool turned out simulated is no target
+        shape.refs = {a: t for a, t in shape.refs.items() if t in alive}
     return shapes
 
 
@@ -277,6 +314,7 @@ def python_name(prop: str) -> str:
         or safe.startswith("_")
         or safe.startswith("model_")
         or hasattr(BaseModel, safe)
+        or safe[:1].isdigit()
     ):
         safe = f"f_{safe.lstrip('_')}"
     return safe
@@ -287,26 +325,60 @@ def _model_name(*parts: str) -> str:
 
 
 _SCALARS: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool}
+#: A JSON scalar (also the values of a free-form object and the items of a free-form list).
+JSON_SCALAR = str | int | float | bool | None
+#: Any JSON value one level deep: what an untyped ``{}`` property accepts.
+JSON_VALUE = str | int | float | bool | list[JSON_SCALAR] | dict[str, JSON_SCALAR]
 
 
 def annotation(schema: dict[str, Any], name: str) -> Any:
-    """The pydantic annotation of one property schema (nested objects become strict models)."""
-    nullable = isinstance(schema.get("type"), list) and NULL in schema["type"]
-    if schema.get("enum"):
-        result: Any = Literal[tuple(schema["enum"])]  # type: ignore[valid-type]
+    """The pydantic annotation of one normalized property schema (see `mcp_schema`).
+
+    Nested objects with properties become strict models (extra keys allowed only with
+    ``additionalProperties``); free-form objects and untyped values hold JSON scalars one level
+    deep; unions become pydantic unions (``int | str``); nullable types accept None.
+    """
+    kinds = schema.get("type")
+    nullable = isinstance(kinds, list) and NULL in kinds
+    if "const" in schema:
+        result: Any = Literal[schema["const"]]  # type: ignore[valid-type]
+    elif schema.get("enum"):
+        values = [v for v in schema["enum"] if v is not None]
+        nullable = nullable or None in schema["enum"]
+        result = Literal[tuple(values)] if values else type(None)  # type: ignore[valid-type]
+    elif "anyOf" in schema:
+        options = [o for o in schema["anyOf"] if o.get("type") != NULL]
+        nullable = len(options) < len(schema["anyOf"])
+        result = functools.reduce(operator.or_, [annotation(o, name) for o in options])
     else:
         kind = schema_type(schema)
         if kind == "array":
-            result = list[annotation(schema.get("items", {"type": "string"}), name)]  # type: ignore[misc]
+            result = list[annotation(schema.get("items", {}), name)]  # type: ignore[misc]
         elif kind == "object" and schema.get("properties"):
-            result = fields_model(_model_name(name), schema, base=ToolArgs)
+            result = fields_model(_model_name(name), schema, base=_object_base(schema))
         elif kind == "object":
-            result = dict[str, str | int | float | bool | None]
+            extra = schema.get("additionalProperties")
+            values = annotation(extra, name) if isinstance(extra, dict) and extra else JSON_SCALAR
+            result = dict[str, values]  # type: ignore[valid-type]
         elif kind in _SCALARS:
             result = _SCALARS[kind]
+        elif kind == NULL:
+            return type(None)
+        elif kind is None and not kinds:
+            return JSON_VALUE | None
         else:
             raise SpecError(f"property '{name}' has unsupported type {kind!r}")
     return result | None if nullable else result
+
+
+class _OpenArgs(ToolArgs):
+    """Nested argument objects whose schema allows ``additionalProperties``."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def _object_base(schema: dict[str, Any]) -> type[BaseModel]:
+    return _OpenArgs if schema.get("additionalProperties") not in (None, False) else ToolArgs
 
 
 def field_info(prop: str, schema: dict[str, Any], required: bool) -> tuple[Any, Any]:
@@ -353,7 +425,12 @@ def args_model(service: str, spec: ToolSpec) -> type[ToolArgs]:
 
 
 class ImportedState(Strict):
-    """Base of synthesized state models: one ``dict[str, Record]`` field per collection."""
+    """Base of synthesized state models: one ``dict[str, Record]`` field per collection.
+
+    ``simulated`` holds the simulated tools' known ids and recorded calls (`mcp_store`).
+    """
+
+    simulated: SimulatedStore = Field(default_factory=lambda: SimulatedStore(known={}, records={}))
 
 
 @dataclass

@@ -56,6 +56,7 @@ TEXT_WORDS = frozenset(
     }
 )
 AMOUNT_WORDS = frozenset({"amount", "price", "cost", "total", "sum", "rate", "fee", "balance"})
+COUNT_WORDS = frozenset({"number", "count", "page", "id", "index", "line", "size", "limit", "offset", "port"})
 CURRENCIES = ("EUR", "USD", "GBP", "JPY", "CHF", "CAD")
 NULL = "null"
 
@@ -165,6 +166,13 @@ def _string(name: str, schema: dict[str, Any], rng: random.Random) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
+def _is_count(name: str) -> bool:
+    """Whether a ``number`` field is a whole number by its name (``pullNumber``, ``page``, ``count``)."""
+    parts = _words(name)
+    return bool(parts) and parts[-1] in COUNT_WORDS
+
+
+@functools.lru_cache(maxsize=4096)
 def _is_amount(name: str) -> bool:
     return bool(set(_words(name)) & AMOUNT_WORDS)
 
@@ -178,7 +186,7 @@ def _number(name: str, schema: dict[str, Any], rng: random.Random, integer: bool
     if "exclusiveMaximum" in schema:
         high = high - (1 if integer else 0.01)
     high = max(high, low)
-    if integer:
+    if integer or _is_count(name):
         first, last = math.ceil(low), math.floor(high)
         return rng.randint(first, last) if last >= first else first
     return round(rng.uniform(low, high), 2)
@@ -193,10 +201,18 @@ def sample(schema: dict[str, Any], rng: random.Random, name: str = "", depth: in
     if "const" in schema:
         return schema["const"]
     if schema.get("enum"):
-        return rng.choice(list(schema["enum"]))
+        values = [v for v in schema["enum"] if v is not None]
+        return rng.choice(values) if values else None
+    if "anyOf" in schema:  # a normalized union: its first non-null option
+        options = [o for o in schema["anyOf"] if o.get("type") != NULL] or [{"type": NULL}]
+        return sample(options[0], rng, name, depth)
     kind = schema_type(schema)
     if kind == "object":
         props = schema.get("properties", {}) if depth < 6 else {}
+        if not props and schema.get("additionalProperties") is not False and depth < 6:
+            extra = schema.get("additionalProperties")
+            value = sample(extra, rng, "value", depth + 1) if isinstance(extra, dict) and extra else None
+            return {rng.choice(vocab.WORDS): value if value is not None else _named_string("value", rng)}
         return {key: sample(sub, rng, key, depth + 1) for key, sub in props.items()}
     if kind == "array":
         low = schema.get("minItems", 1)
@@ -213,7 +229,7 @@ def sample(schema: dict[str, Any], rng: random.Random, name: str = "", depth: in
         return rng.random() < 0.5
     if kind == NULL:
         return None
-    return _string(name, schema, rng)
+    return _string(name, schema, rng)  # strings, and untyped ``{}`` values
 
 
 def harmonize(row: dict[str, Any], fixed: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:

@@ -30,9 +30,20 @@ class WorldModel(Protocol):
     """Anything that answers a simulated tool call with a JSON object."""
 
     def simulate(
-        self, service: str, tool: str, arguments: dict[str, Any], output_schema: dict[str, Any] | None
+        self,
+        service: str,
+        tool: str,
+        arguments: dict[str, Any],
+        output_schema: dict[str, Any] | None,
+        *,
+        state: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The response of `service.tool(arguments)`, conforming to `output_schema` when given."""
+        """The response of `service.tool(arguments)`, conforming to `output_schema` when given.
+
+        `state` is the service's current state as dumped JSON (``state.model_dump(mode="json")``,
+        including the simulated-tool store under ``simulated``) when the caller has one; a model may
+        read it to answer consistently with earlier writes. It must not mutate it.
+        """
         ...
 
 
@@ -61,9 +72,15 @@ class OfflineWorldModel:
     """
 
     def simulate(
-        self, service: str, tool: str, arguments: dict[str, Any], output_schema: dict[str, Any] | None
+        self,
+        service: str,
+        tool: str,
+        arguments: dict[str, Any],
+        output_schema: dict[str, Any] | None,
+        *,
+        state: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The deterministic response of one call; see the class docstring."""
+        """The deterministic response of one call; see the class docstring (`state` is unused here)."""
         rng = random.Random(call_seed(service, tool, arguments))
         if output_schema and mcp_values.schema_type(output_schema) == "object":
             return mcp_values.sample(output_schema, rng)

@@ -64,9 +64,9 @@ def test_parse_accepts_result_jsonrpc_list_and_text():
         ([{"name": "get_thing", "inputSchema": {"type": "string"}}], "'get_thing'"),
         ([{"name": "get_thing", "inputSchema": []}], "'get_thing'"),
         ([t("upload_file", {"blob": {"type": "file"}})], "'upload_file'"),
-        ([t("mixed_types", {"v": {"type": ["string", "integer"]}})], "'mixed_types'"),
-        ([t("untyped_prop", {"v": {"description": "anything"}})], "'untyped_prop'"),
-        ([t("nested_bad", {"v": {"type": "array", "items": {"oneOf": [S]}}})], "'nested_bad'"),
+        ([t("bad_union", {"v": {"type": ["string", 7]}})], "'bad_union'"),
+        ([t("empty_any_of", {"v": {"anyOf": []}})], "'empty_any_of'"),
+        ([t("nested_bad", {"v": {"type": "array", "items": {"oneOf": [{"type": "file"}]}}})], "'nested_bad'"),
         ([t("ghost_required", {"a": S}, required=["b"])], "'ghost_required'"),
         ([t("bad name!")], "'bad name!'"),
     ],
@@ -278,10 +278,12 @@ def test_offline_world_model_covers_schema_kinds_and_falls_back():
 
 def test_custom_world_model_receives_validated_arguments():
     calls = []
+    states = []
 
     class Recorder:
-        def simulate(self, service, tool, arguments, output_schema):
+        def simulate(self, service, tool, arguments, output_schema, *, state=None):
             calls.append((service, tool, arguments, output_schema))
+            states.append(state)
             return {"answer": 42}
 
     cls = synthesize_service(
@@ -293,6 +295,7 @@ def test_custom_world_model_receives_validated_arguments():
         "data": {"answer": 42},
     }
     assert calls == [("oracle", "ask_oracle", {"from": "me", "question": "why?"}, None)]
+    assert states == [service.state.model_dump(mode="json")], "the world model sees the dumped state"
     assert service.call("ask_oracle", {"from": "me"})["error"]["code"] == 400
 
 

@@ -1,0 +1,162 @@
+"""`envpipeline services import SPEC.json...`: MCP ``tools/list`` files become library services.
+
+Each spec is synthesized (`mcp_import.synthesize_service`), its generated contract is run, and
+the result is reported: implemented tools (with their typed collection and operation) and
+simulated tools (with the reason). A bad spec or a failed contract ends with a one-line error and
+exit status 1; nothing is written for it.
+
+With ``--out DIR`` each accepted service is written as ``DIR/<service>.json``: the original
+``tools`` plus an ``x-envpipeline`` record (service, title, domain, source file, tool counts) —
+exactly the corpus format — and ``DIR/<service>.report.json`` (the machine-readable report). To
+add it to the library, copy ``<service>.json`` into ``envpipeline/services/specs/corpus/``
+(fill in ``source`` with the server's repository, path and commit): every file there is
+registered on load, and ``tests/unit/test_corpus_contract.py`` runs its contract.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import click
+
+from envpipeline.commands.common import WritableFolder, emit_json
+from envpipeline.errors import SpecError
+from envpipeline.files import write_atomically
+from envpipeline.services.mcp_import import ImportedService, synthesis_report, verified_service
+from envpipeline.services.mcp_values import words
+
+
+def service_name_for(path: Path, payload: Any) -> str:
+    """The service name of a spec file: its ``x-envpipeline.service``, else the file stem."""
+    meta = payload.get("x-envpipeline") if isinstance(payload, dict) else None
+    if isinstance(meta, dict) and isinstance(meta.get("service"), str):
+        return meta["service"]
+    return "_".join(words(re.sub(r"[^A-Za-z0-9]+", "_", path.stem))) or "imported"
+
+
+def simulated_reason(cls: type[ImportedService], tool: str) -> str:
+    """Why a tool is simulated (its name fits no CRUD shape, or its id argument is missing)."""
+    parts = words(tool)
+    spec_writes = cls.tools[tool].writes
+    kind = "write (its writes are recorded)" if spec_writes else "read"
+    if not parts or parts[0] not in _CRUD_VERBS:
+        return f"name does not start with a CRUD verb; simulated {kind}"
+    return f"CRUD verb '{parts[0]}' but no required id argument naming its collection; simulated {kind}"
+
+
+_CRUD_VERBS = frozenset(
+    {"create", "add", "new", "get", "read", "fetch", "retrieve", "show", "list", "all", "update", "edit",
+     "modify", "set", "patch", "delete", "remove", "archive", "search", "find", "query", "post"}
+)  # fmt: skip
+
+
+def report_of(cls: type[ImportedService], source: Path) -> dict[str, Any]:
+    """The machine-readable import report of one accepted service."""
+    summary = synthesis_report(cls)
+    implemented = {
+        tool: {"collection": coll, "operation": op}
+        for coll, info in _ops(cls).items()
+        for tool, op in info.items()
+    }
+    return {
+        "service": cls.name,
+        "title": cls.title,
+        "domain": cls.domain,
+        "source": str(source),
+        "tools": summary.tools,
+        "implemented": dict(sorted(implemented.items())),
+        "simulated": {t: simulated_reason(cls, t) for t in summary.simulated_tools},
+        "simulated_share": summary.simulated_share,
+        "links": len(cls.links()),
+        "contract": "passed",
+    }
+
+
+def _ops(cls: type[ImportedService]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for coll, tools in cls.collections.items():
+        for tool in tools:
+            if not cls.tools[tool].simulated:
+                out.setdefault(coll, {})[tool] = _op_name(tool, cls.tools[tool].writes)
+    return out
+
+
+def _op_name(tool: str, writes: bool) -> str:
+    first = words(tool)[0] if words(tool) else ""
+    return f"{first} ({'write' if writes else 'read'})"
+
+
+def import_one(path: Path, name: str | None, out: Path | None) -> dict[str, Any]:
+    """Synthesize, contract-check and (with `out`) write one spec file; its report."""
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise SpecError(f"{path}: cannot read a JSON tools/list: {e}") from e
+    service = name or service_name_for(path, payload)
+    meta = payload.get("x-envpipeline", {}) if isinstance(payload, dict) else {}
+    meta = meta if isinstance(meta, dict) else {}
+    try:
+        cls = verified_service(
+            service, payload, title=meta.get("title"), domain=meta.get("domain", "imported")
+        )
+    except SpecError as e:
+        raise SpecError(f"{path}: {e}") from e
+    report = report_of(cls, path)
+    if out is not None:
+        tools = payload["tools"] if isinstance(payload, dict) and "tools" in payload else payload
+        record = {**meta, "service": service, "title": cls.title, "domain": cls.domain}
+        record.setdefault("source", {"file": path.name})
+        write_atomically(
+            out / f"{service}.json", json.dumps({"tools": tools, "x-envpipeline": record}, indent=2) + "\n"
+        )
+        write_atomically(out / f"{service}.report.json", json.dumps(report, indent=2, sort_keys=True) + "\n")
+    return report
+
+
+@click.command("import")
+@click.argument(
+    "specs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
+@click.option(
+    "--name",
+    default=None,
+    help="Service name (one spec only); default: x-envpipeline.service or the file stem.",
+)
+@click.option(
+    "--out",
+    type=WritableFolder(),
+    default=None,
+    help="Write <service>.json (corpus format) and <service>.report.json here.",
+)
+def services_import(specs: tuple[Path, ...], as_json: bool, name: str | None, out: Path | None) -> None:
+    """Import MCP tools/list files: synthesize, run the contract, report implemented vs simulated tools.
+
+    To add an accepted service to the library, copy DIR/<service>.json from --out into
+    envpipeline/services/specs/corpus/ and record its source (repo, path, commit).
+    """
+    if name is not None and len(specs) != 1:
+        raise click.UsageError("--name needs exactly one SPEC")
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    reports = []
+    for path in specs:
+        try:
+            reports.append(import_one(path, name, out))
+        except SpecError as e:
+            raise click.ClickException(str(e).replace("\n", " ")) from e
+    if as_json:
+        emit_json(reports)
+        return
+    for r in reports:
+        click.echo(
+            f"{r['service']}: {r['tools']} tools, {len(r['implemented'])} implemented, "
+            f"{len(r['simulated'])} simulated ({r['simulated_share']:.0%}), {r['links']} links, contract passed"
+        )
+        for tool, info in r["implemented"].items():
+            click.echo(f"  implemented  {tool}: {info['operation']} on {info['collection']}")
+        for tool, reason in r["simulated"].items():
+            click.echo(f"  simulated    {tool}: {reason}")

@@ -1,0 +1,122 @@
+"""Links for the get, update and delete tools of synthesized services (beside `mcp_links`).
+
+- **Get hops**: a get tool whose only required argument is its record id consumes a ``code``
+  (the record's id, planted as a record with that id) and reveals one typed field of it.
+- **Update actions**: an update tool whose typed field is among its arguments consumes a value of
+  that type and sets it on an existing record; the criterion is that record with that value.
+- **Delete actions**: a delete tool whose only required argument is its record id consumes a
+  ``code`` (planted as a record with that id); the criterion is that record's absence.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from envpipeline.services import vocab
+from envpipeline.services.links import (
+    VALUE_PHRASES,
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    PlannedCall,
+    expect_record,
+)
+from envpipeline.services.mcp_spec import CollectionInfo, ImportedState, Shape, dump_record, python_name
+from envpipeline.services.mcp_store import id_key
+from envpipeline.services.mcp_values import harmonize, sample, words
+
+
+def _say(name: str) -> str:
+    return " ".join(words(name))
+
+
+def _record_with_id(
+    info: CollectionInfo, state: ImportedState, rng: random.Random, rid: str, fixed: dict[str, Any]
+) -> None:
+    """Insert (or replace) the record `rid` with `fixed` values, other fields sampled."""
+    row: dict[str, Any] = {}
+    for prop, schema in info.fields.items():
+        if prop in fixed:
+            row[prop] = fixed[prop]
+        elif prop in info.refs:
+            row[prop] = rng.choice(sorted(getattr(state, info.refs[prop])) or ["none"])
+        elif state.simulated.known.get(id_key(prop) or ""):
+            row[prop] = rng.choice(state.simulated.known[id_key(prop) or ""])
+        else:
+            row[prop] = sample(schema, rng, prop)
+    getattr(state, info.name)[rid] = info.record.model_validate({"id": rid, **harmonize(row, set(fixed))})
+
+
+def _fresh(value_type: str, rng: random.Random, avoid: str) -> str:
+    for _ in range(100):
+        candidate = vocab.sample_value(value_type, rng)
+        if avoid.lower() not in candidate.lower() and candidate.lower() not in avoid.lower():
+            return candidate
+    return vocab.code(rng, "ALT")
+
+
+def get_hop(
+    title: str, info: CollectionInfo, shape: Shape, out_type: str, out_field: str
+) -> Hop[ImportedState] | None:
+    """A hop: the record's id (a code) -> one typed field of it, through a get tool."""
+    id_arg = shape.id_arg
+    if shape.op != "get" or id_arg is None or set(shape.spec.required) != {id_arg} or out_type == "code":
+        return None
+
+    def plant(state: ImportedState, rng: random.Random, value: str) -> HopPlan:
+        output = _fresh(out_type, rng, value)
+        _record_with_id(info, state, rng, value, {out_field: output})
+        call = PlannedCall(
+            shape.spec.name, {id_arg: value}, inputs={id_arg: "{value}"}, reveals=(info.noun, out_field)
+        )
+        phrase = (
+            f"in the {title.lower()} service, open the {_say(info.noun)} whose id is {VALUE_PHRASES['code']} "
+            f"and note its {_say(out_field)}"
+        )
+        return HopPlan([call], output, phrase)
+
+    return Hop(f"{shape.spec.name}_to_{out_field}", "code", out_type, plant)  # type: ignore[arg-type]
+
+
+def update_action(
+    title: str, info: CollectionInfo, shape: Shape, value_type: str, field: str
+) -> Action[ImportedState] | None:
+    """An action: set one typed field of an existing record to the consumed value."""
+    id_arg = shape.id_arg
+    if shape.op != "update" or id_arg is None or not set(shape.spec.required) <= {id_arg, field}:
+        return None
+
+    def plant(state: ImportedState, rng: random.Random, value: str) -> ActionPlan:
+        records: dict[str, Any] = getattr(state, info.name)
+        rid = next((r for r, rec in records.items() if dump_record(rec).get(field) != value), None)
+        if rid is None:
+            rid = f"{info.noun}_{rng.randint(100, 999)}"
+            _record_with_id(info, state, rng, rid, {field: _fresh(value_type, rng, value)})
+        call = PlannedCall(shape.spec.name, {id_arg: rid, field: value}, inputs={field: "{value}"})
+        crit = expect_record(
+            info.name,
+            f"{_say(info.noun)} {rid!r} has {_say(field)} {value!r}",
+            **{"id": rid, python_name(field): value},  # pyright: ignore[reportArgumentType]
+        )
+        phrase = f"in the {title.lower()} service, set the {_say(field)} of {_say(info.noun)} '{rid}' to {VALUE_PHRASES[value_type]}"  # type: ignore[index]
+        return ActionPlan([call], [crit], phrase)
+
+    return Action(f"{shape.spec.name}_{field}", value_type, plant)  # type: ignore[arg-type]
+
+
+def delete_action(title: str, info: CollectionInfo, shape: Shape) -> Action[ImportedState] | None:
+    """An action: delete the record whose id is the consumed code."""
+    id_arg = shape.id_arg
+    if shape.op != "delete" or id_arg is None or set(shape.spec.required) != {id_arg}:
+        return None
+
+    def plant(state: ImportedState, rng: random.Random, value: str) -> ActionPlan:
+        _record_with_id(info, state, rng, value, {})
+        call = PlannedCall(shape.spec.name, {id_arg: value}, inputs={id_arg: "{value}"})
+        crit = expect_record(info.name, f"the {_say(info.noun)} {value!r} is gone", absent=True, id=value)
+        phrase = f"in the {title.lower()} service, delete the {_say(info.noun)} whose id is {VALUE_PHRASES['code']}"
+        return ActionPlan([call], [crit], phrase)
+
+    return Action(f"{shape.spec.name}_by_id", "code", plant)

@@ -1,0 +1,141 @@
+"""Imported services round-trip the library's own schemas and keep simulated state."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from envpipeline.services.contract import check_service
+from envpipeline.services.mcp_import import synthesis_report, synthesize_service
+from envpipeline.services.registry import all_services
+
+S = {"type": "string"}
+
+
+def exported_tools(service_cls):
+    """The tools of one service as `services list --json` exports them, as an MCP tools/list."""
+    return [
+        {
+            "name": t.name,
+            "description": schema["description"],
+            "inputSchema": schema["parameters"],
+        }
+        for t in service_cls.tools.values()
+        for schema in [t.json_schema(service_cls.name)["function"]]
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(all_services()))
+def test_every_library_service_schema_re_imports_and_passes_the_contract(name):
+    tools = exported_tools(all_services()[name])
+    cls = synthesize_service(f"rt_{name}", {"tools": tools})
+    assert len(cls.tools) == len(tools)
+    assert check_service(cls) == []
+
+
+def test_round_trip_keeps_integer_arguments_integers():
+    tools = [t for svc in all_services().values() for t in exported_tools(svc)]
+    ints = [
+        (t["name"], p)
+        for t in tools
+        for p, s in t["inputSchema"].get("properties", {}).items()
+        if "integer" in str(s)
+    ]
+    assert ints, "the library has integer arguments to round-trip"
+
+
+def tool(name, properties, required=(), read_only=None):
+    spec = {
+        "name": name,
+        "description": name,
+        "inputSchema": {"type": "object", "properties": properties, "required": list(required)},
+    }
+    if read_only is not None:
+        spec["annotations"] = {"readOnlyHint": read_only}
+    return spec
+
+
+STATUS_SPEC = [
+    tool(
+        "set_ticket_status",
+        {"ticketId": S, "status": {"type": "string", "enum": ["open", "closed"]}},
+        ["ticketId", "status"],
+    ),
+    tool("get_ticket_status", {"ticketId": S}, ["ticketId"]),
+]
+
+
+def test_simulated_write_then_read_answers_what_was_written():
+    cls = synthesize_service("desk", {"tools": STATUS_SPEC})
+    assert synthesis_report(cls).simulated_tools == ["get_ticket_status", "set_ticket_status"]
+    service = cls(cls.generate_state(random.Random(2)))
+    ticket = service.state.simulated.known["ticket_id"][0]
+    first = service.call("get_ticket_status", {"ticketId": ticket})
+    assert first == service.call("get_ticket_status", {"ticketId": ticket}), "the same read twice agrees"
+    for status in ("closed", "open", "closed"):
+        assert service.call("set_ticket_status", {"ticketId": ticket, "status": status})["success"]
+        assert service.call("get_ticket_status", {"ticketId": ticket})["data"]["status"] == status
+    other = service.state.simulated.known["ticket_id"][1]
+    assert "status" not in service.call("get_ticket_status", {"ticketId": other})["data"], (
+        "writes stay per ticket"
+    )
+    dumped = service.state.model_dump(mode="json")["simulated"]["records"]["ticket_status"]
+    assert [c["arguments"].get("status") for c in dumped if c["tool"] == "set_ticket_status"][-3:] == [
+        "closed",
+        "open",
+        "closed",
+    ]
+
+
+def test_simulated_unknown_ids_are_404_and_writes_change_state_reads_do_not():
+    cls = synthesize_service("desk", {"tools": STATUS_SPEC})
+    assert cls.tools["set_ticket_status"].writes and not cls.tools["get_ticket_status"].writes
+    service = cls(cls.generate_state(random.Random(2)))
+    assert service.call("get_ticket_status", {"ticketId": "nope"})["error"]["code"] == 404
+    before = service.state.model_dump(mode="json")
+    service.call("get_ticket_status", {"ticketId": service.state.simulated.known["ticket_id"][0]})
+    assert service.state.model_dump(mode="json") == before
+    assert check_service(cls) == []
+
+
+def test_read_only_hint_overrides_the_verb():
+    specs = [
+        tool("publish_preview", {"draftId": S}, ["draftId"], read_only=True),
+        tool("fetch_and_store", {"url": S}, ["url"], read_only=False),
+    ]
+    cls = synthesize_service("hints", {"tools": specs})
+    assert not cls.tools["publish_preview"].writes and cls.tools["fetch_and_store"].writes
+
+
+def test_simulated_list_answers_with_ids_the_get_accepts():
+    list_out = {
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"threadId": S, "subject": S}},
+            }
+        },
+    }
+    specs = [
+        {**tool("poll_inbox", {"all": {"type": "boolean"}}), "outputSchema": list_out},
+        tool("peek_thread", {"threadId": S}, ["threadId"]),
+    ]
+    cls = synthesize_service("inbox", {"tools": specs})
+    service = cls(cls.generate_state(random.Random(4)))
+    items = service.call("poll_inbox", {"all": True})["data"]["items"]
+    assert items
+    for item in items:
+        assert service.call("peek_thread", {"threadId": item["threadId"]})["success"]
+    assert check_service(cls) == []
+
+
+def test_all_simulated_services_depend_on_their_seed():
+    cls = synthesize_service(
+        "clock",
+        {"tools": [tool("convert_time", {"time": S, "target_timezone": S}, ["time", "target_timezone"])]},
+    )
+    a = cls.generate_state(random.Random(1)).model_dump(mode="json")
+    assert a != cls.generate_state(random.Random(2)).model_dump(mode="json")
+    assert check_service(cls) == []
