@@ -187,7 +187,9 @@ def _implementation(
     def simulated(service: ImportedService, args: ToolArgs) -> Any:
         data = args.model_dump(mode="json", by_alias=True)
         _check_refs(service, shape, data)
-        return world_model.simulate(service.name, spec.name, data, spec.output_schema)
+        # the class's model at call time: `install_world_model` may have swapped it in
+        model = getattr(type(service), "world_model", world_model)
+        return model.simulate(service.name, spec.name, data, spec.output_schema)
 
     if info is None:
         return simulated
@@ -319,6 +321,7 @@ def synthesize_service(
         for s in shapes
     }
     cached_links: list[Link[ImportedState]] = []
+    links_model: list[WorldModel] = []
 
     def generate_state(cls: type[ImportedService], rng: random.Random) -> ImportedState:
         return _generate(state_model, infos, rng)
@@ -327,8 +330,9 @@ def synthesize_service(
         return _examples(shapes, infos, state)
 
     def links(cls: type[ImportedService]) -> list[Link[ImportedState]]:
-        if not cached_links:
-            cached_links.extend(derive_links(cls.title, shapes, infos, tools, model, service_name))
+        if not cached_links or links_model[0] is not cls.world_model:  # derived again after a swap
+            cached_links[:] = derive_links(cls.title, shapes, infos, tools, cls.world_model, service_name)
+            links_model[:] = [cls.world_model]
         return list(cached_links)
 
     namespace: dict[str, Any] = {
