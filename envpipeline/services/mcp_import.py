@@ -295,16 +295,18 @@ def synthesize_service(
     *,
     title: str | None = None,
     domain: str = "imported",
+    classifier: Callable[[list[ToolSpec]], list[Shape]] = classify,
 ) -> type[ImportedService]:
     """An `ImportedService` subclass built from a ``tools/list`` payload (see the module docstring).
 
-    The class is not registered; pass it to `register_service` to join the library.
+    The class is not registered; pass it to `register_service` to join the library. `classifier`
+    decides each tool's shape (default: by name, `classify`; `llm_synthesis` passes a model's plan).
     """
     if not service_name.isidentifier() or not service_name.islower():
         raise SpecError(f"service name '{service_name}' must be a lowercase identifier")
     specs: list[ToolSpec] = parse_tools_list(payload)
     model = world_model or OfflineWorldModel()
-    shapes = classify(specs)
+    shapes = classifier(specs)
     # Argument models first: they check every property default and name the tool of a bad one.
     arguments = {s.spec.name: args_model(service_name, s.spec) for s in shapes}
     infos = _collections(service_name, shapes)
