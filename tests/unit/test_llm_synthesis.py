@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from envpipeline.errors import ServiceError, SpecError
 from envpipeline.llm import LLMClient, LLMConfig
+from envpipeline.services import registry
 from envpipeline.services.contract import check_service
 from envpipeline.services.llm_synthesis import join_library, synthesize_with_llm
 from envpipeline.services.mcp_import import synthesis_report, synthesize_service
@@ -91,6 +93,16 @@ def test_the_name_based_guess_simulates_what_the_model_makes_crud() -> None:
     assert set(report.simulated_tools) >= {"publish_page", "browse_pages", "revise_page"}
 
 
+@pytest.fixture
+def library_restored() -> Iterator[None]:
+    """The registry as it was: a service joined here must not change other tests' library."""
+    before = set(all_services())
+    yield
+    for name in set(all_services()) - before:
+        registry._REGISTRY._items.pop(name)  # pyright: ignore[reportPrivateUsage]
+
+
+@pytest.mark.usefixtures("library_restored")
 def test_a_good_plan_builds_a_service_that_passes_the_contract_and_joins(
     llm_server: ScriptedLLMServer,
 ) -> None:
