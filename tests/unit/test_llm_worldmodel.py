@@ -8,6 +8,7 @@ then disk across instances); tokens are the server's.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from collections.abc import Iterator
@@ -15,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from envpipeline.errors import LLMError
 from envpipeline.llm import LLMClient, LLMConfig
+from envpipeline.services import mcp_values
 from envpipeline.services.library.imported import load_spec
 from envpipeline.services.links import Hop
 from envpipeline.services.llm_worldmodel import (
@@ -199,3 +202,40 @@ def test_installing_the_model_reaches_library_tools_and_their_simulated_hops(
     service = cls(cls.generate_state(random.Random(0)))
     assert service.call("lookup_per_diem", {"city": "Lisbon"})["data"] == GOOD  # same call, same answer
     assert len(llm_server.requests) == 1
+
+
+def simulator(body: dict[str, Any]) -> str:
+    """A scripted world model: a schema-valid response, with a recognisable policy reference."""
+    text = body["messages"][1]["content"]
+    marker = "Output schema (the response must validate against it):\n"
+    if marker not in text:
+        return json.dumps({"result": "ok"})
+    schema = json.loads(text.split(marker, 1)[1].split("\n", 1)[0])
+    digest = hashlib.sha256(text.split("Arguments:\n", 1)[1].split("\n", 1)[0].encode()).hexdigest()
+    response = mcp_values.sample(schema, random.Random(digest))
+    if "policyRef" in response:
+        response["policyRef"] = f"WM-{digest[:6].upper()}"
+    return json.dumps(response)
+
+
+@pytest.mark.usefixtures("restored_library")
+def test_compose_with_the_llm_world_model_plants_the_models_answers(tmp_path: Path) -> None:
+    from envpipeline.cli import main
+    from envpipeline.compose.author import _links_of  # pyright: ignore[reportPrivateUsage]
+
+    out = tmp_path / "out"
+    args = ["compose", "--tasks", "1", "--seed", "23", "--max-attempts", "1", "--out", str(out)]
+    try:
+        with ScriptedLLMServer(default=simulator) as server:
+            llm = ["--world-model", "llm", "--model", "openai/wm", "--api-base", server.api_base]
+            result = CliRunner().invoke(main, [*args, "--home", str(tmp_path / "home"), *llm])
+    finally:
+        _links_of.cache_clear()  # the library's links go back to the offline model
+    assert result.exit_code == 0, result.output
+    (line,) = (out / "accepted.jsonl").read_text().splitlines()
+    task = json.loads(line)
+    assert "lookup_per_diem_lookup" in task["metadata"]["hops"]
+    planted = [v for v in task["metadata"]["hidden_values"] if str(v).startswith("WM-")]
+    assert planted, task["metadata"]["hidden_values"]  # the hop's value is the model's answer
+    assert server.requests and all(r["model"] == "wm" for r in server.requests)
+    assert any((out / "llm-cache" / "world-model" / "answers").rglob("*.json"))
