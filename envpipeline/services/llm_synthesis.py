@@ -23,12 +23,14 @@ and does not join the library (`join_library`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from envpipeline.errors import ServiceError, SpecError
 from envpipeline.llm.protocol import LLM
@@ -115,6 +117,8 @@ class LLMSynthesisResult:
     service: type[ImportedService] | None
     plan: ServicePlan | None
     attempts: list[StructuredAttempt]
+    #: the contract's failures of a procedural synthesis (no attempts there)
+    procedural_failures: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def accepted(self) -> bool:
@@ -124,7 +128,13 @@ class LLMSynthesisResult:
     @property
     def reasons(self) -> list[str]:
         """Why the last attempt was rejected (empty when accepted)."""
-        return [] if self.accepted else (self.attempts[-1].failures if self.attempts else [])
+        if self.accepted:
+            return []
+        return (
+            self.attempts[-1].failures
+            if self.attempts
+            else [f"contract: {f}" for f in self.procedural_failures]
+        )
 
     @property
     def total_tokens(self) -> int:
@@ -328,11 +338,59 @@ def synthesize_with_llm(
     return LLMSynthesisResult(service_name, cls, plan, outcome.attempts)
 
 
+class SynthesizerConfig(Strict):
+    """Who turns a spec into a service: the name-shape default or an LLM plan (both contract-gated)."""
+
+    kind: Annotated[Literal["procedural", "llm"], Field(description="procedural or llm")] = "procedural"
+    model: Annotated[str | None, Field(description="llm: litellm model, e.g. openai/gpt-4o-mini")] = None
+    api_base: Annotated[str | None, Field(description="llm: OpenAI-compatible endpoint")] = None
+    api_key_env: Annotated[str | None, Field(description="llm: environment variable with the key")] = None
+    max_repairs: Annotated[int, Field(ge=0, description="llm: repair turns after a failing plan")] = 2
+    cache_dir: Annotated[Path | None, Field(description="llm: disk cache of the replies")] = None
+
+    @model_validator(mode="after")
+    def _model_for_llm(self) -> SynthesizerConfig:
+        if self.kind == "llm" and not self.model:
+            raise ValueError("the llm synthesizer needs a model (e.g. openai/gpt-4o-mini)")
+        return self
+
+
+def synthesize_by_config(
+    service_name: str, payload: Any, config: SynthesizerConfig, world_model: WorldModel | None = None
+) -> LLMSynthesisResult:
+    """Synthesize with the configured synthesizer; either way the result carries the contract's verdict.
+
+    The procedural result has no attempts; a failing contract leaves `service` None and puts the
+    failures in `procedural_failures`.
+    """
+    if config.kind == "llm":
+        from envpipeline.llm.client import LLMClient, LLMConfig
+
+        assert config.model is not None  # the config's validator
+        client = LLMClient(
+            LLMConfig(
+                model=config.model,
+                api_base=config.api_base,
+                api_key_env=config.api_key_env,
+                temperature=0.0,
+                cache_dir=config.cache_dir,
+            )
+        )
+        return synthesize_with_llm(
+            service_name, payload, client, max_repairs=config.max_repairs, world_model=world_model
+        )
+    cls = synthesize_service(service_name, payload, world_model)
+    failures = contract_failures(cls)
+    result = LLMSynthesisResult(service_name, None if failures else cls, None, [])
+    result.procedural_failures = failures
+    return result
+
+
 def join_library(result: LLMSynthesisResult) -> type[ImportedService]:
     """Register an accepted service; a refused one never joins (ServiceError with the reasons)."""
     if result.service is None:
         raise ServiceError(
-            f"service '{result.service_name}' failed its contract after {len(result.attempts)} replies: "
-            + "; ".join(result.reasons)
+            f"service '{result.service_name}' failed its contract "
+            f"({len(result.attempts)} model replies): " + "; ".join(result.reasons)
         )
     return register_service(result.service)

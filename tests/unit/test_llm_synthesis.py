@@ -19,7 +19,12 @@ from envpipeline.errors import ServiceError, SpecError
 from envpipeline.llm import LLMClient, LLMConfig
 from envpipeline.services import registry
 from envpipeline.services.contract import check_service
-from envpipeline.services.llm_synthesis import join_library, synthesize_with_llm
+from envpipeline.services.llm_synthesis import (
+    SynthesizerConfig,
+    join_library,
+    synthesize_by_config,
+    synthesize_with_llm,
+)
 from envpipeline.services.mcp_import import synthesis_report, synthesize_service
 from envpipeline.services.registry import all_services
 from tests.llm_server import ScriptedLLMServer, llm_server_fixture  # noqa: F401 - the fixture
@@ -138,7 +143,7 @@ def test_a_state_that_ignores_its_seed_is_repaired_then_refused_and_never_joins(
     assert result.reasons == ["contract: generate_state ignores its seed"]
     assert "generate_state ignores its seed" in llm_server.requests[1]["messages"][-1]["content"]
     with pytest.raises(
-        ServiceError, match="wiki_blind.*failed its contract after 2 replies.*ignores its seed"
+        ServiceError, match=r"wiki_blind.*failed its contract \(2 model replies\).*ignores its seed"
     ):
         join_library(result)
     assert "wiki_blind" not in all_services()
@@ -171,3 +176,20 @@ def test_a_plan_that_does_not_cover_the_spec_is_named_and_a_bad_spec_is_the_call
     with pytest.raises(SpecError):
         synthesize_with_llm("wiki_bad", {"tools": [{"name": ""}]}, llm(llm_server))
     assert len(llm_server.requests) == 1  # the malformed spec never reached the model
+
+
+def test_the_config_chooses_the_synthesizer_and_both_are_held_to_the_contract(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    assert synthesize_by_config("wiki_proc", WIKI, SynthesizerConfig()).accepted
+    # a spec of simulated tools only: no collections, so the state cannot depend on its seed
+    judged = {"tools": [tool("ask_oracle", "Ask the oracle.", {"question": text("question")}, ["question"])]}
+    refused = synthesize_by_config("oracle_proc", judged, SynthesizerConfig())
+    assert not refused.accepted and refused.reasons == ["contract: generate_state ignores its seed"]
+    with pytest.raises(ServiceError, match="'oracle_proc' failed its contract"):
+        join_library(refused)
+    llm_server.push(json.dumps(GOOD))
+    config = SynthesizerConfig(kind="llm", model="openai/builder", api_base=llm_server.api_base)
+    assert synthesize_by_config("wiki_cfg", WIKI, config).accepted
+    with pytest.raises(ValueError, match="needs a model"):
+        SynthesizerConfig(kind="llm")
