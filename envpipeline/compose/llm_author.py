@@ -30,7 +30,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from envpipeline.canonical import canonical_hash
 from envpipeline.compose import gates
-from envpipeline.errors import ConfigError
+from envpipeline.errors import ConfigError, LLMError
 from envpipeline.llm.protocol import LLM
 from envpipeline.llm.structured import ReplyRejected, ask_structured, json_object, pydantic_reasons
 from envpipeline.models.base import Strict
@@ -189,9 +189,13 @@ class LLMAuthor:
                 raise ReplyRejected(failures)
             return reply.instruction
 
-        outcome = ask_structured(
-            self.llm, author_messages(record, style), validate, max_repairs=self.config.max_repairs
-        )
+        try:
+            outcome = ask_structured(
+                self.llm, author_messages(record, style), validate, max_repairs=self.config.max_repairs
+            )
+        except LLMError as e:  # the endpoint failed: this task keeps its procedural instruction
+            authoring = {"author": "llm", "style": style, "accepted": False, "reasons": [f"llm: {e}"]}
+            return _annotated(record, authoring)
         authoring: dict[str, Any] = {
             "author": "llm",
             "style": style,

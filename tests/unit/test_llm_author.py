@@ -187,3 +187,13 @@ def test_compose_cli_authors_with_an_llm_and_caches_the_author(
     assert json.loads(line)["instruction"] == goal_rewrite(first)
     missing = CliRunner().invoke(cli, [*args, "--author", "llm"])
     assert missing.exit_code != 0 and "--model" in missing.output
+
+
+def test_a_failing_endpoint_keeps_the_procedural_instruction_with_the_error(
+    llm_server: ScriptedLLMServer, task: TaskRecord
+) -> None:
+    llm_server.push(Reply(status=500, content="model crashed"))
+    kept = author_for(llm_server, style="goal").author(task)
+    info = kept.metadata["authoring"]
+    assert kept.instruction == task.instruction and info["accepted"] is False
+    assert info["reasons"][0].startswith("llm: ") and "openai/author" in info["reasons"][0]
