@@ -7,6 +7,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from pydantic import ValidationError
@@ -23,6 +24,9 @@ from envpipeline.commands.common import (
 )
 from envpipeline.compose.limits import MAX_WALK_LENGTH
 from envpipeline.files import write_atomically
+
+if TYPE_CHECKING:
+    from envpipeline.compose.llm_author import LLMAuthor
 
 
 @click.group("services")
@@ -102,6 +106,30 @@ def cli_partition(seed: int, k: int, distractors: int, n_tasks: int, style: str 
 @click.option("--out", type=WritableFolder(), required=True, help="Output folder.")
 @home_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
+@click.option(
+    "--author",
+    type=click.Choice(["procedural", "llm"]),
+    default="procedural",
+    show_default=True,
+    help="Instruction author: the templates, or an LLM rewrite kept only when an LLM agent probe solves it.",
+)
+@click.option(
+    "--world-model",
+    type=click.Choice(["offline", "llm"]),
+    default="offline",
+    show_default=True,
+    help="Who answers the simulated tools of imported services.",
+)
+@click.option("--model", default=None, help="LLM model for --author llm / --world-model llm.")
+@click.option("--api-base", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
+@click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
+@click.option(
+    "--probe-tries",
+    default=2,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="LLM author probe episodes.",
+)
 def compose_command(
     n_tasks: int,
     k: int,
@@ -113,6 +141,12 @@ def compose_command(
     out: Path,
     home: Path | None,
     as_json: bool,
+    author: str = "procedural",
+    world_model: str = "offline",
+    model: str | None = None,
+    api_base: str | None = None,
+    api_key_env: str | None = None,
+    probe_tries: int = 2,
 ) -> None:
     """Compose and verify cross-service tasks until N are accepted or the budget runs out."""
     from envpipeline.compose.author import ComposeConfig
@@ -135,6 +169,7 @@ def compose_command(
             "; ".join(str(err["msg"]).removeprefix("Value error, ") for err in e.errors())
         ) from e
     home = resolve_home(home, writable=True)  # refused before any candidate is composed
+    llm_author = _llm_paths(author, world_model, model, api_base, api_key_env, probe_tries, out)
     budget = max_attempts or 20 * n_tasks
     partition = cli_partition(seed, k, distractors, n_tasks, instruction_style)
     started = time.perf_counter()
@@ -147,6 +182,12 @@ def compose_command(
             seed_key=partition,
             on_record=lambda r: bar.advance(accepted_bar, int(r.status == "accepted")),
         )
+    authoring = None
+    if llm_author is not None:
+        from envpipeline.compose.llm_author import authoring_summary
+
+        result.accepted = [llm_author.author(r) for r in result.accepted]
+        authoring = authoring_summary(result.accepted)
     elapsed = time.perf_counter() - started
     records = result.accepted + result.rejected
     lake = Lake(home)
@@ -174,6 +215,7 @@ def compose_command(
         "out": str(out.resolve()),
         "home": str(home),
         "partition": partition,
+        **({"authoring": authoring} if authoring is not None else {}),
     }
     write_atomically(out / "summary.json", json.dumps(summary, indent=2, sort_keys=True))
     if as_json:
@@ -185,6 +227,45 @@ def compose_command(
     if result.budget_exhausted:
         console.print(f"[yellow]budget of {budget} candidates ran out before {n_tasks} were accepted[/]")
         sys.exit(3)
+
+
+def _llm_paths(
+    author: str,
+    world_model: str,
+    model: str | None,
+    api_base: str | None,
+    api_key_env: str | None,
+    probe_tries: int,
+    out: Path,
+) -> LLMAuthor | None:
+    """Install the chosen world model; the LLM author, or None for the procedural one."""
+    from envpipeline.compose.llm_author import AuthorConfig, build_author
+    from envpipeline.services.llm_worldmodel import WorldModelConfig, build_world_model, install_world_model
+
+    if "llm" in (author, world_model) and not model:
+        raise click.BadParameter("--author llm and --world-model llm need --model", param_hint="--model")
+    if world_model == "llm":
+        from envpipeline.compose.author import _links_of
+
+        config = WorldModelConfig(
+            kind="llm",
+            model=model,
+            api_base=api_base,
+            api_key_env=api_key_env,
+            cache_dir=out / "llm-cache" / "world-model",
+        )
+        install_world_model(build_world_model(config))
+        _links_of.cache_clear()  # links derived before hold the previous model
+    return build_author(
+        AuthorConfig(
+            kind="llm" if author == "llm" else "procedural",
+            model=model,
+            api_base=api_base,
+            api_key_env=api_key_env,
+            probe_tries=probe_tries,
+            cache_dir=out / "llm-cache" / "author",
+        )
+    )
 
 
 @click.command("audit")

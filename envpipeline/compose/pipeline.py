@@ -80,7 +80,10 @@ def _judge(record: TaskRecord, config: ComposeConfig) -> TaskRecord:
         gates.reference_passes(record.criteria, env, record.reference_output, observations),
         gates.initial_unsatisfied(record.criteria, record.environment.initial_state),
         gates.criteria_reachable(record.criteria, record.reference_solution, first_pass, exposed),
-        gates.replay_deterministic(record.task_id, replay_id),
+        # an LLM-authored task replays through its procedural draft (`compose.llm_author`)
+        gates.replay_deterministic(
+            record.metadata.get("authoring", {}).get("procedural_task_id", record.task_id), replay_id
+        ),
         gates.chain_hidden(record.instruction, record.metadata.get("hidden_values", [])),
         gates.unique_hops(record.reference_solution, observations),
         gates.ids_discoverable(int(record.metadata.get("undiscoverable_ids", 0))),

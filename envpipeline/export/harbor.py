@@ -104,7 +104,7 @@ ENVPIPELINE_PARTS = (
     "agents/environment.py",
 )
 #: Modules of envpipeline/services that need more than the vendored runtime (never imported there).
-_SKIP_SERVICE_FILES = ("summary.py",)
+_SKIP_SERVICE_FILES = ("summary.py", "llm_worldmodel.py", "llm_synthesis.py")
 
 ENVTOOL_USAGE = """\
 ## How to act

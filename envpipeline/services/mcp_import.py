@@ -290,7 +290,9 @@ def _implementation(
     def simulated(service: ImportedService, args: ToolArgs) -> Any:
         data = args.model_dump(mode="json", by_alias=True)
         _check_refs(service, shape, data)
-        return simulated_answer(service.name, service.state, shape, sim, data, world_model)
+        # the class's model at call time: `install_world_model` may have swapped it in
+        model = getattr(type(service), "world_model", world_model)
+        return simulated_answer(service.name, service.state, shape, sim, data, model)
 
     if info is None:
         return simulated
@@ -430,16 +432,18 @@ def synthesize_service(
     *,
     title: str | None = None,
     domain: str = "imported",
+    classifier: Callable[[list[ToolSpec]], list[Shape]] | None = None,
 ) -> type[ImportedService]:
     """An `ImportedService` subclass built from a ``tools/list`` payload (see the module docstring).
 
-    The class is not registered; pass it to `register_service` to join the library.
+    The class is not registered; pass it to `register_service` to join the library. `classifier`
+    decides each tool's shape (default None: by name, `classify`; `llm_synthesis` passes a model's plan).
     """
     if not service_name.isidentifier() or not service_name.islower():
         raise SpecError(f"service name '{service_name}' must be a lowercase identifier")
     specs: list[ToolSpec] = parse_tools_list(payload)
     model = world_model or OfflineWorldModel()
-    shapes = classify(specs, service_name)
+    shapes = classifier(specs) if classifier is not None else classify(specs, service_name)
     # Argument models first: they check every property default and name the tool of a bad one.
     arguments = {s.spec.name: args_model(service_name, s.spec) for s in shapes}
     infos = _collections(service_name, shapes)
@@ -457,6 +461,7 @@ def synthesize_service(
         for s in shapes
     }
     cached_links: list[Link[ImportedState]] = []
+    links_model: list[WorldModel] = []
 
     def generate_state(cls: type[ImportedService], rng: random.Random) -> ImportedState:
         return _generate(state_model, infos, sim, rng)
@@ -465,8 +470,11 @@ def synthesize_service(
         return _examples(shapes, infos, state)
 
     def links(cls: type[ImportedService]) -> list[Link[ImportedState]]:
-        if not cached_links:
-            cached_links.extend(derive_links(cls.title, shapes, infos, tools, model, service_name, sim))
+        if not cached_links or links_model[0] is not cls.world_model:  # derived again after a swap
+            cached_links[:] = derive_links(
+                cls.title, shapes, infos, tools, cls.world_model, service_name, sim
+            )
+            links_model[:] = [cls.world_model]
         return list(cached_links)
 
     namespace: dict[str, Any] = {

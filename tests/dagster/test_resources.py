@@ -59,3 +59,20 @@ def test_sandbox_backends_are_an_enum_and_unknown_ones_are_refused():
     assert SandboxResource().backend is SandboxBackend.AUTO
     with pytest.raises(ValidationError):
         SandboxResource(backend="podman")
+
+
+def test_the_composer_resource_chooses_the_llm_paths_only_with_an_llm():
+    from envpipeline.compose.llm_author import AuthorConfig
+    from envpipeline.services.llm_worldmodel import WorldModelConfig
+
+    assert ComposerResource().world_model_config() == WorldModelConfig()
+    assert ComposerResource().author_config() == AuthorConfig()
+    llm = LLMResource(model="openai/m", api_base="http://127.0.0.1:1/v1", cache_dir="/tmp/c")
+    composer = ComposerResource(world_model="llm", author="llm", probe_tries=3, llm=llm)
+    assert composer.world_model_config().model == "openai/m"
+    assert str(composer.world_model_config().cache_dir) == "/tmp/c/world-model"
+    assert (composer.author_config().kind, composer.author_config().probe_tries) == ("llm", 3)
+    with pytest.raises(ConfigError, match="needs the composer's `llm`"):
+        ComposerResource(author="llm").author_config()
+    with pytest.raises(ValueError):
+        ComposerResource(world_model="oracle", llm=llm).world_model_config()
