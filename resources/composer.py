@@ -18,6 +18,7 @@ class ComposerResource(ConfigurableResource):
     distractors: int = mirror(ComposeConfig, "distractors")
     walk_length: int | None = mirror(ComposeConfig, "walk_length")
     instruction_style: str = mirror(ComposeConfig, "instruction_style")
+    library_scope: str = mirror(ComposeConfig, "library_scope")
     candidates_per_batch: int = Field(default=50, description="candidates drafted per composition batch")
     rollout_group_size: int = Field(default=6, description="scripted rollouts per accepted task")
     rollout_error_rate: float = Field(default=0.1, description="per-step mistake rate of the scripted agent")

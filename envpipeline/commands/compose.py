@@ -77,9 +77,11 @@ def _add_import_command() -> None:
 _add_import_command()
 
 
-def cli_partition(seed: int, k: int, distractors: int, n_tasks: int, style: str = "balanced") -> str:
+def cli_partition(
+    seed: int, k: int, distractors: int, n_tasks: int, style: str = "balanced", scope: str = "curated"
+) -> str:
     """The lake partition (and task `seed_key`) of one `envpipeline compose` call."""
-    suffix = "" if style == "balanced" else f"_{style}"
+    suffix = ("" if style == "balanced" else f"_{style}") + ("" if scope == "curated" else f"_{scope}")
     return f"cli_s{seed}_k{k}_d{distractors}_n{n_tasks}{suffix}"
 
 
@@ -100,6 +102,13 @@ def cli_partition(seed: int, k: int, distractors: int, n_tasks: int, style: str 
     show_default=True,
     help="Instruction difficulty: explicit steps, hinted, goal-level (names no service or step), "
     "or balanced (a seeded draw per task).",
+)
+@click.option(
+    "--library-scope",
+    type=click.Choice(["curated", "all"]),
+    default="curated",
+    show_default=True,
+    help="Services to compose: the curated library, or all (the imported MCP corpus too).",
 )
 @click.option("--seed", default=0, show_default=True, help="First candidate rng seed.")
 @click.option("--max-attempts", type=click.IntRange(min=1), default=None, help="Budget (default 20 x tasks).")
@@ -136,6 +145,7 @@ def compose_command(
     distractors: int,
     walk_length: int | None,
     instruction_style: str,
+    library_scope: str,
     seed: int,
     max_attempts: int | None,
     out: Path,
@@ -162,6 +172,7 @@ def compose_command(
                 "distractors": distractors,
                 "walk_length": walk_length,
                 "instruction_style": instruction_style,
+                "library_scope": library_scope,
             }
         )
     except ValidationError as e:
@@ -171,7 +182,7 @@ def compose_command(
     home = resolve_home(home, writable=True)  # refused before any candidate is composed
     llm_author = _llm_paths(author, world_model, model, api_base, api_key_env, probe_tries, out)
     budget = max_attempts or 20 * n_tasks
-    partition = cli_partition(seed, k, distractors, n_tasks, instruction_style)
+    partition = cli_partition(seed, k, distractors, n_tasks, instruction_style, library_scope)
     started = time.perf_counter()
     with progress() as bar:
         accepted_bar = bar.add_task("composing", total=n_tasks)
@@ -245,7 +256,7 @@ def _llm_paths(
     if "llm" in (author, world_model) and not model:
         raise click.BadParameter("--author llm and --world-model llm need --model", param_hint="--model")
     if world_model == "llm":
-        from envpipeline.compose.author import _links_of
+        from envpipeline.compose.variants import reset_link_caches
 
         config = WorldModelConfig(
             kind="llm",
@@ -255,7 +266,7 @@ def _llm_paths(
             cache_dir=out / "llm-cache" / "world-model",
         )
         install_world_model(build_world_model(config))
-        _links_of.cache_clear()  # links derived before hold the previous model
+        reset_link_caches()  # links derived before hold the previous model
     return build_author(
         AuthorConfig(
             kind="llm" if author == "llm" else "procedural",

@@ -43,6 +43,13 @@ class ComposeConfig(Strict):
     min_actions: Annotated[int, Field(ge=1, description="state-changing steps each task needs")] = 4
     min_action_services: Annotated[int, Field(ge=1, description="distinct services those steps touch")] = 3
     library: Annotated[list[str] | None, Field(description="restrict to these services")] = None
+    library_scope: Annotated[
+        Literal["curated", "all"],
+        Field(
+            description="services drawn when `library` is not given: the curated ones (hand-written "
+            "links and phrasings), or all, the imported MCP corpus included (links derived from names)"
+        ),
+    ] = "curated"
     walk_attempts: Annotated[
         int, Field(ge=1, description="walks tried per candidate before rejecting it")
     ] = 60
@@ -144,15 +151,29 @@ def _steps_for(
     return steps
 
 
+def library_pool(scope: str) -> list[str]:
+    """The services a composition draws from when no `library` is given (see `library_scope`)."""
+    return [name for name, cls in all_services().items() if scope == "all" or cls.curated]
+
+
 def draft_task(seed: int, config: ComposeConfig) -> Draft:
     """Compose one candidate deterministically from `seed` (all randomness derives from it)."""
     rng = vocab.seeded(f"compose:{seed}")
-    pool = sorted(config.library or all_services())
+    pool = sorted(config.library or library_pool(config.library_scope))
     need = config.services + config.distractors
     if need > len(pool):
         raise CompositionError(f"{need} services requested but the library has {len(pool)}")
-    picked = rng.sample(pool, need)
-    chosen, distractors = sorted(picked[: config.services]), sorted(picked[config.services :])
+    library = all_services()
+    # Walk services come from those with a hop (a service no link reaches cannot carry the chain);
+    # distractors from everything else, simulated-only and link-less services included.
+    composable = [name for name in pool if links_of(library[name])[0]]
+    if config.services > len(composable):
+        raise CompositionError(
+            f"{config.services} services requested but only {len(composable)} of the library's "
+            f"{len(pool)} take part in a hop"
+        )
+    chosen = sorted(rng.sample(composable, config.services))
+    distractors = sorted(rng.sample([name for name in pool if name not in chosen], config.distractors))
     hops_by, actions_by = _links(chosen)
     weights = {name: link_weights(all_services()[name]) for name in chosen}
     walk, hops, actions = [], None, None
@@ -166,7 +187,6 @@ def draft_task(seed: int, config: ComposeConfig) -> Draft:
         )
         if actions is not None:
             break
-    library = all_services()
     if hops is None or actions is None:
         failure = (
             "no typed data flow links every consecutive visit of the walk"

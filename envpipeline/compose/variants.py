@@ -125,3 +125,9 @@ def weighted_order(items: list[Any], weights: list[float], rng: random.Random) -
     keys = [rng.random() ** (1.0 / w) for w in weights]
     order = sorted(range(len(items)), key=lambda i: keys[i], reverse=True)
     return [items[i] for i in order]
+
+
+def reset_link_caches() -> None:
+    """Forget every service's derived links (after a world model swap, links hold the old model)."""
+    links_of.cache_clear()
+    link_weights.cache_clear()

@@ -132,6 +132,9 @@ class Service(Generic[StateT]):
     domain: ClassVar[str]
     state_model: ClassVar[type[BaseModel]]
     tools: ClassVar[dict[str, ToolDef]]
+    #: hand-written links and phrasings; compositions draw on curated services unless asked for
+    #: the whole library (the imported MCP corpus is not curated: its links are derived from names)
+    curated: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

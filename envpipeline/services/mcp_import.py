@@ -152,12 +152,18 @@ def _collections(service: str, shapes: list[Shape]) -> dict[str, CollectionInfo]
         }
         model = create_model(
             "".join(w.capitalize() for w in f"{service}_{singular(name)}".split("_")),
-            __base__=Record,
+            __base__=_ImportedRecord,
             **record_fields,
         )
         tools = {s.spec.name: s.op or "" for s in mine}
         infos[name] = CollectionInfo(name, singular(name), model, fields, refs, tools)
     return infos
+
+
+class _ImportedRecord(Record):
+    """Records of imported collections: a stored state (Python field names) reloads as it was dumped."""
+
+    model_config = ConfigDict(validate_by_name=True)
 
 
 def _state_model(service: str, infos: dict[str, CollectionInfo]) -> type[ImportedState]:

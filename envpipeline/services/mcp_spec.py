@@ -384,13 +384,14 @@ class _LazyArgs(ToolArgs):
     """Tool-argument models of imported tools: validators are built on first use, not at import
     (a library of ~2,000 imported tools would otherwise spend most of its load time here)."""
 
-    model_config = ConfigDict(defer_build=True)
+    # JSON names out and in (a nested record's ``from`` must survive a state dump and reload)
+    model_config = ConfigDict(defer_build=True, serialize_by_alias=True, validate_by_name=True)
 
 
 class _OpenArgs(ToolArgs):
     """Nested argument objects whose schema allows ``additionalProperties``."""
 
-    model_config = ConfigDict(extra="allow", defer_build=True)
+    model_config = ConfigDict(extra="allow", defer_build=True, serialize_by_alias=True, validate_by_name=True)
 
 
 def _object_base(schema: dict[str, Any]) -> type[BaseModel]:

@@ -20,7 +20,9 @@ from envpipeline.llm import LLMClient, LLMConfig
 from envpipeline.services import registry
 from envpipeline.services.contract import check_service
 from envpipeline.services.llm_synthesis import (
+    LLMSynthesisResult,
     SynthesizerConfig,
+    contract_failures,
     join_library,
     synthesize_by_config,
     synthesize_with_llm,
@@ -182,11 +184,19 @@ def test_the_config_chooses_the_synthesizer_and_both_are_held_to_the_contract(
     llm_server: ScriptedLLMServer,
 ) -> None:
     assert synthesize_by_config("wiki_proc", WIKI, SynthesizerConfig()).accepted
-    # a spec of simulated tools only: no collections, so the state cannot depend on its seed
-    judged = {"tools": [tool("ask_oracle", "Ask the oracle.", {"question": text("question")}, ["question"])]}
-    refused = synthesize_by_config("oracle_proc", judged, SynthesizerConfig())
-    assert not refused.accepted and refused.reasons == ["contract: generate_state ignores its seed"]
-    with pytest.raises(ServiceError, match="'oracle_proc' failed its contract"):
+    # the procedural path is held to the contract too: a synthesized service whose only collection
+    # is fixed (the simulated tools' seeded history aside) fails it and never joins
+    blind = synthesize_service("wiki_proc_blind", WIKI)
+    records = blind.generate_state(random.Random(1)).model_dump()["pages"]
+    state_model = blind.state_model
+    blind.generate_state = classmethod(  # type: ignore[method-assign]
+        lambda cls, rng: state_model.model_validate({"pages": records})
+    )
+    assert contract_failures(blind) == ["generate_state ignores its seed"]
+    refused = LLMSynthesisResult("wiki_proc_blind", None, None, [])
+    refused.procedural_failures = contract_failures(blind)
+    assert not refused.accepted
+    with pytest.raises(ServiceError, match="'wiki_proc_blind' failed its contract"):
         join_library(refused)
     llm_server.push(json.dumps(GOOD))
     config = SynthesizerConfig(kind="llm", model="openai/builder", api_base=llm_server.api_base)

@@ -221,16 +221,16 @@ def simulator(body: dict[str, Any]) -> str:
 @pytest.mark.usefixtures("restored_library")
 def test_compose_with_the_llm_world_model_plants_the_models_answers(tmp_path: Path) -> None:
     from envpipeline.cli import main
-    from envpipeline.compose.author import _links_of  # pyright: ignore[reportPrivateUsage]
+    from envpipeline.compose.variants import reset_link_caches
 
     out = tmp_path / "out"
-    args = ["compose", "--tasks", "1", "--seed", "23", "--max-attempts", "1", "--out", str(out)]
+    args = ["compose", "--tasks", "1", "--seed", "99", "--max-attempts", "1", "--out", str(out)]
     try:
         with ScriptedLLMServer(default=simulator) as server:
             llm = ["--world-model", "llm", "--model", "openai/wm", "--api-base", server.api_base]
             result = CliRunner().invoke(main, [*args, "--home", str(tmp_path / "home"), *llm])
     finally:
-        _links_of.cache_clear()  # the library's links go back to the offline model
+        reset_link_caches()  # the library's links go back to the offline model
     assert result.exit_code == 0, result.output
     (line,) = (out / "accepted.jsonl").read_text().splitlines()
     task = json.loads(line)

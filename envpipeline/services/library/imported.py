@@ -68,6 +68,13 @@ ExpensesService = register_service(
         "expenses", load_spec("travel_expenses.json"), title="Travel Expenses", domain="finance"
     )
 )
+
+
+def _uncurated(cls: type[ImportedService]) -> type[ImportedService]:
+    cls.curated = False
+    return cls
+
+
 CORPUS_SERVICES: dict[str, type[ImportedService]] = {
-    cls.name: register_service(cls) for cls in map(synthesize_file, corpus_files())
+    cls.name: register_service(_uncurated(cls)) for cls in map(synthesize_file, corpus_files())
 }
