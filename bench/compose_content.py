@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from typing import get_args
 
-from envpipeline.compose.author import ComposeConfig, draft_task
+from envpipeline.compose.author import ComposeConfig, draft_task, library_pool
 from envpipeline.compose.pipeline import compose_task
 from envpipeline.models.criteria import ValueKind
 from envpipeline.rubric import mentions
@@ -55,12 +55,17 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=1000)
     parser.add_argument("--verify", action="store_true", help="count only gate-accepted tasks")
     parser.add_argument("--style", default=None, help="instruction style (default: the config default)")
-    args = parser.parse_args()
-    config = (
-        ComposeConfig()
-        if args.style is None
-        else ComposeConfig.model_validate({"instruction_style": args.style})
+    parser.add_argument(
+        "--library-scope",
+        choices=["curated", "all"],
+        default="curated",
+        help="services composed (all: the imported MCP corpus too)",
     )
+    args = parser.parse_args()
+    settings: dict[str, str] = {"library_scope": args.library_scope}
+    if args.style is not None:
+        settings["instruction_style"] = args.style
+    config = ComposeConfig.model_validate(settings)
 
     tasks, skipped, seed = [], 0, 0
     while len(tasks) < args.tasks:
@@ -83,8 +88,10 @@ def main() -> None:
         else:
             skipped += 1
 
-    library = all_services()
+    whole = all_services()
+    library = {name: whole[name] for name in library_pool(args.library_scope)}
     all_tools = {f"{name}.{tool}" for name, cls in library.items() for tool in cls.tools}
+    whole_tools = {f"{name}.{tool}" for name, cls in whole.items() for tool in cls.tools}
     used = {tool for _, _, tools, _ in tasks for tool in tools}
     styles = Counter(meta.get("instruction_style", "explicit") for _, meta, _, _ in tasks)
     skeletons = []
@@ -101,7 +108,12 @@ def main() -> None:
     print(f"distinct masked skeletons: {len(set(skeletons))} of {n} (target >= 500 per 1,000)")
     print(
         f"library tools used by some reference solution: {len(used & all_tools)} of {len(all_tools)} "
-        f"= {len(used & all_tools) / len(all_tools):.1%} (target >= 80%); services: {len(library)}"
+        f"= {len(used & all_tools) / len(all_tools):.1%} (target >= 80%); services: {len(library)} "
+        f"({args.library_scope})"
+    )
+    print(
+        f"whole library (imported MCP corpus included): {len(used & whole_tools)} of {len(whole_tools)} "
+        f"tools used = {len(used & whole_tools) / len(whole_tools):.1%}; services: {len(whole)}"
     )
     print(f"distinct phrases (masked sentences): {len(phrase_set)}")
     print(f"walk length: {distribution(walks)}")

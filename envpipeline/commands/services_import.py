@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -27,6 +27,9 @@ from envpipeline.errors import SpecError
 from envpipeline.files import write_atomically
 from envpipeline.services.mcp_import import ImportedService, synthesis_report, verified_service
 from envpipeline.services.mcp_values import words
+
+if TYPE_CHECKING:
+    from envpipeline.services.llm_synthesis import SynthesizerConfig
 
 
 def service_name_for(path: Path, payload: Any) -> str:
@@ -89,8 +92,10 @@ def _op_name(tool: str, writes: bool) -> str:
     return f"{first} ({'write' if writes else 'read'})"
 
 
-def import_one(path: Path, name: str | None, out: Path | None) -> dict[str, Any]:
-    """Synthesize, contract-check and (with `out`) write one spec file; its report."""
+def import_one(
+    path: Path, name: str | None, out: Path | None, synthesizer: SynthesizerConfig | None = None
+) -> dict[str, Any]:
+    """Synthesize (by name shape, or from an LLM plan), contract-check and (with `out`) write one spec."""
     try:
         payload = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
@@ -99,12 +104,24 @@ def import_one(path: Path, name: str | None, out: Path | None) -> dict[str, Any]
     meta = payload.get("x-envpipeline", {}) if isinstance(payload, dict) else {}
     meta = meta if isinstance(meta, dict) else {}
     try:
-        cls = verified_service(
-            service, payload, title=meta.get("title"), domain=meta.get("domain", "imported")
-        )
+        if synthesizer is not None and synthesizer.kind == "llm":
+            from envpipeline.services.llm_synthesis import synthesize_by_config
+
+            result = synthesize_by_config(service, payload, synthesizer)
+            if result.service is None:
+                raise SpecError(
+                    f"service '{service}': the model's plans failed ({len(result.attempts)} replies): "
+                    + "; ".join(result.reasons)
+                )
+            cls = result.service
+        else:
+            cls = verified_service(
+                service, payload, title=meta.get("title"), domain=meta.get("domain", "imported")
+            )
     except SpecError as e:
         raise SpecError(f"{path}: {e}") from e
     report = report_of(cls, path)
+    report["synthesizer"] = synthesizer.kind if synthesizer is not None else "procedural"
     if out is not None:
         tools = payload["tools"] if isinstance(payload, dict) and "tools" in payload else payload
         record = {**meta, "service": service, "title": cls.title, "domain": cls.domain}
@@ -132,7 +149,26 @@ def import_one(path: Path, name: str | None, out: Path | None) -> dict[str, Any]
     default=None,
     help="Write <service>.json (corpus format) and <service>.report.json here.",
 )
-def services_import(specs: tuple[Path, ...], as_json: bool, name: str | None, out: Path | None) -> None:
+@click.option(
+    "--synthesizer",
+    type=click.Choice(["procedural", "llm"]),
+    default="procedural",
+    show_default=True,
+    help="Who maps tools onto collections: by name shape, or an LLM plan (both held to the contract).",
+)
+@click.option("--model", default=None, help="LLM model for --synthesizer llm, e.g. openai/gpt-4o-mini.")
+@click.option("--api-base", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
+@click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
+def services_import(
+    specs: tuple[Path, ...],
+    as_json: bool,
+    name: str | None,
+    out: Path | None,
+    synthesizer: str = "procedural",
+    model: str | None = None,
+    api_base: str | None = None,
+    api_key_env: str | None = None,
+) -> None:
     """Import MCP tools/list files: synthesize, run the contract, report implemented vs simulated tools.
 
     To add an accepted service to the library, copy DIR/<service>.json from --out into
@@ -140,12 +176,23 @@ def services_import(specs: tuple[Path, ...], as_json: bool, name: str | None, ou
     """
     if name is not None and len(specs) != 1:
         raise click.UsageError("--name needs exactly one SPEC")
+    from envpipeline.services.llm_synthesis import SynthesizerConfig
+
+    if synthesizer == "llm" and not model:
+        raise click.BadParameter("--synthesizer llm needs --model", param_hint="--model")
+    config = SynthesizerConfig(
+        kind="llm" if synthesizer == "llm" else "procedural",
+        model=model,
+        api_base=api_base,
+        api_key_env=api_key_env,
+        cache_dir=out / "llm-cache" if out is not None else None,
+    )
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
     reports = []
     for path in specs:
         try:
-            reports.append(import_one(path, name, out))
+            reports.append(import_one(path, name, out, config))
         except SpecError as e:
             raise click.ClickException(str(e).replace("\n", " ")) from e
     if as_json:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -203,3 +204,27 @@ def test_the_config_chooses_the_synthesizer_and_both_are_held_to_the_contract(
     assert synthesize_by_config("wiki_cfg", WIKI, config).accepted
     with pytest.raises(ValueError, match="needs a model"):
         SynthesizerConfig(kind="llm")
+
+
+def test_services_import_cli_synthesizes_from_the_models_plan_and_refuses_a_failing_one(
+    llm_server: ScriptedLLMServer, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from envpipeline.cli import main
+
+    spec = tmp_path / "wiki_cli.json"
+    spec.write_text(json.dumps(WIKI))
+    llm = ["--synthesizer", "llm", "--model", "openai/builder", "--api-base", llm_server.api_base]
+    llm_server.push(json.dumps(GOOD))
+    ok = CliRunner().invoke(main, ["services", "import", str(spec), "--json", *llm])
+    assert ok.exit_code == 0, ok.output
+    (report,) = json.loads(ok.output)
+    assert report["synthesizer"] == "llm" and report["contract"] == "passed"
+    assert set(report["implemented"]) | set(report["simulated"]) == {t["name"] for t in WIKI["tools"]}
+    # a plan whose only collection ignores the seed, twice: refused with the contract's reason
+    llm_server.push(json.dumps(SEED_BLIND), json.dumps(SEED_BLIND), json.dumps(SEED_BLIND))
+    bad = CliRunner().invoke(main, ["services", "import", str(spec), "--name", "wiki_cli_blind", *llm])
+    assert bad.exit_code == 1
+    assert "wiki_cli_blind" in bad.output and "ignores its seed" in bad.output
+    assert "wiki_cli_blind" not in all_services()
