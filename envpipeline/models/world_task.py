@@ -42,7 +42,8 @@ class WorldCriterion(WorldModel):
     - ``row_added``: a row whose id is new in FINAL matches `where` (and its `field` mentions `mention`);
     - ``row_count_delta``: rows matching `where` grew by at least `delta`;
     - ``row_changed``: a row present in both matches `where` (initially) and its `field` became `to`;
-    - ``file_contains``: home/`path` contains `text` (and the `mention`) in FINAL but not in INITIAL;
+    - ``file_contains``: home/`path` contains `text` (and the `mention`) in FINAL but not in INITIAL
+      (with `once`, exactly one time: a log line written twice means the work was done twice);
     - ``file_added``: home/`path` exists in FINAL but not in INITIAL;
     - ``state_preserved``: FINAL differs from INITIAL only where `allow` says (no collateral damage);
     - ``calls_through``: (trajectory) the agent wrote `app` through `interface`, not another one.
@@ -59,6 +60,7 @@ class WorldCriterion(WorldModel):
     to: Any = None
     path: Annotated[str | None, Field(description="file kinds: path relative to home/")] = None
     text: str | None = None
+    once: Annotated[bool, Field(description="file_contains: `text` appears exactly once in FINAL")] = False
     delta: int = 1
     mention: Mention | None = None
     allow: Annotated[

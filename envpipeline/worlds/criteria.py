@@ -210,6 +210,8 @@ def check(criterion, initial_dir, final_dir):
             return False
         if criterion.get("text") and criterion["text"] not in text:
             return False
+        if criterion.get("once") and text.count(criterion["text"]) != 1:
+            return False
         return mentions(text, initial_dir, day_dir, mention) if mention else True
 
     if kind == "file_contains":

@@ -263,3 +263,18 @@ def test_depends_on_days_follows_the_history_not_the_setup(world):
     assert day in task.depends_on_days and 0 not in task.depends_on_days
     seeded = _first_task("meeting_reschedule", world)  # its trigger mail is setup, not history
     assert all(d > 0 for d in seeded.depends_on_days)
+
+
+class TwiceAgent(ScriptedAgent):
+    """Runs the reference solution twice (the red team's over-act policy, in miniature)."""
+
+    async def _act(self, task: WorldTask, session: Session, mistakes: list[str]) -> None:
+        await super()._act(task, session, mistakes)
+        await super()._act(task, session, mistakes)
+
+
+@pytest.mark.parametrize("name", ["flight_reschedule"])
+def test_doing_the_task_twice_fails_where_the_writes_repeat_the_same_values(name, world, tmp_path):
+    task = _first_task(name, world)
+    w0, final, result = _run(TwiceAgent(seed="twice", error_rate=0.0), task, world, tmp_path / "twice")
+    assert evaluate(task, w0, final, result.trajectory).verdict == 0, name
