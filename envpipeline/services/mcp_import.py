@@ -44,6 +44,7 @@ from envpipeline.services.base import (
 )
 from envpipeline.services.links import Link
 from envpipeline.services.mcp_links import derive_links
+from envpipeline.services.mcp_simulated import simulated_answer
 from envpipeline.services.mcp_spec import (
     LIMIT_ARGS,
     CollectionInfo,
@@ -60,7 +61,6 @@ from envpipeline.services.mcp_spec import (
     texts,
 )
 from envpipeline.services.mcp_store import (
-    answer_read,
     family,
     id_key,
     is_write,
@@ -69,7 +69,7 @@ from envpipeline.services.mcp_store import (
     unknown_id,
 )
 from envpipeline.services.mcp_values import schema_type
-from envpipeline.services.worldmodel import OfflineWorldModel, WorldModel, call_seed
+from envpipeline.services.worldmodel import OfflineWorldModel, WorldModel
 
 __all__ = [
     "ImportedService",
@@ -260,33 +260,6 @@ def _matches(row: dict[str, Any], filters: dict[str, Any]) -> bool:
     return True
 
 
-def simulated_answer(
-    service_name: str,
-    state: ImportedState,
-    shape: Shape,
-    sim: SimulatedTools,
-    data: dict[str, Any],
-    world_model: WorldModel,
-) -> dict[str, Any]:
-    """The response of a simulated tool on `state`, recorded there when the tool writes (`mcp_store`)."""
-    spec = shape.spec
-    unknown = unknown_id(state.simulated, data, sim.id_args.get(spec.name, []), spec.properties)
-    if unknown is not None:
-        raise not_found(" ".join(mcp_values.words(unknown[0])[:-1]) or "item", unknown[1])
-    seed = call_seed(service_name, spec.name, data)
-
-    def ask() -> dict[str, Any]:
-        dumped = state.model_dump(mode="json")
-        return world_model.simulate(service_name, spec.name, data, spec.output_schema, state=dumped)
-
-    fam = sim.family[spec.name]
-    if spec.name in sim.writes:
-        response = ask()
-        record_write(state.simulated, fam, spec.name, data, response)
-        return response
-    return answer_read(state.simulated, fam, spec.name, data, spec.output_schema, ask, seed)
-
-
 def _implementation(
     shape: Shape, info: CollectionInfo | None, world_model: WorldModel, sim: SimulatedTools
 ) -> Callable[[Any, Any], Any]:
@@ -298,7 +271,16 @@ def _implementation(
         _check_refs(service, shape, data)
         # the class's model at call time: `install_world_model` may have swapped it in
         model = getattr(type(service), "world_model", world_model)
-        return simulated_answer(service.name, service.state, shape, sim, data, model)
+        return simulated_answer(
+            service.name,
+            service.state,
+            shape,
+            data,
+            model,
+            sim.family[shape.spec.name],
+            shape.spec.name in sim.writes,
+            sim.id_args.get(shape.spec.name, []),
+        )
 
     if info is None:
         return simulated

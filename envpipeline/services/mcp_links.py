@@ -34,6 +34,7 @@ from envpipeline.services.links import (
     expect_record,
 )
 from envpipeline.services.mcp_crud_links import delete_action, get_hop, update_action
+from envpipeline.services.mcp_simulated import simulated_answer
 from envpipeline.services.mcp_spec import (
     CollectionInfo,
     ImportedState,
@@ -240,13 +241,20 @@ def _simulated_hop(
         return None
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> HopPlan:
-        from envpipeline.services.mcp_import import simulated_answer
-
         arguments = tool.args_model.model_validate({arg: value}).model_dump(mode="json", by_alias=True)
         key = id_key(arg)
         if key in state.simulated.known and value not in state.simulated.known[key]:
             state.simulated.known[key].append(value)
-        response: Any = simulated_answer(service, state, shape, sim, arguments, world_model)
+        response: Any = simulated_answer(
+            service,
+            state,
+            shape,
+            arguments,
+            world_model,
+            sim.family[spec.name],
+            spec.name in sim.writes,
+            sim.id_args.get(spec.name, []),
+        )
         for key in path:
             response = response[key]
         call = PlannedCall(spec.name, {arg: value}, inputs={arg: "{value}"}, reveals=path)

@@ -14,7 +14,7 @@ from envpipeline.store.lake import Lake, Lineage
 REPO = Path(__file__).resolve().parents[2]
 
 #: commands that touch only what the user names on the command line, never the data folder
-NO_HOME = {"services list", "families list", "bundle check", "bundle verify"}
+NO_HOME = {"services list", "services import", "families list", "bundle check", "bundle verify"}
 
 
 def _leaf_commands(group: click.Group, prefix: str = "") -> dict[str, click.Command]:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from html import escape
 from urllib.parse import quote
 
+from envpipeline.errors import MissingExtraError
 from envpipeline.worlds.lifestore import LifeStore
 from envpipeline.worlds.worldstore import WorldInputError
 
@@ -28,8 +29,8 @@ try:
     from starlette.requests import Request
     from starlette.responses import HTMLResponse, RedirectResponse, Response
     from starlette.routing import Route
-except ImportError:  # pragma: no cover - web.py raises the clear MissingExtraError first
-    raise
+except ImportError as missing:
+    raise MissingExtraError("worlds", missing, needed_by=__name__) from missing
 
 Page = Callable[[str, str], HTMLResponse]
 
