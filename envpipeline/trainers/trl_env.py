@@ -223,6 +223,81 @@ class WorldTaskEnv(EpisodeEnv):
         """
         return self._call("mcp__dm_send", peer=peer, body=body)
 
+    def mcp__flights_list(self) -> str:
+        """List every flight booking: confirmation, route, departure and status.
+
+        Returns:
+            JSON with the bookings.
+        """
+        return self._call("mcp__flights_list")
+
+    def mcp__flights_get(self, confirmation: str) -> str:
+        """Read one flight booking.
+
+        Args:
+            confirmation: The booking's confirmation code.
+
+        Returns:
+            JSON with the booking.
+        """
+        return self._call("mcp__flights_get", confirmation=confirmation)
+
+    def mcp__flights_change(self, confirmation: str, depart_at: str) -> str:
+        """Move a confirmed booking to another departure.
+
+        Args:
+            confirmation: The booking's confirmation code.
+            depart_at: The new departure (YYYY-MM-DDTHH:MM:SS).
+
+        Returns:
+            JSON with the changed booking.
+        """
+        return self._call("mcp__flights_change", confirmation=confirmation, depart_at=depart_at)
+
+    def mcp__flights_cancel(self, confirmation: str) -> str:
+        """Cancel a confirmed booking.
+
+        Args:
+            confirmation: The booking's confirmation code.
+
+        Returns:
+            JSON with the cancelled booking.
+        """
+        return self._call("mcp__flights_cancel", confirmation=confirmation)
+
+    def mcp__flights_book(self, origin: str, destination: str, depart_at: str) -> str:
+        """Book a new flight for the persona.
+
+        Args:
+            origin: The departure city.
+            destination: The arrival city.
+            depart_at: The departure (YYYY-MM-DDTHH:MM:SS).
+
+        Returns:
+            JSON with the new booking.
+        """
+        return self._call("mcp__flights_book", origin=origin, destination=destination, depart_at=depart_at)
+
+    def mcp__accounts_list(self) -> str:
+        """List the persona's logins (site and username).
+
+        Returns:
+            JSON with the logins.
+        """
+        return self._call("mcp__accounts_list")
+
+    def mcp__accounts_set_password(self, username: str, new_password: str) -> str:
+        """Set a login's password.
+
+        Args:
+            username: The login's username.
+            new_password: The new password.
+
+        Returns:
+            JSON with the result.
+        """
+        return self._call("mcp__accounts_set_password", username=username, new_password=new_password)
+
     def mcp__mail_list(self, folder: str = "inbox") -> str:
         """List the email messages of a folder (inbox, sent or archive), newest first, without bodies.
 
