@@ -15,7 +15,7 @@ from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has
 from envpipeline.worlds.templates._life import history_rows, phrase, prefer_history
 from envpipeline.worlds.templates.base import Template, at
 from envpipeline.worlds.templates.calendar_tasks import _plans
-from envpipeline.worlds.templates.flight_tasks import _confirmed
+from envpipeline.worlds.templates.flight_tasks import _confirmed, other_confirmations
 from envpipeline.worlds.templates.registry import register_template
 
 BUDGET = "notes/budget.md"
@@ -354,13 +354,12 @@ def trip_savings_transfer(ctx: Context) -> TaskBuilder:
         path=BUDGET,
     )
     b.sub("mcp", f"Find the {dest} booking's code.", f"flights_list: the {dest} booking is {conf}.")
-    others = [r["confirmation"] for r in ctx.reader.query("flights", "SELECT confirmation FROM bookings")]
     b.step(
         "mcp.find_booking",
         match={"destination": dest, "status": "confirmed"},
         confirmation=conf,
         vars={"conf": "confirmation"},
-        distractors={"conf": [o for o in others if o != conf] or ["XXX000"]},
+        distractors={"conf": other_confirmations(ctx, conf)},
     )
     b.sub(
         "web", f"Transfer {plain(cents)} to savings.", f"/bank/transfer: Checking -> Savings, memo '{memo}'."

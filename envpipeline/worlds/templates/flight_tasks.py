@@ -47,9 +47,19 @@ def _cancelled(ctx: Context) -> list[dict]:
     return history_rows(ctx, "flights", "bookings", "status = 'cancelled'")
 
 
-def _others(ctx: Context, booking: dict) -> list[str]:
+def other_confirmations(ctx: Context, conf: str) -> list[str]:
+    """The other bookings' confirmation codes (a wrong-record agent's picks); with no other booking,
+    a near miss of `conf` (its last character changed), so the distractor still looks like a code."""
     rows = ctx.reader.query("flights", "SELECT confirmation FROM bookings")
-    return [r["confirmation"] for r in rows if r["confirmation"] != booking["confirmation"]] or ["XXX000"]
+    others = [r["confirmation"] for r in rows if r["confirmation"] != conf]
+    if others:
+        return others
+    last = conf[-1:]
+    return [conf[:-1] + (str((int(last) + 1) % 10) if last.isdigit() else "0")]
+
+
+def _others(ctx: Context, booking: dict) -> list[str]:
+    return other_confirmations(ctx, booking["confirmation"])
 
 
 def _find(b: TaskBuilder, ctx: Context, booking: dict, status: str) -> None:
