@@ -26,6 +26,7 @@ from envpipeline.commands.common import WritableFolder, emit_json
 from envpipeline.errors import SpecError
 from envpipeline.files import write_atomically
 from envpipeline.services.mcp_import import ImportedService, synthesis_report, verified_service
+from envpipeline.services.mcp_spec import VERBS
 from envpipeline.services.mcp_values import words
 
 if TYPE_CHECKING:
@@ -45,15 +46,9 @@ def simulated_reason(cls: type[ImportedService], tool: str) -> str:
     parts = words(tool)
     spec_writes = cls.tools[tool].writes
     kind = "write (its writes are recorded)" if spec_writes else "read"
-    if not parts or parts[0] not in _CRUD_VERBS:
+    if not parts or parts[0] not in VERBS:
         return f"name does not start with a CRUD verb; simulated {kind}"
     return f"CRUD verb '{parts[0]}' but no required id argument naming its collection; simulated {kind}"
-
-
-_CRUD_VERBS = frozenset(
-    {"create", "add", "new", "get", "read", "fetch", "retrieve", "show", "list", "all", "update", "edit",
-     "modify", "set", "patch", "delete", "remove", "archive", "search", "find", "query", "post"}
-)  # fmt: skip
 
 
 def report_of(cls: type[ImportedService], source: Path) -> dict[str, Any]:
