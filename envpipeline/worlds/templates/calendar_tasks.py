@@ -284,11 +284,11 @@ def plans_reminder(ctx: Context) -> TaskBuilder:
         table="messages",
         where={"peer": eq(c.handle), "direction": eq("out"), "body": has(text)},
     )
-    b.expect("dm", c.handle, ev["start"], table="messages")
+    b.expect("dm", c.handle, said(ev["start"]), table="messages")
     b.sub("cli", "Add the todo line.", f"echo '{line}' >> todo.txt")
     b.step("cli.append_file", path="todo.txt", content=f"- [ ] {title} at {{start_date}} at {{start_time}}\n")
     b.crit("file_contains", f"todo.txt lists '{title}' at {ev['start']}", path="todo.txt", text=line)
-    b.expect(FILES_APP, title, ev["start"], path="todo.txt")
+    b.expect(FILES_APP, title, said(ev["start"]), path="todo.txt")
     return b
 
 
@@ -329,7 +329,7 @@ def meeting_prep_note(ctx: Context) -> TaskBuilder:
         content=f"# {title}\nWhen: {{start_date}} at {{start_time}}\nWith: {c.name}\n",
     )
     b.crit("file_contains", f"{path} has the meeting's start", 2.0, path=path, text=head)
-    b.expect(FILES_APP, title, ev["start"], path=path)
+    b.expect(FILES_APP, title, said(ev["start"]), path=path)
     b.sub("mcp", "Post in the team channel.", f"chat_post channel 'team': \"{post}\"")
     b.step(
         "mcp.chat_post",
