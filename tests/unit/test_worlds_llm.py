@@ -26,7 +26,9 @@ from envpipeline.worlds.personas import generate_persona
 from envpipeline.worlds.skills.registry import all_skills
 from envpipeline.worlds.state import day_path
 from envpipeline.worlds.tasks import generate_tasks, prepare_initial
+from envpipeline.worlds.templates import all_templates
 from tests.llm_server import ScriptedLLMServer
+from tests.world_fixture import find_task
 from tests.worlds_llm_script import GYM_SKILL, PERSONAS, StageRouter, task_draft
 
 pytestmark = pytest.mark.llm
@@ -295,6 +297,13 @@ def test_procedural_tasks_do_not_leak_their_answers(world, tmp_path: Path) -> No
     for task in tasks:
         w0 = prepare_initial(task, day_path(world_dir, 1), tmp_path / task.task_id / "day-01")
         assert leaked_answers(task, w0) == [], task.template
+
+
+@pytest.mark.parametrize("name", sorted(all_templates()))
+def test_no_template_states_the_values_its_solution_reads(name, template_worlds, tmp_path: Path) -> None:
+    task, day_dir = find_task(name, template_worlds)
+    w0 = prepare_initial(task, day_dir, tmp_path / "w0" / day_dir.name)
+    assert leaked_answers(task, w0) == [], name
 
 
 # -- the world judge -----------------------------------------------------------------------------

@@ -142,8 +142,8 @@ def password_after_alert(ctx: Context) -> TaskBuilder:
             "with the shell.",
         ],
         password=password,
-        body=body,
-        line=line,
+        body="I reset the password of <login> after the change on <date>.",
+        line="- <date>: reset <login> after the alert",
         path="notes/security.md",
         day=alert["_day"],
     )
