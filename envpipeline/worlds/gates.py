@@ -267,12 +267,27 @@ GUARD_KINDS = frozenset({"state_preserved", "calls_through"})
 
 
 def already_fulfilled(task: WorldTask, w0: Path, day_dir: Path) -> dict[str, bool] | None:
-    """The request's criteria judged from the day before to W0 (None on day 0): all True = done already."""
+    """The request's criteria judged from the day before to W0 (None on day 0): all True = done already.
+
+    A change criterion also counts as done when W0 already holds its target value, even for a row the
+    day itself created (a booking made and moved on the same day was never "changed" since yesterday)."""
     previous = day_dir.parent / f"day-{task.day - 1:02d}"
     if task.day < 1 or not previous.is_dir():
         return None
     request = [c.model_dump(mode="json") for c in task.criteria if c.kind not in GUARD_KINDS]
-    return check_all(request, previous, w0)
+    done = check_all(request, previous, w0)
+    for criterion in request:
+        if criterion["kind"] == "row_changed" and not done[criterion["id"]]:
+            done[criterion["id"]] = _holds_target(criterion, w0)
+    return done
+
+
+def _holds_target(criterion: dict[str, object], day_dir: Path) -> bool:
+    """A row_changed criterion's row already carries the value the change asks for."""
+    where = criterion.get("where") or {}
+    rows = table_rows(day_dir, str(criterion["app"]), str(criterion["table"])).values()
+    field, to = str(criterion["field"]), criterion.get("to")
+    return any(row_matches(row, where) and row.get(field) == to for row in rows)
 
 
 def initial_unsatisfaction_gate(task: WorldTask, w0: Path, day_dir: Path) -> GateResult:
