@@ -28,3 +28,11 @@ def docker_sandbox():
     if probe.returncode != 0:
         pytest.skip(f"base image {BASE_IMAGE} missing: run `make base-image`")
     return DockerSandbox()
+
+
+@pytest.fixture(scope="session")
+def template_worlds(tmp_path_factory):
+    """Five-day persona worlds that together give every registered world template a task."""
+    from tests.world_fixture import build_template_worlds
+
+    return build_template_worlds(tmp_path_factory.mktemp("template-worlds"))

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from envpipeline.worlds.schema import create_empty_world
+
+if TYPE_CHECKING:
+    from envpipeline.models.world_task import WorldTask
 
 PERSONA = "p01-test-persona"
 ME = "test.persona@mail.example"
@@ -90,3 +95,47 @@ def make_day(root: Path, day: int = 1) -> Path:
     (day_dir / "home" / "todo.txt").write_text("# TODO\n- [ ] reply to Olaf\n")
     (day_dir / "home" / "notes" / "ideas.md").write_text("# Ideas\n")
     return day_dir
+
+
+# -- worlds that, together, give every template a task -------------------------------------------------
+# Core tools steer each persona's days, so no single 5-day world has every template apply (measured on
+# personas (0, 0..7): each misses 2-14). These three together cover all of them.
+TEMPLATE_PERSONAS = ((0, 2), (0, 0), (0, 1))
+TEMPLATE_DAYS = 5
+
+
+def build_template_worlds(root: Path) -> list[Path]:
+    """The five-day worlds of TEMPLATE_PERSONAS under `root` (the fixture of choice is session-scoped)."""
+    from envpipeline.worlds.build import build_world
+    from envpipeline.worlds.personas import generate_persona
+
+    worlds = []
+    for seed, index in TEMPLATE_PERSONAS:
+        build = build_world(
+            generate_persona(seed, index),
+            TEMPLATE_DAYS,
+            root / f"p{seed}-{index}",
+            live_health=False,
+            replay=False,
+        )
+        assert build.passed, (seed, index)
+        worlds.append(Path(build.root))
+    return worlds
+
+
+def find_task(name: str, worlds: list[Path], accept: Callable[[WorldTask], bool] | None = None):
+    """(task, its day folder) of template `name` on the first world day where it applies and `accept`
+    agrees; fails the test with the template's name when no day of any world gives one."""
+    from envpipeline.worlds.state import WorldReader
+    from envpipeline.worlds.tasks import load_persona, task_from_template
+    from envpipeline.worlds.templates import all_templates
+
+    template = all_templates()[name]
+    for world in worlds:
+        persona = load_persona(world / "day-01")
+        for day in range(1, TEMPLATE_DAYS + 1):
+            day_dir = world / f"day-{day:02d}"
+            task = task_from_template(template, WorldReader(day_dir), persona, 0)
+            if task is not None and (accept is None or accept(task)):
+                return task, day_dir
+    raise AssertionError(f"{name} applies on no day of the template worlds {TEMPLATE_PERSONAS}")

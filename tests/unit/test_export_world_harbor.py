@@ -20,12 +20,9 @@ from envpipeline.terminal.bundle import read_bundle
 from envpipeline.terminal.checks import check_bundle
 from envpipeline.terminal.verify import verify_bundle
 from envpipeline.worlds import worldstore
-from envpipeline.worlds.build import build_world
-from envpipeline.worlds.personas import generate_persona
 from envpipeline.worlds.pipeline import build_and_gate
-from envpipeline.worlds.state import WorldReader, day_path
-from envpipeline.worlds.tasks import task_from_template
 from envpipeline.worlds.templates import all_templates
+from tests.world_fixture import find_task
 
 
 @pytest.fixture(scope="module")
@@ -130,22 +127,9 @@ def test_every_export_passes_checks_and_verifies(exported) -> None:
 
 
 @pytest.fixture(scope="module")
-def one_task_per_template(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[WorldTask, Path]]:
-    """For every registered template, its task on the first day of a five-day world where it applies."""
-    persona = generate_persona(0, 2)  # chat among its core tools: every template applies
-    assert "chat" in persona.core_tools
-    build = build_world(
-        persona, 5, tmp_path_factory.mktemp("template-world"), live_health=False, replay=False
-    )
-    pairs: list[tuple[WorldTask, Path]] = []
-    for template in all_templates().values():
-        for day in range(1, 6):
-            day_dir = day_path(Path(build.root), day)
-            task = task_from_template(template, WorldReader(day_dir), persona, 0)
-            if task is not None:
-                pairs.append((task, day_dir))
-                break
-    return pairs
+def one_task_per_template(template_worlds: list[Path]) -> list[tuple[WorldTask, Path]]:
+    """For every registered template, its task on the first world day where it applies."""
+    return [find_task(name, template_worlds) for name in sorted(all_templates())]
 
 
 def test_every_template_round_trips_through_harbor(one_task_per_template, tmp_path: Path) -> None:

@@ -19,18 +19,16 @@ from mcp import Client
 from envpipeline.models.world_task import WorldTask
 from envpipeline.worlds.agent_session import Session
 from envpipeline.worlds.agents import ScriptedAgent
-from envpipeline.worlds.build import build_world
 from envpipeline.worlds.gates import GUARD_KINDS
 from envpipeline.worlds.interfaces.mcp_server import TOOL_NAMES, create_mcp_server
 from envpipeline.worlds.interfaces.web import serve_web
-from envpipeline.worlds.personas import generate_persona
 from envpipeline.worlds.schema import password_hash
 from envpipeline.worlds.state import WorldReader
 from envpipeline.worlds.task_meta import depends_on_days
-from envpipeline.worlds.tasks import load_persona, prepare_initial, task_from_template
+from envpipeline.worlds.tasks import prepare_initial
 from envpipeline.worlds.templates import all_templates
 from envpipeline.worlds.verifier import evaluate
-from tests.world_fixture import insert, make_day, query
+from tests.world_fixture import find_task, insert, make_day, query
 
 LIFE_TEMPLATES = sorted(
     name
@@ -192,22 +190,12 @@ def test_mcp_flights_and_accounts_tools(day_dir):
 
 # -- templates over the persona's history -------------------------------------------------------------
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    build = build_world(
-        generate_persona(0, 1), DAYS, tmp_path_factory.mktemp("life"), live_health=False, replay=False
-    )
-    assert build.passed
-    return Path(build.root)
+def world(template_worlds):
+    return template_worlds[2]  # persona (0, 1)
 
 
 def _first_task(name: str, world: Path) -> WorldTask:
-    persona = load_persona(world / "day-01")
-    built = (
-        task_from_template(all_templates()[name], WorldReader(world / f"day-{d:02d}"), persona, 0)
-        for d in range(1, DAYS + 1)
-    )
-    task = next((t for t in built if t is not None), None)
-    assert task is not None, f"{name} applies on no day of the fixture world"
+    task, _ = find_task(name, [world])
     return task
 
 
@@ -239,8 +227,12 @@ def test_there_are_at_least_24_templates_and_16_over_the_persona_history():
 
 
 @pytest.mark.parametrize("name", LIFE_TEMPLATES)
-def test_life_template_needs_three_interfaces_and_history_and_refuses_the_wrong_record(name, world, tmp_path):
-    task = _first_task(name, world)
+def test_life_template_needs_three_interfaces_and_history_and_refuses_the_wrong_record(
+    name, template_worlds, tmp_path
+):
+    # the first task, over the template worlds, that depends on a day after day 0
+    task, day_dir = find_task(name, template_worlds, accept=lambda t: any(d > 0 for d in t.depends_on_days))
+    world = day_dir.parent
     assert task.interfaces_needed == ["web", "cli", "mcp"], name
     assert any(d > 0 for d in task.depends_on_days), (name, task.depends_on_days)
     assert task.depends_on_days == depends_on_days(task, WorldReader(world / f"day-{task.day:02d}"))

@@ -17,7 +17,6 @@ from envpipeline.errors import ConfigError
 from envpipeline.models.task import Condition
 from envpipeline.models.world_task import ChecklistItem, Expectation, Mention, WorldCriterion, WorldTask
 from envpipeline.worlds.agents import ScriptedAgent
-from envpipeline.worlds.build import build_world
 from envpipeline.worlds.gates import GUARD_KINDS, GateConfig, difficulty_label, gate_task, mutate, rerouted
 from envpipeline.worlds.judge_panel import panel
 from envpipeline.worlds.judge_view import judge_view
@@ -32,52 +31,27 @@ from envpipeline.worlds.metrics import (
     trajectory_well_formed,
     vendi_score,
 )
-from envpipeline.worlds.personas import generate_persona
 from envpipeline.worlds.pipeline import build_and_gate
-from envpipeline.worlds.state import WorldReader
 from envpipeline.worlds.tasks import (
     criterion_scripts,
     generate_task,
     generate_tasks,
     load_persona,
     prepare_initial,
-    task_from_template,
     task_text,
 )
 from envpipeline.worlds.templates import Template, all_templates, get_template, register_template
 from envpipeline.worlds.verifier import diff_judge, evaluate
-from tests.world_fixture import make_day
+from tests.world_fixture import TEMPLATE_DAYS, find_task, make_day
 
-DAYS = 5
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    root = tmp_path_factory.mktemp("worlds")
-    # a persona with chat among its core tools: every template applies within DAYS days
-    persona = generate_persona(0, 2)
-    assert "chat" in persona.core_tools
-    build = build_world(persona, DAYS, root, live_health=False, replay=False)
-    assert build.passed
-    return Path(build.root)
+DAYS = TEMPLATE_DAYS
 
 
 @pytest.fixture(scope="module")
-def worlds(world, tmp_path_factory):
-    """The fixture world and two more personas' worlds: core tools steer each persona's days, so no
-    single 5-day world has every template apply (measured: personas (0, 0..7) each miss 2-14)."""
-    built = [world]
-    for k in (0, 1):
-        build = build_world(
-            generate_persona(0, k),
-            DAYS,
-            tmp_path_factory.mktemp(f"worlds{k}"),
-            live_health=False,
-            replay=False,
-        )
-        assert build.passed
-        built.append(Path(build.root))
-    return built
+def world(template_worlds):
+    # persona (0, 2): chat among its core tools, most templates apply within DAYS days
+    assert "chat" in load_persona(_day(template_worlds[0], 1)).core_tools
+    return template_worlds[0]
 
 
 def _day(world: Path, day: int) -> Path:
@@ -126,19 +100,12 @@ def test_every_applicable_template_is_solvable_by_a_perfect_agent(world, tmp_pat
 
 
 @pytest.mark.parametrize("name", sorted(all_templates()))
-def test_every_registered_template_builds_a_task_that_its_reference_solution_solves(name, worlds, tmp_path):
+def test_every_registered_template_builds_a_task_that_its_reference_solution_solves(
+    name, template_worlds, tmp_path
+):
     """The template contract: W0 satisfies none of the criteria, the reference solution all of them."""
-    template = all_templates()[name]
-    task = None
-    for world in worlds:
-        persona = load_persona(_day(world, 1))
-        built = (
-            task_from_template(template, WorldReader(_day(world, d)), persona, 0) for d in range(1, DAYS + 1)
-        )
-        task = next((t for t in built if t is not None), None)
-        if task is not None:
-            break
-    assert task is not None, f"{name} applies on no day of the fixture worlds"
+    task, day_dir = find_task(name, template_worlds)
+    world = day_dir.parent
     assert task.template == name and len(set(task.interface_flow)) >= 2
     assert len(task.criteria) >= 2 and task.solution and task.expectations
     w0, final, result = _solve(task, world, tmp_path, skill="expert", error_rate=0.0)
