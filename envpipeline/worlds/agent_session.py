@@ -63,6 +63,10 @@ class Shell(Protocol):
         """Run one command in the home folder."""
         ...
 
+    def rebind(self, day_dir: Path) -> None:
+        """Act on another day folder's home/ from now on (a reused shell)."""
+        ...
+
     def close(self) -> None:
         """Release the shell."""
         ...
@@ -95,6 +99,10 @@ class DirectShell:
             env={"PATH": "/usr/bin:/bin", "HOME": str(self.home)},
         )
         return ShellResult(done.stdout, done.stderr, done.returncode)
+
+    def rebind(self, day_dir: Path) -> None:
+        """Run in another day folder's home/ from now on."""
+        self.home = Path(day_dir) / "home"
 
     def close(self) -> None:
         """Nothing to release."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from envpipeline.errors import MissingExtraError
 from envpipeline.models.world_task import WorldTask
 from envpipeline.sandbox.base import Sandbox
 from envpipeline.worlds.agent_actions_life import ACTIONS
-from envpipeline.worlds.agent_session import Session, open_shell
+from envpipeline.worlds.agent_session import Session, Shell, open_shell
 
 try:
     import anyio
@@ -85,28 +86,35 @@ class ScriptedAgent:
         return MISTAKES[-1][0]
 
     def run(self, task: WorldTask, day_dir: Path | str, sandbox: Sandbox | None = None) -> AgentResult:
-        """Act on `day_dir` (a working copy of W0) through web, MCP and CLI; return the record."""
-        from envpipeline.worlds.interfaces.mcp_server import create_mcp_server
-        from envpipeline.worlds.interfaces.web import serve_web
+        """Act on `day_dir` (a working copy of W0) through web, MCP and CLI; return the record.
+
+        Inside `rollout_services.sharing(pool)` the interfaces come from a pool slot rebound to
+        `day_dir` (the same apps over the same folder), else they are started for this run alone."""
+        from envpipeline.worlds.rollout_services import active_pool
 
         day_dir = Path(day_dir)
         started = time.monotonic()
-        server = serve_web(day_dir)
-        shell = open_shell(day_dir, sandbox)
         mistakes: list[str] = []
-        try:
-            with httpx.Client(base_url=server.url, timeout=20, follow_redirects=False) as http:
+        pool = active_pool()
+        if pool is not None and pool.serves(sandbox):
+            with pool.lease(day_dir) as services:
+                shell = services.shell
+                session = self._scenario(
+                    task, day_dir, services.web.url, shell, lambda: services.mcp, mistakes
+                )
+        else:
+            from envpipeline.worlds.interfaces.mcp_server import create_mcp_server
+            from envpipeline.worlds.interfaces.web import serve_web
 
-                async def scenario() -> Session:
-                    async with Client(create_mcp_server(day_dir)) as mcp:
-                        session = Session(day_dir, http, shell, mcp, self.hinted)
-                        await self._act(task, session, mistakes)
-                        return session
-
-                session = anyio.run(scenario)
-        finally:
-            shell.close()
-            server.stop()
+            server = serve_web(day_dir)
+            shell = open_shell(day_dir, sandbox)
+            try:
+                session = self._scenario(
+                    task, day_dir, server.url, shell, lambda: create_mcp_server(day_dir), mistakes
+                )
+            finally:
+                shell.close()
+                server.stop()
         return AgentResult(
             trajectory=session.trajectory.messages,
             mistakes=mistakes,
@@ -115,6 +123,28 @@ class ScriptedAgent:
             seconds=round(time.monotonic() - started, 3),
             variables=dict(session.vars),
         )
+
+    def _scenario(
+        self,
+        task: WorldTask,
+        day_dir: Path,
+        web_url: str,
+        shell: Shell,
+        mcp_server: Callable[[], Any],
+        mistakes: list[str],
+    ) -> Session:
+        """Run the task's steps against the web app at `web_url`, the MCP server and `shell`.
+
+        The HTTP client talks plain HTTP to 127.0.0.1: it skips loading CA certificates."""
+        with httpx.Client(base_url=web_url, timeout=20, follow_redirects=False, verify=False) as http:
+
+            async def scenario() -> Session:
+                async with Client(mcp_server()) as mcp:
+                    session = Session(day_dir, http, shell, mcp, self.hinted)
+                    await self._act(task, session, mistakes)
+                    return session
+
+            return anyio.run(scenario)
 
     async def _act(self, task: WorldTask, session: Session, mistakes: list[str]) -> None:
         user = task.instruction

@@ -108,6 +108,10 @@ class WorldStore:
         self._address: str | None = None
         self._author: str | None = None
 
+    def rebind(self, day_dir: str | Path, clock: Callable[[], str] | None = None) -> None:
+        """Act on another day folder from now on (the servers built over this store follow it)."""
+        WorldStore.__init__(self, day_dir, clock)
+
     # -- plumbing -------------------------------------------------------------------------------
     @contextmanager
     def db(self, app: str) -> Iterator[sqlite3.Connection]:

@@ -65,6 +65,7 @@ class WorldShell:
         self._session: SandboxSession | None = None
         self._bundle_dir: Path | None = None
         self._synced: str | None = None
+        self._wipe = "/app"
 
     @property
     def backend(self) -> str:
@@ -108,6 +109,16 @@ class WorldShell:
     ) -> None:
         self.close()
 
+    def rebind(self, day_dir: str | Path) -> None:
+        """Serve another day folder's ``home/`` from the same sandbox session: before the next
+        command ``/app`` and ``/tmp`` are emptied and the new ``home/`` is uploaded."""
+        day_dir = Path(day_dir).resolve()
+        if not (day_dir / "home").is_dir():
+            raise FileNotFoundError(f"{day_dir}: not a world day folder (no home/)")
+        self.day_dir, self.home = day_dir, day_dir / "home"
+        self._synced = None
+        self._wipe = "/app /tmp"
+
     # -- commands -------------------------------------------------------------------------------
     def run(self, command: str, timeout_sec: float = 30.0) -> ExecResult:
         """Run `command` with bash in /app (= home/), then copy /app back onto home/."""
@@ -122,9 +133,10 @@ class WorldShell:
     def _push(self) -> None:
         """Replace /app's contents with home/."""
         assert self._session is not None
-        wipe = self._session.exec("find /app -mindepth 1 -delete", 60, workdir="/")
+        wipe = self._session.exec(f"find {self._wipe} -mindepth 1 -delete", 60, workdir="/")
         if wipe.exit_code != 0:
-            raise SandboxError(f"cannot clear /app in the world shell: {wipe.stderr.strip()}")
+            raise SandboxError(f"cannot clear {self._wipe} in the world shell: {wipe.stderr.strip()}")
+        self._wipe = "/app"
         if any(self.home.iterdir()):
             self._session.upload(self.home, "/app")
         self._synced = _tree_digest(self.home)

@@ -72,9 +72,10 @@ def _call(action: Callable[[], Any]) -> Any:
         raise ToolError(str(e)) from e
 
 
-def create_mcp_server(day_dir: str | Path, clock: Callable[[], str] | None = None) -> MCPServer:
-    """An MCPServer whose tools act on one day folder."""
-    store = LifeStore(day_dir, clock)
+def create_mcp_server(day_dir: str | Path | LifeStore, clock: Callable[[], str] | None = None) -> MCPServer:
+    """An MCPServer whose tools act on one day folder (or on `day_dir` itself when it is a store:
+    the tools then follow the store's `rebind`)."""
+    store = day_dir if isinstance(day_dir, LifeStore) else LifeStore(day_dir, clock)
     root = logging.getLogger()
     saved = root.level, list(root.handlers)
     server = MCPServer(

@@ -86,9 +86,10 @@ def _add_form(sku: str, in_stock: bool, suffix: str = "") -> str:
     )
 
 
-def create_web_app(day_dir: str | Path, clock: Callable[[], str] | None = None) -> Starlette:
-    """The storefront + webmail ASGI app over one day folder."""
-    store = LifeStore(day_dir, clock)
+def create_web_app(day_dir: str | Path | LifeStore, clock: Callable[[], str] | None = None) -> Starlette:
+    """The storefront + webmail ASGI app over one day folder (or over `day_dir` itself when it is a
+    store: the app then follows the store's `rebind`)."""
+    store = day_dir if isinstance(day_dir, LifeStore) else LifeStore(day_dir, clock)
 
     def handled(view: Callable) -> Callable:
         async def endpoint(request: Request) -> Response:

@@ -1,0 +1,154 @@
+"""Reusable interfaces for scripted world rollouts: one web server, MCP server and shell per slot.
+
+A scripted rollout (`agents.ScriptedAgent.run`) acts on its own copy of W0 through a web server, an
+MCP server and a CLI shell. Started per rollout, those cost a uvicorn start and stop, an MCP server
+built tool by tool, and a sandbox session (a keeper process, a disk volume and its mount) -- most
+of a gate's time. A `ServicePool` keeps `RolloutServices` slots instead: each holds a `LifeStore`
+that both servers act through, and a shell. `lease(day_dir)` hands out an idle slot rebound to
+`day_dir` (the store follows it; the shell empties ``/app`` and ``/tmp`` and uploads the new
+``home/`` before its next command), so one slot serves one rollout at a time and parallel
+rollouts get different slots. The pool is used where `sharing(pool)` installed it
+(`ScriptedAgent.run` asks `active_pool()`), for the sandbox it was made with.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from envpipeline.sandbox.base import Sandbox
+from envpipeline.sandbox.local import LocalSandbox
+from envpipeline.worlds.agent_session import Shell, open_shell
+from envpipeline.worlds.interfaces._serving import BackgroundServer
+from envpipeline.worlds.lifestore import LifeStore
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+
+class RolloutServices:
+    """One slot: a store, the web server and MCP server over it, and a shell; rebound per rollout."""
+
+    def __init__(self, day_dir: Path, sandbox: Sandbox | None, opener: ThreadPoolExecutor) -> None:
+        from envpipeline.worlds.interfaces.web import create_web_app
+
+        self.store = LifeStore(day_dir)
+        self.web = BackgroundServer(create_web_app(self.store), name="world-web")
+        self.web.start()
+        self.sandbox = sandbox
+        self._opener = opener
+        self._mcp: MCPServer | None = None
+        self._mcp_persona = ""
+        self._shell: Shell | None = None
+
+    def bind(self, day_dir: Path) -> None:
+        """Act on `day_dir` from now on (servers through the store, the shell at its next command)."""
+        self.store.rebind(day_dir)
+        if self._shell is not None:
+            self._shell.rebind(day_dir)
+
+    @property
+    def mcp(self) -> MCPServer:
+        """The MCP server over the store (rebuilt when the persona changes: its instructions name it)."""
+        from envpipeline.worlds.interfaces.mcp_server import create_mcp_server
+
+        persona = self.store.persona_id
+        if self._mcp is None or persona != self._mcp_persona:
+            self._mcp, self._mcp_persona = create_mcp_server(self.store), persona
+        return self._mcp
+
+    @property
+    def shell(self) -> Shell:
+        """The shell over the bound day's home/ (a sandbox session opened at first use, by the
+        pool's own thread: a sandbox keeper dies with the thread that started it, and the thread
+        of one rollout ends long before the slot does)."""
+        if self._shell is None:
+            self._shell = self._opener.submit(open_shell, self.store.day_dir, self.sandbox).result()
+        return self._shell
+
+    def close(self) -> None:
+        """Stop the web server and the shell."""
+        self.web.stop()
+        if self._shell is not None:
+            self._shell.close()
+            self._shell = None
+
+
+class ServicePool:
+    """Idle `RolloutServices` slots, made on demand; `close()` (or leaving `with`) ends them all."""
+
+    def __init__(self, sandbox: Sandbox | None = None) -> None:
+        self._own = _local_sandbox() if sandbox is None else None
+        self.sandbox = sandbox if sandbox is not None else self._own
+        self._idle: list[RolloutServices] = []
+        self._all: list[RolloutServices] = []
+        self._lock = threading.Lock()
+        self._opener = ThreadPoolExecutor(max_workers=1, thread_name_prefix="world-shells")
+
+    @contextmanager
+    def lease(self, day_dir: Path) -> Iterator[RolloutServices]:
+        """An idle slot bound to `day_dir` (a new one when none is idle), returned afterwards."""
+        with self._lock:
+            services = self._idle.pop() if self._idle else None
+        if services is None:
+            services = RolloutServices(day_dir, self.sandbox, self._opener)
+            with self._lock:
+                self._all.append(services)
+        else:
+            services.bind(day_dir)
+        try:
+            yield services
+        finally:
+            with self._lock:
+                self._idle.append(services)
+
+    def serves(self, sandbox: Sandbox | None) -> bool:
+        """Whether a rollout asking for `sandbox` (None: the default) may use this pool."""
+        return sandbox is None or sandbox is self.sandbox
+
+    def close(self) -> None:
+        """Stop every slot, the spare sandbox session and the opener thread (idempotent)."""
+        with self._lock:
+            slots, self._all, self._idle = self._all, [], []
+        for services in slots:
+            services.close()
+        if self._own is not None:
+            self._own.close()
+        self._opener.shutdown()
+
+    def __enter__(self) -> ServicePool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _local_sandbox() -> LocalSandbox | None:
+    """One local sandbox for every slot (its spare keeper is reused), or None (direct shell)."""
+    return LocalSandbox() if LocalSandbox.available() else None
+
+
+_active: list[ServicePool] = []
+_active_lock = threading.Lock()
+
+
+@contextmanager
+def sharing(pool: ServicePool) -> Iterator[ServicePool]:
+    """Let scripted rollouts (in any thread) use `pool` until the block ends."""
+    with _active_lock:
+        _active.append(pool)
+    try:
+        yield pool
+    finally:
+        with _active_lock:
+            _active.remove(pool)
+
+
+def active_pool() -> ServicePool | None:
+    """The pool installed by the innermost `sharing` block, if any."""
+    with _active_lock:
+        return _active[-1] if _active else None
