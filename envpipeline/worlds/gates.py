@@ -60,9 +60,14 @@ class GateConfig:
 
     diversity_threshold: float = 0.85
     consistency_threshold: float = 0.8
+    #: rollouts of one task run at once
     workers: int = 3
     keep_dirs: bool = False
     red_team: bool = True
+    #: tasks gated at once by `pipeline.gate_all` (results and their order do not depend on it)
+    task_workers: int = 4
+    #: scripted rollouts reuse pooled web/MCP servers and sandbox sessions (`rollout_services`)
+    reuse_services: bool = True
 
 
 def difficulty_label(unhinted_successes: int) -> str:
@@ -323,30 +328,50 @@ def gate_task(
     The solvability and difficulty gates count the successes of `policy`'s six rollouts
     (`ROLLOUT_PLAN`; default: the scripted agents, expert/skilled/novice, hinted and not)."""
     config = config or GateConfig()
+    diversity = diversity_gate(task, accepted or [], config.diversity_threshold)
+    if not diversity.passed:
+        return gated_record(task, [diversity], [])
+    gates, rollouts = gates_after_diversity(task, day_dir, work, llm, config, sandbox, policy)
+    return gated_record(task, [diversity, *gates], rollouts)
+
+
+def gates_after_diversity(
+    task: WorldTask,
+    day_dir: Path | str,
+    work: Path | str,
+    llm: LLM | None = None,
+    config: GateConfig | None = None,
+    sandbox: Sandbox | None = None,
+    policy: Policy | None = None,
+) -> tuple[list[GateResult], list[Rollout]]:
+    """Every gate after ``diversity`` (which needs no other task), and the rollouts they judged."""
+    config = config or GateConfig()
     work = Path(work) / task.task_id
     w0 = prepare_initial(task, day_dir, work / "w0" / Path(day_dir).name)
-    gates = [diversity_gate(task, accepted or [], config.diversity_threshold)]
+    gates: list[GateResult] = []
     rollouts: list[Rollout] = []
     try:
-        if gates[0].passed:
-            gates.append(initial_unsatisfaction_gate(task, w0, Path(day_dir)))
-            with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:
-                rollouts = list(
-                    pool.map(
-                        lambda i: rollout(task, w0, work, i, llm, sandbox, policy), range(len(ROLLOUT_PLAN))
-                    )
-                )
-            rewards, advantages = group_rewards([(r.verdict, r.checklist, r.format_ok) for r in rollouts])
-            rollouts = [
-                r.model_copy(update={"reward": rw, "advantage": ad})
-                for r, rw, ad in zip(rollouts, rewards, advantages)
-            ]
-            gates += _outcome_gates(task, w0, rollouts, work, config, llm)
-            if config.red_team and all(g.passed for g in gates):
-                gates.append(world_red_team_gate(task, w0))
+        gates.append(initial_unsatisfaction_gate(task, w0, Path(day_dir)))
+        with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:
+            rollouts = list(
+                pool.map(lambda i: rollout(task, w0, work, i, llm, sandbox, policy), range(len(ROLLOUT_PLAN)))
+            )
+        rewards, advantages = group_rewards([(r.verdict, r.checklist, r.format_ok) for r in rollouts])
+        rollouts = [
+            r.model_copy(update={"reward": rw, "advantage": ad})
+            for r, rw, ad in zip(rollouts, rewards, advantages)
+        ]
+        gates += _outcome_gates(task, w0, rollouts, work, config, llm)
+        if config.red_team and all(g.passed for g in gates):
+            gates.append(world_red_team_gate(task, w0))
     finally:
         if not config.keep_dirs:
             shutil.rmtree(work, ignore_errors=True)
+    return gates, rollouts
+
+
+def gated_record(task: WorldTask, gates: list[GateResult], rollouts: list[Rollout]) -> GatedTask:
+    """The `GatedTask` of `gates` (accepted when every gate passed) and `rollouts`."""
     failed = [g for g in gates if not g.passed]
     difficulty = next((g.evidence.get("label") for g in gates if g.name == "difficulty"), None)
     return GatedTask(

@@ -14,18 +14,28 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from envpipeline.llm import LLM
-from envpipeline.models.world_task import GatedTask, WorldTask
+from envpipeline.models.task import GateResult
+from envpipeline.models.world_task import GatedTask, Rollout, WorldTask
 from envpipeline.policies.base import Policy
 from envpipeline.worlds.build import build_world
-from envpipeline.worlds.gates import GateConfig, gate_task
+from envpipeline.worlds.gates import (
+    GateConfig,
+    diversity_gate,
+    gate_task,
+    gated_record,
+    gates_after_diversity,
+)
 from envpipeline.worlds.judge_panel import judge_kappas, uninformative_judges
 from envpipeline.worlds.masking import EntityLexicon, default_lexicon
 from envpipeline.worlds.metrics import cohen_kappa, diversity_report
 from envpipeline.worlds.personas import propose_personas
+from envpipeline.worlds.rollout_services import ServicePool, sharing
 from envpipeline.worlds.state import day_path
 from envpipeline.worlds.tasks import generate_tasks, load_persona, task_text
 from envpipeline.worlds.templates import all_templates
@@ -111,7 +121,29 @@ def gate_all(
     policy: Policy | None = None,
 ) -> list[GatedTask]:
     """Gate candidates in order (rollouts by `policy`, default scripted); the diversity gate
-    compares with the ones accepted so far."""
+    compares with the ones accepted so far.
+
+    Up to `config.task_workers` tasks run their later gates at once, ahead of their turn, when
+    they pass the diversity gate against the tasks accepted so far (accepting more can only
+    reject them, never admit one that failed); each task's diversity gate is then decided in
+    order, so the records are those of gating one task after another. With
+    `config.reuse_services`, scripted rollouts share pooled servers and sandbox sessions."""
+    config = config or GateConfig()
+    with ExitStack() as stack:
+        if config.reuse_services:
+            stack.enter_context(sharing(stack.enter_context(ServicePool())))
+        if config.task_workers <= 1:
+            return _gate_one_by_one(candidates, work, llm, config, policy)
+        return _gate_ahead(candidates, work, llm, config, policy)
+
+
+def _gate_one_by_one(
+    candidates: list[tuple[WorldTask, Path]],
+    work: Path,
+    llm: LLM | None,
+    config: GateConfig,
+    policy: Policy | None,
+) -> list[GatedTask]:
     gated: list[GatedTask] = []
     accepted: list[str] = []
     for task, day_dir in candidates:
@@ -119,6 +151,42 @@ def gate_all(
         gated.append(record)
         if record.status == "accepted":
             accepted.append(task_text(task))
+    return gated
+
+
+def _gate_ahead(
+    candidates: list[tuple[WorldTask, Path]],
+    work: Path,
+    llm: LLM | None,
+    config: GateConfig,
+    policy: Policy | None,
+) -> list[GatedTask]:
+    gated: list[GatedTask] = []
+    accepted: list[str] = []
+    ahead: dict[int, Future[tuple[list[GateResult], list[Rollout]]]] = {}
+    launched = 0
+    with ThreadPoolExecutor(max_workers=config.task_workers) as pool:
+        for index, (task, day_dir) in enumerate(candidates):
+            while launched < len(candidates) and launched < index + config.task_workers:
+                later, later_day = candidates[launched]
+                if diversity_gate(later, accepted, config.diversity_threshold).passed:
+                    ahead[launched] = pool.submit(
+                        gates_after_diversity, later, later_day, work, llm, config, None, policy
+                    )
+                launched += 1
+            diversity = diversity_gate(task, accepted, config.diversity_threshold)
+            future = ahead.pop(index, None)
+            if not diversity.passed:
+                if future is not None:
+                    future.cancel()
+                gated.append(gated_record(task, [diversity], []))
+                continue
+            if future is None:  # cannot happen (see above); gate it now rather than trust that
+                future = pool.submit(gates_after_diversity, task, day_dir, work, llm, config, None, policy)
+            gates, rollouts = future.result()
+            gated.append(record := gated_record(task, [diversity, *gates], rollouts))
+            if record.status == "accepted":
+                accepted.append(task_text(task))
     return gated
 
 
