@@ -1,0 +1,126 @@
+"""WildAWM gating throughput: the old settings (baseline) and the new ones, in the same run.
+
+Builds the worlds (not timed), takes the first M candidate tasks and gates them twice with
+`pipeline.gate_all`:
+
+  baseline  one task at a time, web + MCP servers and a sandbox session started per rollout
+            (``GateConfig(task_workers=1, reuse_services=False)``: main's behaviour)
+  new       pooled servers and sandbox sessions, `--task-workers` tasks gated at once (default config)
+
+Each is preceded by a one-task warm-up (imports, image tree lookup, sandbox helper), not counted.
+Printed per setting: tasks/min (wall), wall and CPU seconds (this process's threads plus its
+reaped children), tasks per CPU-minute, process spawns started by this process (subprocess.Popen),
+and the new/baseline ratios; then whether both settings took the same decisions (every record
+but the rollouts' seconds). The machine may be shared: the load average is printed beside them.
+
+Usage: python bench/world_gating.py [--tasks 8] [--personas 1] [--days 3] [--seed 3]
+                                    [--task-workers 4] [--root /dev/shm]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from envpipeline.models.world_task import GatedTask, WorldTask
+from envpipeline.worlds.build import build_world
+from envpipeline.worlds.gates import GateConfig
+from envpipeline.worlds.personas import propose_personas
+from envpipeline.worlds.pipeline import gate_all, world_candidates
+
+SPAWNS = [0]
+_popen_init = subprocess.Popen.__init__
+
+
+def _counting_init(self: subprocess.Popen, *args: Any, **kwargs: Any) -> None:
+    SPAWNS[0] += 1
+    _popen_init(self, *args, **kwargs)
+
+
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _decisions(gated: list[GatedTask]) -> list[dict[str, Any]]:
+    rows = []
+    for record in gated:
+        row = record.model_dump(mode="json")
+        for rollout in row["rollouts"]:
+            rollout.pop("seconds")
+        rows.append(row)
+    return rows
+
+
+def measure(
+    name: str, candidates: list[tuple[WorldTask, Path]], work: Path, config: GateConfig
+) -> dict[str, Any]:
+    """Warm up on one task, then gate `candidates` and return the figures."""
+    gate_all(candidates[:1], work / "warm-up", config=config)
+    SPAWNS[0] = 0
+    wall0, cpu0 = time.perf_counter(), _cpu()
+    gated = gate_all(candidates, work / name, config=config)
+    wall, cpu = time.perf_counter() - wall0, _cpu() - cpu0
+    n = len(gated)
+    return {
+        "name": name,
+        "tasks": n,
+        "accepted": sum(g.status == "accepted" for g in gated),
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "tasks_per_min": n / wall * 60,
+        "tasks_per_cpu_min": n / cpu * 60 if cpu else 0.0,
+        "spawns": SPAWNS[0],
+        "spawns_per_task": SPAWNS[0] / n if n else 0.0,
+        "load": os.getloadavg()[0],
+        "decisions": _decisions(gated),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=8, help="M: candidate tasks gated per setting")
+    parser.add_argument("--personas", type=int, default=1)
+    parser.add_argument("--days", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--per-day", type=int, default=3, help="candidate tasks per world day")
+    parser.add_argument("--task-workers", type=int, default=GateConfig().task_workers)
+    parser.add_argument("--root", default=None, help="folder for worlds and gate work (default: temp)")
+    args = parser.parse_args()
+
+    subprocess.Popen.__init__ = _counting_init  # count spawns from here on
+    with tempfile.TemporaryDirectory(prefix="world-gating-", dir=args.root) as tmp:
+        root = Path(tmp)
+        candidates: list[tuple[WorldTask, Path]] = []
+        personas, _ = propose_personas(args.personas, args.seed)
+        for persona in personas:
+            build = build_world(persona, args.days, root / "worlds", live_health=False, replay=False)
+            if build.passed:
+                candidates += world_candidates(Path(build.root), list(range(1, args.days + 1)), args.per_day)
+        candidates = candidates[: args.tasks]
+        print(
+            f"{len(candidates)} candidate tasks from {len(personas)} world(s); {os.cpu_count()} CPUs visible"
+        )
+        baseline = measure("baseline", candidates, root, GateConfig(task_workers=1, reuse_services=False))
+        new = measure("new", candidates, root, GateConfig(task_workers=args.task_workers))
+    for r in (baseline, new):
+        print(
+            f"{r['name']:9s} {r['tasks']} tasks ({r['accepted']} accepted): {r['tasks_per_min']:7.1f} tasks/min, "
+            f"wall {r['wall_s']:6.2f} s, CPU {r['cpu_s']:6.2f} s ({r['tasks_per_cpu_min']:6.1f} tasks/CPU-min), "
+            f"{r['spawns']} spawns ({r['spawns_per_task']:.1f}/task), load avg {r['load']:.1f}"
+        )
+    print(
+        f"new / baseline: {new['tasks_per_min'] / baseline['tasks_per_min']:.2f}x tasks/min (wall), "
+        f"{baseline['cpu_s'] / new['cpu_s']:.2f}x less CPU, "
+        f"{baseline['spawns'] / max(new['spawns'], 1):.2f}x fewer spawns"
+    )
+    print(f"same decisions (every record but rollout seconds): {new['decisions'] == baseline['decisions']}")
+
+
+if __name__ == "__main__":
+    main()

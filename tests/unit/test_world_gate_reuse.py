@@ -1,0 +1,84 @@
+"""Fast world gating (pooled servers and sandbox sessions, tasks gated ahead of their turn) decides
+exactly what gating one task after another with fresh interfaces per rollout decides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from envpipeline.models.world_task import GatedTask
+from envpipeline.sandbox.local import LocalSandbox
+from envpipeline.worlds.build import build_world
+from envpipeline.worlds.gates import GateConfig
+from envpipeline.worlds.personas import generate_persona
+from envpipeline.worlds.pipeline import gate_all, world_candidates
+from envpipeline.worlds.rollout_services import ServicePool
+from tests.world_fixture import make_day
+
+#: The slow reference: one task at a time, web/MCP servers and a sandbox session per rollout.
+ONE_BY_ONE = GateConfig(task_workers=1, reuse_services=False)
+
+
+def _decisions(gated: list[GatedTask]) -> list[dict]:
+    """Every record as JSON, without the rollouts' wall-clock seconds."""
+    rows = []
+    for record in gated:
+        row = record.model_dump(mode="json")
+        for rollout in row["rollouts"]:
+            rollout.pop("seconds")
+        rows.append(row)
+    return rows
+
+
+def test_pooled_gating_ahead_of_turn_decides_what_one_by_one_gating_decides(tmp_path):
+    build = build_world(generate_persona(0, 3), 2, tmp_path / "worlds", live_health=False, replay=False)
+    assert build.passed
+    candidates = world_candidates(Path(build.root), [1, 2], 1)
+    first, day = candidates[0]
+    # a near-duplicate of the first task: gated ahead of its turn (nothing is accepted yet when it
+    # starts), it must still be rejected by the diversity gate once the first task is accepted
+    candidates.append((first.model_copy(update={"task_id": first.task_id + "-again"}), day))
+    fast = gate_all(candidates, tmp_path / "fast")
+    slow = gate_all(candidates, tmp_path / "slow", config=ONE_BY_ONE)
+    assert _decisions(fast) == _decisions(slow)
+    assert fast[0].status == "accepted" and len(fast[0].rollouts) == 6
+    again = fast[-1]
+    assert again.status == "rejected" and [g.name for g in again.gates] == ["diversity"]
+    assert not again.rollouts
+
+
+def test_a_pooled_slot_serves_only_the_day_it_was_last_bound_to(tmp_path):
+    first, second = make_day(tmp_path / "a"), make_day(tmp_path / "b")
+    (first / "home" / "only-in-a.txt").write_text("a\n")
+    with ServicePool() as pool:
+        sandboxed = isinstance(pool.sandbox, LocalSandbox)  # else a direct shell: /tmp is the host's
+        with pool.lease(first) as slot:
+            slot.shell.run(("echo left > /tmp/left-behind; " if sandboxed else "") + "echo stray > stray.txt")
+            assert (first / "home" / "stray.txt").read_text() == "stray\n"
+        with pool.lease(second) as again:
+            assert again is slot  # the idle slot is reused, rebound to the second day
+            assert again.store.day_dir == second.resolve()
+            listing = again.shell.run("ls -A /app; ls -A /tmp" if sandboxed else "ls -A").stdout.split()
+            with pool.lease(first) as other:
+                assert other is not again  # a slot in use is never handed out twice
+    assert "only-in-a.txt" not in listing and "stray.txt" not in listing
+    assert "left-behind" not in listing
+    assert not (second / "home" / "stray.txt").exists()
+
+
+@pytest.mark.skipif(not LocalSandbox.available(), reason="needs the local sandbox")
+def test_a_pooled_shell_outlives_the_thread_that_first_used_it(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    day = make_day(tmp_path / "a")
+    with ServicePool() as pool:
+
+        def touch(name: str) -> int | None:
+            with pool.lease(day) as slot:
+                return slot.shell.run(f"touch {name}").exit_code
+
+        for name in ("one", "two"):  # each in a thread that ends before the next lease
+            with ThreadPoolExecutor(max_workers=1) as worker:
+                assert worker.submit(touch, name).result() == 0
+    assert {"one", "two"} <= {p.name for p in (day / "home").iterdir()}
