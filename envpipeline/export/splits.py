@@ -24,13 +24,15 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import Annotated, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Literal, cast
 
-from datasketch import MinHash, MinHashLSH
 from pydantic import Field, model_validator
 
 from envpipeline.models.dataset import AcceptedTask
 from envpipeline.models.task import Strict
+
+if TYPE_CHECKING:  # datasketch pulls in scipy (seconds): imported where the LSH runs
+    from datasketch import MinHash
 
 SplitName = Literal["sft", "rl", "eval"]
 SPLITS: tuple[SplitName, ...] = ("sft", "rl", "eval")
@@ -121,12 +123,16 @@ def lsh_bands(threshold: float, num_perm: int = NUM_PERM, miss: float = MISS_PRO
 
 
 def _minhashes(grams: Sequence[frozenset[tuple[str, ...]]]) -> list[MinHash]:
+    from datasketch import MinHash
+
     encoded = [[" ".join(g).encode() for g in gs] for gs in grams]
     return MinHash.bulk(encoded, num_perm=NUM_PERM, seed=1)
 
 
 def candidate_pairs(grams: Sequence[frozenset[tuple[str, ...]]], threshold: float) -> set[tuple[int, int]]:
     """Index pairs (i < j) that MinHash LSH says may reach `threshold` (a superset, to be confirmed)."""
+    from datasketch import MinHashLSH
+
     lsh = MinHashLSH(num_perm=NUM_PERM, params=lsh_bands(threshold))
     found: set[tuple[int, int]] = set()
     for i, minhash in enumerate(_minhashes(grams)):
