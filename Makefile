@@ -90,7 +90,10 @@ lint: $(STAMP) ## ruff check, ruff format --check, and basedpyright (standard) o
 	$(BIN)/basedpyright
 
 ui: $(STAMP) ## the Dagster UI with run history kept in ./dagster_home
-	mkdir -p dagster_home && cp -n dagster.yaml dagster_home/dagster.yaml || true
+	@# the instance settings follow dagster.yaml while the copy keeps its envpipeline-managed line
+	mkdir -p dagster_home
+	if [ ! -f dagster_home/dagster.yaml ] || grep -q envpipeline-managed dagster_home/dagster.yaml; then \
+		cp dagster.yaml dagster_home/dagster.yaml; fi
 	DAGSTER_HOME=$(CURDIR)/dagster_home ENVPIPELINE_HOME=$${ENVPIPELINE_HOME:-$(CURDIR)/data} \
 		$(BIN)/dagster dev -w workspace.yaml
 

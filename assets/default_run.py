@@ -1,8 +1,14 @@
 """The default job: materialize the whole asset graph offline as real Dagster runs, then summarize.
 
-Dynamic partitions cannot share one run, so the graph is materialized as a sequence of runs on
-the persistent instance (``DAGSTER_HOME``, default ``<repo>/dagster_home``): the library, one run
-per composition batch, then the catalog. Every run shows up in the Dagster UI (`make ui`).
+The graph is a plan of stages (`default_plan`): the library, the composition batches, the
+terminal seeds, the selector, the forge bundles, the personas' worlds, the datasets and the
+catalog. `envpipeline run` submits it to the persistent instance (``DAGSTER_HOME``, default
+``<repo>/dagster_home``): every run goes through the instance's run queue and is launched by the
+daemon in its own process, independent stages side by side (`assets.launch`). Every run shows up
+in the Dagster UI (`make ui`) with its partition.
+
+``--serial`` keeps the old way for comparison (`bench/default_run.py`): the same stages one run
+after another, each executed in this process.
 
 Started by ``envpipeline run`` as ``python -m assets.default_run --home DIR ... --summary FILE``;
 the data folder reaches the resources through each run's config, never through the environment.
@@ -12,7 +18,10 @@ import argparse
 import json
 import os
 import shutil
+import signal
+import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +30,55 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 OWNER_TAG = "envpipeline/owner"
 
 
+MANAGED_MARK = "envpipeline-managed"
+#: Run config that executes a run's steps one after another in its own process.
+IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
+
+
 def _prepare_instance_home() -> Path:
+    """DAGSTER_HOME with this project's instance settings (refreshed while the copy is ours)."""
     dagster_home = Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / "dagster_home").resolve()
     dagster_home.mkdir(parents=True, exist_ok=True)
-    config = dagster_home / "dagster.yaml"
-    if not config.exists() and (REPO_ROOT / "dagster.yaml").exists():
-        shutil.copy(REPO_ROOT / "dagster.yaml", config)
+    config, template = dagster_home / "dagster.yaml", REPO_ROOT / "dagster.yaml"
+    ours = not config.exists() or MANAGED_MARK in config.read_text()
+    if ours and template.exists() and (not config.exists() or config.read_text() != template.read_text()):
+        shutil.copy(template, config)
     os.environ["DAGSTER_HOME"] = str(dagster_home)
     return dagster_home
+
+
+def default_plan(
+    batch_keys: list[str], seed_keys: list[str], run_config: dict[str, Any], batch_config: dict[str, Any]
+) -> list[Any]:
+    """The default job's stages, in an order that respects the asset graph (checked by a test).
+
+    Priorities put the longest chain (seeds -> selector -> forge bundles -> export) first in the queue."""
+    from assets.launch import Stage
+    from assets.worlds import PERSONA_PARTITIONS
+
+    def persona_keys(instance: Any) -> list[str]:
+        return list(instance.get_dynamic_partitions(PERSONA_PARTITIONS))
+
+    return [
+        Stage("library", "library_job", run_config=run_config, priority=3),
+        Stage("seeds", "seed_job", seed_keys, run_config=run_config, priority=2),
+        Stage("personas", "personas_job", run_config=run_config, priority=2),
+        Stage("selector", "selector_job", after=("seeds",), run_config=run_config, priority=2),
+        Stage("forge_bundles", "forge_bundle_job", seed_keys, ("selector",), run_config, priority=2),
+        Stage(
+            "forge_export", "forge_export_job", after=("forge_bundles",), run_config=run_config, priority=2
+        ),
+        Stage("worlds", "persona_world_job", persona_keys, ("personas",), run_config, priority=1),
+        Stage("gated_tasks", "gated_tasks_job", after=("worlds",), run_config=run_config, priority=1),
+        Stage("compose", "compose_batch_job", batch_keys, ("library",), batch_config),
+        Stage(
+            "datasets",
+            "datasets_job",
+            after=("compose", "forge_export", "gated_tasks"),
+            run_config=run_config,
+        ),
+        Stage("catalog", "catalog_job", after=("datasets",), run_config=run_config),
+    ]
 
 
 def run_default_job(
@@ -37,30 +87,32 @@ def run_default_job(
     candidates_per_batch: int = 50,
     seeds_per_family: int = 1,
     console: Any = None,
+    serial: bool = False,
+    retries: int = 1,
 ) -> dict[str, Any]:
-    """Run library -> compose batches -> catalog on the persistent instance; return a summary."""
+    """Run the default plan on the persistent instance (queued, or `serial` in this process); a summary."""
     dagster_home = _prepare_instance_home()
     from dagster import DagsterInstance
 
     from assets.compose import COMPOSITION_BATCHES
-    from assets.definitions import defs
     from assets.terminal import TERMINAL_SEEDS
-    from assets.worlds import PERSONA_PARTITIONS
-    from envpipeline.compose.recording import summarize
-    from envpipeline.redteam.summary import red_team_summary, stored_outcomes, terminal_red_team_summary
-    from envpipeline.store.lake import Lake
-    from envpipeline.store.records import row_to_task
-    from envpipeline.store.tables import GATED_WORLD_TASKS
     from envpipeline.terminal.seeds import default_procedural_keys, discover_seed_folders
 
     keys = [f"batch-{i:04d}" for i in range(batches)]
     lake_home = Path(home)
     seed_keys = default_procedural_keys(seeds_per_family) + sorted(discover_seed_folders(lake_home / "seeds"))
-    runs = 0
     quiet = {
         "loggers": {"console": {"config": {"log_level": "WARNING"}}},
         "resources": {"store": {"config": {"home": str(home)}}},
     }
+    batch_config = {
+        **quiet,
+        "resources": {
+            **quiet["resources"],
+            "composer": {"config": {"candidates_per_batch": candidates_per_batch}},
+        },
+    }
+    plan = default_plan(keys, seed_keys, quiet, batch_config)
     with DagsterInstance.get() as instance:
         for run_id in fail_dead_runs(instance):
             if console is not None:
@@ -68,40 +120,107 @@ def run_default_job(
                     f"[yellow]dagster[/] run {run_id} was left STARTED by a killed process: marked failed"
                 )
         instance.add_dynamic_partitions(COMPOSITION_BATCHES, keys)
-        _execute(defs, "library_job", instance, None, console, quiet)
-        runs += 1
-        batch_config = {
-            **quiet,
-            "resources": {
-                **quiet["resources"],
-                "composer": {"config": {"candidates_per_batch": candidates_per_batch}},
-            },
-        }
-        for key in keys:
-            _execute(defs, "compose_batch_job", instance, key, console, batch_config)
-            runs += 1
         instance.add_dynamic_partitions(TERMINAL_SEEDS, seed_keys)
-        for key in seed_keys:
-            _execute(defs, "terminal_seed_job", instance, key, console, quiet)
-            _execute(defs, "pass_rate_job", instance, key, console, quiet)
-            runs += 2
-        _execute(defs, "selector_job", instance, None, console, quiet)
-        runs += 1
-        for key in seed_keys:
-            _execute(defs, "forge_bundle_job", instance, key, console, quiet)
+        if serial:
+            runs, failed = _run_serially(plan, instance, console), {}
+        else:
+            result = _run_queued(plan, instance, console, retries)
+            runs, failed = result.runs, {**result.failed, **{s: [] for s in result.skipped}}
+    summary = summarize_home(home, keys, seed_keys)
+    summary.update(
+        {
+            "dagster_home": str(dagster_home),
+            "runs": runs,
+            "mode": "serial" if serial else "queued",
+            "failed_runs": failed,
+            "candidates_per_batch": candidates_per_batch,
+        }
+    )
+    return summary
+
+
+def _run_serially(plan: list[Any], instance: Any, console: Any) -> int:
+    """Today's baseline: every stage's runs one after another, executed in this process."""
+    from assets.definitions import defs
+
+    runs = 0
+    for stage in plan:
+        for key in stage.partition_keys(instance):
+            _execute(defs, stage.job, instance, key, console, stage.run_config)
             runs += 1
-        _execute(defs, "forge_export_job", instance, None, console, quiet)
-        runs += 1
-        _execute(defs, "personas_job", instance, None, console, quiet)
-        runs += 1
-        for persona_id in instance.get_dynamic_partitions(PERSONA_PARTITIONS):
-            _execute(defs, "persona_world_job", instance, persona_id, console, quiet)
-            runs += 1
-        _execute(defs, "gated_tasks_job", instance, None, console, quiet)
-        _execute(defs, "datasets_job", instance, None, console, quiet)
-        runs += 2
-        _execute(defs, "catalog_job", instance, None, console, quiet)
-        runs += 1
+    return runs
+
+
+def _run_queued(plan: list[Any], instance: Any, console: Any, retries: int) -> Any:
+    """Submit the plan to the run queue; the daemon launches the runs; show progress until done."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from assets.launch import RunSubmitter, abandon_stale_runs, run_plan, running_daemon
+    from envpipeline.sandbox.ownership import owner
+
+    workspace = REPO_ROOT / "workspace.yaml"
+    # Concurrency comes from concurrent runs: the multiprocess executor would start a Python process
+    # and import the project (~3.5 s of CPU) for every step, more than most steps take here.
+    plan = [replace(stage, run_config={**stage.run_config, **IN_PROCESS}) for stage in plan]
+
+    def log(message: str) -> None:
+        if console is not None:
+            console.print(f"[bold]dagster[/] {message}")
+
+    progress = Progress(
+        TextColumn("[bold]dagster runs[/]"),
+        BarColumn(),
+        TextColumn("{task.fields[line]}"),
+        TimeElapsedColumn(),
+        console=console,
+        disable=console is None,
+    )
+    bar = progress.add_task("runs", total=None, line="starting")
+
+    def show(counts: dict[str, int]) -> None:
+        progress.update(
+            bar,
+            completed=counts["done"] + counts["failed"],
+            total=max(counts["known"], 1),
+            line=(
+                f"{counts['done']} done, {counts['running']} running, {counts['queued']} queued, "
+                f"{counts['failed']} failed; {counts['materializations']} assets materialized"
+            ),
+        )
+
+    for run_id in abandon_stale_runs(instance):
+        log(f"[yellow]run {run_id}[/] of an earlier plan was left behind by a stopped daemon: marked failed")
+    with running_daemon(instance, workspace, log) as daemon:
+        submitter = RunSubmitter(instance, workspace)
+        try:
+            with progress:
+                result = run_plan(
+                    instance,
+                    submitter,
+                    plan,
+                    retries=retries,
+                    progress=show,
+                    log=log,
+                    tags={OWNER_TAG: owner()},
+                    daemon=daemon,
+                )
+        finally:
+            submitter.close()
+    for label, run_ids in result.failed.items():
+        log(f"[red]failed[/] {label}: runs {', '.join(run_ids)} (see them in the UI)")
+    for name in result.skipped:
+        log(f"[yellow]skipped[/] stage {name}: a stage it waits for failed")
+    return result
+
+
+def summarize_home(home: Path, keys: list[str], seed_keys: list[str]) -> dict[str, Any]:
+    """Today's figures, read back from the lake of `home`."""
+    from envpipeline.compose.recording import summarize
+    from envpipeline.redteam.summary import red_team_summary, stored_outcomes, terminal_red_team_summary
+    from envpipeline.store.lake import Lake
+    from envpipeline.store.records import row_to_task
+    from envpipeline.store.tables import GATED_WORLD_TASKS
+
     lake = Lake(home)
     verified = [row_to_task(r) for key in keys for r in lake.read("verified_composed_tasks", key)]
     groups = [r for key in keys for r in lake.read("composed_rollouts", key)]
@@ -171,11 +290,8 @@ def run_default_job(
             "zero_signal": sum(bool(r["zero_signal"]) for r in groups),
         },
         "home": str(home),
-        "dagster_home": str(dagster_home),
-        "runs": runs,
         "asset_rows": {asset: len(lake.read(asset)) for asset in lake.assets()},
         "compose": summarize(verified),
-        "candidates_per_batch": candidates_per_batch,
     }
 
 
@@ -187,11 +303,20 @@ def fail_dead_runs(instance: Any) -> list[str]:
 
     now = time.time()
     failed = []
-    active = RunsFilter(statuses=[DagsterRunStatus.STARTING, DagsterRunStatus.STARTED])
+    active = RunsFilter(
+        statuses=[
+            DagsterRunStatus.QUEUED,
+            DagsterRunStatus.NOT_STARTED,
+            DagsterRunStatus.STARTING,
+            DagsterRunStatus.STARTED,
+        ]
+    )
     for run in instance.get_runs(filters=active):
         launcher = run.tags.get(OWNER_TAG)
         if launcher and owner_gone(launcher, "", now):
-            instance.report_run_failed(run, message=f"the process that ran it ({launcher}) is gone")
+            instance.report_run_failed(
+                run, message=f"the process that ran or submitted it ({launcher}) is gone"
+            )
             failed.append(run.run_id)
     return failed
 
@@ -222,7 +347,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--candidates-per-batch", type=int, default=50)
     parser.add_argument("--seeds-per-family", type=int, default=1)
     parser.add_argument("--summary", type=Path, required=True, help="where to write the summary JSON")
+    parser.add_argument(
+        "--serial", action="store_true", help="the old way: every run in this process, one after another"
+    )
+    parser.add_argument("--retries", type=int, default=1, help="times a failed run is submitted again")
     args = parser.parse_args(argv)
+    # a terminated run stops the daemon it started (the `finally` blocks run on SystemExit)
+    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     from rich.console import Console
 
     summary = run_default_job(
@@ -231,6 +362,8 @@ def main(argv: list[str] | None = None) -> None:
         candidates_per_batch=args.candidates_per_batch,
         seeds_per_family=args.seeds_per_family,
         console=Console(stderr=True),
+        serial=args.serial,
+        retries=args.retries,
     )
     args.summary.write_text(json.dumps(summary, indent=2, sort_keys=True, default=str))
 

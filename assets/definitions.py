@@ -76,6 +76,11 @@ compose_batch_job = define_asset_job(
     selection=AssetSelection.assets(composed_task_specs, verified_composed_tasks, composed_rollouts),
     description="Draft, verify and roll out one composition batch.",
 )
+seed_job = define_asset_job(
+    "seed_job",
+    selection=AssetSelection.assets(terminal_seeds, seed_verification, seed_pass_rates),
+    description="One seed end to end: its bundle, static checks, gold verification and pass rate.",
+)
 catalog_job = define_asset_job(
     "catalog_job", selection=AssetSelection.assets(catalog), description="Refresh views."
 )
@@ -127,6 +132,7 @@ defs = Definitions(
         library_job,
         compose_batch_job,
         terminal_seed_job,
+        seed_job,
         seed_verification_job,
         pass_rate_job,
         selector_job,

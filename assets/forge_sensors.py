@@ -19,6 +19,7 @@ from dagster import (
 )
 
 from assets.forge import pass_rate_job, selector_job
+from assets.launch import plan_in_progress
 
 PENDING = [
     DagsterRunStatus.QUEUED,
@@ -37,6 +38,8 @@ def _newest(context: SensorEvaluationContext, asset: str) -> int | None:
 @sensor(job=selector_job, minimum_interval_seconds=60, default_status=DefaultSensorStatus.RUNNING)
 def forge_reselect_sensor(context: SensorEvaluationContext) -> RunRequest | SkipReason:
     """One re-selection after every batch of pass-rate runs (see the module docstring)."""
+    if plan_in_progress(context.instance):
+        return SkipReason("an `envpipeline run` plan is in progress; it materializes these assets itself")
     rates = _newest(context, "seed_pass_rates")
     if rates is None:
         return SkipReason("no pass rate estimated yet")

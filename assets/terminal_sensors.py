@@ -16,6 +16,7 @@ from dagster import (
     sensor,
 )
 
+from assets.launch import plan_in_progress
 from assets.terminal import TERMINAL_SEEDS, seed_verification, terminal_seed_partitions, terminal_seeds
 from envpipeline.terminal.seeds import discover_seed_folders, source_fingerprint
 from envpipeline.terminal.verify import VERIFIER_VERSION, bundle_fingerprint
@@ -37,6 +38,8 @@ seed_verification_job = define_asset_job(
 @sensor(job=terminal_seed_job, minimum_interval_seconds=30, default_status=DefaultSensorStatus.RUNNING)
 def seed_folder_sensor(context: SensorEvaluationContext, store: LakeResource) -> SensorResult | SkipReason:
     """Watch `<home>/seeds/` for bundles: new ones become partitions and runs; changed ones rerun."""
+    if plan_in_progress(context.instance):
+        return SkipReason("an `envpipeline run` plan is in progress; it materializes these assets itself")
     folders = discover_seed_folders(store.seeds_folder)
     seen: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
     current = {key: bundle_fingerprint(path) for key, path in folders.items()}
@@ -80,6 +83,8 @@ def reverification_sensor(
     context: SensorEvaluationContext, store: LakeResource, sandbox: SandboxResource
 ) -> SensorResult | SkipReason:
     """Re-verify seeds when the verifier's code version, the base image or a bundle's inputs change."""
+    if plan_in_progress(context.instance):
+        return SkipReason("an `envpipeline run` plan is in progress; it materializes these assets itself")
     keys = list(context.instance.get_dynamic_partitions(TERMINAL_SEEDS))
     environment = sandbox.fingerprint()
     stale = stale_seeds(store, keys, environment)

@@ -65,8 +65,31 @@ def project_folder(start: Path | None = None) -> Path:
     type=click.IntRange(min=1),
     help="Procedural terminal seeds per family.",
 )
-def run_command(home: Path | None, batches: int, candidates_per_batch: int, seeds_per_family: int) -> None:
-    """Materialize the whole asset graph offline with Dagster and print a summary."""
+@click.option(
+    "--retries",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Times a failed run is submitted again before its stage counts as failed.",
+)
+@click.option(
+    "--serial",
+    is_flag=True,
+    help="Run every run in one process, one after another (the old way; no run queue, no daemon).",
+)
+def run_command(
+    home: Path | None,
+    batches: int,
+    candidates_per_batch: int,
+    seeds_per_family: int,
+    retries: int,
+    serial: bool,
+) -> None:
+    """Materialize the whole asset graph offline with Dagster and print a summary.
+
+    The runs go through the instance's run queue (DAGSTER_HOME, default <checkout>/dagster_home):
+    the daemon (started here when none is running) launches them, independent ones side by side;
+    every run shows in the Dagster UI with its partition."""
     folder = project_folder()
     home_folder = resolve_home(home, writable=True)
     with tempfile.TemporaryDirectory(prefix="envpipeline-run-") as scratch:
@@ -77,8 +100,9 @@ def run_command(home: Path | None, batches: int, candidates_per_batch: int, seed
             "--batches", str(batches),
             "--candidates-per-batch", str(candidates_per_batch),
             "--seeds-per-family", str(seeds_per_family),
+            "--retries", str(retries),
             "--summary", str(summary_path),
-        ]  # fmt: skip
+        ] + (["--serial"] if serial else [])  # fmt: skip
         completed = subprocess.run(command, cwd=folder, check=False)
         if completed.returncode != 0 or not summary_path.is_file():
             raise click.ClickException(
@@ -86,6 +110,12 @@ def run_command(home: Path | None, batches: int, candidates_per_batch: int, seed
             )
         summary = json.loads(summary_path.read_text())
     print_summary(summary)
+    failed = summary.get("failed_runs") or {}
+    if failed:
+        raise click.ClickException(
+            f"{len(failed)} run(s) or stage(s) failed after retries: {', '.join(sorted(failed))} "
+            "(the summary above covers what succeeded)"
+        )
 
 
 def print_summary(summary: dict[str, Any]) -> None:
@@ -119,7 +149,8 @@ def print_summary(summary: dict[str, Any]) -> None:
         click.echo(line)
     click.echo(f"lake: {summary['home']}/lake   catalog: {summary['home']}/catalog.duckdb")
     click.echo(
-        f"dagster runs: {summary['runs']} (DAGSTER_HOME={summary['dagster_home']}); `make ui` to browse"
+        f"dagster runs: {summary['runs']} ({summary.get('mode', 'serial')}; "
+        f"DAGSTER_HOME={summary['dagster_home']}); `make ui` to browse"
     )
 
 

@@ -1,0 +1,371 @@
+"""Submit a plan of runs to the instance's run queue and wait for them, with progress.
+
+The default job is a plan: a small graph of *stages*, each one job over zero or more partitions,
+run once the stages it waits for have succeeded. Every run is created from the code location of
+``workspace.yaml`` and submitted to the instance (``DagsterInstance.submit_run``): with the
+``QueuedRunCoordinator`` of ``dagster.yaml`` it joins the run queue, and the daemon launches it in
+its own process, at most ``max_concurrent_runs`` at a time. These are the same runs a user
+launches from the UI, tagged with their partition and with the plan they belong to.
+
+A failed run is submitted again up to ``retries`` times; a stage whose run still fails is reported
+and the stages after it are skipped, while the rest of the plan goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dagster import DagsterInstance, DagsterRun, DagsterRunStatus, RunsFilter
+
+#: Tag of every run a plan submits: the plan's id (one per `envpipeline run`).
+PLAN_TAG = "envpipeline/plan"
+#: Tag of the plan's stage a run belongs to, and of its attempt (1 = first).
+STAGE_TAG = "envpipeline/stage"
+ATTEMPT_TAG = "envpipeline/attempt"
+#: How long to wait for the daemon's first heartbeat before giving up.
+DAEMON_START_TIMEOUT_SEC = 120.0
+#: A daemon heartbeat older than this is a dead daemon.
+DAEMON_HEARTBEAT_MAX_AGE_SEC = 60.0
+POLL_SEC = 0.5
+FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
+PENDING = [
+    DagsterRunStatus.QUEUED,
+    DagsterRunStatus.NOT_STARTED,
+    DagsterRunStatus.STARTING,
+    DagsterRunStatus.STARTED,
+]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One job, run once per partition (or once, unpartitioned) after the stages in `after`.
+
+    `partitions` is a list of keys, or a callable that reads them from the instance when the
+    stage starts (dynamic partitions that an earlier stage adds)."""
+
+    name: str
+    job: str
+    partitions: Sequence[str] | Callable[[DagsterInstance], Sequence[str]] | None = None
+    after: tuple[str, ...] = ()
+    run_config: dict[str, Any] = field(default_factory=dict)
+    priority: int = 0
+
+    def partition_keys(self, instance: DagsterInstance) -> list[str | None]:
+        if self.partitions is None:
+            return [None]
+        keys = self.partitions(instance) if callable(self.partitions) else self.partitions
+        return list(keys)
+
+
+@dataclass
+class _Slot:
+    """One (stage, partition) of the plan and the runs submitted for it."""
+
+    stage: Stage
+    partition: str | None
+    runs: list[str] = field(default_factory=list)
+    status: DagsterRunStatus | None = None
+    materializations: int = 0
+
+    @property
+    def label(self) -> str:
+        return self.stage.job + (f"[{self.partition}]" if self.partition else "")
+
+
+@dataclass
+class PlanResult:
+    """What happened: run ids per (stage, partition), failures and skipped stages."""
+
+    plan_id: str
+    runs: int
+    succeeded: list[str]
+    failed: dict[str, list[str]]
+    skipped: list[str]
+    materializations: int
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.skipped
+
+
+def check_plan(stages: Sequence[Stage]) -> None:
+    """Stage names are unique and every `after` names an earlier stage (so the plan cannot cycle)."""
+    seen: set[str] = set()
+    for stage in stages:
+        if stage.name in seen:
+            raise ValueError(f"stage {stage.name!r} appears twice in the plan")
+        unknown = [a for a in stage.after if a not in seen]
+        if unknown:
+            raise ValueError(f"stage {stage.name!r} waits for {unknown}, which are not earlier stages")
+        seen.add(stage.name)
+
+
+class RunSubmitter:
+    """Creates runs of the workspace's jobs and submits them to the instance (as the UI does)."""
+
+    def __init__(self, instance: DagsterInstance, workspace_file: Path) -> None:
+        from dagster import __version__
+        from dagster._core.workspace.context import WorkspaceProcessContext
+        from dagster._core.workspace.load_target import WorkspaceFileTarget
+
+        self.instance = instance
+        self._process = WorkspaceProcessContext(
+            instance, WorkspaceFileTarget(paths=[str(workspace_file)]), version=__version__
+        )
+        self._context = self._process.create_request_context()
+        [location_name] = self._context.code_location_names
+        self._location = self._context.get_code_location(location_name)
+        [repository] = self._location.get_repositories().values()
+        self._repository = repository
+
+    def close(self) -> None:
+        self._process.__exit__(None, None, None)
+
+    def submit(
+        self, job_name: str, partition: str | None, run_config: dict[str, Any], tags: dict[str, str]
+    ) -> str:
+        """Create one run of `job_name` (for `partition`) and submit it; its run id."""
+        from dagster._core.definitions.selector import JobSubsetSelector
+        from dagster._core.storage.tags import PARTITION_NAME_TAG
+
+        selector = JobSubsetSelector(
+            location_name=self._location.name,
+            repository_name=self._repository.name,
+            job_name=job_name,
+            op_selection=None,
+        )
+        remote_job = self._location.get_job(selector)
+        run_tags = {**remote_job.tags, **tags}
+        if partition is not None:
+            run_tags[PARTITION_NAME_TAG] = partition
+        plan = self._location.get_execution_plan(
+            remote_job, run_config, step_keys_to_execute=None, known_state=None, instance=self.instance
+        )
+        snapshot = plan.execution_plan_snapshot
+        run = self.instance.create_run(
+            job_name=job_name,
+            run_id=None,
+            run_config=run_config,
+            resolved_op_selection=remote_job.resolved_op_selection,
+            step_keys_to_execute=snapshot.step_keys_to_execute,
+            op_selection=None,
+            status=None,
+            root_run_id=None,
+            parent_run_id=None,
+            tags=run_tags,
+            job_snapshot=remote_job.job_snapshot,
+            execution_plan_snapshot=snapshot,
+            parent_job_snapshot=remote_job.parent_job_snapshot,
+            remote_job_origin=remote_job.get_remote_origin(),
+            job_code_origin=remote_job.get_python_origin(),
+            asset_selection=None,
+            asset_check_selection=None,
+            asset_graph=self._repository.asset_graph,
+        )
+        self.instance.submit_run(run.run_id, self._context)
+        return run.run_id
+
+
+def daemon_alive(instance: DagsterInstance, now: float | None = None) -> bool:
+    """The instance's daemon beat recently (its run-queue daemon dequeues submitted runs)."""
+    now = time.time() if now is None else now
+    beats = instance.get_daemon_heartbeats()
+    queue = beats.get("QUEUED_RUN_COORDINATOR")
+    return queue is not None and now - queue.timestamp < DAEMON_HEARTBEAT_MAX_AGE_SEC
+
+
+@contextmanager
+def running_daemon(
+    instance: DagsterInstance, workspace_file: Path, log: Callable[[str], None]
+) -> Iterator[subprocess.Popen[bytes] | None]:
+    """The instance's daemon: the one already running, or one started here and stopped at exit."""
+    if daemon_alive(instance):
+        log("using the daemon already running on this instance")
+        yield None
+        return
+    command = [sys.executable, "-m", "dagster._daemon", "run", "-w", str(workspace_file)]  # = dagster-daemon
+    log_file = Path(os.environ["DAGSTER_HOME"]) / "daemon.log"
+    with log_file.open("ab") as out:
+        process = subprocess.Popen(
+            command, cwd=workspace_file.parent, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        deadline = time.monotonic() + DAEMON_START_TIMEOUT_SEC
+        while not daemon_alive(instance):
+            if process.poll() is not None:
+                raise RuntimeError(f"the Dagster daemon exited with {process.returncode}; see {log_file}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the Dagster daemon did not start in {DAEMON_START_TIMEOUT_SEC:.0f} s")
+            time.sleep(POLL_SEC)
+        log(f"started the Dagster daemon (pid {process.pid}; log {log_file})")
+        yield process
+    finally:
+        _stop(process)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+class DaemonStopped(RuntimeError):
+    """The daemon a plan relied on exited while runs were queued or running."""
+
+
+def abandon_stale_runs(instance: DagsterInstance) -> list[str]:
+    """With no daemon alive, no queued or started run of an earlier plan can finish: mark them failed
+    (so the queue and the UI show what happened) and return their ids."""
+    if daemon_alive(instance):
+        return []
+    stale = [run for run in instance.get_runs(filters=RunsFilter(statuses=PENDING)) if PLAN_TAG in run.tags]
+    for run in stale:
+        instance.report_run_failed(run, message="left behind when the daemon that launched it stopped")
+    return [run.run_id for run in stale]
+
+
+def plan_in_progress(instance: DagsterInstance) -> bool:
+    """Some plan's runs are queued or running (sensors hold back while `envpipeline run` works)."""
+    runs = instance.get_runs(filters=RunsFilter(statuses=PENDING), limit=50)
+    return any(PLAN_TAG in run.tags for run in runs)
+
+
+def run_plan(
+    instance: DagsterInstance,
+    submitter: Any,
+    stages: Sequence[Stage],
+    retries: int = 1,
+    progress: Callable[[dict[str, int]], None] | None = None,
+    log: Callable[[str], None] = lambda _: None,
+    tags: dict[str, str] | None = None,
+    daemon: subprocess.Popen[bytes] | None = None,
+) -> PlanResult:
+    """Submit every stage's runs once its predecessors succeeded; wait for all; retry failures.
+
+    `daemon` is the daemon process started for this plan, if any: when it exits, waiting is
+    pointless and `DaemonStopped` says which runs were left (start again: `abandon_stale_runs`)."""
+    check_plan(stages)
+    plan_id = uuid.uuid4().hex[:12]
+    slots: dict[str, list[_Slot]] = {}
+    skipped: list[str] = []
+    run_slot: dict[str, _Slot] = {}
+
+    def submit(slot: _Slot) -> None:
+        run_tags = {
+            **(tags or {}),
+            PLAN_TAG: plan_id,
+            STAGE_TAG: slot.stage.name,
+            ATTEMPT_TAG: str(len(slot.runs) + 1),
+            "dagster/priority": str(slot.stage.priority),
+        }
+        run_id = submitter.submit(slot.stage.job, slot.partition, slot.stage.run_config, run_tags)
+        slot.runs.append(run_id)
+        slot.status = DagsterRunStatus.QUEUED
+        run_slot[run_id] = slot
+
+    def stage_state(name: str) -> str:
+        if name in skipped:
+            return "skipped"
+        if name not in slots:
+            return "waiting"
+        states = [s.status for s in slots[name]]
+        if all(s == DagsterRunStatus.SUCCESS for s in states):
+            return "done"
+        if any(s in (DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED) for s in states):
+            return "failed" if all(s in FINISHED for s in states) else "running"
+        return "running"
+
+    while True:
+        for stage in stages:
+            if stage.name in slots or stage.name in skipped:
+                continue
+            before = [stage_state(a) for a in stage.after]
+            if any(state in ("failed", "skipped") for state in before):
+                skipped.append(stage.name)
+                log(f"skipped {stage.name}: a stage it waits for failed")
+                continue
+            if all(state == "done" for state in before):
+                slots[stage.name] = [_Slot(stage, key) for key in stage.partition_keys(instance)]
+                for slot in slots[stage.name]:
+                    submit(slot)
+        open_runs = [run_id for run_id, slot in run_slot.items() if slot.runs[-1] == run_id]
+        for run_id in open_runs:
+            slot = run_slot[run_id]
+            if slot.status in FINISHED:
+                continue
+            run = instance.get_run_by_id(run_id)
+            if run is None or run.status not in FINISHED:
+                slot.status = run.status if run is not None else slot.status
+                continue
+            slot.status = run.status
+            if run.status == DagsterRunStatus.SUCCESS:
+                slot.materializations += instance.get_run_stats(run_id).materializations
+            elif len(slot.runs) <= retries:
+                log(f"{slot.label}: run {run_id} {run.status.value.lower()}; submitting it again")
+                submit(slot)
+            else:
+                log(f"{slot.label}: run {run_id} {run.status.value.lower()} (no retries left)")
+        every = [slot for group in slots.values() for slot in group]
+        if progress is not None:
+            progress(_counts(every, len(stages), len(skipped)))
+        if daemon is not None and daemon.poll() is not None:
+            unsettled = [s.label for s in every if s.status not in FINISHED]
+            raise DaemonStopped(
+                f"the Dagster daemon exited ({daemon.returncode}) with {len(unsettled)} run(s) unfinished: "
+                f"{', '.join(unsettled[:8])}{' ...' if len(unsettled) > 8 else ''}; run the plan again"
+            )
+        # every submitted run settled and every stage started or skipped: the plan is over (a stage
+        # not started yet has settled predecessors, so the next pass starts or skips it)
+        if all(s.status in FINISHED for s in every) and len(slots) + len(skipped) == len(stages):
+            break
+        time.sleep(POLL_SEC)
+    failed = {
+        slot.label: slot.runs
+        for group in slots.values()
+        for slot in group
+        if slot.status != DagsterRunStatus.SUCCESS
+    }
+    return PlanResult(
+        plan_id=plan_id,
+        runs=len(run_slot),
+        succeeded=[
+            s.label for group in slots.values() for s in group if s.status == DagsterRunStatus.SUCCESS
+        ],
+        failed=failed,
+        skipped=[s.name for s in stages if s.name not in slots],
+        materializations=sum(s.materializations for group in slots.values() for s in group),
+    )
+
+
+def _counts(slots: list[_Slot], stages: int, skipped: int) -> dict[str, int]:
+    status = [s.status for s in slots]
+    return {
+        "done": sum(s == DagsterRunStatus.SUCCESS for s in status),
+        "failed": sum(s in (DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED) for s in status),
+        "queued": sum(s in (DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED) for s in status),
+        "running": sum(s in (DagsterRunStatus.STARTING, DagsterRunStatus.STARTED) for s in status),
+        "known": len(slots),
+        "stages": stages,
+        "skipped_stages": skipped,
+        "materializations": sum(s.materializations for s in slots),
+    }
+
+
+def runs_of_plan(instance: DagsterInstance, plan_id: str) -> list[DagsterRun]:
+    """Every run a plan submitted (newest first)."""
+    return list(instance.get_runs(filters=RunsFilter(tags={PLAN_TAG: plan_id})))

@@ -1,0 +1,107 @@
+"""Default job bench: the queued plan (run queue + daemon, runs side by side) against the serial loop.
+
+Both run the same default job (`python -m assets.default_run`, the command `envpipeline run`
+starts) on fresh data folders and fresh instances, in one process each, alternating
+(serial, queued, serial, queued, ... for --repeats pairs), and print per mode the wall time, the
+CPU time of the whole process tree (daemon, code servers and run workers included, from
+RUSAGE_CHILDREN), the number of Dagster runs, and the speed-up of queued over serial from the
+paired medians. The outputs are compared: rows per asset and the accepted compose tasks must be
+the same in both modes (else the bench says so and exits 1).
+
+Usage: python bench/default_run.py [--repeats 1] [--batches 4] [--candidates-per-batch 50]
+                                   [--seeds-per-family 1] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def one_run(mode: str, root: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """One default job in `mode` ('serial' or 'queued') on fresh folders under `root`."""
+    home, summary = root / f"{mode}-home", root / f"{mode}-summary.json"
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(root / f"{mode}-dagster_home"),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "PYTHONPATH": str(REPO),
+    }
+    command = [
+        sys.executable, "-m", "assets.default_run",
+        "--home", str(home), "--summary", str(summary),
+        "--batches", str(args.batches),
+        "--candidates-per-batch", str(args.candidates_per_batch),
+        "--seeds-per-family", str(args.seeds_per_family),
+    ] + (["--serial"] if mode == "serial" else [])  # fmt: skip
+    cpu0, wall0 = children_cpu(), time.perf_counter()
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
+    wall, cpu = time.perf_counter() - wall0, children_cpu() - cpu0
+    if done.returncode != 0:
+        raise SystemExit(f"{mode} run failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    figures = json.loads(summary.read_text())
+    return {"mode": mode, "wall_s": wall, "cpu_s": cpu, "summary": figures}
+
+
+def outputs(summary: dict[str, Any]) -> dict[str, Any]:
+    """What both modes must agree on."""
+    return {
+        "asset_rows": summary["asset_rows"],
+        "compose_accepted": summary["compose"]["accepted"],
+        "terminal": {k: summary["terminal"][k] for k in ("seeds", "verified", "failed")},
+        "worlds": {k: summary["worlds"][k] for k in ("personas", "days", "accepted_tasks")},
+        "forge": {k: summary["forge"][k] for k in ("accepted", "exported")},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=1, help="pairs of (serial, queued) runs")
+    parser.add_argument("--batches", type=int, default=4)
+    parser.add_argument("--candidates-per-batch", type=int, default=50)
+    parser.add_argument("--seeds-per-family", type=int, default=1)
+    parser.add_argument("--keep", type=Path, help="keep the data folders here")
+    args = parser.parse_args()
+    print(f"cores: {os.cpu_count()}; load average before: {os.getloadavg()}")
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-default-run-") as scratch:
+        base = args.keep or Path(scratch)
+        for repeat in range(args.repeats):
+            for mode in ("serial", "queued"):
+                result = one_run(mode, base / f"r{repeat}", args)
+                results.append(result)
+                print(
+                    f"{mode:>6} #{repeat}: wall {result['wall_s']:7.1f} s  cpu {result['cpu_s']:7.1f} s  "
+                    f"runs {result['summary']['runs']}",
+                    flush=True,
+                )
+        agree = all(outputs(r["summary"]) == outputs(results[0]["summary"]) for r in results)
+    serial = statistics.median(r["wall_s"] for r in results if r["mode"] == "serial")
+    queued = statistics.median(r["wall_s"] for r in results if r["mode"] == "queued")
+    print(f"median wall: serial {serial:.1f} s, queued {queued:.1f} s; speed-up {serial / queued:.2f}x")
+    print(f"load average after: {os.getloadavg()}")
+    print(f"same outputs in both modes: {agree}")
+    if not agree:
+        for r in results:
+            print(r["mode"], json.dumps(outputs(r["summary"]), sort_keys=True))
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()

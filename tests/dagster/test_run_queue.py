@@ -1,0 +1,165 @@
+"""Plans go through the instance's run queue: the daemon launches the runs, side by side.
+
+Against a tiny project (`plan_project/defs.py`) on a fresh instance configured by the repo's
+`dagster.yaml` (QueuedRunCoordinator, two runs at a time), with a real `dagster-daemon`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from dagster import DagsterInstance, DagsterRunStatus
+
+from assets.launch import (
+    ATTEMPT_TAG,
+    DaemonStopped,
+    RunSubmitter,
+    Stage,
+    abandon_stale_runs,
+    check_plan,
+    run_plan,
+    running_daemon,
+    runs_of_plan,
+)
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+WORKSPACE = Path(__file__).resolve().parent / "plan_project" / "workspace.yaml"
+KEYS = ["a", "b", "c"]
+
+
+@pytest.fixture
+def instance(tmp_path, monkeypatch):
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    with DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions("letters", KEYS)
+        yield instance
+
+
+def _plan(out: Path, **folder) -> list[Stage]:
+    out.mkdir(exist_ok=True)
+    config = {
+        "resources": {"folder": {"config": {"path": str(out), **folder}}},
+        "execution": {"config": {"in_process": {}}},
+    }
+    return [
+        Stage("letters", "letters_job", KEYS, run_config=config),
+        Stage("summary", "summary_job", after=("letters",), run_config=config),
+    ]
+
+
+def _run(instance: DagsterInstance, stages: list[Stage], retries: int = 1):
+    with running_daemon(instance, WORKSPACE, print) as daemon:
+        submitter = RunSubmitter(instance, WORKSPACE)
+        try:
+            return run_plan(instance, submitter, stages, retries=retries, daemon=daemon), daemon
+        finally:
+            submitter.close()
+
+
+def test_a_failed_partition_is_submitted_again_and_the_plan_completes(instance, tmp_path):
+    out = tmp_path / "out"
+    result, daemon = _run(instance, _plan(out, fail_once=["b"]))
+    assert result.ok and result.runs == 5 and result.materializations == 4
+    assert (out / "summary.txt").read_text() == "ABC"
+    runs = {
+        (r.job_name, r.tags.get("dagster/partition"), r.tags[ATTEMPT_TAG]): r
+        for r in runs_of_plan(instance, result.plan_id)
+    }
+    assert runs[("letters_job", "b", "1")].status == DagsterRunStatus.FAILURE
+    assert runs[("letters_job", "b", "2")].status == DagsterRunStatus.SUCCESS
+    assert {k[1] for k in runs if k[0] == "letters_job"} == set(KEYS)  # each run carries its partition
+    assert daemon is not None and daemon.poll() is not None  # the daemon it started is stopped
+
+
+def test_a_partition_that_keeps_failing_is_reported_and_the_rest_go_on(instance, tmp_path):
+    out = tmp_path / "out"
+    result, _ = _run(instance, _plan(out, fail_always=["b"]))
+    assert not result.ok
+    assert list(result.failed) == ["letters_job[b]"] and len(result.failed["letters_job[b]"]) == 2
+    assert result.skipped == ["summary"]
+    assert sorted(p.name for p in out.glob("?.txt")) == ["a.txt", "c.txt"]
+    assert not (out / "summary.txt").exists()
+
+
+def test_independent_runs_run_side_by_side_and_no_more_than_the_limit(instance, tmp_path):
+    result, _ = _run(instance, _plan(tmp_path / "out", sleep=10.0))
+    assert result.ok
+    records = instance.get_run_records()
+    spans = [(r.start_time, r.end_time) for r in records if r.dagster_run.job_name == "letters_job"]
+    assert all(start and end for start, end in spans)
+    overlapping = [(a, b) for i, a in enumerate(spans) for b in spans[i + 1 :] if a[0] < b[1] and b[0] < a[1]]
+    assert overlapping, f"no two letters runs overlapped: {spans}"
+    moments = sorted({t for span in spans for t in span})
+    busiest = max(sum(s <= m < e for s, e in spans) for m in moments)
+    assert busiest <= 2  # max_concurrent_runs of dagster.yaml
+
+
+def test_killing_the_daemon_mid_plan_then_starting_again_converges(instance, tmp_path):
+    out = tmp_path / "out"
+    stages = _plan(out, sleep=3.0)
+    outcome: list[BaseException] = []
+    with running_daemon(instance, WORKSPACE, print) as daemon:
+        assert daemon is not None
+        submitter = RunSubmitter(instance, WORKSPACE)
+
+        def go() -> None:
+            try:
+                run_plan(instance, submitter, stages, retries=0, daemon=daemon)
+            except BaseException as stopped:  # noqa: BLE001 - the test inspects it
+                outcome.append(stopped)
+
+        waiting = threading.Thread(target=go)
+        waiting.start()
+        deadline = time.monotonic() + 120
+        while not any(r.status == DagsterRunStatus.STARTED for r in instance.get_runs()):
+            assert time.monotonic() < deadline, "no run started"
+            time.sleep(0.2)
+        os.killpg(daemon.pid, signal.SIGKILL)  # the daemon, its code server and the run workers
+        waiting.join(timeout=60)
+        submitter.close()
+    assert outcome and isinstance(outcome[0], DaemonStopped), outcome
+    assert "run the plan again" in str(outcome[0])
+    left = abandon_stale_runs(instance)
+    assert left  # the queued and started runs of the killed plan
+    assert all(instance.get_run_by_id(r).status == DagsterRunStatus.FAILURE for r in left)
+    result, _ = _run(instance, stages)
+    assert result.ok and (out / "summary.txt").read_text() == "ABC"
+    assert not list(out.glob("*.tmp"))  # nothing torn: every file was written whole or not at all
+
+
+def test_a_plan_must_name_earlier_stages_only():
+    with pytest.raises(ValueError, match="not earlier stages"):
+        check_plan([Stage("b", "summary_job", after=("a",)), Stage("a", "letters_job")])
+    with pytest.raises(ValueError, match="twice"):
+        check_plan([Stage("a", "letters_job"), Stage("a", "summary_job")])
+
+
+def test_the_default_plan_runs_every_asset_after_the_assets_it_reads():
+    from assets.default_run import default_plan
+    from assets.definitions import defs
+
+    plan = default_plan(["batch-0000"], ["seed"], {}, {})
+    check_plan(plan)
+    graph = defs.resolve_asset_graph()
+    produced: dict[str, set] = {}
+    for stage in plan:
+        produced[stage.name] = set(defs.resolve_job_def(stage.job).asset_layer.executable_asset_keys)
+    before: dict[str, set] = {}
+    for stage in plan:
+        before[stage.name] = set().union(*(produced[a] | before[a] for a in stage.after))
+        for key in produced[stage.name]:
+            missing = graph.get(key).parent_keys - produced[stage.name] - before[stage.name]
+            assert not missing, (stage.name, key, missing)
+    everything = set().union(*produced.values())
+    assert everything == {k for k in graph.get_all_asset_keys() if graph.get(k).is_executable}
