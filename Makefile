@@ -52,11 +52,11 @@ test-trainers: $(TRAINERS_STAMP) ## the tests that need the real trainer librari
 	HF_HUB_OFFLINE=1 ENVPIPELINE_VERL_OVERLAY=$(VERL_OVERLAY) $(TRAINERS_VENV)/bin/python -m pytest tests/trainers; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests in tests/trainers" >&2; exit 1; fi; exit $$rc
 
-system-deps: ## bubblewrap for the local sandbox, chromium for the browser tests (apt, when running as root)
-	@{ command -v bwrap && command -v chromium; } >/dev/null 2>&1 || { \
+system-deps: ## bubblewrap for the local sandbox, chromium for the browser tests, the PostgreSQL server for the Postgres instance test (apt, when running as root)
+	@{ command -v bwrap && command -v chromium && { command -v initdb || ls /usr/lib/postgresql/*/bin/initdb; }; } >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    apt-get update -qq && apt-get install -y -qq bubblewrap chromium >/dev/null; \
-	  else echo "warning: bubblewrap or chromium is missing; install them for the local sandbox and browser tests" >&2; fi; }
+	    apt-get update -qq && apt-get install -y -qq bubblewrap chromium postgresql >/dev/null; \
+	  else echo "warning: bubblewrap, chromium or postgresql is missing; install them for the local sandbox, browser and Postgres instance tests" >&2; fi; }
 
 sandbox-ready: system-deps ## the local sandbox and its root filesystem, plus the Docker base image wherever an engine answers
 	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory base-image; \
