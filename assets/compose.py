@@ -3,6 +3,7 @@
 import json
 
 from dagster import (
+    AssetCheckExecutionContext,
     AssetCheckResult,
     AssetCheckSeverity,
     AssetExecutionContext,
@@ -13,6 +14,7 @@ from dagster import (
     asset_check,
 )
 
+from assets.check_scope import checked_partitions
 from envpipeline.agents.rollouts import rollout_rows
 from envpipeline.compose.pipeline import draft_record, verify_record
 from envpipeline.compose.recording import (
@@ -174,9 +176,11 @@ def _fingerprint(rows: list[dict]) -> str:
 @asset_check(
     asset=composed_rollouts, description="Every SFT trajectory exists and full rewards top partial ones."
 )
-def rollouts_are_consistent(store: LakeResource) -> AssetCheckResult:
-    """Every accepted task has an SFT trajectory; a full-pass reward is 1.0 and above any partial."""
-    rows = store.lake().read("composed_rollouts")
+def rollouts_are_consistent(context: AssetCheckExecutionContext, store: LakeResource) -> AssetCheckResult:
+    """Every accepted task of the run has an SFT trajectory; a full-pass reward is 1.0 and above any partial."""
+    rows = store.lake().scan(
+        "composed_rollouts", checked_partitions(context), "task_id, sft_messages, pass_matrix, rewards"
+    )
     missing = [r["task_id"] for r in rows if r["sft_messages"] is None]
     inverted = []
     for r in rows:
@@ -194,9 +198,15 @@ def rollouts_are_consistent(store: LakeResource) -> AssetCheckResult:
 @asset_check(
     asset=verified_composed_tasks, description="Accepted tasks have >= 4 criteria over >= 3 services."
 )
-def accepted_tasks_meet_rubric_floor(store: LakeResource) -> AssetCheckResult:
-    """Every accepted task checks enough of the joint state, and passed every gate."""
-    rows = store.lake().read("verified_composed_tasks")
+def accepted_tasks_meet_rubric_floor(
+    context: AssetCheckExecutionContext, store: LakeResource
+) -> AssetCheckResult:
+    """Every accepted task of the run checks enough of the joint state, and passed every gate."""
+    rows = store.lake().scan(
+        "verified_composed_tasks",
+        checked_partitions(context),
+        "task_id, status, gates, n_criteria, n_services",
+    )
     bad = []
     for row in rows:
         if row["status"] != "accepted":
@@ -213,9 +223,13 @@ def accepted_tasks_meet_rubric_floor(store: LakeResource) -> AssetCheckResult:
     asset=verified_composed_tasks,
     description="No red-team policy earns full reward on an accepted task (the suite is run again).",
 )
-def accepted_tasks_defeat_red_team(store: LakeResource) -> AssetCheckResult:
-    """Re-run every red-team policy on every accepted task; one full reward fails the check."""
-    rows = [r for r in store.lake().read("verified_composed_tasks") if r["status"] == "accepted"]
+def accepted_tasks_defeat_red_team(
+    context: AssetCheckExecutionContext, store: LakeResource
+) -> AssetCheckResult:
+    """Re-run every red-team policy on every accepted task of the run; one full reward fails the check."""
+    rows = store.lake().scan(
+        "verified_composed_tasks", checked_partitions(context), where="status = 'accepted'"
+    )
     broken: dict[str, list[str]] = {}
     for row in rows:
         outcomes = red_team(row_to_task(row))

@@ -5,6 +5,7 @@ import shutil
 from pathlib import Path
 
 from dagster import (
+    AssetCheckExecutionContext,
     AssetCheckResult,
     AssetExecutionContext,
     AutomationCondition,
@@ -19,6 +20,7 @@ from dagster import (
     schedule,
 )
 
+from assets.check_scope import checked_partitions
 from assets.terminal import (
     TERMINAL_SEEDS,
     broken_by_red_team,
@@ -276,9 +278,12 @@ def verified_bundles(
     asset=verified_bundles,
     description="No red-team policy earns reward 1 on an accepted synthesized bundle.",
 )
-def verified_bundles_defeat_red_team(store: LakeResource, sandbox: SandboxResource) -> AssetCheckResult:
-    """Every accepted bundle's red-team outcomes (attacked now if verified before the gate)."""
-    rows = store.lake().read("verified_bundles")
+def verified_bundles_defeat_red_team(
+    context: AssetCheckExecutionContext, store: LakeResource, sandbox: SandboxResource
+) -> AssetCheckResult:
+    """Every accepted bundle's red-team outcomes (attacked now if verified before the gate), over
+    the run's seeds (every seed outside a partitioned run)."""
+    rows = store.lake().scan("verified_bundles", checked_partitions(context))
     accepted = [r for r in rows if r["accepted"]]
     verified = [(Path(r["bundle_path"]).name, r["bundle_path"], stored_outcomes(r)) for r in accepted]
     broken, figures = broken_by_red_team(verified, sandbox)

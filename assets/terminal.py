@@ -3,6 +3,7 @@
 import json
 
 from dagster import (
+    AssetCheckExecutionContext,
     AssetCheckResult,
     AssetCheckSeverity,
     AssetExecutionContext,
@@ -14,6 +15,7 @@ from dagster import (
     asset_check,
 )
 
+from assets.check_scope import checked_partitions
 from envpipeline.redteam.summary import stored_outcomes, terminal_red_team_summary
 from envpipeline.redteam.terminal import outcomes_or_attack
 from envpipeline.store.lake import Lineage
@@ -70,12 +72,14 @@ def terminal_seeds(context: AssetExecutionContext, store: LakeResource) -> Mater
 
 
 @asset_check(asset=terminal_seeds, description="Every seed bundle passes the static checks.")
-def static_checks_pass(store: LakeResource) -> AssetCheckResult:
-    """Schema, path safety, required files, reward file, instruction length, leaks, overlap."""
-    rows = store.lake().read("terminal_seeds")
-    failing = [r["seed_key"] for r in rows if not r["static_passed"]]
+def static_checks_pass(context: AssetCheckExecutionContext, store: LakeResource) -> AssetCheckResult:
+    """Schema, path safety, required files, reward file, instruction length, leaks, overlap (the
+    run's seeds; every seed outside a partitioned run)."""
+    seeds, failing = store.lake().tally(
+        "terminal_seeds", checked_partitions(context), "seed_key", "static_passed IS NOT TRUE"
+    )
     return AssetCheckResult(
-        passed=not failing, metadata={"seeds": len(rows), "failing": MetadataValue.json(failing)}
+        passed=not failing, metadata={"seeds": seeds, "failing": MetadataValue.json(failing)}
     )
 
 
@@ -122,14 +126,16 @@ def seed_verification(
     )
 
 
-def _latest_verifications(store: LakeResource) -> list[dict]:
-    return store.lake().read("seed_verification")
+def _latest_verifications(
+    context: AssetCheckExecutionContext, store: LakeResource, columns: str
+) -> list[dict]:
+    return store.lake().scan("seed_verification", checked_partitions(context), columns)
 
 
 @asset_check(asset=seed_verification, description="The oracle scores 1 on every verified seed.")
-def oracle_scores_one(store: LakeResource) -> AssetCheckResult:
-    """Oracle = 1 on every seed (failures and quarantines listed)."""
-    rows = _latest_verifications(store)
+def oracle_scores_one(context: AssetCheckExecutionContext, store: LakeResource) -> AssetCheckResult:
+    """Oracle = 1 on every seed of the run (failures and quarantines listed)."""
+    rows = _latest_verifications(context, store, "seed_key, oracle_rewards")
     bad = [r["seed_key"] for r in rows if any(x != 1.0 for x in json.loads(r["oracle_rewards"]))]
     return AssetCheckResult(
         passed=not bad, metadata={"seeds": len(rows), "oracle_failures": MetadataValue.json(bad)}
@@ -137,19 +143,20 @@ def oracle_scores_one(store: LakeResource) -> AssetCheckResult:
 
 
 @asset_check(asset=seed_verification, description="Doing nothing scores 0 on every seed.")
-def nop_scores_zero(store: LakeResource) -> AssetCheckResult:
-    """Nop = 0 on every seed."""
-    rows = _latest_verifications(store)
-    bad = [r["seed_key"] for r in rows if r["nop_reward"] != 0.0]
+def nop_scores_zero(context: AssetCheckExecutionContext, store: LakeResource) -> AssetCheckResult:
+    """Nop = 0 on every seed of the run."""
+    seeds, bad = store.lake().tally(
+        "seed_verification", checked_partitions(context), "seed_key", "nop_reward IS DISTINCT FROM 0.0"
+    )
     return AssetCheckResult(
-        passed=not bad, metadata={"seeds": len(rows), "nop_failures": MetadataValue.json(bad)}
+        passed=not bad, metadata={"seeds": seeds, "nop_failures": MetadataValue.json(bad)}
     )
 
 
 @asset_check(asset=seed_verification, description="No seed is quarantined (oracle rot).")
-def no_quarantined_seeds(store: LakeResource) -> AssetCheckResult:
-    """Seeds that passed before and fail now are quarantined until they pass again."""
-    rows = _latest_verifications(store)
+def no_quarantined_seeds(context: AssetCheckExecutionContext, store: LakeResource) -> AssetCheckResult:
+    """Seeds of the run that passed before and fail now are quarantined until they pass again."""
+    rows = _latest_verifications(context, store, "seed_key, status, reasons")
     quarantined = {r["seed_key"]: json.loads(r["reasons"]) for r in rows if r["status"] == "quarantined"}
     return AssetCheckResult(
         passed=not quarantined,
@@ -178,16 +185,19 @@ def broken_by_red_team(
     asset=seed_verification,
     description="No red-team policy earns reward 1 on a verified seed (seeds verified before the gate are attacked now).",
 )
-def seeds_defeat_red_team(store: LakeResource, sandbox: SandboxResource) -> AssetCheckResult:
-    """Every verified seed's red-team outcomes: one reward 1 fails the check."""
-    lake = store.lake()
-    paths = {r["seed_key"]: r["bundle_path"] for r in lake.read("terminal_seeds")}
-    rows = [r for r in lake.read("seed_verification") if r["status"] == "verified"]
+def seeds_defeat_red_team(
+    context: AssetCheckExecutionContext, store: LakeResource, sandbox: SandboxResource
+) -> AssetCheckResult:
+    """Every verified seed's red-team outcomes (the run's seeds): one reward 1 fails the check."""
+    lake, keys = store.lake(), checked_partitions(context)
+    paths = {
+        r["seed_key"]: r["bundle_path"] for r in lake.scan("terminal_seeds", keys, "seed_key, bundle_path")
+    }
+    checked = lake.scan("seed_verification", keys)  # every column: old rows have no red_team
+    rows = [r for r in checked if r["status"] == "verified"]
     verified = [(r["seed_key"], paths.get(r["seed_key"], ""), stored_outcomes(r)) for r in rows]
     broken, figures = broken_by_red_team([v for v in verified if v[1]], sandbox)
-    every = terminal_red_team_summary(
-        (r["status"] == "verified", stored_outcomes(r)) for r in lake.read("seed_verification")
-    )
+    every = terminal_red_team_summary((r["status"] == "verified", stored_outcomes(r)) for r in checked)
     return AssetCheckResult(
         passed=not broken,
         metadata={

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 from dagster import (
+    AssetCheckExecutionContext,
     AssetCheckResult,
     AssetExecutionContext,
     DynamicPartitionsDefinition,
@@ -14,6 +15,7 @@ from dagster import (
     define_asset_job,
 )
 
+from assets.check_scope import checked_partitions
 from envpipeline.models.world import Persona
 from envpipeline.redteam.summary import red_team_summary
 from envpipeline.store.lake import Lineage
@@ -110,12 +112,14 @@ def persona_worlds(
 
 
 @asset_check(asset=persona_worlds, description="Every day of every world passes its checks.")
-def world_checks_pass(store: LakeResource) -> AssetCheckResult:
-    """Lint, replay determinism, declaration, live health and the reviewer, for every built day."""
-    rows = store.lake().read("persona_worlds")
-    failing = [f"{r['persona_id']} day {r['day']}" for r in rows if not r["passed"]]
+def world_checks_pass(context: AssetCheckExecutionContext, store: LakeResource) -> AssetCheckResult:
+    """Lint, replay determinism, declaration, live health and the reviewer, for every day built by
+    the run (every world's outside a partitioned run)."""
+    days, failing = store.lake().tally(
+        "persona_worlds", checked_partitions(context), "persona_id || ' day ' || day", "passed IS NOT TRUE"
+    )
     return AssetCheckResult(
-        passed=not failing, metadata={"days": len(rows), "failing": MetadataValue.json(failing)}
+        passed=not failing, metadata={"days": days, "failing": MetadataValue.json(failing)}
     )
 
 

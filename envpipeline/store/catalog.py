@@ -9,6 +9,12 @@ writes killed mid-write (`Lake.remove_orphans`). Refreshes serialize on a file l
 shell also runs them in a pool of size 1); a new file left by a killed refresh is removed by the
 next one. Readers that must not touch the catalog at all use `Lake.query`, an in-memory
 connection over the same Parquet globs.
+
+With a lake URI (`Lake`'s `uri`), the views read the lake's files by that URI: a ``file://`` lake
+works as a local one; an ``s3://`` lake needs DuckDB's ``httpfs`` extension (``INSTALL httpfs;
+LOAD httpfs``, network once) and a ``CREATE SECRET`` in the reader's connection before it selects
+from a view; an fsspec-only lake (``memory://``) is readable only by a connection that registered
+the same filesystem, so use `Lake.query` for it.
 """
 
 from __future__ import annotations
@@ -34,9 +40,10 @@ def catalog_path(home: str | Path) -> Path:
     return Path(home) / "catalog.duckdb"
 
 
-def refresh_catalog(home: str | Path) -> list[str]:
-    """Rebuild the catalog with one view per asset and swap it in atomically; returns the asset names."""
-    lake = Lake(home)
+def refresh_catalog(home: str | Path, lake_uri: str | None = None) -> list[str]:
+    """Rebuild the catalog with one view per asset and swap it in atomically; returns the asset names.
+    The catalog stays under `home`; the lake is at `lake_uri` when given (else ``<home>/lake``)."""
+    lake = Lake(home, lake_uri)
     path = catalog_path(home)
     path.parent.mkdir(parents=True, exist_ok=True)
     building = path.with_name(path.name + BUILDING_SUFFIX)
@@ -48,6 +55,7 @@ def refresh_catalog(home: str | Path) -> list[str]:
         assets = lake.assets()
         try:
             con = duckdb.connect(str(building))
+            lake.location.attach(con)
         except duckdb.Error as e:
             raise StoreError(f"cannot create the catalog {building}: {e}") from e
         try:

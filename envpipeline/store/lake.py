@@ -6,24 +6,37 @@ either the old file or the new one, never half of one; rewriting a partition rep
 rerun converges. A temp file carries its writer's pid (``.part-<pid>-*.tmp``); one left by a
 process that is gone (killed mid-write) is removed by the next write to that folder or by
 `Lake.remove_orphans`.
+
+Every path goes through one pyarrow filesystem (`envpipeline.store.location`): the local disk by
+default, or the filesystem of a lake URI (``Lake(home, uri="s3://bucket/lake")``), so where the lake
+lives is configuration. On a non-local filesystem the temp file is moved over the target (on an
+object store a move is a copy then a delete: readers see the old object or the new one, and the
+temp object of a killed write is an orphan like a local one; pids are this host's, so writers on
+several hosts sharing one remote lake should not rely on orphan removal).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import re
+import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from envpipeline.canonical import canonical_hash
 from envpipeline.errors import MissingExtraError, StoreError
 from envpipeline.files import replace_atomically
 from envpipeline.processes import process_alive
+from envpipeline.store.location import resolve_location
 
 try:
     import duckdb
@@ -59,24 +72,40 @@ class Lineage:
 
 
 class Lake:
-    """Read and write partitions of assets under `<home>/lake`."""
+    """Read and write partitions of assets under `<home>/lake`, or under a lake URI.
 
-    def __init__(self, home: str | Path) -> None:
+    Args:
+        home: the data folder; the lake is its ``lake/`` subfolder unless `uri` is given.
+        uri: where the lake lives instead: a path, ``file:///...``, ``s3://bucket/lake``,
+            ``memory://lake`` (see `envpipeline.store.location`).
+    """
+
+    def __init__(self, home: str | Path, uri: str | None = None) -> None:
         self.home = Path(home)
-        self.root = self.home / "lake"
+        self.location = resolve_location(uri or self.home / "lake")
+        self.fs = self.location.filesystem
+        self.root = Path(self.location.root)
+
+    @property
+    def uri(self) -> str:
+        """The lake root as a URI-or-path (what a message should name)."""
+        return self.location.scan_prefix
 
     def partition_path(self, asset: str, partition: str) -> Path:
-        """Where one partition of an asset lives."""
+        """Where one partition of an asset lives (a path inside the lake's filesystem)."""
+        return Path(self._partition_file(asset, partition))
+
+    def _partition_file(self, asset: str, partition: str) -> str:
         if not ASSET_NAME.fullmatch(asset):
             raise StoreError(f"asset name {asset!r} must be lowercase snake_case")
-        return self.root / asset / f"{PARTITION_FOLDER}{check_partition_key(partition)}" / "part.parquet"
+        key = check_partition_key(partition)
+        return f"{self.location.root}/{asset}/{PARTITION_FOLDER}{key}/part.parquet"
 
     def write_partition(
         self, asset: str, partition: str, rows: list[dict[str, Any]], lineage: Lineage
     ) -> Path:
         """Atomically replace one partition with `rows`, adding lineage columns to each."""
-        target = self.partition_path(asset, partition)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target = self._partition_file(asset, partition)
         inputs = json.dumps(lineage.inputs, sort_keys=True)
         stamped = []
         for row in rows:
@@ -96,86 +125,187 @@ class Lake:
                 }
             )
         table = pa.Table.from_pylist(stamped) if stamped else _empty_table()
-        _remove_orphans_in(target.parent)
-        return replace_atomically(
-            target, lambda handle: pq.write_table(table, handle), prefix=f".part-{os.getpid()}-"
-        )
+        folder = target.rsplit("/", 1)[0]
+        self.fs.create_dir(folder, recursive=True)
+        self._remove_orphans_in(folder)
+        if self.location.local:
+            return replace_atomically(
+                Path(target), lambda handle: pq.write_table(table, handle), prefix=f".part-{os.getpid()}-"
+            )
+        temp = f"{folder}/.part-{os.getpid()}-{uuid.uuid4().hex}.tmp"
+        try:
+            pq.write_table(table, temp, filesystem=self.fs)
+            self.fs.move(temp, target)
+        except BaseException:
+            _delete_quietly(self.fs, temp)
+            raise
+        return Path(target)
 
     def remove_orphans(self) -> list[Path]:
         """Remove the temp files of partition writes whose writer process is gone; returns them."""
-        if not self.root.exists():
-            return []
         removed: list[Path] = []
-        for folder in self.root.glob(f"*/{PARTITION_FOLDER}*"):
-            removed += _remove_orphans_in(folder)
+        for asset in self._folders(self.location.root):
+            for folder in self._folders(asset):
+                if folder.rsplit("/", 1)[-1].startswith(PARTITION_FOLDER):
+                    removed += self._remove_orphans_in(folder)
         return removed
 
     def assets(self) -> list[str]:
         """Assets with at least one written partition."""
-        if not self.root.exists():
-            return []
         return sorted(
-            p.name
-            for p in self.root.iterdir()
-            if p.is_dir() and any(p.glob(f"{PARTITION_FOLDER}*/part.parquet"))
+            folder.rsplit("/", 1)[-1]
+            for folder in self._folders(self.location.root)
+            if self._partition_files(folder)
         )
 
     def partitions(self, asset: str) -> list[str]:
         """Written partition keys of one asset."""
-        base = self.root / asset
-        return sorted(p.parent.name.split("=", 1)[1] for p in base.glob(f"{PARTITION_FOLDER}*/part.parquet"))
+        return sorted(self._partition_files(f"{self.location.root}/{asset}"))
+
+    def partition_files(self, asset: str, partitions: Sequence[str] | None = None) -> list[str]:
+        """The existing Parquet files of `partitions` of an asset (all of them when None), as DuckDB
+        reads them."""
+        if partitions is None:
+            found = self._partition_files(f"{self.location.root}/{asset}")
+            return [self.location.scan_path(found[k]) for k in sorted(found)]
+        paths = [self._partition_file(asset, key) for key in dict.fromkeys(partitions)]
+        infos = self.fs.get_file_info(paths)
+        return [self.location.scan_path(i.path) for i in infos if i.type == pafs.FileType.File]
 
     def glob(self, asset: str) -> str:
         """The Parquet glob of one asset (for DuckDB)."""
-        return str(self.root / asset / "*" / "part.parquet")
+        return self.location.scan_path(f"{self.location.root}/{asset}/*/part.parquet")
+
+    def connect(self) -> duckdb.DuckDBPyConnection:
+        """An in-memory DuckDB connection that can read this lake's files."""
+        con = duckdb.connect(":memory:")
+        self.location.attach(con)
+        return con
 
     def query(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
         """Run SQL on an in-memory DuckDB over the lake; `{asset}` placeholders become scans."""
-        con = duckdb.connect(":memory:")
+        con = self.connect()
         try:
             for asset in self.assets():
                 con.execute(
                     f"CREATE VIEW {asset} AS SELECT * FROM read_parquet('{self.glob(asset)}', "
                     "union_by_name=true)"
                 )
-            cursor = con.execute(sql, params or [])
-            names = [d[0] for d in cursor.description]
-            return [dict(zip(names, row)) for row in cursor.fetchall()]
+            return _fetch(con, sql, params)
         except duckdb.Error as e:
             raise StoreError(f"query failed: {e}") from e
         finally:
             con.close()
 
+    def scan(
+        self,
+        asset: str,
+        partitions: Sequence[str] | None = None,
+        select: str = "*",
+        where: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """``SELECT select FROM <files of partitions> WHERE where`` in DuckDB: only those partitions'
+        files are opened (every partition when `partitions` is None); [] when none is written."""
+        files = self.partition_files(asset, partitions)
+        if not files:
+            return []
+        listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+        sql = f"SELECT {select} FROM read_parquet([{listed}], union_by_name=true)"
+        # a cursor on this process's shared database costs well under a millisecond; a new
+        # connection tens of them, more than reading one partition (an fsspec lake registers its
+        # filesystem, so it gets a connection of its own)
+        con = self.connect() if self.location.fsspec is not None else _shared_database(os.getpid()).cursor()
+        try:
+            return _fetch(con, sql + (f" WHERE {where}" if where else ""), None)
+        except duckdb.Error as e:
+            raise StoreError(f"scan of {asset} failed: {e}") from e
+        finally:
+            con.close()
+
+    def tally(
+        self, asset: str, partitions: Sequence[str] | None, label: str, failing: str
+    ) -> tuple[int, list[str]]:
+        """(rows, the `label` of each row where the SQL condition `failing` holds) over `partitions`
+        of an asset (all when None), counted in DuckDB: no row comes back to Python."""
+        select = f"count(*) AS n, list(CAST({label} AS VARCHAR)) FILTER (WHERE {failing}) AS failing"
+        try:
+            found = self.scan(asset, partitions, select)
+        except StoreError:
+            # partitions written with no rows have no data columns to name: nothing can fail there
+            if not self.scan(asset, partitions, "count(*) AS n")[0]["n"]:
+                return 0, []
+            raise
+        if not found:
+            return 0, []
+        return int(found[0]["n"]), list(found[0]["failing"] or [])
+
     def read(self, asset: str, partition: str | None = None) -> list[dict[str, Any]]:
         """All rows of an asset (or of one partition)."""
         if partition is not None:
-            path = self.partition_path(asset, partition)
-            if not path.exists():
+            path = self._partition_file(asset, partition)
+            if self.fs.get_file_info(path).type != pafs.FileType.File:
                 return []
             try:
-                return pq.read_table(path).to_pylist()
+                return pq.read_table(path, filesystem=self.fs).to_pylist()
             except (pa.ArrowException, OSError) as e:
                 raise StoreError(
-                    f"{path}: not a readable Parquet file ({e}); remove that partition folder and "
-                    "materialize it again"
+                    f"{self.location.scan_path(path)}: not a readable Parquet file ({e}); remove that "
+                    "partition folder and materialize it again"
                 ) from e
         if asset not in self.assets():
             return []
         return self.query(f"SELECT * FROM {asset}")
 
+    def _folders(self, folder: str) -> list[str]:
+        """Sub-folders of `folder` (none when it does not exist)."""
+        infos = self.fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
+        return [i.path.rstrip("/") for i in infos if i.type == pafs.FileType.Directory]
 
-def _remove_orphans_in(folder: Path) -> list[Path]:
-    """Remove ``.part-<pid>-*.tmp`` files of `folder` whose writer is no longer running (or unnamed)."""
-    removed: list[Path] = []
-    if not folder.is_dir():
+    def _partition_files(self, asset_folder: str) -> dict[str, str]:
+        """{partition key: its part.parquet path} of the written partitions under `asset_folder`."""
+        selector = pafs.FileSelector(asset_folder, allow_not_found=True, recursive=True)
+        found: dict[str, str] = {}
+        for info in self.fs.get_file_info(selector):
+            parts = info.path.rstrip("/").rsplit("/", 2)
+            if (
+                info.type == pafs.FileType.File
+                and len(parts) == 3
+                and parts[2] == "part.parquet"
+                and parts[1].startswith(PARTITION_FOLDER)
+            ):
+                found[parts[1][len(PARTITION_FOLDER) :]] = info.path
+        return found
+
+    def _remove_orphans_in(self, folder: str) -> list[Path]:
+        """Remove ``.part-<pid>-*.tmp`` files of `folder` whose writer is no longer running (or unnamed)."""
+        removed: list[Path] = []
+        for info in self.fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True)):
+            name = info.path.rsplit("/", 1)[-1]
+            if info.type == pafs.FileType.File and name.startswith(".part-") and name.endswith(".tmp"):
+                match = TEMP_FILE.match(name)
+                if match is None or not process_alive(int(match["pid"])):
+                    _delete_quietly(self.fs, info.path)
+                    removed.append(Path(info.path))
         return removed
-    for path in folder.iterdir():
-        if path.name.startswith(".part-") and path.name.endswith(".tmp"):
-            match = TEMP_FILE.match(path.name)
-            if match is None or not process_alive(int(match["pid"])):
-                path.unlink(missing_ok=True)
-                removed.append(path)
-    return removed
+
+
+@functools.cache
+def _shared_database(pid: int) -> duckdb.DuckDBPyConnection:
+    """One in-memory DuckDB per process (keyed by pid: a forked child opens its own) for `Lake.scan`,
+    which creates nothing in it; each scan reads through its own cursor."""
+    del pid
+    return duckdb.connect(":memory:")
+
+
+def _fetch(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None) -> list[dict[str, Any]]:
+    cursor = con.execute(sql, params or [])
+    names = [d[0] for d in cursor.description or []]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def _delete_quietly(fs: pafs.FileSystem, path: str) -> None:
+    with contextlib.suppress(OSError):
+        fs.delete_file(path)
 
 
 def _empty_table() -> pa.Table:

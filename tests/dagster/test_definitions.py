@@ -1,7 +1,7 @@
 """The Dagster shell: definitions load, assets materialize into the lake, checks run."""
 
 import duckdb
-from dagster import DagsterInstance, materialize
+from dagster import DagsterInstance, build_asset_check_context, materialize
 
 from assets.catalog import catalog
 from assets.compose import (
@@ -89,5 +89,7 @@ def test_the_red_team_check_passes_accepted_tasks_and_fails_a_weakened_one(tmp_p
             for c in task.criteria
         ]
         lake.write_partition("verified_composed_tasks", "batch-weak", [task_to_row(task)], Lineage("t", "t"))
-        check = accepted_tasks_defeat_red_team(store=LakeResource(home=str(home)))
+        check = accepted_tasks_defeat_red_team(
+            build_asset_check_context(), store=LakeResource(home=str(home))
+        )
         assert not check.passed and task.task_id in check.metadata["broken"].value

@@ -3,7 +3,7 @@
 import json
 from typing import Any
 
-from dagster import DagsterInstance, materialize
+from dagster import DagsterInstance, build_asset_check_context, materialize
 
 from assets.forge import (
     forge_export,
@@ -116,6 +116,8 @@ def test_red_team_check_fails_on_an_accepted_bundle_a_policy_breaks(tmp_path, lo
     weak = weak_bundle(tmp_path, "forwards-agent-result")
     row = {"seed_id": "weak", "accepted": True, "bundle_path": str(weak), "reasons": "[]", "red_team": "[]"}
     store.lake().write_partition("verified_bundles", "weak", [row], Lineage("test", "test"))
-    check = verified_bundles_defeat_red_team(store=store, sandbox=SandboxResource(backend="local"))
+    check = verified_bundles_defeat_red_team(
+        build_asset_check_context(), store=store, sandbox=SandboxResource(backend="local")
+    )
     assert not check.passed
     assert check.metadata["broken"].value == {"forwards-agent-result": ["garbage-reward"]}

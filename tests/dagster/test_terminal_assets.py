@@ -6,6 +6,7 @@ import shutil
 
 from dagster import (
     DagsterInstance,
+    build_asset_check_context,
     build_schedule_context,
     build_sensor_context,
     instance_for_test,
@@ -167,7 +168,7 @@ def test_red_team_check_passes_a_verified_seed_and_fails_on_a_weak_one(tmp_path,
     lake.write_partition("terminal_seeds", "weak", [{"seed_key": "weak", "bundle_path": str(weak)}], lineage)
     row = {"seed_key": "weak", "status": "verified", "verdict": "verified", "red_team": "[]"}
     lake.write_partition("seed_verification", "weak", [row], lineage)
-    check = seeds_defeat_red_team(**resources)
+    check = seeds_defeat_red_team(build_asset_check_context(), **resources)
     assert not check.passed
     assert check.metadata["broken"].value == {"weak": ["tamper"]}
 
