@@ -13,6 +13,7 @@ and the stages after it are skipped, while the rest of the plan goes on.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -37,6 +38,8 @@ DAEMON_START_TIMEOUT_SEC = 120.0
 #: A daemon heartbeat older than this is a dead daemon.
 DAEMON_HEARTBEAT_MAX_AGE_SEC = 60.0
 POLL_SEC = 0.5
+#: How often a plan asks whether a daemon it did not start is still alive.
+DAEMON_CHECK_SEC = 15.0
 FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
 PENDING = [
     DagsterRunStatus.QUEUED,
@@ -176,32 +179,62 @@ class RunSubmitter:
         return run.run_id
 
 
-def daemon_alive(instance: DagsterInstance, now: float | None = None) -> bool:
-    """The instance's daemon beat recently (its run-queue daemon dequeues submitted runs)."""
-    now = time.time() if now is None else now
-    beats = instance.get_daemon_heartbeats()
-    queue = beats.get("QUEUED_RUN_COORDINATOR")
-    return queue is not None and now - queue.timestamp < DAEMON_HEARTBEAT_MAX_AGE_SEC
+#: The daemon `running_daemon` started, by pid, in DAGSTER_HOME (removed when it stops).
+DAEMON_PID_FILE = "envpipeline-daemon.pid"
+
+
+def _pid_file() -> Path:
+    return Path(os.environ["DAGSTER_HOME"]) / DAEMON_PID_FILE
+
+
+def _process_running(pid: int) -> bool:
+    """A live (not zombie) daemon process has this pid."""
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (FileNotFoundError, IndexError, ProcessLookupError):
+        return False
+    return status != "Z" and b"dagster" in command
+
+
+def daemon_alive(instance: DagsterInstance, since: float | None = None) -> bool:
+    """The instance's daemon is up: its run-queue daemon beat recently (after `since`, when given),
+    and the daemon `running_daemon` started, if its pid file is there, still runs (a killed daemon's
+    last heartbeat stays fresh for a while)."""
+    pid_file = _pid_file()
+    if pid_file.exists() and not _process_running(int(pid_file.read_text().split()[0])):
+        pid_file.unlink(missing_ok=True)
+        return False
+    beat = instance.get_daemon_heartbeats().get("QUEUED_RUN_COORDINATOR")
+    if beat is None or time.time() - beat.timestamp > DAEMON_HEARTBEAT_MAX_AGE_SEC:
+        return False
+    return since is None or beat.timestamp >= since
 
 
 @contextmanager
 def running_daemon(
     instance: DagsterInstance, workspace_file: Path, log: Callable[[str], None]
 ) -> Iterator[subprocess.Popen[bytes] | None]:
-    """The instance's daemon: the one already running, or one started here and stopped at exit."""
+    """The instance's daemon: the one already running, or one started here and stopped at exit.
+
+    A daemon an earlier plan started and could not stop (its process was killed) is stopped first:
+    a fresh one is started under this plan's control."""
+    _stop_left_behind(instance, log)
     if daemon_alive(instance):
         log("using the daemon already running on this instance")
         yield None
         return
     command = [sys.executable, "-m", "dagster._daemon", "run", "-w", str(workspace_file)]  # = dagster-daemon
     log_file = Path(os.environ["DAGSTER_HOME"]) / "daemon.log"
+    started = time.time()
     with log_file.open("ab") as out:
         process = subprocess.Popen(
             command, cwd=workspace_file.parent, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
+    _pid_file().write_text(f"{process.pid}\n")
     try:
         deadline = time.monotonic() + DAEMON_START_TIMEOUT_SEC
-        while not daemon_alive(instance):
+        while not daemon_alive(instance, since=started):
             if process.poll() is not None:
                 raise RuntimeError(f"the Dagster daemon exited with {process.returncode}; see {log_file}")
             if time.monotonic() > deadline:
@@ -211,6 +244,28 @@ def running_daemon(
         yield process
     finally:
         _stop(process)
+        # its last heartbeats would pass for a live daemon for a while: a stopped daemon has none
+        instance.wipe_daemon_heartbeats()
+        _pid_file().unlink(missing_ok=True)
+
+
+def _stop_left_behind(instance: DagsterInstance, log: Callable[[str], None]) -> None:
+    pid_file = _pid_file()
+    if not pid_file.exists():
+        return
+    pid = int(pid_file.read_text().split()[0])
+    if _process_running(pid):
+        log(f"stopping the daemon (pid {pid}) that an earlier, killed plan left running")
+        for sig, wait in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, sig)
+            deadline = time.monotonic() + wait
+            while _process_running(pid) and time.monotonic() < deadline:
+                time.sleep(POLL_SEC)
+            if not _process_running(pid):
+                break
+    instance.wipe_daemon_heartbeats()
+    pid_file.unlink(missing_ok=True)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -261,6 +316,14 @@ def run_plan(
     pointless and `DaemonStopped` says which runs were left (start again: `abandon_stale_runs`)."""
     check_plan(stages)
     plan_id = uuid.uuid4().hex[:12]
+    last_check = [time.monotonic(), True]
+
+    def _external_alive() -> bool:
+        """A daemon this plan did not start: asked every DAEMON_CHECK_SEC (heartbeats come slowly)."""
+        if time.monotonic() - float(last_check[0]) > DAEMON_CHECK_SEC:
+            last_check[:] = [time.monotonic(), daemon_alive(instance)]
+        return bool(last_check[1])
+
     slots: dict[str, list[_Slot]] = {}
     skipped: list[str] = []
     run_slot: dict[str, _Slot] = {}
@@ -323,10 +386,11 @@ def run_plan(
         every = [slot for group in slots.values() for slot in group]
         if progress is not None:
             progress(_counts(every, len(stages), len(skipped)))
-        if daemon is not None and daemon.poll() is not None:
+        stopped = daemon.poll() is not None if daemon is not None else not _external_alive()
+        if stopped:
             unsettled = [s.label for s in every if s.status not in FINISHED]
             raise DaemonStopped(
-                f"the Dagster daemon exited ({daemon.returncode}) with {len(unsettled)} run(s) unfinished: "
+                f"the Dagster daemon stopped with {len(unsettled)} run(s) unfinished: "
                 f"{', '.join(unsettled[:8])}{' ...' if len(unsettled) > 8 else ''}; run the plan again"
             )
         # every submitted run settled and every stage started or skipped: the plan is over (a stage
