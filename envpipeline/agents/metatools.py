@@ -14,7 +14,8 @@ from typing import Any
 import orjson
 
 from envpipeline.agents.environment import ComposedEnvironment
-from envpipeline.services.base import BAD_REQUEST, NOT_FOUND, error_observation
+from envpipeline.services.base import BAD_REQUEST, NOT_FOUND, ToolDef, error_observation
+from envpipeline.services.schema_cache import tool_listing, tool_listing_text, tool_schema_text
 
 META_TOOL_SCHEMAS: list[dict[str, Any]] = [
     {
@@ -96,6 +97,24 @@ def _loads(text: str) -> Any:
         return json.loads(text)
 
 
+def _unknown_service(service: str) -> dict[str, Any]:
+    return error_observation(NOT_FOUND, f"unknown service '{service}'")
+
+
+def _unknown_tool(tool: str) -> dict[str, Any]:
+    return error_observation(NOT_FOUND, f"unknown tool '{tool}'")
+
+
+def _listing_text(listing: list[dict[str, Any]]) -> str:
+    """The serialized `list_tools` answer of one listing (rendered once per cached listing)."""
+    return _dumps({"success": True, "data": {"tools": listing}})
+
+
+def _describe_text(schema: dict[str, Any]) -> str:
+    """The serialized `describe_tool` answer of one schema (rendered once per cached schema)."""
+    return _dumps({"success": True, "data": schema["function"]})
+
+
 class MetaToolbox:
     """Meta-tools over one composed environment."""
 
@@ -111,20 +130,37 @@ class MetaToolbox:
         return {"success": True, "data": {"services": services}}
 
     def list_tools(self, service: str) -> dict[str, Any]:
-        """The tools of one service."""
+        """The tools of one service (from the listing cache, a fresh copy)."""
         svc = self.env.services.get(service)
         if svc is None:
-            return error_observation(NOT_FOUND, f"unknown service '{service}'")
-        tools = [{"name": f"{service}.{n}", "description": t.description} for n, t in svc.tools.items()]
-        return {"success": True, "data": {"tools": tools}}
+            return _unknown_service(service)
+        return {"success": True, "data": {"tools": tool_listing(service, svc)}}
 
     def describe_tool(self, tool: str) -> dict[str, Any]:
-        """The JSON schema of one tool."""
+        """The JSON schema of one tool (from the schema cache, a fresh copy)."""
+        tool_def = self._tool_def(tool)
+        if tool_def is None:
+            return _unknown_tool(tool)
+        return {"success": True, "data": tool_def.json_schema(tool.partition(".")[0])["function"]}
+
+    def _tool_def(self, tool: str) -> ToolDef | None:
         namespace, _, local = tool.partition(".")
         svc = self.env.services.get(namespace)
-        if svc is None or local not in svc.tools:
-            return error_observation(NOT_FOUND, f"unknown tool '{tool}'")
-        return {"success": True, "data": svc.tools[local].json_schema(namespace)["function"]}
+        return None if svc is None else svc.tools.get(local)
+
+    def _list_tools_text(self, service: str) -> str:
+        """`list_tools` serialized: the cached text of the service's listing."""
+        svc = self.env.services.get(service)
+        if svc is None:
+            return _dumps(_unknown_service(service))
+        return tool_listing_text(service, svc, _listing_text)
+
+    def _describe_tool_text(self, tool: str) -> str:
+        """`describe_tool` serialized: the cached text of the tool's schema."""
+        tool_def = self._tool_def(tool)
+        if tool_def is None:
+            return _dumps(_unknown_tool(tool))
+        return tool_schema_text(tool_def, tool.partition(".")[0], _describe_text)
 
     def call_tool(self, tool: object, arguments: Any) -> dict[str, Any]:
         """Call one service tool (`tool` as the agent sent it: a 400 unless it is a string)."""
@@ -146,9 +182,9 @@ class MetaToolbox:
         elif name == "list_services":
             observation = self.list_services()
         elif name == "list_tools":
-            observation = self.list_tools(str(arguments.get("service", "")))
+            return self._list_tools_text(str(arguments.get("service", "")))
         elif name == "describe_tool":
-            observation = self.describe_tool(str(arguments.get("tool", "")))
+            return self._describe_tool_text(str(arguments.get("tool", "")))
         else:
             observation = error_observation(NOT_FOUND, f"unknown meta-tool '{name}'")
         return _dumps(observation)

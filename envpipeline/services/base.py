@@ -29,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 from envpipeline.errors import ServiceError
 from envpipeline.models.base import Strict
 from envpipeline.services.links import Link, StateT
+from envpipeline.services.schema_cache import tool_schema
 
 BAD_REQUEST = 400
 NOT_FOUND = 404
@@ -79,7 +80,15 @@ class ToolDef:
     simulated: bool = False
 
     def json_schema(self, namespace: str) -> dict[str, Any]:
-        """The OpenAI-style function schema of this tool, with its namespaced name."""
+        """The OpenAI-style function schema of this tool, with its namespaced name.
+
+        Built once per tool definition and namespace (`schema_cache`); every call returns a
+        fresh copy, equal to what `build_json_schema` gives.
+        """
+        return tool_schema(self, namespace)
+
+    def build_json_schema(self, namespace: str) -> dict[str, Any]:
+        """`json_schema` built afresh from the arguments model (pydantic's JSON schema), uncached."""
         params = self.args_model.model_json_schema()
         params.pop("title", None)
         for prop in params.get("properties", {}).values():

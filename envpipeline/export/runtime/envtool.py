@@ -71,16 +71,17 @@ def list_services(env: Any) -> dict[str, Any]:
 
 
 def list_tools(env: Any, service: str) -> dict[str, Any]:
-    """The tools of one service."""
+    """The tools of one service (answered from the process's listing cache)."""
+    from envpipeline.services.schema_cache import tool_listing
+
     svc = env.services.get(service)
     if svc is None:
         return error(404, f"unknown service '{service}'")
-    tools = [{"name": f"{service}.{n}", "description": t.description} for n, t in svc.tools.items()]
-    return {"success": True, "data": {"tools": tools}}
+    return {"success": True, "data": {"tools": tool_listing(service, svc)}}
 
 
 def describe_tool(env: Any, tool: str) -> dict[str, Any]:
-    """The JSON schema of one tool."""
+    """The JSON schema of one tool (`ToolDef.json_schema`: built once per tool, a fresh copy)."""
     namespace, _, local = tool.partition(".")
     svc = env.services.get(namespace)
     if svc is None or local not in svc.tools:

@@ -18,6 +18,9 @@ from envpipeline.models.env_spec import EnvSpec
 from envpipeline.rubric import pass_vector
 from envpipeline.trainers.episode import Episode, register_episode
 
+#: The meta-tools by name, built once (`Episode.call` looks a tool up here on every call).
+META_TOOLS: dict[str, dict[str, Any]] = {schema["function"]["name"]: schema for schema in META_TOOL_SCHEMAS}
+
 
 @register_episode("compose")
 class ComposedEpisode(Episode):
@@ -29,7 +32,7 @@ class ComposedEpisode(Episode):
         self.criteria = [Criterion.model_validate(c) for c in spec.criteria]
 
     def agent_tools(self) -> dict[str, dict[str, Any]]:
-        return {schema["function"]["name"]: schema for schema in META_TOOL_SCHEMAS}
+        return META_TOOLS
 
     def run_tool(self, tool: str, arguments: dict[str, Any]) -> str:
         return self.toolbox.dispatch(tool, arguments)
