@@ -181,9 +181,11 @@ def solve_in_process(
     return result
 
 
-def _child(p: Problem, warm: Solution | None, seed: int, time_limit: float, conn: Any) -> None:
+def _child(
+    p: Problem, warm: Solution | None, seed: int, time_limit: float, conn: Any, reduce: bool | None = None
+) -> None:
     try:
-        conn.send(solve_in_process(p, warm, seed, time_limit))
+        conn.send(solve_in_process(p, warm, seed, time_limit, reduce))
     except BaseException as e:  # report anything rather than die silently
         conn.send(ScipResult(status="crashed", error=f"{type(e).__name__}: {e}"))
     finally:
@@ -205,15 +207,17 @@ def solve_scip(
     seed: int,
     time_limit: float,
     start_method: StartMethod = "fork",
+    reduce: bool | None = None,
 ) -> ScipResult:
-    """Solve in a child process; kill it at `time_limit` wall-clock seconds."""
+    """Solve in a child process; kill it at `time_limit` wall-clock seconds (`reduce`: see
+    `solve_in_process`)."""
     missing = scip_available()
     if missing:
         return ScipResult(status="unavailable", error=missing)
     started = time.perf_counter()
     ctx = _context(start_method)
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(p, warm, seed, 0.9 * time_limit, child), daemon=True)
+    proc = ctx.Process(target=_child, args=(p, warm, seed, 0.9 * time_limit, child, reduce), daemon=True)
     proc.start()
     child.close()
     try:
