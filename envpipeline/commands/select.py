@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from envpipeline.commands.common import FiniteFloatRange, home_option, resolve_home
@@ -159,4 +160,4 @@ def _solve_summary(trace: SelectionTrace) -> None:
             soft_wrap=True,
         )
     if trace.fallback_reason:
-        err.print(f"[yellow]fallback:[/] {trace.fallback_reason}", highlight=False, soft_wrap=True)
+        err.print(f"[yellow]fallback:[/] {escape(trace.fallback_reason)}", highlight=False, soft_wrap=True)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +19,8 @@ from envpipeline.select.milp import solve_in_process
 from envpipeline.select.problem import Problem, enumerate_exact, evaluate, greedy
 from envpipeline.select.selector import build_problem, scaled_time_limit, select_actions
 from envpipeline.select.skills import VOCABULARY, build_candidates
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _seeds(n: int, seed: int) -> list[SeedPassRate]:
@@ -152,3 +158,21 @@ def test_a_timelimit_reason_gives_gap_and_bounds() -> None:
         "SCIP hit its 10 s time limit after 10.2 s (status 'timelimit', gap 1.25%, best 19.500000, "
         "bound 19.743750); only 'optimal' is accepted"
     )
+
+
+def test_cli_shows_the_limit_and_the_fallback(tmp_path: Path) -> None:
+    path = tmp_path / "rates.jsonl"
+    path.write_text("".join(json.dumps(s.model_dump()) + "\n" for s in _seeds(3000, seed=1)))
+    run = subprocess.run(
+        [sys.executable, "-m", "envpipeline.cli", "select", "--pass-rates", str(path), "--mode", "portfolio"]
+        + ["--target", "1000", "--time-limit", "0.01", "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    trace = json.loads(run.stdout)["trace"]
+    assert trace["backend"] == "greedy" and trace["solver"]["time_limit_hit"] is True
+    assert "limit 0.01 s, explicit, hit" in run.stderr and "fallback:" in run.stderr
+    assert trace["fallback_reason"] in " ".join(run.stderr.split())
