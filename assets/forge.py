@@ -120,6 +120,8 @@ def selector_decisions(
     rows = SELECTOR_DECISIONS.encode_all(decisions)
     lake.write_partition("selector_decisions", "all", rows, Lineage(context.run.run_id, FORGE_CODE_VERSION))
     trace_json = trace.model_dump(mode="json") if trace else {"status": "no seeds with a pass rate"}
+    if trace and trace.fallback_reason:
+        context.log.warning(f"selector fell back to {trace.backend}: {trace.fallback_reason}")
     Path(store.home, "forge").mkdir(parents=True, exist_ok=True)
     Path(store.home, "forge", "trace.json").write_text(json.dumps(trace_json, indent=2))
     return MaterializeResult(
@@ -127,6 +129,7 @@ def selector_decisions(
             "decisions": len(decisions),
             "status": trace_json.get("status", ""),
             "objective": trace_json.get("objective") or 0.0,
+            "fallback_reason": trace_json.get("fallback_reason") or "",
             "trace": MetadataValue.json(trace_json),
             "actions": MetadataValue.json({d.seed_id: d.action_variant for d in decisions}),
             "calibration": MetadataValue.json(calibration_summary(config)),

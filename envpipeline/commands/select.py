@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from envpipeline.commands.common import FiniteFloatRange, home_option, resolve_home
 from envpipeline.errors import ConfigError
+
+if TYPE_CHECKING:
+    from envpipeline.models.selection import SelectionTrace
 
 DECISION_FIELDS = ("seed_id", "projection", "direction", "projected_pass_rate", "frontier_score", "backend")
 
@@ -87,9 +92,9 @@ def stored_pass_rates(home: Path) -> list:
 @click.option(
     "--time-limit",
     type=FiniteFloatRange(min=0.01),
-    default=10.0,
-    show_default=True,
-    help="Hard wall-clock limit of the SCIP solve, seconds.",
+    default=None,
+    help="Hard wall-clock limit of the SCIP solve, seconds. Default: scaled to the instance, "
+    "10 s + 0.5 s per 1,000 candidates, at most 600 s (SelectorConfig.time_limit_base / _per_1k / _max).",
 )
 @home_option
 @click.option("--json", "as_json", is_flag=True, help='Print {"decisions": [...], "trace": {...}}.')
@@ -98,7 +103,7 @@ def select_command(
     mode: str,
     target: int | None,
     backend: str,
-    time_limit: float,
+    time_limit: float | None,
     home: Path | None,
     as_json: bool,
 ) -> None:
@@ -119,6 +124,7 @@ def select_command(
             "trace": trace.model_dump(mode="json"),
         }
         click.echo(json.dumps(payload, indent=2, sort_keys=True))
+        _solve_summary(trace)
         return
     table = Table(title=f"{len(decisions)} decisions ({trace.formulation}, {trace.backend})")
     for name in DECISION_FIELDS:
@@ -138,5 +144,20 @@ def select_command(
     out.print(table)
     summary = trace.model_dump(mode="json", exclude={"selected_actions", "ineligible"})
     click.echo(json.dumps(summary, indent=2, sort_keys=True))
+    _solve_summary(trace)
+
+
+def _solve_summary(trace: SelectionTrace) -> None:
+    """The SCIP solve and any fallback, on stderr (also beside --json)."""
+    err = Console(stderr=True)
+    if trace.solver:
+        r = trace.solver
+        err.print(
+            f"SCIP: {r.status} in {r.seconds:.2f} s (limit {r.time_limit:g} s, {r.time_limit_source}"
+            f"{', hit' if r.time_limit_hit else ''}; proof: {r.proof or '-'}; core "
+            f"{r.core_candidates if r.core_candidates is not None else r.candidates} of {r.candidates} candidates)",
+            highlight=False,
+            soft_wrap=True,
+        )
     if trace.fallback_reason:
-        Console(stderr=True).print(f"[yellow]fallback:[/] {trace.fallback_reason}")
+        err.print(f"[yellow]fallback:[/] {escape(trace.fallback_reason)}", highlight=False, soft_wrap=True)

@@ -87,6 +87,29 @@ class Decision(_Strict):
     ] = "milp"
 
 
+class SolverReport(_Strict):
+    """How the SCIP solve of a selection ended: the limit it ran under, and why it fell back."""
+
+    status: Annotated[str, Field(description="SCIP's status, or killed / crashed / unavailable")]
+    seconds: Annotated[float, Field(description="wall-clock seconds of the solve (child process)")]
+    time_limit: Annotated[float, Field(description="the hard wall-clock limit it ran under, s")]
+    time_limit_source: Annotated[
+        Literal["explicit", "scaled"],
+        Field(description="explicit (--time-limit / SelectorConfig.time_limit) or scaled to the instance"),
+    ]
+    time_limit_hit: Annotated[bool, Field(description="stopped (or was killed) at the time limit")]
+    gap: Annotated[float | None, Field(description="relative primal-dual gap when it stopped")] = None
+    objective: Annotated[float | None, Field(description="its best selection's objective")] = None
+    dual_bound: Annotated[float | None, Field(description="its proven upper bound on the optimum")] = None
+    proof: Annotated[
+        str | None, Field(description="scip, or 'lagrangian bound' (the warm start met the LP bound)")
+    ] = None
+    candidates: Annotated[int, Field(description="candidates of the problem")] = 0
+    core_candidates: Annotated[
+        int | None, Field(description="candidates left by the exact reduction (None: not reduced)")
+    ] = None
+
+
 class SelectionTrace(_Strict):
     """The audit trail of one selection solve (paper, appendix B)."""
 
@@ -104,6 +127,7 @@ class SelectionTrace(_Strict):
     selected_skill_nodes: list[str] = []
     seconds: float = 0.0
     fallback_reason: str | None = None
+    solver: Annotated[SolverReport | None, Field(description="the SCIP solve, when one was tried")] = None
     ineligible: dict[str, list[str]] = {}
     dominated: int = 0
 

@@ -99,7 +99,17 @@ class SelectorConfig(BaseModel):
         DEFAULT_PROMPT_GROWTH
     )
     breadth_additions: Annotated[int, Field(ge=0, description="neighbour nodes in_breadth may add")] = 2
-    time_limit: Annotated[float, Field(gt=0.0, description="hard wall-clock limit of a SCIP solve, s")] = 10.0
+    time_limit: Annotated[
+        float | None,
+        Field(gt=0.0, description="hard wall-clock limit of a SCIP solve, s; None: scaled to the instance"),
+    ] = None
+    time_limit_base: Annotated[
+        float, Field(gt=0.0, description="scaled limit: seconds every solve gets (see scaled_time_limit)")
+    ] = 10.0
+    time_limit_per_1k: Annotated[
+        float, Field(ge=0.0, description="scaled limit: seconds added per 1,000 candidates")
+    ] = 0.5
+    time_limit_max: Annotated[float, Field(gt=0.0, description="scaled limit: cap, s")] = 600.0
     enumerate_max: Annotated[int, Field(ge=1, le=24, description="largest instance enumerated")] = 24
     scip_seed: Annotated[int, Field(ge=0, description="SCIP random seed shift")] = 0
     start_method: Annotated[

@@ -39,6 +39,7 @@ class Problem:
     max_slack: float = 0.2
     optional_penalty: float = 0.0
     coverage_penalty: float = 1.0
+    forced: list[int] = field(default_factory=list)  # seeds (group indices) that must be selected
 
     @property
     def n(self) -> int:

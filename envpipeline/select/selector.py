@@ -10,19 +10,36 @@ and for local-mode greedy (exact there), ``heuristic`` for a feasible portfolio 
 ``infeasible`` when no selection keeps every coverage shortfall within xi_bar (proven: by
 enumeration or a counting certificate), ``no_feasible_found`` when the fallback found none but
 cannot prove that none exists.
+
+Time limit: ``--time-limit`` / ``time_limit=`` / ``SelectorConfig.time_limit`` when given, else
+scaled to the instance (`scaled_time_limit`)::
+
+    limit = min(time_limit_max, time_limit_base + time_limit_per_1k * candidates / 1000)
+
+(defaults 10 s + 0.5 s per 1,000 candidates, capped at 600 s: 22 s for the 10,000-seed bench
+portfolio, 69 s for the 50,000-seed one). The trace's ``solver`` records the limit, its source,
+whether it was hit, SCIP's gap and bounds; a fallback is logged as a warning with its reason.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Collection
 from typing import Literal
 
 from envpipeline.errors import ConfigError
-from envpipeline.models.selection import Backend, Candidate, Decision, SeedPassRate, SelectionTrace
+from envpipeline.models.selection import (
+    Backend,
+    Candidate,
+    Decision,
+    SeedPassRate,
+    SelectionTrace,
+    SolverReport,
+)
 from envpipeline.select.actions import SelectorConfig, objective_weight, reward_band
 from envpipeline.select.fallback import fallback
-from envpipeline.select.milp import solve_scip
+from envpipeline.select.milp import ScipResult, solve_scip
 from envpipeline.select.problem import Problem, Solution, enumerate_exact, evaluate, greedy
 from envpipeline.select.skills import Taxonomy, build_candidates
 
@@ -31,6 +48,41 @@ MODES: tuple[Mode, ...] = ("local", "portfolio")
 BACKENDS: tuple[Backend, ...] = ("scip", "enumerate", "greedy")
 #: wall-clock budget of the fallback's repair and swap search (capped by the solve's time limit)
 FALLBACK_SECONDS = 5.0
+
+logger = logging.getLogger(__name__)
+
+
+def scaled_time_limit(n_candidates: int, config: SelectorConfig) -> float:
+    """The SCIP wall-clock limit for an instance of `n_candidates` (module docstring)."""
+    scaled = config.time_limit_base + config.time_limit_per_1k * n_candidates / 1000
+    return min(config.time_limit_max, scaled)
+
+
+def _report(r: ScipResult, p: Problem, source: str) -> SolverReport:
+    return SolverReport(
+        status=r.status,
+        seconds=round(r.seconds, 6),
+        time_limit=r.time_limit or 0.0,
+        time_limit_source="explicit" if source == "explicit" else "scaled",
+        time_limit_hit=r.status in ("timelimit", "killed"),
+        gap=r.gap,
+        objective=r.objective,
+        dual_bound=r.dual_bound,
+        proof=r.proof,
+        candidates=p.n,
+        core_candidates=r.reduction.kept if r.reduction else None,
+    )
+
+
+def _reason(r: ScipResult) -> str:
+    """Why a SCIP result was not accepted: status, limit, gap and bounds."""
+    if r.status == "timelimit":
+        gap = f"gap {100 * r.gap:.4g}%" if r.gap is not None else "no solution"
+        bounds = f", best {r.objective:.6f}, bound {r.dual_bound:.6f}" if r.objective and r.dual_bound else ""
+        text = f"SCIP hit its {r.time_limit:g} s time limit after {r.seconds:.1f} s (status 'timelimit', {gap}{bounds})"
+    else:
+        text = f"SCIP status '{r.status}'" + (f": {r.error}" if r.error else "")
+    return text + "; only 'optimal' is accepted"
 
 
 def _coverage(eligible: list[Candidate], n: int, config: SelectorConfig) -> dict[str, float]:
@@ -119,38 +171,43 @@ def build_problem(
 
 
 def _solve(
-    p: Problem, backend: Backend, config: SelectorConfig, time_limit: float
-) -> tuple[Solution, Backend, str, str | None]:
-    """(solution, backend used, status, fallback reason)."""
+    p: Problem, backend: Backend, config: SelectorConfig, time_limit: float | None
+) -> tuple[Solution, Backend, str, str | None, SolverReport | None]:
+    """(solution, backend used, status, fallback reason, SCIP report)."""
     small = p.mode == "local" or p.n <= config.enumerate_max
+    source = "explicit" if time_limit is not None else "scaled"
+    limit = time_limit if time_limit is not None else scaled_time_limit(p.n, config)
     if backend == "enumerate":
         if not small:
             raise ConfigError(f"enumeration is exact only up to {config.enumerate_max} candidates; got {p.n}")
         sol = enumerate_exact(p)
-        return (sol, "enumerate", "optimal", None) if sol else (greedy(p), "greedy", "infeasible", None)
-    budget = min(time_limit, FALLBACK_SECONDS)
+        if sol:
+            return sol, "enumerate", "optimal", None, None
+        return greedy(p), "greedy", "infeasible", None, None
+    budget = min(limit, FALLBACK_SECONDS)
     if backend == "greedy":
         sol, status = fallback(p, budget)
-        return sol, "greedy", status, None
+        return sol, "greedy", status, None, None
     warm = greedy(p)
-    r = solve_scip(p, warm, config.scip_seed, time_limit, config.start_method)
+    r = solve_scip(p, warm, config.scip_seed, limit, config.start_method)
+    report = _report(r, p, source)
     if r.status == "optimal" and r.chosen is not None and r.objective is not None:
         exact = evaluate(p, r.chosen)
         exact.objective = r.objective
         exact.y = r.y or {}
         exact.xi = r.xi or {}
-        return exact, "scip", "optimal", None
-    reason = (
-        f"SCIP status '{r.status}'" + (f": {r.error}" if r.error else "") + "; only 'optimal' is accepted"
-    )
+        return exact, "scip", "optimal", None, report
+    reason = _reason(r)
     if small:
         sol = enumerate_exact(p)
         if sol is not None:
-            return sol, "enumerate", r.status, reason
+            logger.warning("selector fell back to enumeration: %s", reason)
+            return sol, "enumerate", r.status, reason, report
     sol, status = fallback(p, budget)
     if status == "no_feasible_found":
         reason += "; the fallback found no feasible selection (infeasibility not proven)"
-    return sol, "greedy", r.status, reason
+    logger.warning("selector fell back to greedy + swap search (%s): %s", status, reason)
+    return sol, "greedy", r.status, reason, report
 
 
 def _activated(p: Problem, sol: Solution) -> dict[int, list[str]]:
@@ -177,6 +234,7 @@ def select_actions(
 
     `mode` is one of `MODES` and `backend` one of `BACKENDS` (ConfigError otherwise).
     `allowed_actions` restricts the action variants (a fixed recipe's action mask); None: all six.
+    `time_limit`: the SCIP wall-clock limit, s; None: `config.time_limit`, else `scaled_time_limit`.
     """
     started = time.perf_counter()
     config = config or SelectorConfig()
@@ -220,7 +278,8 @@ def select_actions(
         )
         return [], trace
     problem, kept, dominated = build_problem(eligible, mode, n, config)
-    sol, used, status, reason = _solve(problem, backend, config, time_limit or config.time_limit)
+    limit = time_limit if time_limit is not None else config.time_limit
+    sol, used, status, reason, report = _solve(problem, backend, config, limit)
     optional = _activated(problem, sol)
     decisions = []
     for c in sol.chosen:
@@ -260,6 +319,7 @@ def select_actions(
         selected_skill_nodes=nodes,
         seconds=round(time.perf_counter() - started, 6),
         fallback_reason=reason,
+        solver=report,
         ineligible=ineligible,
         dominated=dominated,
     )
