@@ -8,9 +8,18 @@ processes, time, image size: `envpipeline.sandbox.build_limits`), then starts a 
 network and CPU/memory/pids/file-size/open-file limits. The *build* reaches the package registries with the
 host's pip settings as build args (`envpipeline.sandbox.registries`; ``ENVPIPELINE_BUILD_NETWORK=none``
 builds offline); agent and verifier containers never have a network.
-Commands run through ``docker exec`` under ``timeout -s KILL`` with a host-side backstop; at a
+
+Sessions talk to the Docker Engine API (`envpipeline.sandbox.docker_engine`): creating, starting,
+exec, copying and removing are HTTP requests on the engine's socket, not ``docker`` CLI processes
+(only an image build, once per environment, and the `DockerSession.inspect` diagnostic run the
+CLI). The base image id is looked up once per process. After each `open` the sandbox starts a
+*warm spare*: a container of the same image and limits, so the next session of that bundle does
+not wait for create + start (`DockerSandbox.close`, a dropped sandbox or the process's exit
+removes an unused spare; the spare carries the same labels as any session, so the reaper finds it).
+
+Commands run through an exec under ``timeout -s KILL`` with a host-side backstop; at a
 timeout every process of the container except PID 1 is killed. The operator's environment never
-reaches the container (``docker exec`` passes only the image's ``ENV``). `close` removes the
+reaches the container (an exec gets only the image's ``ENV``). `close` removes the
 container; a finalizer removes it too if a session is dropped unclosed; a container left by a
 killed process carries its owner and expiry labels, so `envpipeline.sandbox.reaper` removes it at
 the next run's start (`prune_sessions` removes every session container, whoever owns it).
@@ -31,16 +40,19 @@ import stat
 import subprocess
 import tempfile
 import threading
-import time
 import uuid
 import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
-from typing import IO, ClassVar
+from typing import ClassVar
+
+from docker.errors import NotFound
+from docker.types import Mount, Ulimit
 
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
-from envpipeline.sandbox import build_limits, docker_copy, docker_volume, ownership, registries
+from envpipeline.sandbox import build_limits, docker_copy, docker_engine, docker_volume, ownership, registries
 from envpipeline.sandbox.base import (
     BASE_IMAGE,
     EnvironmentBuildError,
@@ -77,13 +89,17 @@ CLEAR_SCRIPT = (
 )
 #: Largest file `read_file` returns (bytes).
 READ_LIMIT = 64 * 1024 * 1024
-#: Seconds the host waits beyond a command's own timeout before killing `docker exec` itself.
+#: Seconds the host waits beyond a command's own timeout before cutting the exec's stream itself.
 BACKSTOP_GRACE_SEC = 10.0
 #: ANSI colour sequences the classic builder writes around RUN output.
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
+#: Output kept of an internal command (mkdir, chmod, kill...).
+INTERNAL_OUTPUT = 1 << 20
+
 _tag_locks: dict[str, threading.Lock] = {}
 _tag_locks_guard = threading.Lock()
+_base_image_ids: dict[str, str] = {}
 
 
 def environment_digest(folder: Path) -> str:
@@ -101,10 +117,26 @@ def environment_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def base_image_id() -> str:
-    """The id of the offline base image ("" when it is missing)."""
-    probe = docker(["image", "inspect", "--format", "{{.Id}}", BASE_IMAGE], check=False)
-    return probe.stdout.decode().strip() if probe.returncode == 0 else ""
+def base_image_id(refresh: bool = False) -> str:
+    """The id of the offline base image ("" when it is missing), looked up once per process
+    (`refresh` looks again, e.g. after ``make base-image`` rebuilt it in a long-lived process)."""
+    if not refresh and BASE_IMAGE in _base_image_ids:
+        return _base_image_ids[BASE_IMAGE]
+    found = _image_id(BASE_IMAGE)
+    if found:  # a missing base image is looked up again next time
+        _base_image_ids[BASE_IMAGE] = found
+    return found
+
+
+def _image_id(image: str) -> str:
+    """The engine's id of `image` ("" when it has none)."""
+    control = docker_engine.engine()
+    try:
+        return str(control.inspect_image(image)["Id"])
+    except NotFound:
+        return ""
+    except docker_engine.ENGINE_ERRORS as e:
+        raise SandboxError(f"docker image inspect {image} failed: {e}") from e
 
 
 def image_digest(folder: Path) -> str:
@@ -123,53 +155,43 @@ def image_tag(folder: Path) -> str:
 
 def image_exists(tag: str) -> bool:
     """Whether the engine has an image with this tag."""
-    return docker(["image", "inspect", "--format", "{{.Id}}", tag], check=False).returncode == 0
+    return _image_id(tag) != ""
 
 
 @cache
 def cgroup_driver() -> str:
     """The engine's cgroup driver (``cgroupfs`` or ``systemd``; "" when it does not say)."""
-    done = docker(["info", "--format", "{{.CgroupDriver}}"], timeout=30, check=False)
-    return done.stdout.decode().strip() if done.returncode == 0 else ""
+    with contextlib.suppress(SandboxError):
+        return str(docker_engine.call(lambda: docker_engine.engine().info()).get("CgroupDriver") or "")
+    return ""
+
+
+def session_containers() -> list[str]:
+    """Ids of every container (running or not) that carries the session label."""
+    listed = docker_engine.call(
+        lambda: docker_engine.engine().containers(all=True, filters={"label": SESSION_LABEL}), "docker ps"
+    )
+    return [str(found["Id"]) for found in listed]
 
 
 def prune_sessions() -> int:
     """Remove every container left by a session (any process); returns how many were removed."""
-    listed = docker(["ps", "-aq", "--filter", f"label={SESSION_LABEL}"]).stdout.decode().split()
-    if listed:
-        docker(["rm", "-f", "-v", *listed], check=False)
+    listed = session_containers()
+    for container in listed:
+        _remove_container(container)
     return len(listed)
 
 
 def _remove_container(name: str, volume: str | None = None) -> None:
     """Remove a container and its /app volume, ignoring what is already gone (close, finalizer)."""
-    with contextlib.suppress(SandboxError):
-        docker(["rm", "-f", "-v", name], timeout=60, check=False)
+    with contextlib.suppress(SandboxError, *docker_engine.ENGINE_ERRORS):
+        docker_engine.engine().remove_container(name, v=True, force=True)
     if volume is not None:
         docker_volume.remove_app_volume(volume)
 
 
-class _Capped:
-    """Drains a pipe in a thread, keeping the first `limit` bytes."""
-
-    def __init__(self, pipe: IO[bytes], limit: int) -> None:
-        self.data = bytearray()
-        self.truncated = False
-        self._pipe, self._limit = pipe, limit
-        self._thread = threading.Thread(target=self._drain, daemon=True)
-        self._thread.start()
-
-    def _drain(self) -> None:
-        while chunk := self._pipe.read1(65536):  # type: ignore[attr-defined]
-            room = self._limit - len(self.data)
-            if len(chunk) > room:
-                self.truncated = True
-            if room > 0:
-                self.data += chunk[:room]
-
-    def text(self, timeout: float) -> str:
-        self._thread.join(timeout)
-        return self.data.decode(errors="replace")
+def _inside(target: str, roots: tuple[str, ...]) -> bool:
+    return any(target == root or target.startswith(root + "/") for root in roots)
 
 
 class DockerSession(SandboxSession):
@@ -191,83 +213,65 @@ class DockerSession(SandboxSession):
         if self._closed:
             raise SandboxError(f"session {self.session_id} is closed")
 
+    def _internal(self, argv: list[str], what: str, timeout: float = 120.0) -> bytes:
+        return docker_copy.exec_checked(self.container, argv, what, timeout)
+
     def upload(self, source: Path, destination: str) -> None:
         """Copy a folder's contents to `destination` (a file goes to ``destination/<name>``)."""
         self._check_open()
         target = posixpath.normpath(destination)
-        if not destination.startswith("/") or not any(
-            target == root or target.startswith(root + "/") for root in UPLOAD_ROOTS
-        ):
+        if not destination.startswith("/") or not _inside(target, UPLOAD_ROOTS):
             raise SandboxError(f"upload destination must be under {', '.join(UPLOAD_ROOTS)}: {destination}")
         source = Path(source)
         if not source.exists():
             raise SandboxError(f"upload source does not exist: {source}")
-        # "dir/." copies the folder's contents; "target/" makes a file land inside the folder.
-        copied, into = (f"{source}/.", target) if source.is_dir() else (str(source), f"{target}/")
-        if target not in SESSION_DIRS:
-            docker(["exec", self.container, "mkdir", "-p", "--", target])
-        if any(target == root or target.startswith(root + "/") for root in docker_volume.TMPFS_FOLDERS):
-            docker_copy.upload_through_tar(
-                self.container, source, target
-            )  # `docker cp` cannot write into a tmpfs
+        archive = docker_copy.pack(source)
+        if _inside(target, docker_volume.TMPFS_FOLDERS):  # the archive API cannot write into a tmpfs
+            docker_copy.put_staged(self.container, archive, target)
             return
-        try:
-            docker(["cp", copied, f"{self.container}:{into}"], timeout=300)
-        except SandboxError:  # a command removed the folder: recreate it once
-            docker(["exec", self.container, "mkdir", "-p", "--", target])
-            docker(["cp", copied, f"{self.container}:{into}"], timeout=300)
+        if target not in SESSION_DIRS:
+            self._internal(["mkdir", "-p", "--", target], f"mkdir {target}")
+        docker_copy.put(self.container, archive, target)
 
     def exec(self, command: str, timeout_sec: float, workdir: str = "/app") -> ExecResult:
         """Run `command` with bash in `workdir`; at the timeout kill every process but PID 1."""
         self._check_open()
         seconds = max(timeout_sec, 0.001)
-        argv = ["docker", "exec", "-w", workdir, self.container]
-        argv += ["timeout", "-s", "KILL", f"{seconds:.3f}", "bash", "-c", command]
-        started = time.monotonic()
-        process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env()
+        argv = ["timeout", "-s", "KILL", f"{seconds:.3f}", "bash", "-c", command]
+        ran = docker_engine.run(
+            self.container,
+            argv,
+            wait_sec=seconds + BACKSTOP_GRACE_SEC,
+            limit=self.limits.output_bytes,
+            workdir=workdir,
+            on_cut=self.kill_all,
         )
-        assert process.stdout is not None and process.stderr is not None
-        out = _Capped(process.stdout, self.limits.output_bytes)
-        err = _Capped(process.stderr, self.limits.output_bytes)
-        backstop = False
-        try:
-            code: int | None = process.wait(timeout=seconds + BACKSTOP_GRACE_SEC)
-        except subprocess.TimeoutExpired:
-            backstop = True
-            process.kill()
-            process.wait()
-            code = None
-        duration = time.monotonic() - started
         # timeout(1) signals its whole process group with KILL, itself included: status 137.
-        timed_out = backstop or (code in (124, 137) and duration >= seconds)
-        if timed_out:
+        timed_out = ran.cut or (ran.exit_code in (124, 137) and ran.duration_sec >= seconds)
+        if timed_out and not ran.cut:
             self.kill_all()
-            code = None
-        stdout, stderr = out.text(5.0), err.text(5.0)
         return ExecResult(
-            exit_code=code,
-            stdout=stdout,
-            stderr=stderr,
+            exit_code=None if timed_out else ran.exit_code,
+            stdout=ran.stdout.decode(errors="replace"),
+            stderr=ran.stderr.decode(errors="replace"),
             timed_out=timed_out,
-            truncated=out.truncated or err.truncated,
-            duration_sec=round(duration, 3),
+            truncated=ran.truncated,
+            duration_sec=round(ran.duration_sec, 3),
         )
 
     def kill_all(self) -> None:
         """Kill every process of the container except PID 1 (setsid'd ones included)."""
         if not self._closed:
-            docker(["exec", self.container, "kill", "-9", "-1"], timeout=30, check=False)
+            with contextlib.suppress(SandboxError):
+                docker_engine.run(self.container, ["kill", "-9", "-1"], wait_sec=30, limit=INTERNAL_OUTPUT)
 
     def clear(self, path: str) -> None:
         """Remove `path` (links on the way removed, not followed) and make it again, empty."""
         self._check_open()
         target = posixpath.normpath(path)
-        if not path.startswith("/") or not any(
-            target == root or target.startswith(root + "/") for root in UPLOAD_ROOTS
-        ):
+        if not path.startswith("/") or not _inside(target, UPLOAD_ROOTS):
             raise SandboxError(f"clear needs a folder under {', '.join(UPLOAD_ROOTS)}: {path}")
-        docker(["exec", self.container, "sh", "-c", CLEAR_SCRIPT, "clear", target], timeout=120)
+        self._internal(["sh", "-c", CLEAR_SCRIPT, "clear", target], f"clear {target}")
 
     def make_read_only(self, path: str) -> None:
         """Chown the folder's tree to root and drop every write bit (the container's commands run
@@ -278,7 +282,7 @@ class DockerSession(SandboxSession):
         if target not in UPLOAD_ROOTS:
             raise SandboxError(f"make_read_only needs one of {', '.join(UPLOAD_ROOTS)}: {path}")
         script = 'chown -hR 0:0 -- "$1" && chmod -R a-w -- "$1"'
-        docker(["exec", self.container, "sh", "-c", script, "make_read_only", target], timeout=120)
+        self._internal(["sh", "-c", script, "make_read_only", target], f"make_read_only {target}")
 
     def read_file(self, path: str) -> bytes | None:
         """The bytes of a regular file (first READ_LIMIT bytes), or None if there is none."""
@@ -286,17 +290,26 @@ class DockerSession(SandboxSession):
         if not path.startswith("/"):
             raise SandboxError(f"read_file needs an absolute path: {path}")
         script = f'test -f "$1" || exit 3; exec head -c {READ_LIMIT} -- "$1"'
-        done = docker(
-            ["exec", self.container, "sh", "-c", script, "read_file", path], timeout=120, check=False
+        ran = docker_engine.run(
+            self.container, ["sh", "-c", script, "read_file", path], wait_sec=120, limit=READ_LIMIT
         )
-        if done.returncode == 3:
+        if ran.exit_code == 3:
             return None
-        if done.returncode != 0:
-            raise SandboxError(f"cannot read {path}: {done.stderr.decode(errors='replace').strip()}")
-        return done.stdout
+        if ran.exit_code != 0:
+            why = ran.stderr.decode(errors="replace").strip() or f"exit {ran.exit_code}"
+            raise SandboxError(f"cannot read {path}: {why}")
+        return ran.stdout
+
+    def running(self) -> bool:
+        """Whether the container is still up (a spare may have been pruned meanwhile)."""
+        try:
+            state = docker_engine.call(lambda: docker_engine.engine().inspect_container(self.container))
+        except SandboxError:
+            return False
+        return not self._closed and bool(state.get("State", {}).get("Running"))
 
     def inspect(self, template: str) -> str:
-        """``docker inspect --format`` of the container (for tests and diagnostics)."""
+        """``docker inspect --format`` of the container (a diagnostic: runs the docker CLI)."""
         return docker(["inspect", "--format", template, self.container]).stdout.decode().strip()
 
     def close(self) -> None:
@@ -304,6 +317,12 @@ class DockerSession(SandboxSession):
         if not self._closed:
             self._closed = True
             self._finalizer()
+
+
+def _close_quietly(spare: Future[DockerSession]) -> None:
+    """Remove a spare once it is started (or do nothing if starting it failed)."""
+    if spare.exception() is None:
+        spare.result().close()
 
 
 class DockerSandbox(Sandbox):
@@ -317,6 +336,7 @@ class DockerSandbox(Sandbox):
         start_timeout_sec: float = 120.0,
         build_network: registries.BuildNetwork | None = None,
         ceiling: OperatorCeiling | None = None,
+        warm_spare: bool = True,
     ) -> None:
         #: what a build may use (memory, CPUs, processes, image size): the operator's ceiling
         self.ceiling = ceiling or operator_ceiling()
@@ -326,15 +346,18 @@ class DockerSandbox(Sandbox):
         self.build_network = build_network or registries.build_network_from_env()
         #: how many images this instance built (a cache hit does not count)
         self.builds = 0
+        #: whether each `open` starts the next session's container ahead (`_prepare_spare`)
+        self.warm_spare = warm_spare
+        #: how many sessions were served by a spare started ahead
+        self.spares_used = 0
+        self._spare: tuple[tuple[str, str], Future[DockerSession]] | None = None
+        self._spare_lock = threading.Lock()
+        self._starter: ThreadPoolExecutor | None = None
 
     @classmethod
     def available(cls) -> bool:
         """Whether the engine answers within 3 s."""
-        try:
-            docker(["version", "--format", "{{.Server.Version}}"], timeout=3)
-        except SandboxError:
-            return False
-        return True
+        return docker_engine.ping(3.0)
 
     @classmethod
     def provides_image(cls, image: str) -> bool:
@@ -394,10 +417,12 @@ class DockerSandbox(Sandbox):
             )
             raise EnvironmentBuildError(f"{name}: docker build failed ({done.returncode}; {reach}):\n{tail}")
         self.builds += 1
-        size = docker(["image", "inspect", "--format", "{{.Size}}", tag]).stdout.decode().strip()
+        control = docker_engine.engine()
+        size = docker_engine.call(lambda: control.inspect_image(tag), "docker image inspect").get("Size")
         too_large = build_limits.image_size_problem(int(size or 0), self.ceiling)
         if too_large:
-            docker(["image", "rm", "-f", tag], check=False)
+            with contextlib.suppress(*docker_engine.ENGINE_ERRORS):
+                control.remove_image(tag, force=True)
             raise EnvironmentBuildError(f"{name}: {too_large}")
 
     def _run_build(self, args: list[str], text: str, name: str) -> subprocess.CompletedProcess[bytes]:
@@ -416,44 +441,109 @@ class DockerSandbox(Sandbox):
             raise EnvironmentBuildError(f"{name}: build exceeded {self.build_timeout_sec:.0f} s") from e
 
     def open(self, bundle: Bundle, limits: Limits) -> DockerSession:
-        """Build (or reuse) the image and start a limited, network-less container."""
+        """Build (or reuse) the image and start a limited, network-less container (or take the
+        spare started ahead for this image and these limits); then start the next spare."""
         image = self.ensure_image(bundle)
+        key = (image, limits.model_dump_json())
+        session = self._take_spare(key)
+        if session is None:
+            session = self.start_session(image, limits)
+        else:
+            self.spares_used += 1
+        if self.warm_spare:
+            self._prepare_spare(key, image, limits)
+        return session
+
+    def start_session(self, image: str, limits: Limits) -> DockerSession:
+        """Create and start a container of `image` under `limits` (engine API requests only)."""
         session_id = uuid.uuid4().hex[:12]
         container = f"envpipeline-{session_id}"
         memory = f"{limits.memory_mb}m"
         file_size = limits.file_size_mb * 1024 * 1024
-        args = ["run", "-d", "--name", container, "--label", f"{SESSION_LABEL}={session_id}"]
-        args += ["--label", f"{ownership.OWNER_LABEL}={ownership.owner()}"]
-        args += ["--label", f"{ownership.EXPIRES_LABEL}={ownership.expiry()}"]
-        args += [
-            "--network",
-            "none",
-            "--cpus",
-            f"{limits.cpus:g}",
-            "--memory",
-            memory,
-            "--memory-swap",
-            memory,
-        ]
-        args += ["--pids-limit", str(limits.pids), "--ulimit", f"fsize={file_size}:{file_size}"]
-        args += ["--ulimit", "nofile=1024:1024", "--security-opt", "no-new-privileges"]
-        args += [arg for cap in DROPPED_CAPS for arg in ("--cap-drop", cap)]
+        labels = {
+            SESSION_LABEL: session_id,
+            ownership.OWNER_LABEL: ownership.owner(),
+            ownership.EXPIRES_LABEL: ownership.expiry(),
+        }
         app_volume = docker_volume.create_app_volume(session_id, limits.storage_mb)
-        if app_volume is not None:
-            args += ["--mount", f"type=volume,src={app_volume},dst=/app"]
-        args += docker_volume.tmpfs_args(limits.storage_mb)
-        args += ["--entrypoint", "bash", image, "-c", KEEPALIVE]
+        control = docker_engine.engine()
         try:
-            docker(args, timeout=self.start_timeout_sec)
-        except SandboxError:
+            host_config = control.create_host_config(
+                network_mode="none",
+                nano_cpus=round(limits.cpus * 1e9),
+                mem_limit=memory,
+                memswap_limit=memory,
+                pids_limit=limits.pids,
+                ulimits=[
+                    Ulimit(name="fsize", soft=file_size, hard=file_size),
+                    Ulimit(name="nofile", soft=1024, hard=1024),
+                ],
+                security_opt=["no-new-privileges"],
+                cap_drop=list(DROPPED_CAPS),
+                mounts=[Mount("/app", app_volume, type="volume")] if app_volume is not None else None,
+                tmpfs=docker_volume.tmpfs_mounts(limits.storage_mb),
+            )
+            docker_engine.call(
+                lambda: control.create_container(
+                    image,
+                    command=["-c", KEEPALIVE],
+                    entrypoint=["bash"],
+                    name=container,
+                    labels=labels,
+                    host_config=host_config,
+                ),
+                "docker create",
+            )
+            docker_engine.call(lambda: control.start(container), "docker start")
+        except (SandboxError, *docker_engine.ENGINE_ERRORS) as e:
             _remove_container(container, app_volume)
-            raise
+            raise e if isinstance(e, SandboxError) else SandboxError(f"docker create failed: {e}") from e
         session = DockerSession(container, session_id, image, limits, app_volume)
         try:
             if docker_volume.image_has_files_under_tmpfs(image):
                 docker_copy.copy_image_folders(image, container, docker_volume.TMPFS_FOLDERS)
-            docker(["exec", container, "mkdir", "-p", *SESSION_DIRS])
+            docker_copy.exec_checked(
+                container, ["mkdir", "-p", *SESSION_DIRS], "mkdir of the session folders"
+            )
         except SandboxError:
             session.close()
             raise
         return session
+
+    def _take_spare(self, key: tuple[str, str]) -> DockerSession | None:
+        """The spare started for `key`, if there is one and it is up; a spare for another image
+        or other limits is removed."""
+        with self._spare_lock:
+            spare, self._spare = self._spare, None
+        if spare is None:
+            return None
+        spare_key, started = spare
+        if spare_key != key:
+            started.add_done_callback(_close_quietly)
+            return None
+        try:
+            session = started.result(timeout=self.start_timeout_sec)
+        except Exception:  # starting it failed or hangs: open a session the plain way
+            started.add_done_callback(_close_quietly)
+            return None
+        if not session.running():
+            session.close()
+            return None
+        return session
+
+    def _prepare_spare(self, key: tuple[str, str], image: str, limits: Limits) -> None:
+        """Start a container for the next `open` of `key` in the background."""
+        with self._spare_lock:
+            if self._spare is not None:  # another thread's spare: keep the one already there
+                return
+            if self._starter is None:
+                self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="docker-spare")
+            self._spare = (key, self._starter.submit(self.start_session, image, limits))
+
+    def close(self) -> None:
+        """Remove the spare started ahead, if any (sessions already opened are the caller's)."""
+        with self._spare_lock:
+            spare, self._spare = self._spare, None
+        if spare is not None:
+            with contextlib.suppress(Exception):
+                _close_quietly(spare[1])

@@ -7,7 +7,7 @@ container's writable layer is as large as the host's disk. Where this process ma
 registers it as a named volume of Docker's ``local`` driver; the session mounts it at ``/app``
 (Docker copies the image's ``/app`` into the empty volume on first mount), so writing past the
 quota there fails with "No space left on device" inside the container. ``/logs`` is a
-size-limited tmpfs (`tmpfs_args`), charged to the container's memory limit; what an image ships
+size-limited tmpfs (`tmpfs_mounts`), charged to the container's memory limit; what an image ships
 there is copied in at open (`image_has_files_under_tmpfs`), so checks still see it. Writes elsewhere in
 the container's root (``/root``, ``/tmp``, ``/usr``: an image may ship files there, which a tmpfs
 would hide) still land in the writable layer, bounded by the host's disk and removed with the
@@ -24,20 +24,23 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
 from envpipeline.errors import SandboxError
+from envpipeline.processes import process_alive
 from envpipeline.sandbox import ownership
 from envpipeline.sandbox.disk_quota import MIN_SIZE_MB
-from envpipeline.sandbox.docker_cli import docker
 
 #: Label of a session volume: the path of its disk image (so a later run can delete it).
 IMAGE_LABEL = "envpipeline.image"
 #: Label that marks a session volume (value: the session id).
 VOLUME_LABEL = "envpipeline.volume"
+#: A session volume's disk image in the temp folder (`create_app_volume`).
+VOLUME_IMAGE = re.compile(r"^envpipeline-vol-(?P<pid>[0-9]+)-(?P<session>[0-9a-f]+)\.img$")
 #: Folders mounted as tmpfs of the session's storage_mb (made by the session, so nothing is hidden).
 TMPFS_FOLDERS = ("/logs",)
 
@@ -49,32 +52,38 @@ def _run(argv: list[str], timeout: float = 60) -> str:
     return done.stdout.decode().strip()
 
 
-def _docker(args: list[str]) -> subprocess.CompletedProcess[bytes]:
-    return docker(args, timeout=60, check=False)
-
-
 def volume_name(session_id: str) -> str:
     """The Docker volume of a session's ``/app``."""
     return f"envpipeline-{session_id}-app"
 
 
-def tmpfs_args(storage_mb: int) -> list[str]:
-    """``docker run`` arguments mounting `TMPFS_FOLDERS` as tmpfs of `storage_mb`."""
+def tmpfs_mounts(storage_mb: int) -> dict[str, str]:
+    """The engine's ``Tmpfs`` host setting mounting `TMPFS_FOLDERS` as tmpfs of `storage_mb`."""
     size = max(storage_mb, MIN_SIZE_MB)
-    args: list[str] = []
-    for folder in TMPFS_FOLDERS:
-        args += ["--tmpfs", f"{folder}:rw,exec,size={size}m,mode=1777"]
-    return args
+    return {folder: f"rw,exec,size={size}m,mode=1777" for folder in TMPFS_FOLDERS}
 
 
 @functools.cache
 def image_has_files_under_tmpfs(image: str) -> bool:
     """Whether `image` ships files under a `TMPFS_FOLDERS` folder (checked once per image)."""
+    from envpipeline.sandbox import docker_engine  # the SDK only where Docker is used
+
     script = " ".join(
         f"find {folder} -mindepth 1 ! -type d 2>/dev/null | head -1;" for folder in TMPFS_FOLDERS
     )
-    done = _docker(["run", "--rm", "--network", "none", "--entrypoint", "sh", image, "-c", script])
-    return bool(done.stdout.strip())
+    control = docker_engine.engine()
+    probe = docker_engine.call(
+        lambda: control.create_container(image, entrypoint=["sh", "-c", script], network_disabled=True),
+        "docker create",
+    )["Id"]
+    try:
+        docker_engine.call(lambda: control.start(probe), "docker start")
+        docker_engine.call(lambda: control.wait(probe, timeout=60), "docker wait")
+        listed = docker_engine.call(lambda: control.logs(probe, stdout=True, stderr=False), "docker logs")
+    finally:
+        with contextlib.suppress(SandboxError, *docker_engine.ENGINE_ERRORS):
+            control.remove_container(probe, v=True, force=True)
+    return bool(listed.strip())
 
 
 def _format(image: Path, size_mb: int) -> None:
@@ -95,6 +104,8 @@ def _format(image: Path, size_mb: int) -> None:
 
 def create_app_volume(session_id: str, size_mb: int) -> str | None:
     """A named volume of `size_mb` for the session's ``/app``; None where one cannot be made."""
+    from envpipeline.sandbox import docker_engine  # the SDK only where Docker is used
+
     if os.geteuid() != 0 or shutil.which("losetup") is None or shutil.which("mount") is None:
         return None
     image = Path(tempfile.gettempdir()) / f"envpipeline-vol-{os.getpid()}-{session_id}.img"
@@ -108,10 +119,11 @@ def create_app_volume(session_id: str, size_mb: int) -> str | None:
             ownership.OWNER_LABEL: ownership.owner(),
             ownership.EXPIRES_LABEL: ownership.expiry(),
         }
-        args = ["volume", "create", "--driver", "local", "--opt", "type=ext4", "--opt", f"device={device}"]
-        args += [arg for key, value in labels.items() for arg in ("--label", f"{key}={value}")]
-        if _docker([*args, name]).returncode != 0:
-            raise OSError(f"docker volume create {name} failed")
+        options = {"type": "ext4", "device": device}
+        docker_engine.call(
+            lambda: docker_engine.engine().create_volume(name, "local", options, labels),
+            f"docker volume create {name}",
+        )
     except (OSError, subprocess.TimeoutExpired, SandboxError):
         remove_app_volume(name, image)  # whatever of it was made: volume, loop device, image
         return None
@@ -129,14 +141,16 @@ def _loop_device_of(image: Path) -> str:
 
 def remove_app_volume(name: str, image: str | Path | None = None) -> None:
     """Remove a session volume, detach its loop device and delete its image (idempotent)."""
+    from envpipeline.sandbox import docker_engine  # the SDK only where Docker is used
+
     if image is None:
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired, SandboxError):
-            done = _docker(["volume", "inspect", "--format", f'{{{{index .Labels "{IMAGE_LABEL}"}}}}', name])
-            image = done.stdout.decode().strip() if done.returncode == 0 else None
+        with contextlib.suppress(SandboxError):
+            found = docker_engine.call(lambda: docker_engine.engine().inspect_volume(name))
+            image = (found.get("Labels") or {}).get(IMAGE_LABEL) or None
     path = Path(image) if image else None
     device = _loop_device_of(path) if path else ""
-    with contextlib.suppress(OSError, subprocess.TimeoutExpired, SandboxError):
-        _docker(["volume", "rm", "-f", name])
+    with contextlib.suppress(SandboxError):
+        docker_engine.call(lambda: docker_engine.engine().remove_volume(name, force=True))
     if device:
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
             subprocess.run(["losetup", "-d", device], capture_output=True, timeout=60)
@@ -146,15 +160,35 @@ def remove_app_volume(name: str, image: str | Path | None = None) -> None:
 
 def stale_volumes() -> list[tuple[str, str]]:
     """(volume, image) of session volumes whose owner is gone or whose expiry passed."""
-    template = (
-        f'{{{{.Name}}}}\t{{{{.Label "{ownership.OWNER_LABEL}"}}}}\t{{{{.Label "{ownership.EXPIRES_LABEL}"}}}}'
-        f'\t{{{{.Label "{IMAGE_LABEL}"}}}}'
-    )
+    from envpipeline.sandbox import docker_engine  # the SDK only where Docker is used
+
     try:
-        listed = _docker(["volume", "ls", "--filter", f"label={VOLUME_LABEL}", "--format", template])
-    except (OSError, SandboxError):
+        found = docker_engine.call(lambda: docker_engine.engine().volumes(filters={"label": VOLUME_LABEL}))
+    except SandboxError:
         return []
-    if listed.returncode != 0:
-        return []
-    listing = listed.stdout.decode(errors="replace")
+    rows = []
+    for volume in found.get("Volumes") or []:
+        labels = volume.get("Labels") or {}
+        fields = [
+            volume["Name"],
+            *(labels.get(k, "") for k in (ownership.OWNER_LABEL, ownership.EXPIRES_LABEL)),
+        ]
+        rows.append("\t".join([*fields, labels.get(IMAGE_LABEL, "")]))
+    listing = "\n".join(rows)
     return [(fields[0], fields[3] if len(fields) > 3 else "") for fields in ownership.stale_listed(listing)]
+
+
+def orphan_images(temp: Path | None = None) -> list[tuple[str, Path]]:
+    """(volume, image) of the disk images in the temp folder whose owner process is gone.
+
+    A process killed while it made a volume (a warm spare is made in the background at any time)
+    leaves an image, maybe attached to a loop device, that no labelled volume names yet.
+    """
+    folder = temp or Path(tempfile.gettempdir())
+    orphans = []
+    with contextlib.suppress(OSError):
+        for path in folder.iterdir():
+            match = VOLUME_IMAGE.match(path.name)
+            if match and not path.is_symlink() and not process_alive(int(match["pid"])):
+                orphans.append((volume_name(match["session"]), path))
+    return sorted(orphans)

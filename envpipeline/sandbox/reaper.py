@@ -83,6 +83,9 @@ def reap_stale_sessions(*, docker: bool = True, temp: Path | None = None) -> Rea
         for volume, image in docker_volume.stale_volumes():  # after their containers are gone
             docker_volume.remove_app_volume(volume, image or None)
             reaped.volumes.append(volume)
+        for volume, image_path in docker_volume.orphan_images():  # killed while making a volume
+            docker_volume.remove_app_volume(volume, image_path)
+            reaped.volumes.append(volume)
     for root in stale_local_roots(temp):
         disk_quota.release(root)
         shutil.rmtree(root, ignore_errors=True)

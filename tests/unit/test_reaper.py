@@ -104,3 +104,18 @@ def test_a_live_owners_container_is_kept_until_it_expires(docker_sandbox, bundle
         assert owner == ownership.owner()
         assert not ownership.owner_gone(owner, expires, time.time())
         assert ownership.owner_gone(owner, expires, float(expires) + 1), "past its expiry it is stale"
+
+
+def test_a_dead_owners_volume_image_is_an_orphan_and_a_live_ones_is_not(tmp_path):
+    """A process killed while it made a Docker /app volume (e.g. a warm spare's) leaves its disk
+    image behind without a labelled volume: the reaper finds it by the owner pid in its name."""
+    from envpipeline.sandbox import docker_volume
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    orphan = tmp_path / f"envpipeline-vol-{dead.pid}-0123456789ab.img"
+    live = tmp_path / f"envpipeline-vol-{os.getpid()}-ba9876543210.img"
+    other = tmp_path / f"envpipeline-root-{dead.pid}-x.img"
+    for path in (orphan, live, other):
+        path.write_bytes(b"")
+    assert docker_volume.orphan_images(tmp_path) == [("envpipeline-0123456789ab-app", orphan)]
