@@ -39,7 +39,15 @@ PARTITION_FOLDER = "partition="
 #: Temp files of partition writes: ``.part-<writer pid>-<random>.tmp``.
 TEMP_FILE = re.compile(r"^\.part-(?P<pid>[0-9]+)-.*\.tmp$")
 
-__all__ = ["LINEAGE_COLUMNS", "Lake", "Lineage", "canonical_hash", "check_partition_key"]
+__all__ = [
+    "LINEAGE_COLUMNS",
+    "Lake",
+    "Lineage",
+    "canonical_hash",
+    "check_partition_key",
+    "empty_table",
+    "remove_orphan_temps",
+]
 
 
 def check_partition_key(key: str) -> str:
@@ -95,8 +103,8 @@ class Lake:
                     "_row_hash": canonical_hash(row),
                 }
             )
-        table = pa.Table.from_pylist(stamped) if stamped else _empty_table()
-        _remove_orphans_in(target.parent)
+        table = pa.Table.from_pylist(stamped) if stamped else empty_table()
+        remove_orphan_temps(target.parent)
         return replace_atomically(
             target, lambda handle: pq.write_table(table, handle), prefix=f".part-{os.getpid()}-"
         )
@@ -107,7 +115,7 @@ class Lake:
             return []
         removed: list[Path] = []
         for folder in self.root.glob(f"*/{PARTITION_FOLDER}*"):
-            removed += _remove_orphans_in(folder)
+            removed += remove_orphan_temps(folder)
         return removed
 
     def assets(self) -> list[str]:
@@ -164,7 +172,7 @@ class Lake:
         return self.query(f"SELECT * FROM {asset}")
 
 
-def _remove_orphans_in(folder: Path) -> list[Path]:
+def remove_orphan_temps(folder: Path) -> list[Path]:
     """Remove ``.part-<pid>-*.tmp`` files of `folder` whose writer is no longer running (or unnamed)."""
     removed: list[Path] = []
     if not folder.is_dir():
@@ -178,5 +186,6 @@ def _remove_orphans_in(folder: Path) -> list[Path]:
     return removed
 
 
-def _empty_table() -> pa.Table:
+def empty_table() -> pa.Table:
+    """The table of a partition with no rows: the lineage columns alone."""
     return pa.table({name: pa.array([], pa.string()) for name in LINEAGE_COLUMNS})
