@@ -40,6 +40,11 @@ class PluginRegistry(Generic[T]):
             self._sorted = None
         return item
 
+    def unregister(self, name: str) -> None:
+        """Drop a plug-in (a test restoring the registry it found)."""
+        self._items.pop(name, None)
+        self._sorted = None
+
     def all(self) -> dict[str, T]:
         """Every plug-in by name, sorted (the package's modules are imported on first use)."""
         if not self._loaded:
