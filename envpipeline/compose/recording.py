@@ -122,7 +122,7 @@ class StreamedRun:
     the temp files of a run that failed; those of a killed run are removed by the next run.
     """
 
-    def __init__(self, lake: Lake, partition: str, run_id: str, out: Path, chunk: int = 500) -> None:
+    def __init__(self, lake: Lake, partition: str, run_id: str, out: Path, chunk: int = 100) -> None:
         self.lake, self.partition, self.run_id, self.chunk = lake, partition, run_id, chunk
         self.tally = SummaryTally()
         folder = lake.partition_path("composed_task_specs", partition).parent

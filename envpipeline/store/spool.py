@@ -27,7 +27,7 @@ from envpipeline.files import replace_atomically
 from envpipeline.store.lake import RESERVED_COLUMNS, Lake, Lineage, empty_table, remove_orphan_temps
 
 #: Rows read back per batch when a spool is published.
-READ_BATCH = 1024
+READ_BATCH = 128
 
 
 class RowSpool:
