@@ -27,14 +27,23 @@ class PluginRegistry(Generic[T]):
         self.error = error
         self._items: dict[str, T] = {}
         self._loaded = False
+        #: the items sorted by name, kept until the next registration (lookups run per tool call)
+        self._sorted: dict[str, T] | None = None
 
     def register(self, name: str, item: T) -> T:
         """Add a plug-in; a different one under the same name is an error."""
         existing = self._items.get(name)
         if existing is not None and existing is not item:
             raise self.error(f"{self.kind} '{name}' registered twice")
-        self._items[name] = item
+        if existing is None:
+            self._items[name] = item
+            self._sorted = None
         return item
+
+    def unregister(self, name: str) -> None:
+        """Drop a plug-in (a test restoring the registry it found)."""
+        self._items.pop(name, None)
+        self._sorted = None
 
     def all(self) -> dict[str, T]:
         """Every plug-in by name, sorted (the package's modules are imported on first use)."""
@@ -45,10 +54,15 @@ class PluginRegistry(Generic[T]):
                 if module.name not in ("base", "registry") and not module.name.startswith("_"):
                     importlib.import_module(f"{self.package}.{module.name}")
             self._loaded = True
-        return dict(sorted(self._items.items()))
+        if self._sorted is None:
+            self._sorted = dict(sorted(self._items.items()))
+        return dict(self._sorted)
 
     def get(self, name: str) -> T:
         """One plug-in by name, with a clear error listing the known ones."""
+        item = self._items.get(name) if self._loaded else None
+        if item is not None:
+            return item
         items = self.all()
         if name not in items:
             raise ConfigError(f"unknown {self.kind} '{name}'; known: {', '.join(items)}")

@@ -7,7 +7,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from pydantic import ValidationError
@@ -159,9 +159,12 @@ def compose_command(
     probe_tries: int = 2,
 ) -> None:
     """Compose and verify cross-service tasks until N are accepted or the budget runs out."""
+    import pyarrow as pa
+
     from envpipeline.compose.author import ComposeConfig
-    from envpipeline.compose.pipeline import compose_until
-    from envpipeline.compose.recording import record_candidates, record_library, record_verified, summarize
+    from envpipeline.compose.llm_author import authoring_entries_summary, authoring_entry
+    from envpipeline.compose.pipeline import compose_stream
+    from envpipeline.compose.recording import StreamedRun
     from envpipeline.store.catalog import refresh_catalog
     from envpipeline.store.lake import Lake
 
@@ -183,46 +186,44 @@ def compose_command(
     llm_author = _llm_paths(author, world_model, model, api_base, api_key_env, probe_tries, out)
     budget = max_attempts or 20 * n_tasks
     partition = cli_partition(seed, k, distractors, n_tasks, instruction_style, library_scope)
-    started = time.perf_counter()
-    with progress() as bar:
-        accepted_bar = bar.add_task("composing", total=n_tasks)
-        result = compose_until(
-            n_tasks,
-            config,
-            range(seed, seed + budget),
-            seed_key=partition,
-            on_record=lambda r: bar.advance(accepted_bar, int(r.status == "accepted")),
-        )
-    authoring = None
-    if llm_author is not None:
-        from envpipeline.compose.llm_author import authoring_summary
-
-        result.accepted = [llm_author.author(r) for r in result.accepted]
-        authoring = authoring_summary(result.accepted)
-    elapsed = time.perf_counter() - started
-    records = result.accepted + result.rejected
+    # Arrow's default pool (mimalloc) keeps what each chunk's conversion freed, tens of MB over a
+    # run; the system allocator hands it back, and peak memory is what this command is held to
+    pa.set_memory_pool(pa.system_memory_pool())
     lake = Lake(home)
-    run_id = f"cli-{uuid.uuid4().hex[:12]}"
-    record_library(lake, run_id)
-    fingerprint = record_candidates(lake, partition, records, run_id)
-    record_verified(lake, partition, records, fingerprint, run_id)
-    refresh_catalog(home)
-    # the output files come after the lake: they never list tasks the lake does not hold
-    out.mkdir(parents=True, exist_ok=True)
-    for name, group in (("accepted", result.accepted), ("rejected", result.rejected)):
-        lines = (
-            json.dumps({**r.model_dump(mode="json"), "services": r.environment.services}, sort_keys=True)
-            for r in group
-        )
-        write_atomically(out / f"{name}.jsonl", "".join(line + "\n" for line in lines))
+    run = StreamedRun(lake, partition, f"cli-{uuid.uuid4().hex[:12]}", out)
+    authored: list[dict[str, Any] | None] = []
+    attempts = accepted = 0
+    started = time.perf_counter()
+    try:
+        with progress() as bar:
+            accepted_bar = bar.add_task("composing", total=n_tasks)
+            for record in compose_stream(n_tasks, config, range(seed, seed + budget), seed_key=partition):
+                status = record.status
+                attempts += 1
+                accepted += status == "accepted"
+                if llm_author is not None and status == "accepted":
+                    record = llm_author.author(record)
+                    authored.append(authoring_entry(record))
+                run.add(record, status)  # spooled a chunk at a time: memory holds no more
+                bar.advance(accepted_bar, int(status == "accepted"))
+        elapsed = time.perf_counter() - started
+        run.publish_lake()
+        refresh_catalog(home)
+        # the output files come after the lake: they never list tasks the lake does not hold
+        run.publish_outputs()
+    except BaseException:
+        run.discard()
+        raise
+    authoring = authoring_entries_summary(authored) if llm_author is not None else None
+    budget_exhausted = accepted < n_tasks
     summary = {
-        **summarize(records),
-        "attempts": result.attempts,
+        **run.tally.summary(),
+        "attempts": attempts,
         "budget": budget,
-        "budget_exhausted": result.budget_exhausted,
+        "budget_exhausted": budget_exhausted,
         "seconds": round(elapsed, 3),
-        "candidates_per_second": round(result.attempts / elapsed, 1) if elapsed else None,
-        "accepted_per_second": round(len(result.accepted) / elapsed, 1) if elapsed else None,
+        "candidates_per_second": round(attempts / elapsed, 1) if elapsed else None,
+        "accepted_per_second": round(accepted / elapsed, 1) if elapsed else None,
         "out": str(out.resolve()),
         "home": str(home),
         "partition": partition,
@@ -235,7 +236,7 @@ def compose_command(
         click.echo(
             f"{summary['accepted']} accepted, {summary['rejected']} rejected in {elapsed:.2f}s -> {out}"
         )
-    if result.budget_exhausted:
+    if budget_exhausted:
         console.print(f"[yellow]budget of {budget} candidates ran out before {n_tasks} were accepted[/]")
         sys.exit(3)
 

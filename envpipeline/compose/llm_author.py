@@ -23,6 +23,7 @@ keeps the replay check pointed at the seed's procedural draft.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -268,7 +269,18 @@ def build_author(config: AuthorConfig) -> LLMAuthor | None:
 
 def authoring_summary(records: list[TaskRecord]) -> dict[str, Any]:
     """How many rewrites were accepted, why the others were kept procedural, and the tokens spent."""
-    tried = [r.metadata["authoring"] for r in records if isinstance(r.metadata.get("authoring"), dict)]
+    return authoring_entries_summary(authoring_entry(r) for r in records)
+
+
+def authoring_entry(record: TaskRecord) -> dict[str, Any] | None:
+    """What the LLM author stored on a record (``metadata["authoring"]``), or None."""
+    entry = record.metadata.get("authoring")
+    return entry if isinstance(entry, dict) else None
+
+
+def authoring_entries_summary(entries: Iterable[dict[str, Any] | None]) -> dict[str, Any]:
+    """`authoring_summary` from the records' authoring entries alone (a streamed run keeps only these)."""
+    tried = [e for e in entries if e is not None]
     reasons: dict[str, int] = {}
     for entry in tried:
         for reason in entry.get("reasons", []):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from envpipeline.agents.environment import ComposedEnvironment
@@ -157,13 +157,24 @@ def compose_until(
 ) -> BatchResult:
     """Compose candidates from `seeds` until `target` are accepted or the seeds run out."""
     result = BatchResult()
-    for seed in seeds:
-        if len(result.accepted) >= target:
-            break
-        record = compose_task(seed, config, seed_key)
+    for record in compose_stream(target, config, seeds, seed_key):
         result.attempts += 1
         (result.accepted if record.status == "accepted" else result.rejected).append(record)
         if on_record is not None:
             on_record(record)
     result.budget_exhausted = len(result.accepted) < target
     return result
+
+
+def compose_stream(
+    target: int, config: ComposeConfig, seeds: Iterable[int], seed_key: str = "adhoc"
+) -> Iterator[TaskRecord]:
+    """Each judged candidate from `seeds`, in seed order, until `target` were accepted or the seeds
+    run out (the records `compose_until` collects, handed over one at a time instead of held)."""
+    accepted = 0
+    for seed in seeds:
+        if accepted >= target:
+            return
+        record = compose_task(seed, config, seed_key)
+        accepted += record.status == "accepted"
+        yield record

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import json
+import os
+from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
-from envpipeline.compose.pipeline import gate_pass_rates, top_reasons
+from envpipeline.files import SpooledFile
 from envpipeline.models.task import TaskRecord
-from envpipeline.redteam.summary import red_team_summary
+from envpipeline.redteam.summary import RedTeamTally
+from envpipeline.services.registry import all_services
 from envpipeline.services.summary import library_fingerprint, library_rows, simulated_tool_names
-from envpipeline.store.lake import Lake, Lineage
-from envpipeline.store.records import fingerprint_rows, task_to_row
+from envpipeline.store.lake import Lake, Lineage, remove_orphan_temps
+from envpipeline.store.records import dumped_task_to_row, fingerprint_rows, task_to_row
+from envpipeline.store.spool import RowSpool, publish_partition, spool_fingerprint
 from envpipeline.versions import Stage, code_version
 
 CODE_VERSION = code_version(Stage.COMPOSE)
@@ -45,25 +51,130 @@ def touches_simulated(record: TaskRecord, simulated: set[str]) -> bool:
     return any(step.tool in simulated for step in record.reference_solution)
 
 
+class SummaryTally:
+    """`summarize` one record at a time: a streamed run keeps counts, never the records."""
+
+    def __init__(self) -> None:
+        self.candidates = 0
+        self.accepted = 0
+        self.rejected = 0
+        self.gates: dict[str, dict[str, int]] = {}
+        self.reasons: Counter[str] = Counter()
+        self.red_team = RedTeamTally()
+        self.touching_simulated = 0
+        self._simulated = simulated_tool_names()
+
+    def add(self, record: TaskRecord) -> None:
+        """Count one judged record."""
+        self.candidates += 1
+        self.accepted += record.status == "accepted"
+        self.rejected += record.status == "rejected"
+        for gate in record.gates:
+            entry = self.gates.setdefault(gate.name, {"passed": 0, "total": 0})
+            entry["total"] += 1
+            entry["passed"] += int(gate.passed)
+        if record.status == "rejected":
+            self.reasons.update(r.split(":", 1)[0] for r in record.reasons)
+        self.red_team.add(record)
+        if record.status == "accepted":
+            self.touching_simulated += touches_simulated(record, self._simulated)
+
+    def summary(self) -> dict[str, Any]:
+        """What `summarize` gives for the records added."""
+        candidates = self.candidates
+        total_tools = sum(len(cls.tools) for cls in all_services().values())
+        return {
+            "candidates": candidates,
+            "accepted": self.accepted,
+            "rejected": self.rejected,
+            "acceptance_rate": round(self.accepted / candidates, 4) if candidates else 0.0,
+            "gate_pass_rates": {
+                name: round(e["passed"] / e["total"], 4) if e["total"] else 0.0
+                for name, e in sorted(self.gates.items())
+            },
+            "top_rejection_reasons": dict(self.reasons.most_common(5)),
+            "red_team": self.red_team.summary(),
+            "simulated_tool_share": round(len(self._simulated) / total_tools, 4) if total_tools else 0.0,
+            "tasks_touching_simulated_share": (
+                round(self.touching_simulated / self.accepted, 4) if self.accepted else 0.0
+            ),
+        }
+
+
 def summarize(records: Iterable[TaskRecord]) -> dict[str, Any]:
     """Counts, gate pass rates, top rejection reasons and simulated-tool shares."""
-    records = list(records)
-    accepted = [r for r in records if r.status == "accepted"]
-    rejected = [r for r in records if r.status == "rejected"]
-    simulated = simulated_tool_names()
-    total_tools = sum(row["n_tools"] for row in library_rows())
-    return {
-        "candidates": len(records),
-        "accepted": len(accepted),
-        "rejected": len(rejected),
-        "acceptance_rate": round(len(accepted) / len(records), 4) if records else 0.0,
-        "gate_pass_rates": gate_pass_rates(records),
-        "top_rejection_reasons": dict(top_reasons(rejected)),
-        "red_team": red_team_summary(records),
-        "simulated_tool_share": round(len(simulated) / total_tools, 4) if total_tools else 0.0,
-        "tasks_touching_simulated_share": (
-            round(sum(touches_simulated(r, simulated) for r in accepted) / len(accepted), 4)
-            if accepted
-            else 0.0
-        ),
-    }
+    tally = SummaryTally()
+    for record in records:
+        tally.add(record)
+    return tally.summary()
+
+
+class StreamedRun:
+    """One compose run recorded as it goes: chunks of records spool to the lake and the output
+    folder, so memory holds one chunk and the counts, never the run.
+
+    `add` buffers a record; every `chunk` records the buffer is written to temp files (the spec
+    rows of accepted and of rejected candidates, and the two JSON-lines outputs). `publish_lake`
+    then writes the ``service_library``, ``composed_task_specs`` and ``verified_composed_tasks``
+    partitions (accepted rows first, as `record_candidates` and `record_verified` write them) and
+    `publish_outputs` renames ``accepted.jsonl`` and ``rejected.jsonl`` into place: each file is
+    whole or absent at any kill, and the outputs never list a task the lake lacks. `discard` drops
+    the temp files of a run that failed; those of a killed run are removed by the next run.
+    """
+
+    def __init__(self, lake: Lake, partition: str, run_id: str, out: Path, chunk: int = 100) -> None:
+        self.lake, self.partition, self.run_id, self.chunk = lake, partition, run_id, chunk
+        self.tally = SummaryTally()
+        folder = lake.partition_path("composed_task_specs", partition).parent
+        self.rows = {status: RowSpool(folder, status) for status in ("accepted", "rejected")}
+        out.mkdir(parents=True, exist_ok=True)
+        remove_orphan_temps(out)  # outputs of killed runs
+        self.lines = {
+            status: SpooledFile(out / f"{status}.jsonl", prefix=f".part-{os.getpid()}-{status}-")
+            for status in ("accepted", "rejected")
+        }
+        self._buffer: list[tuple[str, dict[str, Any], str]] = []
+
+    def add(self, record: TaskRecord, status: str | None = None) -> None:
+        """Record one judged candidate, filed under `status` (default: its own)."""
+        data = record.model_dump(mode="json")
+        line = json.dumps({**data, "services": record.environment.services}, sort_keys=True)
+        self._buffer.append((status or record.status, dumped_task_to_row(record, data), line))
+        self.tally.add(record)
+        if len(self._buffer) >= self.chunk:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the buffered records to the temp files."""
+        for status in ("accepted", "rejected"):
+            chosen = [(row, line) for s, row, line in self._buffer if s == status]
+            self.rows[status].append([row for row, _ in chosen])
+            self.lines[status].write("".join(line + "\n" for _, line in chosen).encode("utf-8"))
+        self._buffer.clear()
+
+    def publish_lake(self) -> str:
+        """Write the run's three lake partitions; returns the specs fingerprint."""
+        self.flush()
+        record_library(self.lake, self.run_id)
+        spools = [self.rows["accepted"], self.rows["rejected"]]
+        fingerprint = spool_fingerprint(spools)
+        specs = Lineage(self.run_id, CODE_VERSION, {"service_library": library_fingerprint()})
+        publish_partition(self.lake, "composed_task_specs", self.partition, spools, specs)
+        inputs = {f"composed_task_specs/{self.partition}": fingerprint}
+        verified = Lineage(self.run_id, CODE_VERSION, inputs)
+        publish_partition(self.lake, "verified_composed_tasks", self.partition, spools, verified)
+        for spool in spools:
+            spool.discard()
+        return fingerprint
+
+    def publish_outputs(self) -> None:
+        """Rename the JSON-lines outputs into place (after the lake holds their tasks)."""
+        for spooled in self.lines.values():
+            spooled.commit()
+
+    def discard(self) -> None:
+        """Drop every temp file of this run."""
+        for spool in self.rows.values():
+            spool.discard()
+        for spooled in self.lines.values():
+            spooled.discard()

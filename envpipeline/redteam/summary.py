@@ -20,6 +20,37 @@ class GatedRecord(Protocol):
     def gates(self) -> list[GateResult]: ...
 
 
+class RedTeamTally:
+    """`red_team_summary` one record at a time (a run that streams its records keeps only counts)."""
+
+    def __init__(self) -> None:
+        self.rejected: Counter[str] = Counter()
+        self.attacked = 0
+        self.accepted_broken = 0
+
+    def add(self, record: GatedRecord) -> None:
+        """Count one record's red-team gate (a record the gate did not run on counts nowhere)."""
+        gate = next((g for g in record.gates if g.name == "red_team"), None)
+        if gate is None:
+            return
+        self.attacked += 1
+        broke = list(gate.evidence.get("broke", []))
+        if record.status == "accepted" and broke:
+            self.accepted_broken += 1
+        self.rejected.update(broke)
+
+    def summary(self) -> dict[str, Any]:
+        """The figures `red_team_summary` gives for the records added."""
+        return {
+            "attacked": self.attacked,
+            "rejected_by_policy": dict(sorted(self.rejected.items())),
+            "accepted_hack_passes": self.accepted_broken,
+            "accepted_hack_pass_rate": round(self.accepted_broken / self.attacked, 4)
+            if self.attacked
+            else 0.0,
+        }
+
+
 def red_team_summary(records: Iterable[GatedRecord]) -> dict[str, Any]:
     """How the red-team gate went over these records (of any family).
 
@@ -27,23 +58,10 @@ def red_team_summary(records: Iterable[GatedRecord]) -> dict[str, Any]:
     ``accepted_hack_passes``: accepted tasks whose stored red-team evidence shows a break (must be 0);
     ``attacked``: records the gate ran on.
     """
-    rejected: Counter[str] = Counter()
-    attacked = accepted_broken = 0
+    tally = RedTeamTally()
     for record in records:
-        gate = next((g for g in record.gates if g.name == "red_team"), None)
-        if gate is None:
-            continue
-        attacked += 1
-        broke = list(gate.evidence.get("broke", []))
-        if record.status == "accepted" and broke:
-            accepted_broken += 1
-        rejected.update(broke)
-    return {
-        "attacked": attacked,
-        "rejected_by_policy": dict(sorted(rejected.items())),
-        "accepted_hack_passes": accepted_broken,
-        "accepted_hack_pass_rate": round(accepted_broken / attacked, 4) if attacked else 0.0,
-    }
+        tally.add(record)
+    return tally.summary()
 
 
 def stored_outcomes(row: dict[str, Any]) -> list[dict[str, Any]]:

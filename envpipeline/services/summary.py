@@ -6,14 +6,27 @@ import json
 from typing import Any
 
 from envpipeline.canonical import canonical_hash
+from envpipeline.services.base import Service
 from envpipeline.services.links import Action, Hop
 from envpipeline.services.registry import all_services
+
+#: Tool schemas per service class: a class's tools never change once defined, and building the
+#: JSON schemas of a whole library takes seconds (the compose command needs them for its lineage).
+_SCHEMAS: dict[type[Service[Any]], list[dict[str, Any]]] = {}
+
+
+def tool_schemas(cls: type[Service[Any]]) -> list[dict[str, Any]]:
+    """`cls.tool_schemas()`, built once per class (callers only read them)."""
+    schemas = _SCHEMAS.get(cls)
+    if schemas is None:
+        schemas = _SCHEMAS[cls] = cls.tool_schemas()
+    return schemas
 
 
 def library_fingerprint() -> str:
     """Content hash of every tool schema and link of the library."""
     payload = {
-        name: {"tools": cls.tool_schemas(), "links": [link.name for link in cls.links()]}
+        name: {"tools": tool_schemas(cls), "links": [link.name for link in cls.links()]}
         for name, cls in all_services().items()
     }
     return canonical_hash(payload)[:16]
@@ -38,7 +51,7 @@ def library_rows() -> list[dict[str, Any]]:
                     [f"{h.name}:{h.consumes}->{h.produces}" for h in links if isinstance(h, Hop)]
                 ),
                 "actions": json.dumps([f"{a.name}:{a.consumes}" for a in links if isinstance(a, Action)]),
-                "tool_schemas": json.dumps(cls.tool_schemas(), sort_keys=True),
+                "tool_schemas": json.dumps(tool_schemas(cls), sort_keys=True),
                 "library_fingerprint": fingerprint,
             }
         )

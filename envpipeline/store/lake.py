@@ -52,7 +52,15 @@ PARTITION_FOLDER = "partition="
 #: Temp files of partition writes: ``.part-<writer pid>-<random>.tmp``.
 TEMP_FILE = re.compile(r"^\.part-(?P<pid>[0-9]+)-.*\.tmp$")
 
-__all__ = ["LINEAGE_COLUMNS", "Lake", "Lineage", "canonical_hash", "check_partition_key"]
+__all__ = [
+    "LINEAGE_COLUMNS",
+    "Lake",
+    "Lineage",
+    "canonical_hash",
+    "check_partition_key",
+    "empty_table",
+    "remove_orphan_temps",
+]
 
 
 def check_partition_key(key: str) -> str:
@@ -124,7 +132,7 @@ class Lake:
                     "_row_hash": canonical_hash(row),
                 }
             )
-        table = pa.Table.from_pylist(stamped) if stamped else _empty_table()
+        table = pa.Table.from_pylist(stamped) if stamped else empty_table()
         folder = target.rsplit("/", 1)[0]
         self.fs.create_dir(folder, recursive=True)
         self._remove_orphans_in(folder)
@@ -303,10 +311,25 @@ def _fetch(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None) -
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
+def remove_orphan_temps(folder: Path) -> list[Path]:
+    """Remove ``.part-<pid>-*.tmp`` files of a local `folder` whose writer is no longer running (or unnamed)."""
+    removed: list[Path] = []
+    if not folder.is_dir():
+        return removed
+    for path in folder.iterdir():
+        if path.name.startswith(".part-") and path.name.endswith(".tmp"):
+            match = TEMP_FILE.match(path.name)
+            if match is None or not process_alive(int(match["pid"])):
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    return removed
+
+
 def _delete_quietly(fs: pafs.FileSystem, path: str) -> None:
     with contextlib.suppress(OSError):
         fs.delete_file(path)
 
 
-def _empty_table() -> pa.Table:
+def empty_table() -> pa.Table:
+    """The table of a partition with no rows: the lineage columns alone."""
     return pa.table({name: pa.array([], pa.string()) for name in LINEAGE_COLUMNS})

@@ -27,6 +27,11 @@ def task_to_row(record: TaskRecord) -> dict[str, Any]:
     return TASK_ROWS.encode(record)
 
 
+def dumped_task_to_row(record: TaskRecord, data: dict[str, Any]) -> dict[str, Any]:
+    """`task_to_row` from the record's ``model_dump(mode="json")`` the caller already made."""
+    return TASK_ROWS.encode_dumped(record, data)
+
+
 def row_to_task(row: dict[str, Any]) -> TaskRecord:
     """Rebuild a task record from a lake row (lineage and derived columns are dropped)."""
     return TASK_ROWS.decode(row)

@@ -69,9 +69,15 @@ class RowCodec(Generic[M]):
 
     def encode(self, record: M, **extra: Any) -> dict[str, Any]:
         """One flat row; `extra` adds columns that are not part of the record (e.g. a folder)."""
+        return self.encode_dumped(
+            record, record.model_dump(mode="json") if self.embed is None else {}, **extra
+        )
+
+    def encode_dumped(self, record: M, data: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        """`encode` for a caller that already holds ``record.model_dump(mode="json")`` as `data`
+        (left unchanged), so a record written to two places is dumped once."""
         row: dict[str, Any] = {}
         if self.embed is None:
-            data = record.model_dump(mode="json")
             for name, value in data.items():
                 row[self.renamed.get(name, name)] = to_json(value) if name in self.nested else value
         if self.derived is not None:

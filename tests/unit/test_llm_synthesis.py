@@ -107,7 +107,7 @@ def library_restored() -> Iterator[None]:
     before = set(all_services())
     yield
     for name in set(all_services()) - before:
-        registry._REGISTRY._items.pop(name)  # pyright: ignore[reportPrivateUsage]
+        registry._REGISTRY.unregister(name)  # pyright: ignore[reportPrivateUsage]
 
 
 @pytest.mark.usefixtures("library_restored")

@@ -1,0 +1,131 @@
+"""End-to-end throughput of `envpipeline compose` (the real CLI, storage included) beside the core alone.
+
+For each N the CLI runs in a subprocess pinned to one core, into a fresh data folder and output
+folder, and the bench prints accepted tasks/s over the process's wall time, its CPU time (user +
+sys) and its peak RSS (`ru_maxrss` of that child). The reference is the core alone in this
+process on the same core: `compose_task` over the same seeds the CLI drew, warm-up excluded, with
+its accepted tasks/s by wall and by CPU time. Each CLI run pays its own start-up (imports, the
+service library's schemas): that is part of "end to end".
+
+Usage: python bench/compose_cli.py [--tasks 500 5000] [--large] [--core-seeds 300]
+  --large adds a 50,000-task run (peak RSS target <= 300 MB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+GOAL_PER_S = 500
+GOAL_RSS_MB = 300
+
+
+def one_core() -> int:
+    return sorted(os.sched_getaffinity(0))[0] if hasattr(os, "sched_getaffinity") else 0
+
+
+def run_cli(n: int, core: int, scratch: Path) -> dict[str, float]:
+    """One `envpipeline compose --tasks n` in a child process; wall, CPU and peak RSS of that child."""
+    folder = Path(tempfile.mkdtemp(prefix=f"compose-{n}-", dir=scratch))
+    args = [
+        "compose",
+        "--tasks",
+        str(n),
+        "--out",
+        str(folder / "out"),
+        "--home",
+        str(folder / "home"),
+        "--json",
+    ]
+    cmd = [sys.executable, "-m", "envpipeline.cli", *args]
+    if hasattr(os, "sched_setaffinity"):
+        cmd = ["taskset", "-c", str(core), *cmd]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    code = (
+        "import resource, subprocess, sys, json, time\n"
+        "t = time.perf_counter(); done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "wall = time.perf_counter() - t; u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(json.dumps({'rc': done.returncode, 'wall': wall, 'cpu': u.ru_utime + u.ru_stime,"
+        " 'rss_kb': u.ru_maxrss, 'stdout': done.stdout, 'stderr': done.stderr[-2000:]}))\n"
+    )
+    # a fresh parent per run, so RUSAGE_CHILDREN's peak RSS is this run's alone
+    probe = subprocess.run(
+        [sys.executable, "-c", code, *cmd], capture_output=True, text=True, env=env, check=True
+    )
+    measured = json.loads(probe.stdout)
+    if measured["rc"] != 0:
+        raise SystemExit(f"compose --tasks {n} failed ({measured['rc']}): {measured['stderr']}")
+    summary = json.loads(measured["stdout"])
+    shutil.rmtree(folder)  # a 50,000-task run writes gigabytes
+    return {
+        "n": n,
+        "accepted": summary["accepted"],
+        "attempts": summary["attempts"],
+        "wall": measured["wall"],
+        "cpu": measured["cpu"],
+        "rss_mb": measured["rss_kb"] / 1024,
+        "compose_seconds": summary["seconds"],
+    }
+
+
+def core_reference(seeds: int, core: int) -> dict[str, float]:
+    """The core alone (draft + gates, no storage) on the same core, after a warm-up."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {core})
+    from envpipeline.compose.author import ComposeConfig
+    from envpipeline.compose.pipeline import compose_task
+
+    config = ComposeConfig()
+    for seed in range(5):  # warm-up: imports, link derivation, first-use caches
+        compose_task(seed, config, "bench")
+    wall, cpu = time.perf_counter(), time.process_time()
+    accepted = sum(compose_task(seed, config, "bench").status == "accepted" for seed in range(5, 5 + seeds))
+    return {
+        "accepted": accepted,
+        "wall": time.perf_counter() - wall,
+        "cpu": time.process_time() - cpu,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--tasks", type=int, nargs="+", default=[500, 5000], help="accepted tasks per CLI run"
+    )
+    parser.add_argument("--large", action="store_true", help="add a 50,000-task run")
+    parser.add_argument("--core-seeds", type=int, default=300, help="candidates for the core-only reference")
+    args = parser.parse_args()
+    sizes = [*args.tasks, *([50_000] if args.large else [])]
+    core = one_core()
+    scratch = Path(tempfile.mkdtemp(prefix="bench-compose-cli-"))
+    print(f"one core (cpu {core}); machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus")
+    ref = core_reference(args.core_seeds, core)
+    print(
+        f"core only (compose_task, {args.core_seeds} candidates, warm): "
+        f"{ref['accepted'] / ref['wall']:,.1f} accepted/s wall, {ref['accepted'] / ref['cpu']:,.1f}/s CPU "
+        f"({ref['wall']:.1f}s wall, {ref['cpu']:.1f}s CPU)"
+    )
+    for n in sizes:
+        r = run_cli(n, core, scratch)
+        print(
+            f"CLI --tasks {n:>6}: {r['accepted'] / r['wall']:7.1f} accepted/s wall "
+            f"({r['accepted'] / r['cpu']:7.1f}/s CPU; goal >= {GOAL_PER_S})  "
+            f"wall {r['wall']:7.1f}s  CPU {r['cpu']:7.1f}s  peak RSS {r['rss_mb']:6.0f} MB "
+            f"(goal <= {GOAL_RSS_MB})  candidates {r['attempts']}  "
+            f"CLI/core (CPU rate): {(r['accepted'] / r['cpu']) / (ref['accepted'] / ref['cpu']):.2f}x"
+        )
+    shutil.rmtree(scratch)
+    print(f"bench process peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
