@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: setup lock trainers-env test-trainers system-deps sandbox-ready run test test-full lint ui bench base-image base-rootfs harbor-validate clean
+.PHONY: setup lock trainers-env test-trainers system-deps sandbox-ready run test test-full lint ui bench bench-run base-image base-rootfs harbor-validate clean
 
 LOCK := requirements.lock
 TRAINERS_VENV := .venv-trainers
@@ -104,6 +104,9 @@ bench: $(STAMP) ## print throughput figures
 	$(BIN)/pip install --quiet -c $(LOCK) -e ".[bench]"
 	$(BIN)/python bench/milp_bench.py
 	$(BIN)/python bench/world_bench.py --gates
+
+bench-run: $(STAMP) sandbox-ready ## the default job queued (run queue + daemon) against the serial loop, same run
+	ENVPIPELINE_SANDBOX=$${ENVPIPELINE_SANDBOX:-local} $(BIN)/python bench/default_run.py
 
 base-image: ## build the offline Docker base image envpipeline/base:bookworm (no-op when current)
 	scripts/build-base-image.sh
