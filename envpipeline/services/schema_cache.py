@@ -27,12 +27,24 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from pydantic import BaseModel
 from pydantic_core import from_json, to_json
 
-if TYPE_CHECKING:
-    from envpipeline.services.base import ToolDef
+
+class ToolDef(Protocol):
+    """What the cache needs of `envpipeline.services.base.ToolDef` (which imports this module)."""
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def args_model(self) -> type[BaseModel]: ...
+
+    def build_json_schema(self, namespace: str) -> dict[str, Any]: ...
+
+    def __hash__(self) -> int: ...
 
 
 @dataclass(frozen=True)
