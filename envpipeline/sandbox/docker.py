@@ -47,10 +47,13 @@ from functools import cache
 from pathlib import Path
 from typing import ClassVar
 
-from docker.errors import NotFound
-from docker.types import Mount, Ulimit
+from envpipeline.errors import MissingExtraError, SandboxError
 
-from envpipeline.errors import SandboxError
+try:
+    from docker.errors import NotFound
+    from docker.types import Mount, Ulimit
+except ImportError as missing:
+    raise MissingExtraError("sandbox", missing, needed_by=__name__) from missing
 from envpipeline.models.bundle import Bundle
 from envpipeline.sandbox import build_limits, docker_copy, docker_engine, docker_volume, ownership, registries
 from envpipeline.sandbox.base import (

@@ -16,9 +16,12 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-import docker.errors
+from envpipeline.errors import MissingExtraError, SandboxError
 
-from envpipeline.errors import SandboxError
+try:
+    import docker.errors
+except ImportError as missing:
+    raise MissingExtraError("sandbox", missing, needed_by=__name__) from missing
 from envpipeline.sandbox import docker_engine
 
 #: Moves a staging folder's contents ($1) into $2 (made first: a command may have removed it).

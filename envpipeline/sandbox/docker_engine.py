@@ -17,12 +17,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-import docker
-import docker.errors
-import requests.exceptions
-from docker.utils import kwargs_from_env
+from envpipeline.errors import MissingExtraError, SandboxError
 
-from envpipeline.errors import SandboxError
+try:
+    import docker
+    import docker.errors
+    import requests.exceptions
+    from docker.utils import kwargs_from_env
+except ImportError as missing:
+    raise MissingExtraError("sandbox", missing, needed_by=__name__) from missing
 
 #: Seconds a short request (create, start, inspect, remove, copy) may take.
 REQUEST_TIMEOUT_SEC = 120.0
