@@ -78,3 +78,15 @@ def test_the_catalog_reads_a_file_uri_lake(tmp_path):
 def test_an_unknown_scheme_is_a_store_error(tmp_path):
     with pytest.raises(StoreError, match="nosuchscheme"):
         Lake(tmp_path, uri="nosuchscheme://bucket/lake")
+
+
+def test_a_scan_naming_a_column_of_an_empty_partition_finds_no_row_and_a_wrong_column_still_fails(tmp_path):
+    """A partition written with no rows holds only the lineage columns (a batch that accepted nothing)."""
+    lake = Lake(tmp_path / "home")
+    lake.write_partition("composed_rollouts", "batch-0", [], LINEAGE)
+    assert lake.scan("composed_rollouts", ["batch-0"], "task_id", "mean_reward > 1") == []
+    assert lake.tally("composed_rollouts", ["batch-0"], "task_id", "mean_reward > 1") == (0, [])
+    lake.write_partition("composed_rollouts", "batch-1", [{"task_id": "t", "mean_reward": 2.0}], LINEAGE)
+    assert lake.tally("composed_rollouts", None, "task_id", "mean_reward > 1") == (1, ["t"])
+    with pytest.raises(StoreError, match="scan of composed_rollouts failed"):
+        lake.scan("composed_rollouts", ["batch-1"], "no_such_column")
