@@ -21,16 +21,10 @@ from envpipeline.redteam.summary import red_team_summary
 from envpipeline.store.lake import Lineage
 from envpipeline.store.tables import GATED_WORLD_TASKS, PERSONAS, WORLD_DAYS, WORLD_TASKS
 from envpipeline.versions import Stage, code_version
-from envpipeline.worlds.build import build_world
-from envpipeline.worlds.llm.judge import judge_world
-from envpipeline.worlds.llm.run import (
-    llm_skill_library,
-    llm_world_candidates,
-    load_skill_library,
-    propose_run_personas,
-)
-from envpipeline.worlds.pipeline import gate_all, summarize, world_candidates, world_day_text
 from envpipeline.worlds.state import day_path
+
+# The world machinery (servers, the MCP SDK, sandboxes) is imported inside the assets that use it:
+# every Dagster run process imports this module, and most runs are not WildAWM runs.
 from resources.store import LakeResource
 from resources.worlds import WorldsResource
 
@@ -45,6 +39,8 @@ def personas(
 ) -> MaterializeResult:
     """Personas accepted by the diversity judge (up to two revisions each); with generator 'llm', the
     LLM's (and its event skills, gated and stored under the worlds root for the world builds)."""
+    from envpipeline.worlds.llm.run import llm_skill_library, propose_run_personas
+
     llm, config = worlds.generator_llm(), worlds.llm_config()
     root = Path(worlds.root(store.home))
     root.mkdir(parents=True, exist_ok=True)
@@ -80,6 +76,10 @@ def persona_worlds(
     context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource
 ) -> MaterializeResult:
     """One persona's world, day by day, with every day's checks (lint, replay, declaration, live, review)."""
+    from envpipeline.worlds.build import build_world
+    from envpipeline.worlds.llm.judge import judge_world
+    from envpipeline.worlds.llm.run import load_skill_library
+
     persona = _persona(store, context.partition_key)
     root = worlds.root(store.home)
     llm, config = worlds.generator_llm(), worlds.llm_config()
@@ -134,6 +134,9 @@ def world_tasks(
     context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource
 ) -> MaterializeResult:
     """Cross-interface task candidates over one persona's world days."""
+    from envpipeline.worlds.llm.run import llm_world_candidates
+    from envpipeline.worlds.pipeline import world_candidates
+
     world_dir = Path(worlds.root(store.home)) / context.partition_key
     days = list(range(1, worlds.days + 1))
     llm, config = worlds.generator_llm(), worlds.llm_config()
@@ -159,6 +162,8 @@ def gated_world_tasks(
     context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource
 ) -> MaterializeResult:
     """Six rollouts per task through web, MCP and CLI, the five gates, and the diversity metrics."""
+    from envpipeline.worlds.pipeline import gate_all, summarize, world_day_text
+
     lake = store.lake()
     rows = sorted(lake.read("world_tasks"), key=lambda r: (r["persona_id"], r["day"], r["task_id"]))
     candidates = [(WORLD_TASKS.decode(r), Path(r["day_dir"])) for r in rows]

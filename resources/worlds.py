@@ -6,7 +6,7 @@ from dagster import ConfigurableResource
 from pydantic import Field
 
 from envpipeline.llm.protocol import LLM
-from envpipeline.worlds.llm.run import DEFAULT_STAGES, WorldsLLMConfig
+from envpipeline.worlds.llm.config import DEFAULT_STAGES, WorldsLLMConfig
 from resources.llm import LLMResource
 
 

@@ -146,7 +146,8 @@ def _build_llm(
 ) -> dict:
     """`build_and_gate_llm` with a client for `model` (the stages' config validated first)."""
     from envpipeline.llm.client import LLMClient, LLMConfig
-    from envpipeline.worlds.llm.run import WorldsLLMConfig, build_and_gate_llm, parse_stages
+    from envpipeline.worlds.llm.config import WorldsLLMConfig, parse_stages
+    from envpipeline.worlds.llm.run import build_and_gate_llm
 
     config = WorldsLLMConfig(stages=parse_stages(stages), skills=skills)
     client = LLMClient(LLMConfig(model=model, api_base=api_base, api_key_env=api_key_env, cache_dir=cache))

@@ -21,17 +21,15 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from envpipeline.errors import ConfigError
 from envpipeline.llm.protocol import LLM
 from envpipeline.models.world import Persona
 from envpipeline.models.world_task import WorldTask
 from envpipeline.policies.base import Policy
 from envpipeline.worlds.build import build_world
 from envpipeline.worlds.gates import GateConfig
+from envpipeline.worlds.llm.config import WorldsLLMConfig
 from envpipeline.worlds.llm.judge import judge_world
 from envpipeline.worlds.llm.personas import propose_personas_llm
 from envpipeline.worlds.llm.skills import DeclarativeSkill, SkillDraft, propose_skills
@@ -43,48 +41,6 @@ from envpipeline.worlds.skills.registry import all_skills
 from envpipeline.worlds.state import day_path
 from envpipeline.worlds.tasks import load_persona
 
-STAGES: tuple[str, ...] = ("personas", "skills", "tasks", "world_judge", "task_judge")
-DEFAULT_STAGES: tuple[str, ...] = ("personas", "skills", "tasks", "world_judge")
-
-
-class WorldsLLMConfig(BaseModel):
-    """Which WildAWM stages use the LLM, and how patiently."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    stages: Annotated[tuple[str, ...], Field(description=f"stages that use the LLM, of {STAGES}")] = (
-        DEFAULT_STAGES
-    )
-    skills: Annotated[int, Field(ge=0, description="skills to ask for (stage 'skills')")] = 3
-    max_repairs: Annotated[int, Field(ge=0, description="repair requests after a refused answer")] = 2
-    max_revisions: Annotated[
-        int, Field(ge=0, description="persona revisions after a diversity rejection")
-    ] = 2
-    persona_llm_judge: Annotated[
-        bool, Field(description="the LLM diversity judge votes beside the rules")
-    ] = True
-
-    def model_post_init(self, _context: Any) -> None:
-        """Unknown stage names are an error that lists the known ones."""
-        unknown = sorted(set(self.stages) - set(STAGES))
-        if unknown:
-            raise ConfigError(f"unknown LLM stages {unknown}; choose from {', '.join(STAGES)}")
-
-    def uses(self, stage: str) -> bool:
-        """Whether `stage` runs through the LLM."""
-        return stage in self.stages
-
-
-def parse_stages(text: str) -> tuple[str, ...]:
-    """'personas,tasks' -> ('personas', 'tasks'); 'all' -> the default stages."""
-    if text.strip() == "all":
-        return DEFAULT_STAGES
-    stages = tuple(s.strip().replace("-", "_") for s in text.split(",") if s.strip())
-    WorldsLLMConfig(stages=stages)  # validates
-    return stages
-
-
-#: Where a run stores the LLM skills it admitted (the world builds of later steps load them).
 SKILLS_FILE = "llm-skills.json"
 
 
