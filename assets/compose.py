@@ -15,6 +15,7 @@ from dagster import (
 )
 
 from assets.check_scope import checked_partitions
+from assets.partition_runs import PartitionResult, compose_backfill_policy, materialize_partitions
 from envpipeline.agents.rollouts import rollout_rows
 from envpipeline.compose.pipeline import draft_record, verify_record
 from envpipeline.compose.recording import (
@@ -75,6 +76,7 @@ def service_contract_passes() -> AssetCheckResult:
 @asset(
     group_name="compoworld",
     partitions_def=composition_batches,
+    backfill_policy=compose_backfill_policy,
     deps=[service_library],
     code_version=CODE_VERSION,
     kinds={"python", "parquet"},
@@ -82,31 +84,35 @@ def service_contract_passes() -> AssetCheckResult:
 def composed_task_specs(
     context: AssetExecutionContext, store: LakeResource, composer: ComposerResource
 ) -> MaterializeResult:
-    """Candidate cross-service tasks of one batch: walk, planted state, instruction, rubric."""
+    """Candidate cross-service tasks of each batch: walk, planted state, instruction, rubric."""
     config = composer.config()
-    key = context.partition_key
-    seeds = composer.seeds(key)
-    candidates = []
-    for i, seed in enumerate(seeds):
-        candidates.append(draft_record(seed, config, seed_key=key))
-        if (i + 1) % 25 == 0:
-            context.log.info(f"drafted {i + 1}/{len(seeds)} candidates")
-    fingerprint = record_candidates(store.lake(), key, candidates, context.run.run_id)
-    composable = sum(c.status == "candidate" for c in candidates)
-    return MaterializeResult(
-        metadata={
-            "candidates": len(candidates),
-            "composable": composable,
-            "uncomposable": len(candidates) - composable,
-            "seeds": f"{seeds.start}..{seeds.stop - 1}",
-            "specs_fingerprint": fingerprint,
-        }
-    )
+
+    def draft_batch(key: str) -> PartitionResult:
+        seeds = composer.seeds(key)
+        candidates = []
+        for i, seed in enumerate(seeds):
+            candidates.append(draft_record(seed, config, seed_key=key))
+            if (i + 1) % 25 == 0:
+                context.log.info(f"{key}: drafted {i + 1}/{len(seeds)} candidates")
+        fingerprint = record_candidates(store.lake(), key, candidates, context.run.run_id)
+        composable = sum(c.status == "candidate" for c in candidates)
+        return PartitionResult(
+            metadata={
+                "candidates": len(candidates),
+                "composable": composable,
+                "uncomposable": len(candidates) - composable,
+                "seeds": f"{seeds.start}..{seeds.stop - 1}",
+                "specs_fingerprint": fingerprint,
+            }
+        )
+
+    return materialize_partitions(context, draft_batch)
 
 
 @asset(
     group_name="compoworld",
     partitions_def=composition_batches,
+    backfill_policy=compose_backfill_policy,
     deps=[composed_task_specs],
     code_version=CODE_VERSION,
     kinds={"python", "parquet"},
@@ -114,32 +120,39 @@ def composed_task_specs(
 def verified_composed_tasks(
     context: AssetExecutionContext, store: LakeResource, composer: ComposerResource
 ) -> MaterializeResult:
-    """Every candidate of the batch judged by the gates; rejected ones keep their reasons."""
+    """Every candidate of each batch judged by the gates; rejected ones keep their reasons."""
     lake = store.lake()
-    key = context.partition_key
-    rows = lake.read("composed_task_specs", key)
-    judged = [verify_record(row_to_task(row), composer.config()) for row in rows]
-    record_verified(lake, key, judged, _fingerprint(rows), context.run.run_id)
-    summary = summarize(judged)
-    accepted = [r for r in judged if r.status == "accepted"]
-    return MaterializeResult(
-        metadata={
-            "accepted": summary["accepted"],
-            "rejected": summary["rejected"],
-            "acceptance_rate": summary["acceptance_rate"],
-            "gate_pass_rates": MetadataValue.json(summary["gate_pass_rates"]),
-            "top_rejection_reasons": MetadataValue.json(summary["top_rejection_reasons"]),
-            "red_team_rejections_by_policy": MetadataValue.json(summary["red_team"]["rejected_by_policy"]),
-            "accepted_hack_pass_rate": summary["red_team"]["accepted_hack_pass_rate"],
-            "tasks_touching_simulated_share": summary["tasks_touching_simulated_share"],
-            "preview": MetadataValue.md(task_preview(accepted[0]) if accepted else "_no accepted task_"),
-        }
-    )
+    config = composer.config()
+
+    def verify_batch(key: str) -> PartitionResult:
+        rows = lake.read("composed_task_specs", key)
+        judged = [verify_record(row_to_task(row), config) for row in rows]
+        record_verified(lake, key, judged, _fingerprint(rows), context.run.run_id)
+        summary = summarize(judged)
+        accepted = [r for r in judged if r.status == "accepted"]
+        return PartitionResult(
+            metadata={
+                "accepted": summary["accepted"],
+                "rejected": summary["rejected"],
+                "acceptance_rate": summary["acceptance_rate"],
+                "gate_pass_rates": MetadataValue.json(summary["gate_pass_rates"]),
+                "top_rejection_reasons": MetadataValue.json(summary["top_rejection_reasons"]),
+                "red_team_rejections_by_policy": MetadataValue.json(
+                    summary["red_team"]["rejected_by_policy"]
+                ),
+                "accepted_hack_pass_rate": summary["red_team"]["accepted_hack_pass_rate"],
+                "tasks_touching_simulated_share": summary["tasks_touching_simulated_share"],
+                "preview": MetadataValue.md(task_preview(accepted[0]) if accepted else "_no accepted task_"),
+            }
+        )
+
+    return materialize_partitions(context, verify_batch)
 
 
 @asset(
     group_name="compoworld",
     partitions_def=composition_batches,
+    backfill_policy=compose_backfill_policy,
     deps=[verified_composed_tasks],
     code_version=CODE_VERSION,
     kinds={"python", "parquet"},
@@ -149,24 +162,27 @@ def composed_rollouts(
 ) -> MaterializeResult:
     """Per accepted task: the SFT trajectory (reference via meta-tools) and a scored rollout group."""
     lake = store.lake()
-    key = context.partition_key
-    rows = lake.read("verified_composed_tasks", key)
-    tasks = [row_to_task(r) for r in rows if r["status"] == "accepted"]
-    out = rollout_rows(tasks, composer.rollout_group_size, composer.rollout_error_rate)
-    lineage = Lineage(
-        context.run.run_id, CODE_VERSION, {f"verified_composed_tasks/{key}": _fingerprint(rows)}
-    )
-    lake.write_partition("composed_rollouts", key, out, lineage)
-    n = len(out) or 1
-    return MaterializeResult(
-        metadata={
-            "groups": len(out),
-            "sft_trajectories": sum(r["sft_messages"] is not None for r in out),
-            "mean_cfrr_reward": round(sum(r["mean_reward"] for r in out) / n, 4),
-            "full_success_rate": round(sum(r["full_success_rate"] for r in out) / n, 4),
-            "zero_signal_groups": sum(r["zero_signal"] for r in out),
-        }
-    )
+
+    def roll_out_batch(key: str) -> PartitionResult:
+        rows = lake.read("verified_composed_tasks", key)
+        tasks = [row_to_task(r) for r in rows if r["status"] == "accepted"]
+        out = rollout_rows(tasks, composer.rollout_group_size, composer.rollout_error_rate)
+        lineage = Lineage(
+            context.run.run_id, CODE_VERSION, {f"verified_composed_tasks/{key}": _fingerprint(rows)}
+        )
+        lake.write_partition("composed_rollouts", key, out, lineage)
+        n = len(out) or 1
+        return PartitionResult(
+            metadata={
+                "groups": len(out),
+                "sft_trajectories": sum(r["sft_messages"] is not None for r in out),
+                "mean_cfrr_reward": round(sum(r["mean_reward"] for r in out) / n, 4),
+                "full_success_rate": round(sum(r["full_success_rate"] for r in out) / n, 4),
+                "zero_signal_groups": sum(r["zero_signal"] for r in out),
+            }
+        )
+
+    return materialize_partitions(context, roll_out_batch)
 
 
 def _fingerprint(rows: list[dict]) -> str:

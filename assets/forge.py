@@ -21,6 +21,7 @@ from dagster import (
 )
 
 from assets.check_scope import checked_partitions
+from assets.partition_runs import PartitionResult, materialize_partitions, seed_backfill_policy
 from assets.terminal import (
     TERMINAL_SEEDS,
     broken_by_red_team,
@@ -50,6 +51,7 @@ FORGE_CODE_VERSION = code_version(Stage.FORGE)
 @asset(
     group_name="forge",
     partitions_def=terminal_seed_partitions,
+    backfill_policy=seed_backfill_policy,
     deps=[seed_verification],
     code_version=FORGE_CODE_VERSION,
     kinds={"python", "parquet"},
@@ -57,46 +59,49 @@ FORGE_CODE_VERSION = code_version(Stage.FORGE)
 def seed_pass_rates(
     context: AssetExecutionContext, store: LakeResource, sandbox: SandboxResource, forge: ForgeResource
 ) -> MaterializeResult:
-    """K rollouts of the current policy on one gold-verified seed; every rollout is stored."""
+    """K rollouts of the current policy on each gold-verified seed; every rollout is stored."""
     lake = store.lake()
-    key = context.partition_key
-    verified = lake.read("seed_verification", key)
-    seed = lake.read("terminal_seeds", key)[0]
-    row = {"seed_id": key, "policy": forge.policy().name, "skill": forge.policy_skill, "family": None}
-    if not verified or verified[0]["status"] != "verified":
-        row |= {
-            "pass_rate": None,
-            "skipped": "seed is not gold-verified",
-            "rollouts": "[]",
-            "required_skills": "[]",
-            "optional_skills": "[]",
-        }
-    else:
-        rate, rollouts = estimate_pass_rate(
-            key, Path(seed["bundle_path"]), forge.policy(), sandbox.get(), forge.rollouts
+
+    def estimate_one(key: str) -> PartitionResult:
+        verified = lake.read("seed_verification", key)
+        seed = lake.read("terminal_seeds", key)[0]
+        row = {"seed_id": key, "policy": forge.policy().name, "skill": forge.policy_skill, "family": None}
+        if not verified or verified[0]["status"] != "verified":
+            row |= {
+                "pass_rate": None,
+                "skipped": "seed is not gold-verified",
+                "rollouts": "[]",
+                "required_skills": "[]",
+                "optional_skills": "[]",
+            }
+        else:
+            rate, rollouts = estimate_pass_rate(
+                key, Path(seed["bundle_path"]), forge.policy(), sandbox.get(), forge.rollouts
+            )
+            origin = procedural_origin(Path(seed["bundle_path"]))
+            row |= {
+                "family": origin["family"] if origin else None,
+                "pass_rate": rate.pass_rate,
+                "skipped": None,
+                "rollouts": json.dumps(rollouts),
+                "required_skills": json.dumps(rate.required_skills),
+                "optional_skills": json.dumps(rate.optional_skills),
+            }
+        lake.write_partition(
+            "seed_pass_rates",
+            key,
+            [row],
+            Lineage(context.run.run_id, FORGE_CODE_VERSION, {"terminal_seeds": seed["fingerprint"]}),
         )
-        origin = procedural_origin(Path(seed["bundle_path"]))
-        row |= {
-            "family": origin["family"] if origin else None,
-            "pass_rate": rate.pass_rate,
-            "skipped": None,
-            "rollouts": json.dumps(rollouts),
-            "required_skills": json.dumps(rate.required_skills),
-            "optional_skills": json.dumps(rate.optional_skills),
-        }
-    lake.write_partition(
-        "seed_pass_rates",
-        key,
-        [row],
-        Lineage(context.run.run_id, FORGE_CODE_VERSION, {"terminal_seeds": seed["fingerprint"]}),
-    )
-    return MaterializeResult(
-        metadata={
-            "pass_rate": row["pass_rate"] if row["pass_rate"] is not None else -1.0,
-            "rollouts": len(json.loads(row["rollouts"])),
-            "skipped": row["skipped"] or "",
-        }
-    )
+        return PartitionResult(
+            metadata={
+                "pass_rate": row["pass_rate"] if row["pass_rate"] is not None else -1.0,
+                "rollouts": len(json.loads(row["rollouts"])),
+                "skipped": row["skipped"] or "",
+            }
+        )
+
+    return materialize_partitions(context, estimate_one)
 
 
 @asset(

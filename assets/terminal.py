@@ -7,7 +7,6 @@ from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
     AssetExecutionContext,
-    DataVersion,
     DynamicPartitionsDefinition,
     MaterializeResult,
     MetadataValue,
@@ -16,6 +15,7 @@ from dagster import (
 )
 
 from assets.check_scope import checked_partitions
+from assets.partition_runs import PartitionResult, materialize_partitions, seed_backfill_policy
 from envpipeline.redteam.summary import stored_outcomes, terminal_red_team_summary
 from envpipeline.redteam.terminal import outcomes_or_attack
 from envpipeline.store.lake import Lineage
@@ -34,41 +34,46 @@ terminal_seed_partitions = DynamicPartitionsDefinition(name=TERMINAL_SEEDS)
 @asset(
     group_name="terminal",
     partitions_def=terminal_seed_partitions,
+    backfill_policy=seed_backfill_policy,
     code_version=TERMINAL_CODE_VERSION,
     kinds={"python", "parquet"},
 )
 def terminal_seeds(context: AssetExecutionContext, store: LakeResource) -> MaterializeResult:
     """One Harbor bundle per seed (procedural family or seeds folder, imported like ``bundle
     import``), with its static checks and its import flags, substitutions and rewrites."""
-    key = context.partition_key
-    info = materialize_seed(key, store.bundles_root, store.seeds_folder)
-    report = check_bundle(info["bundle_path"])
-    failed = {c.name: c.reason for c in report.checks if not c.passed}
-    row = {
-        **info,
-        "static_passed": report.passed,
-        "static_checks": json.dumps(report.model_dump(mode="json")),
-    }
-    lineage = Lineage(context.run.run_id, TERMINAL_CODE_VERSION, {"source": info["source_fingerprint"]})
-    store.lake().write_partition("terminal_seeds", key, [row], lineage)
-    return MaterializeResult(
-        metadata={
-            "source": info["source"],
-            "bundle_path": MetadataValue.path(info["bundle_path"]),
-            "fingerprint": info["fingerprint"][:16],
-            "static_checks_passed": report.passed,
-            "static_failures": MetadataValue.json(failed),
-            "import_status": info["import_status"],
-            "import_error": info["import_error"],
-            "flags": MetadataValue.json([f["name"] for f in json.loads(info["flags"])]),
-            "substitutions": MetadataValue.json(
-                [f"{x['original']} -> {x['replacement']}" for x in json.loads(info["substitutions"])]
-            ),
-            "rewrites": len(json.loads(info["rewrites"])),
-            "import_warnings": MetadataValue.json(json.loads(info["import_warnings"])),
-        },
-        data_version=DataVersion(info["fingerprint"][:16]),
-    )
+    lake = store.lake()
+
+    def materialize_one(key: str) -> PartitionResult:
+        info = materialize_seed(key, store.bundles_root, store.seeds_folder)
+        report = check_bundle(info["bundle_path"])
+        failed = {c.name: c.reason for c in report.checks if not c.passed}
+        row = {
+            **info,
+            "static_passed": report.passed,
+            "static_checks": json.dumps(report.model_dump(mode="json")),
+        }
+        lineage = Lineage(context.run.run_id, TERMINAL_CODE_VERSION, {"source": info["source_fingerprint"]})
+        lake.write_partition("terminal_seeds", key, [row], lineage)
+        return PartitionResult(
+            metadata={
+                "source": info["source"],
+                "bundle_path": MetadataValue.path(info["bundle_path"]),
+                "fingerprint": info["fingerprint"][:16],
+                "static_checks_passed": report.passed,
+                "static_failures": MetadataValue.json(failed),
+                "import_status": info["import_status"],
+                "import_error": info["import_error"],
+                "flags": MetadataValue.json([f["name"] for f in json.loads(info["flags"])]),
+                "substitutions": MetadataValue.json(
+                    [f"{x['original']} -> {x['replacement']}" for x in json.loads(info["substitutions"])]
+                ),
+                "rewrites": len(json.loads(info["rewrites"])),
+                "import_warnings": MetadataValue.json(json.loads(info["import_warnings"])),
+            },
+            data_version=info["fingerprint"][:16],
+        )
+
+    return materialize_partitions(context, materialize_one)
 
 
 @asset_check(asset=terminal_seeds, description="Every seed bundle passes the static checks.")
@@ -86,6 +91,7 @@ def static_checks_pass(context: AssetCheckExecutionContext, store: LakeResource)
 @asset(
     group_name="terminal",
     partitions_def=terminal_seed_partitions,
+    backfill_policy=seed_backfill_policy,
     deps=[terminal_seeds],
     code_version=TERMINAL_CODE_VERSION,
     kinds={"python", "parquet", "docker"},
@@ -93,37 +99,40 @@ def static_checks_pass(context: AssetCheckExecutionContext, store: LakeResource)
 def seed_verification(
     context: AssetExecutionContext, store: LakeResource, sandbox: SandboxResource
 ) -> MaterializeResult:
-    """Gold verification of one seed: oracle = 1 twice, nop = 0; a seed that stops passing is quarantined."""
+    """Gold verification of each seed: oracle = 1 twice, nop = 0; a seed that stops passing is quarantined."""
     lake = store.lake()
-    key = context.partition_key
-    seed = lake.read("terminal_seeds", key)[0]
-    previous = lake.read("seed_verification", key)
-    previous_status = previous[0]["status"] if previous else None
     backend = sandbox.get()
-    result = verify_bundle(seed["bundle_path"], backend)
-    status = next_status(previous_status, result.passed)
-    row = verification_row(key, result, status, sandbox.fingerprint())
-    lineage = Lineage(context.run.run_id, TERMINAL_CODE_VERSION, {"terminal_seeds": seed["fingerprint"]})
-    lake.write_partition("seed_verification", key, [row], lineage)
-    if status == "quarantined":
-        context.log.warning(
-            f"seed {key} stopped passing gold verification and is quarantined: {result.reasons}"
+
+    def verify_one(key: str) -> PartitionResult:
+        seed = lake.read("terminal_seeds", key)[0]
+        previous = lake.read("seed_verification", key)
+        previous_status = previous[0]["status"] if previous else None
+        result = verify_bundle(seed["bundle_path"], backend)
+        status = next_status(previous_status, result.passed)
+        row = verification_row(key, result, status, sandbox.fingerprint())
+        lineage = Lineage(context.run.run_id, TERMINAL_CODE_VERSION, {"terminal_seeds": seed["fingerprint"]})
+        lake.write_partition("seed_verification", key, [row], lineage)
+        if status == "quarantined":
+            context.log.warning(
+                f"seed {key} stopped passing gold verification and is quarantined: {result.reasons}"
+            )
+        return PartitionResult(
+            metadata={
+                "status": status,
+                "verdict": result.verdict,
+                "backend": result.backend,
+                "oracle_rewards": MetadataValue.json(result.oracle_rewards),
+                "nop_reward": result.nop_reward if result.nop_reward is not None else -1.0,
+                "reasons": MetadataValue.json(result.reasons),
+                "seconds": round(sum(t.durations.get("total", 0.0) for t in result.trials), 3),
+                "red_team_rewards": MetadataValue.json({o.policy: o.reward for o in result.red_team}),
+                "red_team_broke": MetadataValue.json([o.policy for o in result.red_team if o.broke]),
+                "red_team_seconds": round(sum(o.seconds for o in result.red_team if o.policy != "nop"), 3),
+            },
+            tags={"envpipeline/status": status},
         )
-    return MaterializeResult(
-        metadata={
-            "status": status,
-            "verdict": result.verdict,
-            "backend": result.backend,
-            "oracle_rewards": MetadataValue.json(result.oracle_rewards),
-            "nop_reward": result.nop_reward if result.nop_reward is not None else -1.0,
-            "reasons": MetadataValue.json(result.reasons),
-            "seconds": round(sum(t.durations.get("total", 0.0) for t in result.trials), 3),
-            "red_team_rewards": MetadataValue.json({o.policy: o.reward for o in result.red_team}),
-            "red_team_broke": MetadataValue.json([o.policy for o in result.red_team if o.broke]),
-            "red_team_seconds": round(sum(o.seconds for o in result.red_team if o.policy != "nop"), 3),
-        },
-        tags={"envpipeline/status": status},
-    )
+
+    return materialize_partitions(context, verify_one)
 
 
 def _latest_verifications(
