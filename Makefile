@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: setup lock trainers-env test-trainers system-deps sandbox-ready run test test-full lint ui bench bench-run base-image base-rootfs harbor-validate clean
+.PHONY: setup lock trainers-env test-trainers system-deps sandbox-ready run test test-full lint ui bench bench-run base-image image base-rootfs harbor-validate clean
 
 LOCK := requirements.lock
 TRAINERS_VENV := .venv-trainers
@@ -110,6 +110,9 @@ bench-run: $(STAMP) sandbox-ready ## the default job queued (run queue + daemon)
 
 base-image: ## build the offline Docker base image envpipeline/base:bookworm (no-op when current)
 	scripts/build-base-image.sh
+
+image: $(STAMP) base-image ## the project image envpipeline-project:<hash> (+ :latest) the runs of deploy/docker-local run in (no-op when current)
+	@PYTHON=$(BIN)/python scripts/build-project-image.sh
 
 HARBOR_SAMPLE ?= out/harbor-sample
 harbor-validate: $(STAMP) ## export every terminal family, composed and world tasks (offline and portable); bundle check, verify (offline), Harbor's validator

@@ -33,6 +33,7 @@ INSTANCE_FILES = [
     DEPLOY / "dagster.postgres.yaml",
     DEPLOY / "dagster.yaml",
     DEPLOY / "k8s" / "dagster.yaml",
+    DEPLOY / "docker-local" / "dagster.yaml",
 ]
 COMPOSE = DEPLOY / "docker-compose.yaml"
 HELM_VALUES = DEPLOY / "k8s" / "values.yaml"
@@ -525,3 +526,80 @@ def test_the_helm_validator_rejects_a_broken_values_file(tmp_path, old, new, rep
 def test_env_vars_read_finds_every_env_reference():
     instance = {"a": {"env": "X"}, "b": [{"c": {"env": "Y"}}], "d": "env", "e": {"env": "Z", "other": 1}}
     assert env_vars_read(instance) == {"X", "Y"}
+
+
+# --- deploy/docker-local: one machine, each run in a container of the project image ---------------
+
+DOCKER_LOCAL = DEPLOY / "docker-local"
+
+
+def docker_local_problems(instance_file: Path, workspace_file: Path) -> list[str]:
+    """Runs in the project image see every host path the instance records (same-path mounts of the
+    profile's root, which holds DAGSTER_HOME and the data folder) and load this repository's code."""
+    launcher = load_yaml(instance_file).get("run_launcher") or {}
+    if (launcher.get("module"), launcher.get("class")) != ("dagster_docker", "DockerRunLauncher"):
+        return ["run_launcher is not dagster_docker.DockerRunLauncher"]
+    config = launcher.get("config") or {}
+    problems = (
+        []
+        if str(config.get("image", "")).startswith("envpipeline-project:")
+        else ["image is not envpipeline-project"]
+    )
+    kwargs = config.get("container_kwargs") or {}
+    for volume in kwargs.get("volumes") or []:
+        source, target = volume.split(":")[:2]
+        if source != target:
+            problems.append(
+                f"volume {volume} mounts {source} at another path: recorded paths would not resolve"
+            )
+    env = dict(v.split("=", 1) if "=" in v else (v, None) for v in config.get("env_vars") or [])
+    problems += [f"env_vars lacks {name}" for name in ("DAGSTER_HOME", "ENVPIPELINE_HOME") if name not in env]
+    if (
+        env.get("ENVPIPELINE_SANDBOX") == "local"
+        and "SYS_ADMIN" not in (kwargs.get("cap_add") or [])
+        and not kwargs.get("privileged")
+    ):
+        problems.append("the local sandbox needs CAP_SYS_ADMIN (cap_add) or a privileged container")
+    for location in load_yaml(workspace_file)["load_from"]:
+        module = location.get("python_module") or {}
+        if not module:
+            problems.append("the workspace loads no python_module")
+            continue
+        workdir = (workspace_file.parent / module.get("working_directory", ".")).resolve()
+        if workdir != REPO.resolve():
+            problems.append(f"working_directory {workdir} is not the repository")
+        else:
+            problems += definitions_problems(module["module_name"], module["attribute"], workdir)
+    return problems
+
+
+def test_the_docker_local_profile_mounts_its_root_at_the_same_path_and_loads_the_repository():
+    assert docker_local_problems(DOCKER_LOCAL / "dagster.yaml", DOCKER_LOCAL / "workspace.yaml") == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "reported"),
+    [
+        (
+            "- /srv/envpipeline:/srv/envpipeline",
+            "- /srv/envpipeline:/data",
+            "mounts /srv/envpipeline at another path",
+        ),
+        ("      - ENVPIPELINE_HOME\n", "", "env_vars lacks ENVPIPELINE_HOME"),
+        ("        - SYS_ADMIN\n", "        - NET_ADMIN\n", "needs CAP_SYS_ADMIN"),
+        ("class: DockerRunLauncher", "class: DefaultRunLauncher", "is not dagster_docker.DockerRunLauncher"),
+    ],
+    ids=["other-path", "env", "caps", "launcher"],
+)
+def test_the_docker_local_validator_rejects_a_broken_profile(tmp_path, old, new, reported):
+    broken = _broken_copy(tmp_path, DOCKER_LOCAL / "dagster.yaml", old, new)
+    problems = docker_local_problems(broken, DOCKER_LOCAL / "workspace.yaml")
+    assert reported in "\n".join(problems), problems
+
+
+def test_the_docker_local_validator_rejects_a_workspace_outside_the_repository(tmp_path):
+    workspace = _broken_copy(
+        tmp_path, DOCKER_LOCAL / "workspace.yaml", "working_directory: ../..", "working_directory: ."
+    )
+    problems = docker_local_problems(DOCKER_LOCAL / "dagster.yaml", workspace)
+    assert any("is not the repository" in p for p in problems), problems
