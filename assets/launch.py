@@ -231,7 +231,7 @@ def running_daemon(
         process = subprocess.Popen(
             command, cwd=workspace_file.parent, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
-    _pid_file().write_text(f"{process.pid}\n")
+    _pid_file().write_text(f"{process.pid} {os.getpid()}\n")  # the daemon, and the plan that owns it
     try:
         deadline = time.monotonic() + DAEMON_START_TIMEOUT_SEC
         while not daemon_alive(instance, since=started):
@@ -253,7 +253,9 @@ def _stop_left_behind(instance: DagsterInstance, log: Callable[[str], None]) -> 
     pid_file = _pid_file()
     if not pid_file.exists():
         return
-    pid = int(pid_file.read_text().split()[0])
+    pid, *owner = (int(field) for field in pid_file.read_text().split())
+    if owner and _alive(owner[0]):
+        return  # another plan's daemon, and that plan is still running: use it
     if _process_running(pid):
         log(f"stopping the daemon (pid {pid}) that an earlier, killed plan left running")
         for sig, wait in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
@@ -266,6 +268,16 @@ def _stop_left_behind(instance: DagsterInstance, log: Callable[[str], None]) -> 
                 break
     instance.wipe_daemon_heartbeats()
     pid_file.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
