@@ -72,7 +72,7 @@ def stale_containers() -> list[str]:
 def reap_stale_sessions(*, docker: bool = True, temp: Path | None = None) -> Reaped:
     """Remove stale session containers (when `docker`) and stale local temp roots."""
     reaped = Reaped()
-    if docker and shutil.which("docker"):
+    if docker and shutil.which("docker") and _docker_backend_importable():
         from envpipeline.errors import SandboxError
         from envpipeline.sandbox.docker import docker as docker_cli
 
@@ -95,6 +95,16 @@ def reap_stale_sessions(*, docker: bool = True, temp: Path | None = None) -> Rea
         group.remove()
         reaped.cgroups += [folder for folder in group.folders if not folder.exists()]
     return reaped
+
+
+def _docker_backend_importable() -> bool:
+    """Without the docker SDK (the 'sandbox' extra) the Docker backend cannot run here: nothing of
+    ours to reap."""
+    try:
+        import envpipeline.sandbox.docker  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _owner_dead(session_name: str) -> bool:
