@@ -40,6 +40,7 @@ import stat
 import subprocess
 import tempfile
 import threading
+import time
 import uuid
 import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -73,6 +74,8 @@ __all__ = ["CLI_ENV_KEYS", "DockerSandbox", "DockerSession", "cli_env", "docker"
 IMAGE_REPOSITORY = "envpipeline-env"
 #: Label carried by every session container (value: the session id).
 SESSION_LABEL = "envpipeline.session"
+#: Tries of `DockerSession.kill_all` (a kill that cannot start under a full pids limit is retried).
+KILL_ALL_ATTEMPTS = 10
 #: Label carried by every environment image (value: the full content digest).
 DIGEST_LABEL = "envpipeline.env.digest"
 #: Sandbox paths `upload` may write under.
@@ -264,9 +267,17 @@ class DockerSession(SandboxSession):
 
     def kill_all(self) -> None:
         """Kill every process of the container except PID 1 (setsid'd ones included)."""
-        if not self._closed:
+        if self._closed:
+            return
+        # while a fork bomb still fills the pids limit, the `kill` itself may fail to start: try again
+        for _ in range(KILL_ALL_ATTEMPTS):
             with contextlib.suppress(SandboxError):
-                docker_engine.run(self.container, ["kill", "-9", "-1"], wait_sec=30, limit=INTERNAL_OUTPUT)
+                ran = docker_engine.run(
+                    self.container, ["kill", "-9", "-1"], wait_sec=30, limit=INTERNAL_OUTPUT
+                )
+                if ran.exit_code in (0, 1):  # 1: no other process was left to signal
+                    return
+            time.sleep(0.2)
 
     def clear(self, path: str) -> None:
         """Remove `path` (links on the way removed, not followed) and make it again, empty."""
