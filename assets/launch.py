@@ -28,6 +28,8 @@ from typing import Any
 
 from dagster import DagsterInstance, DagsterRun, DagsterRunStatus, RunsFilter
 
+from envpipeline.processes import process_alive
+
 #: Tag of every run a plan submits: the plan's id (one per `envpipeline run`).
 PLAN_TAG = "envpipeline/plan"
 #: Tag of the plan's stage a run belongs to, and of its attempt (1 = first).
@@ -254,7 +256,7 @@ def _stop_left_behind(instance: DagsterInstance, log: Callable[[str], None]) -> 
     if not pid_file.exists():
         return
     pid, *owner = (int(field) for field in pid_file.read_text().split())
-    if owner and _alive(owner[0]):
+    if owner and process_alive(owner[0]):
         return  # another plan's daemon, and that plan is still running: use it
     if _process_running(pid):
         log(f"stopping the daemon (pid {pid}) that an earlier, killed plan left running")
@@ -268,16 +270,6 @@ def _stop_left_behind(instance: DagsterInstance, log: Callable[[str], None]) -> 
                 break
     instance.wipe_daemon_heartbeats()
     pid_file.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
