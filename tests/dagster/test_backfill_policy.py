@@ -25,6 +25,7 @@ from dagster._core.execution.backfill import BulkActionStatus
 from assets.compose import COMPOSITION_BATCHES
 from assets.partition_runs import (
     COMPOSE_PARTITIONS_PER_RUN,
+    SEED_PARTITIONS_PER_RUN,
     PartitionResult,
     compose_backfill_policy,
     materialize_partitions,
@@ -151,7 +152,12 @@ def test_the_range_run_test_would_catch_one_result_copied_onto_every_partition()
 
 
 def test_the_partitioned_assets_carry_the_multi_run_policy():
-    for name in [*COMPOSE, "terminal_seeds", "seed_verification", "seed_pass_rates"]:
+    expected = {name: COMPOSE_PARTITIONS_PER_RUN for name in COMPOSE}
+    expected |= {
+        name: SEED_PARTITIONS_PER_RUN for name in ("terminal_seeds", "seed_verification", "seed_pass_rates")
+    }
+    for name, per_run in expected.items():
         policy = defs.get_assets_def(name).backfill_policy
         assert policy is not None and policy.max_partitions_per_run is not None
         assert 1 < policy.max_partitions_per_run <= 25, name
+        assert policy.max_partitions_per_run == per_run, name
