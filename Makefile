@@ -95,7 +95,7 @@ ui: $(STAMP) ## the Dagster UI with run history kept in ./dagster_home
 	if [ ! -f dagster_home/dagster.yaml ] || grep -q envpipeline-managed dagster_home/dagster.yaml; then \
 		cp dagster.yaml dagster_home/dagster.yaml; fi
 	DAGSTER_HOME=$(CURDIR)/dagster_home ENVPIPELINE_HOME=$${ENVPIPELINE_HOME:-$(CURDIR)/data} \
-		$(BIN)/dagster dev -w workspace.yaml
+		PYTHONPATH=$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH} $(BIN)/dagster dev -w workspace.yaml
 
 bench: $(STAMP) ## print throughput figures
 	$(BIN)/python bench/compose_throughput.py

@@ -30,6 +30,7 @@ from dagster import DagsterInstance, DagsterRun, DagsterRunStatus, RunsFilter
 
 from envpipeline.processes import process_alive
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Tag of every run a plan submits: the plan's id (one per `envpipeline run`).
 PLAN_TAG = "envpipeline/plan"
 #: Tag of the plan's stage a run belongs to, and of its attempt (1 = first).
@@ -39,7 +40,7 @@ ATTEMPT_TAG = "envpipeline/attempt"
 DAEMON_START_TIMEOUT_SEC = 120.0
 #: A daemon heartbeat older than this is a dead daemon.
 DAEMON_HEARTBEAT_MAX_AGE_SEC = 60.0
-POLL_SEC = 0.5
+POLL_SEC = 1.0
 #: How often a plan asks whether a daemon it did not start is still alive.
 DAEMON_CHECK_SEC = 15.0
 FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
@@ -229,9 +230,16 @@ def running_daemon(
     command = [sys.executable, "-m", "dagster._daemon", "run", "-w", str(workspace_file)]  # = dagster-daemon
     log_file = Path(os.environ["DAGSTER_HOME"]) / "daemon.log"
     started = time.time()
+    # the instance's run launcher (assets.warm_launcher) is imported from this repository
+    path = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p)
     with log_file.open("ab") as out:
         process = subprocess.Popen(
-            command, cwd=workspace_file.parent, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            command,
+            cwd=workspace_file.parent,
+            env={**os.environ, "PYTHONPATH": path},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     _pid_file().write_text(f"{process.pid} {os.getpid()}\n")  # the daemon, and the plan that owns it
     try:
@@ -370,12 +378,20 @@ def run_plan(
                 slots[stage.name] = [_Slot(stage, key) for key in stage.partition_keys(instance)]
                 for slot in slots[stage.name]:
                     submit(slot)
-        open_runs = [run_id for run_id, slot in run_slot.items() if slot.runs[-1] == run_id]
+        open_runs = [
+            run_id
+            for run_id, slot in run_slot.items()
+            if slot.runs[-1] == run_id and slot.status not in FINISHED
+        ]
+        # one query a poll for every unsettled run (a query per run cost the plan ~10 s of CPU)
+        current = (
+            {r.run_id: r for r in instance.get_runs(filters=RunsFilter(run_ids=open_runs))}
+            if open_runs
+            else {}
+        )
         for run_id in open_runs:
             slot = run_slot[run_id]
-            if slot.status in FINISHED:
-                continue
-            run = instance.get_run_by_id(run_id)
+            run = current.get(run_id)
             if run is None or run.status not in FINISHED:
                 slot.status = run.status if run is not None else slot.status
                 continue

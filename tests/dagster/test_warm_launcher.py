@@ -1,0 +1,154 @@
+"""The instance's run launcher (`assets.warm_launcher`): warm run workers that Dagster still watches.
+
+Against the tiny project of the run-queue tests, on a fresh instance configured by the repo's
+`dagster.yaml`, with a real `dagster-daemon`: runs of a module code location are executed by
+processes forked from the launcher's fork server; a worker that dies mid-run gets its run marked
+failed by the run monitor (without the health check that run would stay STARTED for ever);
+terminating a run interrupts its worker; a file code location falls back to Dagster's default.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from dagster import DagsterInstance, DagsterRunStatus
+
+from assets.launch import RunSubmitter, Stage, run_plan, running_daemon, runs_of_plan
+from assets.warm_launcher import WORKER_HOST_TAG, WORKER_PID_TAG, WarmRunLauncher
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+PROJECT = Path(__file__).resolve().parent / "plan_project"
+KEYS = ["a", "b"]
+
+
+@pytest.fixture
+def instance(tmp_path, monkeypatch):
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    with DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions("letters", KEYS)
+        yield instance
+
+
+def _letters(out: Path, **folder) -> list[Stage]:
+    out.mkdir(exist_ok=True)
+    config = {
+        "resources": {"folder": {"config": {"path": str(out), **folder}}},
+        "execution": {"config": {"in_process": {}}},
+    }
+    return [Stage("letters", "letters_job", KEYS, run_config=config)]
+
+
+def _started_worker(instance: DagsterInstance, deadline_s: float = 120) -> tuple[str, int]:
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        for run in instance.get_runs():
+            if run.status == DagsterRunStatus.STARTED and WORKER_PID_TAG in run.tags:
+                return run.run_id, int(run.tags[WORKER_PID_TAG])
+        time.sleep(0.2)
+    raise AssertionError("no run started on a warm worker")
+
+
+def _wait_finished(instance: DagsterInstance, run_id: str, deadline_s: float = 90):
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        run = instance.get_run_by_id(run_id)
+        if run is not None and run.is_finished:
+            return run
+        time.sleep(0.5)
+    raise AssertionError(f"run {run_id} did not finish in {deadline_s:.0f} s")
+
+
+def test_runs_of_a_module_location_run_on_warm_workers(instance, tmp_path):
+    workspace = PROJECT / "workspace_module.yaml"
+    with running_daemon(instance, workspace, print) as daemon:
+        assert daemon is not None
+        submitter = RunSubmitter(instance, workspace)
+        try:
+            result = run_plan(instance, submitter, _letters(tmp_path / "out"), retries=0, daemon=daemon)
+        finally:
+            submitter.close()
+        daemon_pid = daemon.pid
+    assert result.ok and sorted(p.name for p in (tmp_path / "out").glob("?.txt")) == ["a.txt", "b.txt"]
+    runs = runs_of_plan(instance, result.plan_id)
+    assert len(runs) == 2 and all(r.status == DagsterRunStatus.SUCCESS for r in runs)
+    for run in runs:
+        pid = int(run.tags[WORKER_PID_TAG])
+        assert pid not in (daemon_pid, os.getpid())
+        started = [
+            e.message
+            for e in instance.all_logs(run.run_id)
+            if e.message and e.message.startswith("Started process for run")
+        ]
+        assert started == [f"Started process for run (pid: {pid})."]  # the run's own worker wrote it
+
+
+def test_a_worker_that_dies_mid_run_gets_its_run_marked_failed(instance, tmp_path):
+    workspace = PROJECT / "workspace_module.yaml"
+    stages = _letters(tmp_path / "out", sleep=60.0)
+    with running_daemon(instance, workspace, print):
+        submitter = RunSubmitter(instance, workspace)
+        try:
+            submitter.submit("letters_job", "a", stages[0].run_config, tags={})
+            run_id, pid = _started_worker(instance)
+            os.kill(pid, signal.SIGKILL)
+            run = _wait_finished(instance, run_id)  # the run monitor polls every 5 s
+        finally:
+            submitter.close()
+    assert run.status == DagsterRunStatus.FAILURE
+    assert not (tmp_path / "out" / "a.txt").exists()
+
+
+def test_terminating_a_run_interrupts_its_worker(instance, tmp_path):
+    workspace = PROJECT / "workspace_module.yaml"
+    stages = _letters(tmp_path / "out", sleep=60.0)
+    with running_daemon(instance, workspace, print):
+        submitter = RunSubmitter(instance, workspace)
+        try:
+            submitter.submit("letters_job", "a", stages[0].run_config, tags={})
+            run_id, _pid = _started_worker(instance)
+            assert instance.run_launcher.terminate(run_id)
+            run = _wait_finished(instance, run_id, deadline_s=60)
+        finally:
+            submitter.close()
+    assert run.status == DagsterRunStatus.CANCELED
+
+
+def test_a_file_location_is_launched_the_default_way(instance, tmp_path):
+    workspace = PROJECT / "workspace.yaml"
+    with running_daemon(instance, workspace, print) as daemon:
+        submitter = RunSubmitter(instance, workspace)
+        try:
+            result = run_plan(instance, submitter, _letters(tmp_path / "out"), retries=0, daemon=daemon)
+        finally:
+            submitter.close()
+    assert result.ok
+    assert all(WORKER_PID_TAG not in r.tags for r in runs_of_plan(instance, result.plan_id))
+
+
+def test_the_health_check_tells_a_live_worker_from_a_dead_one(instance):
+    from dagster._core.launcher.base import WorkerStatus
+    from dagster._core.test_utils import create_run_for_test
+
+    launcher = instance.run_launcher
+    assert isinstance(launcher, WarmRunLauncher)
+    here = {WORKER_HOST_TAG: socket.gethostname()}
+    alive = create_run_for_test(instance, job_name="j", tags={**here, WORKER_PID_TAG: str(os.getpid())})
+    dead_pid = 2**22 + 12345  # above the kernel's pid limit: never a live process
+    dead = create_run_for_test(instance, job_name="j", tags={**here, WORKER_PID_TAG: str(dead_pid)})
+    elsewhere = create_run_for_test(
+        instance, job_name="j", tags={WORKER_HOST_TAG: "another-host", WORKER_PID_TAG: str(dead_pid)}
+    )
+    assert launcher.check_run_worker_health(alive).status == WorkerStatus.RUNNING
+    assert launcher.check_run_worker_health(dead).status == WorkerStatus.FAILED
+    assert launcher.check_run_worker_health(elsewhere).status == WorkerStatus.RUNNING  # cannot tell
