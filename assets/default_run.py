@@ -52,7 +52,10 @@ def default_plan(
 ) -> list[Any]:
     """The default job's stages, in an order that respects the asset graph (checked by a test).
 
-    Priorities put the longest chain (seeds -> selector -> forge bundles -> export) first in the queue."""
+    Priorities put the longest chain first in the queue: the personas' worlds and their gated
+    tasks (about 100 s of work, a third of the job, mostly in one run that gates tasks with
+    several worker processes), then the library that the composition batches wait for, then the
+    seeds -> selector -> forge bundles chain; the composition batches fill what is left."""
     from assets.launch import Stage
     from assets.worlds import PERSONA_PARTITIONS
 
@@ -60,17 +63,17 @@ def default_plan(
         return list(instance.get_dynamic_partitions(PERSONA_PARTITIONS))
 
     return [
+        Stage("personas", "personas_job", run_config=run_config, priority=4),
+        Stage("worlds", "persona_world_job", persona_keys, ("personas",), run_config, priority=4),
+        Stage("gated_tasks", "gated_tasks_job", after=("worlds",), run_config=run_config, priority=4),
         Stage("library", "library_job", run_config=run_config, priority=3),
         Stage("seeds", "seed_job", seed_keys, run_config=run_config, priority=2),
-        Stage("personas", "personas_job", run_config=run_config, priority=2),
         Stage("selector", "selector_job", after=("seeds",), run_config=run_config, priority=2),
         Stage("forge_bundles", "forge_bundle_job", seed_keys, ("selector",), run_config, priority=2),
         Stage(
             "forge_export", "forge_export_job", after=("forge_bundles",), run_config=run_config, priority=2
         ),
-        Stage("worlds", "persona_world_job", persona_keys, ("personas",), run_config, priority=1),
-        Stage("gated_tasks", "gated_tasks_job", after=("worlds",), run_config=run_config, priority=1),
-        Stage("compose", "compose_batch_job", batch_keys, ("library",), batch_config),
+        Stage("compose", "compose_batch_job", batch_keys, ("library",), batch_config, priority=1),
         Stage(
             "datasets",
             "datasets_job",
