@@ -5,7 +5,8 @@ Dagster's `DefaultRunLauncher` asks the code server to start every run in a fres
 about 2 s of CPU per run on this project, more than most of the default job's runs then spend on
 their work. `WarmRunLauncher` starts the run worker in a process forked from a
 ``multiprocessing`` fork server that imported the run's code location module once (the first
-time it launches a run of that location). The worker then does what ``dagster api execute_run``
+time it launches a run of that location), and then what a run worker would import on every run
+(`assets.run_worker_preload`). The worker then does what ``dagster api execute_run``
 does: it loads the job from the run's code origin, executes it against the instance and writes
 every event to the event log, so a run launched here is the same run in the UI, with the same
 logs, checks and lineage.
