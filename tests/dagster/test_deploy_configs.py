@@ -565,7 +565,10 @@ def docker_local_problems(instance_file: Path, workspace_file: Path) -> list[str
         if not module:
             problems.append("the workspace loads no python_module")
             continue
-        workdir = (workspace_file.parent / module.get("working_directory", ".")).resolve()
+        # resolved as Dagster does for a python_module: against the loading process's current
+        # directory, which deploy/README.md makes the repository root (dagster/_core/workspace/load.py
+        # rebases only python_file's working_directory onto the workspace file)
+        workdir = (REPO / module.get("working_directory", ".")).resolve()
         if workdir != REPO.resolve():
             problems.append(f"working_directory {workdir} is not the repository")
         else:
@@ -599,7 +602,7 @@ def test_the_docker_local_validator_rejects_a_broken_profile(tmp_path, old, new,
 
 def test_the_docker_local_validator_rejects_a_workspace_outside_the_repository(tmp_path):
     workspace = _broken_copy(
-        tmp_path, DOCKER_LOCAL / "workspace.yaml", "working_directory: ../..", "working_directory: ."
+        tmp_path, DOCKER_LOCAL / "workspace.yaml", "working_directory: .", "working_directory: .."
     )
     problems = docker_local_problems(DOCKER_LOCAL / "dagster.yaml", workspace)
     assert any("is not the repository" in p for p in problems), problems
