@@ -2,6 +2,7 @@
 
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
+from assets.automation import FRESH
 from assets.compose import composed_rollouts, composed_task_specs, service_library, verified_composed_tasks
 from assets.datasets import accepted_tasks
 from assets.forge import seed_pass_rates, selector_decisions, synthesized_bundles, verified_bundles
@@ -14,6 +15,7 @@ CATALOG_POOL = "duckdb_catalog"
 
 
 @asset(
+    automation_condition=FRESH,
     group_name="store",
     deps=[
         service_library,

@@ -14,6 +14,7 @@ from dagster import (
     asset_check,
 )
 
+from assets.automation import FRESH
 from assets.check_scope import checked_partitions
 from assets.partition_runs import PartitionResult, compose_backfill_policy, materialize_partitions
 from envpipeline.agents.rollouts import rollout_rows
@@ -74,6 +75,7 @@ def service_contract_passes() -> AssetCheckResult:
 
 
 @asset(
+    automation_condition=FRESH,
     group_name="compoworld",
     partitions_def=composition_batches,
     backfill_policy=compose_backfill_policy,
@@ -110,6 +112,7 @@ def composed_task_specs(
 
 
 @asset(
+    automation_condition=FRESH,
     group_name="compoworld",
     partitions_def=composition_batches,
     backfill_policy=compose_backfill_policy,
@@ -150,6 +153,7 @@ def verified_composed_tasks(
 
 
 @asset(
+    automation_condition=FRESH,
     group_name="compoworld",
     partitions_def=composition_batches,
     backfill_policy=compose_backfill_policy,

@@ -14,6 +14,7 @@ from dagster import (
     asset_check,
 )
 
+from assets.automation import FRESH
 from assets.compose import verified_composed_tasks
 from assets.forge import verified_bundles
 from assets.terminal import seed_verification
@@ -30,6 +31,7 @@ DATASETS_CODE_VERSION = code_version(Stage.DATASETS)
 
 
 @asset(
+    automation_condition=FRESH,
     group_name="datasets",
     deps=[verified_composed_tasks, seed_verification, verified_bundles, gated_world_tasks],
     code_version=DATASETS_CODE_VERSION,
@@ -51,7 +53,13 @@ def accepted_tasks(context: AssetExecutionContext, store: LakeResource) -> Mater
     )
 
 
-@asset(group_name="datasets", deps=[accepted_tasks], code_version=DATASETS_CODE_VERSION, kinds={"parquet"})
+@asset(
+    group_name="datasets",
+    deps=[accepted_tasks],
+    code_version=DATASETS_CODE_VERSION,
+    kinds={"parquet"},
+    automation_condition=FRESH,
+)
 def training_datasets(context: AssetExecutionContext, store: LakeResource) -> MaterializeResult:
     """SFT / RL / eval splits without leakage, verl / TRL / SkyRL files, Harbor directories and a card."""
     lake = store.lake()

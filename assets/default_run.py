@@ -143,14 +143,18 @@ def run_default_job(
 
 
 def _run_serially(plan: list[Any], instance: Any, console: Any) -> int:
-    """Today's baseline: every stage's runs one after another, executed in this process."""
+    """Today's baseline: every stage's runs one after another, executed in this process (holding
+    the plan lease, so that a daemon's sensors and freshness automation leave them to it)."""
     from assets.definitions import defs
+    from assets.launch import plan_lease
 
     runs = 0
-    for stage in plan:
-        for key in stage.partition_keys(instance):
-            _execute(defs, stage.job, instance, key, console, stage.run_config)
-            runs += 1
+    with plan_lease(instance, f"serial-{os.getpid()}") as renew:
+        for stage in plan:
+            for key in stage.partition_keys(instance):
+                _execute(defs, stage.job, instance, key, console, stage.run_config)
+                runs += 1
+                renew()
     return runs
 
 

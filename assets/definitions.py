@@ -9,6 +9,7 @@ import os
 
 from dagster import AssetSelection, Definitions, define_asset_job
 
+from assets.automation import freshness_sensor
 from assets.catalog import catalog
 from assets.compose import (
     accepted_tasks_defeat_red_team,
@@ -144,7 +145,13 @@ defs = Definitions(
         datasets_job,
         catalog_job,
     ],
-    sensors=[seed_folder_sensor, reverification_sensor, forge_reselect_sensor],
+    # every asset carrying an automation condition (`assets.automation.FRESH`) is evaluated by it
+    sensors=[
+        seed_folder_sensor,
+        reverification_sensor,
+        forge_reselect_sensor,
+        freshness_sensor(AssetSelection.all()),
+    ],
     schedules=[oracle_rot_schedule, forge_refresh_schedule],
     resources=deployment_resources(
         os.environ.get("ENVPIPELINE_DEPLOYMENT", "local"), os.environ.get("ENVPIPELINE_HOME")

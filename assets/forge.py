@@ -8,7 +8,6 @@ from dagster import (
     AssetCheckExecutionContext,
     AssetCheckResult,
     AssetExecutionContext,
-    AutomationCondition,
     DefaultScheduleStatus,
     MaterializeResult,
     MetadataValue,
@@ -20,6 +19,7 @@ from dagster import (
     schedule,
 )
 
+from assets.automation import FRESH
 from assets.check_scope import checked_partitions
 from assets.partition_runs import PartitionResult, materialize_partitions, seed_backfill_policy
 from assets.terminal import (
@@ -49,6 +49,7 @@ FORGE_CODE_VERSION = code_version(Stage.FORGE)
 
 
 @asset(
+    automation_condition=FRESH,
     group_name="forge",
     partitions_def=terminal_seed_partitions,
     backfill_policy=seed_backfill_policy,
@@ -108,7 +109,6 @@ def seed_pass_rates(
     group_name="forge",
     deps=[seed_pass_rates],
     code_version=FORGE_CODE_VERSION,
-    automation_condition=AutomationCondition.eager(),
     kinds={"python", "scip"},
 )
 def selector_decisions(
@@ -150,6 +150,7 @@ def _decision_for(store: LakeResource, key: str) -> Decision | None:
 
 
 @asset(
+    automation_condition=FRESH,
     group_name="forge",
     partitions_def=terminal_seed_partitions,
     deps=[selector_decisions],
@@ -204,6 +205,7 @@ def synthesized_bundles(
 
 
 @asset(
+    automation_condition=FRESH,
     group_name="forge",
     partitions_def=terminal_seed_partitions,
     deps=[synthesized_bundles],
@@ -309,6 +311,7 @@ def verified_bundles_defeat_red_team(
 
 
 @asset(
+    automation_condition=FRESH,
     group_name="forge",
     deps=[verified_bundles, selector_decisions],
     code_version=FORGE_CODE_VERSION,

@@ -3,8 +3,9 @@
 `forge_refresh_schedule` re-estimates every seed's pass rate with the current policy (one
 `pass_rate_job` run per seed); this sensor then requests one `selector_job` run once no pass-rate
 run is pending and the newest `seed_pass_rates` materialization is newer than the newest
-`selector_decisions` one, so the frontier moves with the policy without relying on an automation
-sensor being switched on.
+`selector_decisions` one, so the frontier moves with the policy. New and re-verified seeds get
+their pass rates from the freshness automation (`assets.automation`), whose runs it waits for too;
+it is the one owner of `selector_decisions`, which carries no automation condition.
 """
 
 from dagster import (
@@ -21,6 +22,9 @@ from dagster import (
 from assets.forge import pass_rate_job, selector_job
 from assets.launch import plan_in_progress
 
+#: Pass rates come from `pass_rate_job` runs (the refresh schedule) and from the freshness
+#: automation's runs (`assets.automation`), which select the asset in an ad-hoc asset job.
+RATES = AssetKey("seed_pass_rates")
 PENDING = [
     DagsterRunStatus.QUEUED,
     DagsterRunStatus.NOT_STARTED,
@@ -43,7 +47,10 @@ def forge_reselect_sensor(context: SensorEvaluationContext) -> RunRequest | Skip
     rates = _newest(context, "seed_pass_rates")
     if rates is None:
         return SkipReason("no pass rate estimated yet")
-    pending = context.instance.get_runs_count(RunsFilter(job_name=pass_rate_job.name, statuses=PENDING))
+    pending = sum(
+        run.job_name == pass_rate_job.name or RATES in (run.asset_selection or ())
+        for run in context.instance.get_runs(RunsFilter(statuses=PENDING))
+    )
     if pending:
         return SkipReason(f"waiting for {pending} pass-rate run(s)")
     selected = _newest(context, "selector_decisions")

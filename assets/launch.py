@@ -14,6 +14,7 @@ and the stages after it are skipped, while the rest of the plan goes on.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -41,6 +42,11 @@ DAEMON_START_TIMEOUT_SEC = 120.0
 #: A daemon heartbeat older than this is a dead daemon.
 DAEMON_HEARTBEAT_MAX_AGE_SEC = 60.0
 POLL_SEC = 1.0
+#: Key of the plan leases (plan id -> heartbeat, epoch seconds) in the instance's key-value store.
+PLAN_LEASE_KEY = "envpipeline/plan_leases"
+#: A plan renews its lease this often; a lease older than PLAN_LEASE_TTL_SEC is a dead plan's.
+PLAN_LEASE_RENEW_SEC = 10.0
+PLAN_LEASE_TTL_SEC = 60.0
 #: How often a plan asks whether a daemon it did not start is still alive.
 DAEMON_CHECK_SEC = 15.0
 FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
@@ -306,8 +312,52 @@ def abandon_stale_runs(instance: DagsterInstance) -> list[str]:
     return [run.run_id for run in stale]
 
 
+def _leases(instance: DagsterInstance) -> dict[str, float]:
+    raw = instance.run_storage.get_cursor_values({PLAN_LEASE_KEY}).get(PLAN_LEASE_KEY)
+    try:
+        leases = json.loads(raw) if raw else {}
+    except json.JSONDecodeError:
+        return {}
+    return {str(k): float(v) for k, v in leases.items()} if isinstance(leases, dict) else {}
+
+
+def _write_lease(instance: DagsterInstance, plan_id: str, heartbeat: float | None) -> None:
+    """Set (or with None drop) one plan's heartbeat; leases past their time-to-live are dropped."""
+    now = time.time()
+    leases = {k: v for k, v in _leases(instance).items() if now - v < PLAN_LEASE_TTL_SEC and k != plan_id}
+    if heartbeat is not None:
+        leases[plan_id] = heartbeat
+    instance.run_storage.set_cursor_values({PLAN_LEASE_KEY: json.dumps(leases, sort_keys=True)})
+
+
+@contextmanager
+def plan_lease(instance: DagsterInstance, plan_id: str) -> Iterator[Callable[[], None]]:
+    """Hold the instance's plan lease while a plan works; yields `renew`, to call every poll.
+
+    Between two stages no run of the plan is pending, yet the plan is not over: sensors and the
+    freshness automation must still hold back, or they launch the very runs the plan is about to
+    submit. The lease is a heartbeat in the instance's key-value store, so a daemon on another
+    host sees it too, and a plan killed without cleanup stops holding it after PLAN_LEASE_TTL_SEC."""
+    last = [time.monotonic()]
+    _write_lease(instance, plan_id, time.time())
+
+    def renew() -> None:
+        if time.monotonic() - last[0] >= PLAN_LEASE_RENEW_SEC:
+            last[0] = time.monotonic()
+            _write_lease(instance, plan_id, time.time())
+
+    try:
+        yield renew
+    finally:
+        _write_lease(instance, plan_id, None)
+
+
 def plan_in_progress(instance: DagsterInstance) -> bool:
-    """Some plan's runs are queued or running (sensors hold back while `envpipeline run` works)."""
+    """A plan holds a live lease, or some plan's runs are queued or running (sensors and the
+    freshness automation hold back while `envpipeline run` works)."""
+    now = time.time()
+    if any(now - heartbeat < PLAN_LEASE_TTL_SEC for heartbeat in _leases(instance).values()):
+        return True
     runs = instance.get_runs(filters=RunsFilter(statuses=PENDING), limit=50)
     return any(PLAN_TAG in run.tags for run in runs)
 
@@ -365,59 +415,61 @@ def run_plan(
             return "failed" if all(s in FINISHED for s in states) else "running"
         return "running"
 
-    while True:
-        for stage in stages:
-            if stage.name in slots or stage.name in skipped:
-                continue
-            before = [stage_state(a) for a in stage.after]
-            if any(state in ("failed", "skipped") for state in before):
-                skipped.append(stage.name)
-                log(f"skipped {stage.name}: a stage it waits for failed")
-                continue
-            if all(state == "done" for state in before):
-                slots[stage.name] = [_Slot(stage, key) for key in stage.partition_keys(instance)]
-                for slot in slots[stage.name]:
-                    submit(slot)
-        open_runs = [
-            run_id
-            for run_id, slot in run_slot.items()
-            if slot.runs[-1] == run_id and slot.status not in FINISHED
-        ]
-        # one query a poll for every unsettled run (a query per run cost the plan ~10 s of CPU)
-        current = (
-            {r.run_id: r for r in instance.get_runs(filters=RunsFilter(run_ids=open_runs))}
-            if open_runs
-            else {}
-        )
-        for run_id in open_runs:
-            slot = run_slot[run_id]
-            run = current.get(run_id)
-            if run is None or run.status not in FINISHED:
-                slot.status = run.status if run is not None else slot.status
-                continue
-            slot.status = run.status
-            if run.status == DagsterRunStatus.SUCCESS:
-                slot.materializations += instance.get_run_stats(run_id).materializations
-            elif len(slot.runs) <= retries:
-                log(f"{slot.label}: run {run_id} {run.status.value.lower()}; submitting it again")
-                submit(slot)
-            else:
-                log(f"{slot.label}: run {run_id} {run.status.value.lower()} (no retries left)")
-        every = [slot for group in slots.values() for slot in group]
-        if progress is not None:
-            progress(_counts(every, len(stages), len(skipped)))
-        stopped = daemon.poll() is not None if daemon is not None else not _external_alive()
-        if stopped:
-            unsettled = [s.label for s in every if s.status not in FINISHED]
-            raise DaemonStopped(
-                f"the Dagster daemon stopped with {len(unsettled)} run(s) unfinished: "
-                f"{', '.join(unsettled[:8])}{' ...' if len(unsettled) > 8 else ''}; run the plan again"
+    with plan_lease(instance, plan_id) as renew:
+        while True:
+            for stage in stages:
+                if stage.name in slots or stage.name in skipped:
+                    continue
+                before = [stage_state(a) for a in stage.after]
+                if any(state in ("failed", "skipped") for state in before):
+                    skipped.append(stage.name)
+                    log(f"skipped {stage.name}: a stage it waits for failed")
+                    continue
+                if all(state == "done" for state in before):
+                    slots[stage.name] = [_Slot(stage, key) for key in stage.partition_keys(instance)]
+                    for slot in slots[stage.name]:
+                        submit(slot)
+            open_runs = [
+                run_id
+                for run_id, slot in run_slot.items()
+                if slot.runs[-1] == run_id and slot.status not in FINISHED
+            ]
+            # one query a poll for every unsettled run (a query per run cost the plan ~10 s of CPU)
+            current = (
+                {r.run_id: r for r in instance.get_runs(filters=RunsFilter(run_ids=open_runs))}
+                if open_runs
+                else {}
             )
-        # every submitted run settled and every stage started or skipped: the plan is over (a stage
-        # not started yet has settled predecessors, so the next pass starts or skips it)
-        if all(s.status in FINISHED for s in every) and len(slots) + len(skipped) == len(stages):
-            break
-        time.sleep(POLL_SEC)
+            for run_id in open_runs:
+                slot = run_slot[run_id]
+                run = current.get(run_id)
+                if run is None or run.status not in FINISHED:
+                    slot.status = run.status if run is not None else slot.status
+                    continue
+                slot.status = run.status
+                if run.status == DagsterRunStatus.SUCCESS:
+                    slot.materializations += instance.get_run_stats(run_id).materializations
+                elif len(slot.runs) <= retries:
+                    log(f"{slot.label}: run {run_id} {run.status.value.lower()}; submitting it again")
+                    submit(slot)
+                else:
+                    log(f"{slot.label}: run {run_id} {run.status.value.lower()} (no retries left)")
+            every = [slot for group in slots.values() for slot in group]
+            if progress is not None:
+                progress(_counts(every, len(stages), len(skipped)))
+            stopped = daemon.poll() is not None if daemon is not None else not _external_alive()
+            if stopped:
+                unsettled = [s.label for s in every if s.status not in FINISHED]
+                raise DaemonStopped(
+                    f"the Dagster daemon stopped with {len(unsettled)} run(s) unfinished: "
+                    f"{', '.join(unsettled[:8])}{' ...' if len(unsettled) > 8 else ''}; run the plan again"
+                )
+            # every submitted run settled and every stage started or skipped: the plan is over (a stage
+            # not started yet has settled predecessors, so the next pass starts or skips it)
+            if all(s.status in FINISHED for s in every) and len(slots) + len(skipped) == len(stages):
+                break
+            renew()
+            time.sleep(POLL_SEC)
     failed = {
         slot.label: slot.runs
         for group in slots.values()

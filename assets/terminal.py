@@ -14,6 +14,7 @@ from dagster import (
     asset_check,
 )
 
+from assets.automation import FRESH
 from assets.check_scope import checked_partitions
 from assets.partition_runs import PartitionResult, materialize_partitions, seed_backfill_policy
 from envpipeline.redteam.summary import stored_outcomes, terminal_red_team_summary
@@ -89,6 +90,7 @@ def static_checks_pass(context: AssetCheckExecutionContext, store: LakeResource)
 
 
 @asset(
+    automation_condition=FRESH,
     group_name="terminal",
     partitions_def=terminal_seed_partitions,
     backfill_policy=seed_backfill_policy,

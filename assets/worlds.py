@@ -15,6 +15,7 @@ from dagster import (
     define_asset_job,
 )
 
+from assets.automation import FRESH
 from assets.check_scope import checked_partitions
 from envpipeline.models.world import Persona
 from envpipeline.redteam.summary import red_team_summary
@@ -66,6 +67,7 @@ def _persona(store: LakeResource, persona_id: str) -> Persona:
 
 
 @asset(
+    automation_condition=FRESH,
     group_name="wildawm",
     partitions_def=persona_partitions,
     deps=[personas],
@@ -124,6 +126,7 @@ def world_checks_pass(context: AssetCheckExecutionContext, store: LakeResource) 
 
 
 @asset(
+    automation_condition=FRESH,
     group_name="wildawm",
     partitions_def=persona_partitions,
     deps=[persona_worlds],
@@ -156,7 +159,11 @@ def world_tasks(
 
 
 @asset(
-    group_name="wildawm", deps=[world_tasks], code_version=WORLDS_CODE_VERSION, kinds={"python", "parquet"}
+    automation_condition=FRESH,
+    group_name="wildawm",
+    deps=[world_tasks],
+    code_version=WORLDS_CODE_VERSION,
+    kinds={"python", "parquet"},
 )
 def gated_world_tasks(
     context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource
