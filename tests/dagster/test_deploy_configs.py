@@ -540,7 +540,14 @@ def docker_local_problems(instance_file: Path, workspace_file: Path) -> list[str
     if (launcher.get("module"), launcher.get("class")) != ("dagster_docker", "DockerRunLauncher"):
         return ["run_launcher is not dagster_docker.DockerRunLauncher"]
     config = launcher.get("config") or {}
+    coordinator = load_yaml(instance_file).get("run_coordinator") or {}
     problems = (
+        []
+        if coordinator.get("class") == "DefaultRunCoordinator"
+        # without it Dagster 1.13 queues every run for a daemon the profile does not start
+        else ["run_coordinator is not DefaultRunCoordinator: submitted runs would wait for a daemon"]
+    )
+    problems += (
         []
         if str(config.get("image", "")).startswith("envpipeline-project:")
         else ["image is not envpipeline-project"]
@@ -560,6 +567,17 @@ def docker_local_problems(instance_file: Path, workspace_file: Path) -> list[str
         and not kwargs.get("privileged")
     ):
         problems.append("the local sandbox needs CAP_SYS_ADMIN (cap_add) or a privileged container")
+    if (
+        env.get("ENVPIPELINE_SANDBOX") == "local"
+        and "NET_ADMIN" not in (kwargs.get("cap_add") or [])
+        and not kwargs.get("privileged")
+    ):
+        problems.append("the local sandbox needs CAP_NET_ADMIN (cap_add) for its loopback")
+    problems += [
+        f"the Engine API refuses security_opt {opt} (a docker CLI option, not a security option)"
+        for opt in kwargs.get("security_opt") or []
+        if str(opt).startswith("systempaths")
+    ]
     for location in load_yaml(workspace_file)["load_from"]:
         module = location.get("python_module") or {}
         if not module:
@@ -589,10 +607,17 @@ def test_the_docker_local_profile_mounts_its_root_at_the_same_path_and_loads_the
             "mounts /srv/envpipeline at another path",
         ),
         ("      - ENVPIPELINE_HOME\n", "", "env_vars lacks ENVPIPELINE_HOME"),
-        ("        - SYS_ADMIN\n", "        - NET_ADMIN\n", "needs CAP_SYS_ADMIN"),
+        ("        - SYS_ADMIN\n", "        - CHOWN\n", "needs CAP_SYS_ADMIN"),
+        ("        - NET_ADMIN\n", "", "needs CAP_NET_ADMIN"),
+        (
+            "        - apparmor=unconfined\n",
+            "        - apparmor=unconfined\n        - systempaths=unconfined\n",
+            "the Engine API refuses security_opt systempaths",
+        ),
         ("class: DockerRunLauncher", "class: DefaultRunLauncher", "is not dagster_docker.DockerRunLauncher"),
+        ("  class: DefaultRunCoordinator\n", "  class: QueuedRunCoordinator\n", "would wait for a daemon"),
     ],
-    ids=["other-path", "env", "caps", "launcher"],
+    ids=["other-path", "env", "caps", "net-admin", "systempaths", "launcher", "queued"],
 )
 def test_the_docker_local_validator_rejects_a_broken_profile(tmp_path, old, new, reported):
     broken = _broken_copy(tmp_path, DOCKER_LOCAL / "dagster.yaml", old, new)
