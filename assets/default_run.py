@@ -23,7 +23,10 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported for real inside the functions, once DAGSTER_HOME is set
+    from assets.launch import PlanResult, Stage
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Tag of every run the default job launches: the launching process (``<host>:<pid>``).
@@ -49,7 +52,7 @@ def _prepare_instance_home() -> Path:
 
 def default_plan(
     batch_keys: list[str], seed_keys: list[str], run_config: dict[str, Any], batch_config: dict[str, Any]
-) -> list[Any]:
+) -> list["Stage"]:
     """The default job's stages, in an order that respects the asset graph (checked by a test).
 
     Priorities put the longest chain first in the queue: the personas' worlds and their gated
@@ -142,7 +145,7 @@ def run_default_job(
     return summary
 
 
-def _run_serially(plan: list[Any], instance: Any, console: Any) -> int:
+def _run_serially(plan: list["Stage"], instance: Any, console: Any) -> int:
     """Today's baseline: every stage's runs one after another, executed in this process (holding
     the plan lease, so that a daemon's sensors and freshness automation leave them to it)."""
     from assets.definitions import defs
@@ -158,7 +161,7 @@ def _run_serially(plan: list[Any], instance: Any, console: Any) -> int:
     return runs
 
 
-def _run_queued(plan: list[Any], instance: Any, console: Any, retries: int) -> Any:
+def _run_queued(plan: list["Stage"], instance: Any, console: Any, retries: int) -> "PlanResult":
     """Submit the plan to the run queue; the daemon launches the runs; show progress until done."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 

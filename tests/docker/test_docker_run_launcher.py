@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus, EventRecordsFilter
+from dagster import AssetKey, DagsterEventType, DagsterInstance, DagsterRunStatus
 
 from assets.launch import RunSubmitter
 from envpipeline.sandbox.base import BASE_IMAGE
@@ -205,9 +205,12 @@ def test_a_batch_and_a_seed_run_in_project_containers_and_write_the_hosts_lake(p
     assert (row["backend"], row["status"]) == ("local", "verified"), row["verdict"]
     assert json.loads(row["oracle_rewards"]) == [1.0, 1.0] and row["nop_reward"] == 0.0
     assert any("host /usr stands in" in reason for reason in json.loads(row["reasons"]))
-    materialized = instance.get_event_records(
-        EventRecordsFilter(DagsterEventType.ASSET_MATERIALIZATION), limit=50
-    )
+    written = ["composed_task_specs", "verified_composed_tasks", "composed_rollouts", "terminal_seeds"]
+    materialized = [
+        record
+        for asset in [*written, "seed_verification"]
+        for record in instance.fetch_materializations(AssetKey(asset), limit=50).records
+    ]
     assert {r.run_id for r in materialized} == set(run_ids)
 
     # auto_remove: the containers are gone once their runs finished
