@@ -51,7 +51,7 @@ class OutsidePlans(AutomationCondition):
     def description(self) -> str:
         return "no `envpipeline run` plan is in progress"
 
-    def evaluate(self, context: AutomationContext) -> AutomationResult:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def evaluate(self, context: AutomationContext) -> AutomationResult:
         busy = plan_in_progress(context.asset_graph_view.instance)
         return AutomationResult(context, context.get_empty_subset() if busy else context.candidate_subset)
 

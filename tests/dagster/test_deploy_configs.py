@@ -561,18 +561,11 @@ def docker_local_problems(instance_file: Path, workspace_file: Path) -> list[str
             )
     env = dict(v.split("=", 1) if "=" in v else (v, None) for v in config.get("env_vars") or [])
     problems += [f"env_vars lacks {name}" for name in ("DAGSTER_HOME", "ENVPIPELINE_HOME") if name not in env]
-    if (
-        env.get("ENVPIPELINE_SANDBOX") == "local"
-        and "SYS_ADMIN" not in (kwargs.get("cap_add") or [])
-        and not kwargs.get("privileged")
-    ):
-        problems.append("the local sandbox needs CAP_SYS_ADMIN (cap_add) or a privileged container")
-    if (
-        env.get("ENVPIPELINE_SANDBOX") == "local"
-        and "NET_ADMIN" not in (kwargs.get("cap_add") or [])
-        and not kwargs.get("privileged")
-    ):
-        problems.append("the local sandbox needs CAP_NET_ADMIN (cap_add) for its loopback")
+    if env.get("ENVPIPELINE_SANDBOX") == "local" and not kwargs.get("privileged"):
+        caps = kwargs.get("cap_add") or []
+        for cap, why in (("SYS_ADMIN", "or a privileged container"), ("NET_ADMIN", "for its loopback")):
+            if cap not in caps:
+                problems.append(f"the local sandbox needs CAP_{cap} (cap_add) {why}")
     problems += [
         f"the Engine API refuses security_opt {opt} (a docker CLI option, not a security option)"
         for opt in kwargs.get("security_opt") or []

@@ -41,19 +41,19 @@ def instance(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def module_workspace(tmp_path) -> Path:
+def workspace(tmp_path) -> Path:
     """The tiny project loaded as a Python module, as the repo's own workspace.yaml loads
     `assets.definitions`. Dagster resolves a module location's `working_directory` against the
     code server's current directory, not against the workspace file, so it is written absolute."""
-    workspace = tmp_path / "workspace_module.yaml"
-    workspace.write_text(
+    path = tmp_path / "workspace_module.yaml"
+    path.write_text(
         "load_from:\n"
         "  - python_module:\n"
         "      module_name: tests.dagster.plan_project.defs\n"
         f"      working_directory: {REPO}\n"
         "      location_name: plan_test\n"
     )
-    return workspace
+    return path
 
 
 def _letters(out: Path, **folder) -> list[Stage]:
@@ -85,8 +85,7 @@ def _wait_finished(instance: DagsterInstance, run_id: str, deadline_s: float = 9
     raise AssertionError(f"run {run_id} did not finish in {deadline_s:.0f} s")
 
 
-def test_runs_of_a_module_location_run_on_warm_workers(instance, tmp_path, module_workspace):
-    workspace = module_workspace
+def test_runs_of_a_module_location_run_on_warm_workers(instance, tmp_path, workspace):
     with running_daemon(instance, workspace, print) as daemon:
         assert daemon is not None
         submitter = RunSubmitter(instance, workspace)
@@ -109,8 +108,7 @@ def test_runs_of_a_module_location_run_on_warm_workers(instance, tmp_path, modul
         assert started == [f"Started process for run (pid: {pid})."]  # the run's own worker wrote it
 
 
-def test_a_worker_that_dies_mid_run_gets_its_run_marked_failed(instance, tmp_path, module_workspace):
-    workspace = module_workspace
+def test_a_worker_that_dies_mid_run_gets_its_run_marked_failed(instance, tmp_path, workspace):
     stages = _letters(tmp_path / "out", sleep=60.0)
     with running_daemon(instance, workspace, print):
         submitter = RunSubmitter(instance, workspace)
@@ -125,8 +123,7 @@ def test_a_worker_that_dies_mid_run_gets_its_run_marked_failed(instance, tmp_pat
     assert not (tmp_path / "out" / "a.txt").exists()
 
 
-def test_terminating_a_run_interrupts_its_worker(instance, tmp_path, module_workspace):
-    workspace = module_workspace
+def test_terminating_a_run_interrupts_its_worker(instance, tmp_path, workspace):
     stages = _letters(tmp_path / "out", sleep=60.0)
     with running_daemon(instance, workspace, print):
         submitter = RunSubmitter(instance, workspace)
