@@ -76,6 +76,21 @@ IMAGE_REPOSITORY = "envpipeline-env"
 SESSION_LABEL = "envpipeline.session"
 #: Tries of `DockerSession.kill_all` (a kill that cannot start under a full pids limit is retried).
 KILL_ALL_ATTEMPTS = 10
+#: Kills every process but PID 1 and itself (the shell's builtin ``kill``), then waits until each
+#: process that existed before the kill is gone or a zombie: SIGKILL is only queued, and a process
+#: inside a slow system call (an ``open`` of a reward file on a busy overlay) still finishes that
+#: call before it dies. Exit 0: all gone; 2: survivors (their pids on stderr) after about 5 s.
+KILL_ALL_SCRIPT = (
+    # builtins only until the kill: under a fork bomb's full pids limit no second process starts
+    "set -- /proc/[0-9]*; kill -9 -1 2>/dev/null; tries=0; "
+    "while :; do alive=''; "
+    'for d in "$@"; do p=${d#/proc/}; [ "$p" = 1 ] || [ "$p" = $$ ] && continue; '
+    'read -r stat 2>/dev/null < "$d/stat" || continue; state=${stat##*)}; state=${state# }; '
+    'case ${state%% *} in Z|X|"") ;; *) alive="$alive $p";; esac; done; '
+    '[ -z "$alive" ] && exit 0; tries=$((tries + 1)); '
+    '[ $tries -ge 100 ] && { echo "still running:$alive" >&2; exit 2; }; '
+    "kill -9 -1 2>/dev/null; sleep 0.05; done"
+)
 #: Label carried by every environment image (value: the full content digest).
 DIGEST_LABEL = "envpipeline.env.digest"
 #: Sandbox paths `upload` may write under.
@@ -266,18 +281,25 @@ class DockerSession(SandboxSession):
         )
 
     def kill_all(self) -> None:
-        """Kill every process of the container except PID 1 (setsid'd ones included)."""
+        """Kill every process of the container except PID 1 (setsid'd ones included) and return
+        once they are gone; SandboxError when some survive every try."""
         if self._closed:
             return
-        # while a fork bomb still fills the pids limit, the `kill` itself may fail to start: try again
+        why = "the kill never started"
+        # while a fork bomb still fills the pids limit, the kill itself may fail to start: try again
         for _ in range(KILL_ALL_ATTEMPTS):
-            with contextlib.suppress(SandboxError):
+            try:
                 ran = docker_engine.run(
-                    self.container, ["kill", "-9", "-1"], wait_sec=30, limit=INTERNAL_OUTPUT
+                    self.container, ["sh", "-c", KILL_ALL_SCRIPT], wait_sec=30, limit=INTERNAL_OUTPUT
                 )
-                if ran.exit_code in (0, 1):  # 1: no other process was left to signal
+            except SandboxError as e:
+                why = str(e)
+            else:
+                if ran.exit_code == 0:
                     return
+                why = ran.stderr.decode(errors="replace").strip() or f"exit {ran.exit_code}"
             time.sleep(0.2)
+        raise SandboxError(f"kill_all in {self.container}: {why}")
 
     def clear(self, path: str) -> None:
         """Remove `path` (links on the way removed, not followed) and make it again, empty."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -190,6 +191,27 @@ def test_timeout_kills_everything(session: DockerSession) -> None:
     processes = session.exec("ps -eo args=", 10).stdout
     assert "sleep 100" not in processes
     assert session.exec("echo alive", 10).stdout == "alive\n", "the session survives a timeout"
+
+
+def test_kill_all_returns_once_every_background_writer_is_gone(session: DockerSession) -> None:
+    writer = ": reward-writer; while :; do echo 1 > /logs/verifier/reward.txt; sleep 0.02; done"
+    session.exec(f"(setsid bash -c '{writer}' </dev/null >/dev/null 2>&1 &); sleep 0.2", 10)
+    session.kill_all()
+    session.clear("/logs/verifier")
+    time.sleep(0.3)
+    assert session.read_file("/logs/verifier/reward.txt") is None, "a writer outlived kill_all"
+    assert "reward-writer" not in session.exec("ps -eo args=", 10).stdout
+
+
+def test_kill_all_with_survivors_is_an_error_not_a_silent_return(
+    session: DockerSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import envpipeline.sandbox.docker as docker_backend
+
+    monkeypatch.setattr(docker_backend, "KILL_ALL_ATTEMPTS", 2)
+    monkeypatch.setattr(docker_backend, "KILL_ALL_SCRIPT", 'echo "still running: 42" >&2; exit 2')
+    with pytest.raises(SandboxError, match="still running: 42"):
+        session.kill_all()
 
 
 def test_no_container_left_after_close(sandbox: DockerSandbox, bundle: Bundle) -> None:

@@ -299,8 +299,8 @@ def test_tamper_probes_give_a_tampered_verdict(sandbox: Sandbox, tmp_path: Path,
         extra={"solution/solve.sh": "#!/bin/bash\n" + solve, "tests/test.sh": PROBE_TEST_SH},
     )
     trial = run_trial(sandbox, bundle, agent, LIMITS)
-    assert trial.verdict == "tampered", trial
-    assert trial.reward is None and trial.verifier_reward == 0.0, trial
+    assert trial.verdict == "tampered", trial.reason
+    assert trial.reward is None and trial.verifier_reward == 0.0, trial.reason
     assert trial.planted == planted and words in trial.reason, trial.reason
 
 
