@@ -20,7 +20,6 @@ import os
 import shutil
 import signal
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +29,6 @@ if TYPE_CHECKING:  # imported for real inside the functions, once DAGSTER_HOME i
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Tag of every run the default job launches: the launching process (``<host>:<pid>``).
-OWNER_TAG = "envpipeline/owner"
 
 
 MANAGED_MARK = "envpipeline-managed"
@@ -101,6 +99,7 @@ def run_default_job(
     from dagster import DagsterInstance
 
     from assets.compose import COMPOSITION_BATCHES
+    from assets.launch import fail_orphaned_runs
     from assets.terminal import TERMINAL_SEEDS
     from envpipeline.terminal.seeds import default_procedural_keys, discover_seed_folders
 
@@ -120,11 +119,9 @@ def run_default_job(
     }
     plan = default_plan(keys, seed_keys, quiet, batch_config)
     with DagsterInstance.get() as instance:
-        for run_id in fail_dead_runs(instance):
+        for run_id, why in fail_orphaned_runs(instance).items():
             if console is not None:
-                console.print(
-                    f"[yellow]dagster[/] run {run_id} was left STARTED by a killed process: marked failed"
-                )
+                console.print(f"[yellow]dagster[/] run {run_id} could not finish ({why}): marked failed")
         instance.add_dynamic_partitions(COMPOSITION_BATCHES, keys)
         instance.add_dynamic_partitions(TERMINAL_SEEDS, seed_keys)
         if serial:
@@ -165,7 +162,7 @@ def _run_queued(plan: list["Stage"], instance: Any, console: Any, retries: int) 
     """Submit the plan to the run queue; the daemon launches the runs; show progress until done."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from assets.launch import RunSubmitter, abandon_stale_runs, run_plan, running_daemon
+    from assets.launch import OWNER_TAG, RunSubmitter, run_plan, running_daemon
     from envpipeline.sandbox.ownership import owner
 
     workspace = REPO_ROOT / "workspace.yaml"
@@ -198,8 +195,6 @@ def _run_queued(plan: list["Stage"], instance: Any, console: Any, retries: int) 
             ),
         )
 
-    for run_id in abandon_stale_runs(instance):
-        log(f"[yellow]run {run_id}[/] of an earlier plan was left behind by a stopped daemon: marked failed")
     with running_daemon(instance, workspace, log) as daemon:
         submitter = RunSubmitter(instance, workspace)
         try:
@@ -305,35 +300,10 @@ def summarize_home(home: Path, keys: list[str], seed_keys: list[str]) -> dict[st
     }
 
 
-def fail_dead_runs(instance: Any) -> list[str]:
-    """Mark failed the runs this job launched whose process is gone (killed while STARTED); their ids."""
-    from dagster import DagsterRunStatus, RunsFilter
-
-    from envpipeline.sandbox.ownership import owner_gone
-
-    now = time.time()
-    failed = []
-    active = RunsFilter(
-        statuses=[
-            DagsterRunStatus.QUEUED,
-            DagsterRunStatus.NOT_STARTED,
-            DagsterRunStatus.STARTING,
-            DagsterRunStatus.STARTED,
-        ]
-    )
-    for run in instance.get_runs(filters=active):
-        launcher = run.tags.get(OWNER_TAG)
-        if launcher and owner_gone(launcher, "", now):
-            instance.report_run_failed(
-                run, message=f"the process that ran or submitted it ({launcher}) is gone"
-            )
-            failed.append(run.run_id)
-    return failed
-
-
 def _execute(
     defs: Any, job_name: str, instance: Any, partition_key: str | None, console: Any, run_config: dict
 ) -> None:
+    from assets.launch import OWNER_TAG
     from envpipeline.sandbox.ownership import owner
 
     if console is not None:

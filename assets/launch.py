@@ -34,6 +34,8 @@ from envpipeline.processes import process_alive
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Tag of every run a plan submits: the plan's id (one per `envpipeline run`).
 PLAN_TAG = "envpipeline/plan"
+#: Tag of a run executed in a process of ours (``--serial``): that process, ``host:pid``.
+OWNER_TAG = "envpipeline/owner"
 #: Tag of the plan's stage a run belongs to, and of its attempt (1 = first).
 STAGE_TAG = "envpipeline/stage"
 ATTEMPT_TAG = "envpipeline/attempt"
@@ -301,15 +303,32 @@ class DaemonStopped(RuntimeError):
     """The daemon a plan relied on exited while runs were queued or running."""
 
 
-def abandon_stale_runs(instance: DagsterInstance) -> list[str]:
-    """With no daemon alive, no queued or started run of an earlier plan can finish: mark them failed
-    (so the queue and the UI show what happened) and return their ids."""
-    if daemon_alive(instance):
-        return []
-    stale = [run for run in instance.get_runs(filters=RunsFilter(statuses=PENDING)) if PLAN_TAG in run.tags]
-    for run in stale:
-        instance.report_run_failed(run, message="left behind when the daemon that launched it stopped")
-    return [run.run_id for run in stale]
+def fail_orphaned_runs(instance: DagsterInstance) -> dict[str, str]:
+    """Mark failed every queued or started run that nothing can finish any more; run id -> why.
+
+    Two kinds are orphaned: a run executed in a process of ours that is gone (killed while
+    STARTED; `OWNER_TAG`), and, while no daemon is alive, a plan's run that the stopped daemon left
+    queued or started. Failing them keeps the queue and the UI truthful before a plan starts again.
+    """
+    from envpipeline.sandbox.ownership import owner_gone
+
+    now = time.time()
+    daemon_up: bool | None = None  # asked once, and only when a plan's run needs it
+    orphaned: dict[str, str] = {}
+    for run in instance.get_runs(filters=RunsFilter(statuses=PENDING)):
+        process = run.tags.get(OWNER_TAG)
+        if process and owner_gone(process, "", now):
+            why = f"the process that ran or submitted it ({process}) is gone"
+        elif PLAN_TAG in run.tags:
+            daemon_up = daemon_alive(instance) if daemon_up is None else daemon_up
+            if daemon_up:
+                continue
+            why = "left behind when the daemon that launched it stopped"
+        else:
+            continue
+        instance.report_run_failed(run, message=why)
+        orphaned[run.run_id] = why
+    return orphaned
 
 
 def _leases(instance: DagsterInstance) -> dict[str, float]:
@@ -321,8 +340,12 @@ def _leases(instance: DagsterInstance) -> dict[str, float]:
     return {str(k): float(v) for k, v in leases.items()} if isinstance(leases, dict) else {}
 
 
-def _write_lease(instance: DagsterInstance, plan_id: str, heartbeat: float | None) -> None:
-    """Set (or with None drop) one plan's heartbeat; leases past their time-to-live are dropped."""
+def write_lease(instance: DagsterInstance, plan_id: str, heartbeat: float | None) -> None:
+    """Set (or with None drop) one plan's heartbeat; leases past their time-to-live are dropped.
+
+    The leases share one key, read and written back without a lock: two plans writing at the same
+    instant may drop one heartbeat, which that plan's next renewal (PLAN_LEASE_RENEW_SEC) restores.
+    Meanwhile its pending runs still count as a plan in progress (`plan_in_progress`)."""
     now = time.time()
     leases = {k: v for k, v in _leases(instance).items() if now - v < PLAN_LEASE_TTL_SEC and k != plan_id}
     if heartbeat is not None:
@@ -339,17 +362,17 @@ def plan_lease(instance: DagsterInstance, plan_id: str) -> Iterator[Callable[[],
     submit. The lease is a heartbeat in the instance's key-value store, so a daemon on another
     host sees it too, and a plan killed without cleanup stops holding it after PLAN_LEASE_TTL_SEC."""
     last = [time.monotonic()]
-    _write_lease(instance, plan_id, time.time())
+    write_lease(instance, plan_id, time.time())
 
     def renew() -> None:
         if time.monotonic() - last[0] >= PLAN_LEASE_RENEW_SEC:
             last[0] = time.monotonic()
-            _write_lease(instance, plan_id, time.time())
+            write_lease(instance, plan_id, time.time())
 
     try:
         yield renew
     finally:
-        _write_lease(instance, plan_id, None)
+        write_lease(instance, plan_id, None)
 
 
 def plan_in_progress(instance: DagsterInstance) -> bool:
@@ -375,7 +398,7 @@ def run_plan(
     """Submit every stage's runs once its predecessors succeeded; wait for all; retry failures.
 
     `daemon` is the daemon process started for this plan, if any: when it exits, waiting is
-    pointless and `DaemonStopped` says which runs were left (start again: `abandon_stale_runs`)."""
+    pointless and `DaemonStopped` says which runs were left (start again: `fail_orphaned_runs`)."""
     check_plan(stages)
     plan_id = uuid.uuid4().hex[:12]
     last_check = [time.monotonic(), True]

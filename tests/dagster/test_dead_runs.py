@@ -11,7 +11,7 @@ from pathlib import Path
 
 from dagster import DagsterInstance, DagsterRunStatus
 
-from assets.default_run import OWNER_TAG, fail_dead_runs
+from assets.launch import OWNER_TAG, fail_orphaned_runs
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 SLEEPER = """
 import sys, time
 from dagster import DagsterInstance, job, op
-from assets.default_run import OWNER_TAG
+from assets.launch import OWNER_TAG
 from envpipeline.sandbox.ownership import owner
 
 @op
@@ -51,11 +51,11 @@ def test_a_killed_runs_status_becomes_failure_and_a_live_ones_stays(tmp_path):
         with DagsterInstance.from_config(str(home)) as instance:
             (run,) = instance.get_runs()
             assert run.status == DagsterRunStatus.STARTED
-            assert fail_dead_runs(instance) == [], "the run's process is alive: it is left alone"
+            assert fail_orphaned_runs(instance) == {}, "the run's process is alive: it is left alone"
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             assert instance.get_run_by_id(run.run_id).status == DagsterRunStatus.STARTED
-            assert fail_dead_runs(instance) == [run.run_id]
+            assert list(fail_orphaned_runs(instance)) == [run.run_id]
             assert instance.get_run_by_id(run.run_id).status == DagsterRunStatus.FAILURE
             assert run.tags[OWNER_TAG].endswith(f":{proc.pid}")
     finally:

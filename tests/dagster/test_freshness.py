@@ -14,7 +14,7 @@ from dagster import AssetMaterialization, DagsterInstance, evaluate_automation_c
 
 from assets.automation import FRESH
 from assets.definitions import defs
-from assets.launch import PLAN_LEASE_TTL_SEC, _write_lease, plan_in_progress, plan_lease
+from assets.launch import PLAN_LEASE_TTL_SEC, plan_in_progress, plan_lease, write_lease
 
 BATCHES = "composition_batches"
 SEEDS = "terminal_seeds"
@@ -122,7 +122,7 @@ def test_what_went_stale_during_a_plan_is_requested_after_it(instance):
 
 
 def test_the_lease_of_a_killed_plan_expires(instance):
-    _write_lease(instance, "killed-plan", time.time() - PLAN_LEASE_TTL_SEC - 1)
+    write_lease(instance, "killed-plan", time.time() - PLAN_LEASE_TTL_SEC - 1)
     assert not plan_in_progress(instance)
-    _write_lease(instance, "live-plan", time.time())
+    write_lease(instance, "live-plan", time.time())
     assert plan_in_progress(instance)

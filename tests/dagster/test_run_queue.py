@@ -20,8 +20,8 @@ from assets.launch import (
     DaemonStopped,
     RunSubmitter,
     Stage,
-    abandon_stale_runs,
     check_plan,
+    fail_orphaned_runs,
     run_plan,
     running_daemon,
     runs_of_plan,
@@ -135,7 +135,7 @@ def test_killing_the_daemon_mid_plan_then_starting_again_converges(instance, tmp
         submitter.close()
     assert outcome and isinstance(outcome[0], DaemonStopped), outcome
     assert "run the plan again" in str(outcome[0])
-    left = abandon_stale_runs(instance)
+    left = fail_orphaned_runs(instance)
     assert left  # the queued and started runs of the killed plan
     assert all(instance.get_run_by_id(r).status == DagsterRunStatus.FAILURE for r in left)
     result, _ = _run(instance, stages)
