@@ -224,7 +224,9 @@ def test_compose_with_the_llm_world_model_plants_the_models_answers(tmp_path: Pa
     from envpipeline.compose.variants import reset_link_caches
 
     out = tmp_path / "out"
-    args = ["compose", "--tasks", "1", "--seed", "99", "--max-attempts", "1", "--out", str(out)]
+    # seed 207: the first whose task walks through expenses' simulated per-diem lookup and passes
+    # every gate (it moves when the library's links change: look for the next such seed)
+    args = ["compose", "--tasks", "1", "--seed", "207", "--max-attempts", "1", "--out", str(out)]
     try:
         with ScriptedLLMServer(default=simulator) as server:
             llm = ["--world-model", "llm", "--model", "openai/wm", "--api-base", server.api_base]

@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import Field
 
 from envpipeline.models.base import Strict
+from envpipeline.models.task import Condition
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -407,8 +408,20 @@ class BankingService(Service[BankingState]):
                 _plant_transaction_date,
                 relation="the date of the bank transaction with reference {of}",
             ),
+            Hop(
+                "transaction_account_holder",
+                "code",
+                "person",
+                _plant_account_holder,
+                relation="the holder of the bank account charged with the transaction with reference {of}",
+            ),
             Action("pay_person", "person", _plant_pay_person),
             Action("add_payee_email", "email", _plant_add_payee),
+            Action("remove_payee_email", "email", _plant_remove_payee),
+            Action("move_payee_bank_city", "city", _plant_payee_move),
+            Action("categorize_day_transaction", "date", _plant_categorize),
+            Action("freeze_charged_account", "code", _plant_freeze),
+            Action("transfer_with_reference", "code", _plant_transfer),
         ]
 
 
@@ -416,6 +429,12 @@ def _drop_payees(state: BankingState, text: str) -> None:
     low = text.lower()
     for pid in [p.id for p in state.payees.values() if low in f"{p.name} {p.email}".lower()]:
         del state.payees[pid]
+
+
+def _unique_email(state: BankingState, rng: random.Random, name: str) -> str:
+    """An email for `name` no payee has yet (`add_payee` keeps payee emails unique)."""
+    taken = {p.email.lower() for p in state.payees.values()}
+    return vocab.unique(rng, lambda r: vocab.email_for(name, r), taken)
 
 
 def _new_payee(state: BankingState, rng: random.Random, **fields) -> Payee:
@@ -487,7 +506,7 @@ def _plant_pay_person(state: BankingState, rng: random.Random, value: str) -> Ac
     _drop_payees(state, value)
     for tid in [t.id for t in state.transactions.values() if t.counterparty == value]:
         del state.transactions[tid]
-    _new_payee(state, rng, name=value, email=vocab.email_for(value, rng))
+    _new_payee(state, rng, name=value, email=_unique_email(state, rng, value))
     taken = {a.number for a in state.accounts.values()}
     number = vocab.unique(rng, lambda r: str(r.randint(1000, 9999)), taken)
     aid = next_id("acc", state.accounts)
@@ -520,6 +539,186 @@ def _plant_add_payee(state: BankingState, rng: random.Random, value: str) -> Act
     call = PlannedCall("add_payee", {"name": who, "email": value}, inputs={"email": "{value}"})
     crit = expect_record("payees", f"a payee '{who}' with email {value} exists", name=who, email=value)
     return ActionPlan([call], [crit], f"in online banking, add a payee named '{who}' with that email address")
+
+
+def _new_account(state: BankingState, rng: random.Random, name: str, **fields) -> Account:
+    taken = {a.number for a in state.accounts.values()}
+    number = vocab.unique(rng, lambda r: str(r.randint(1000, 9999)), taken)
+    fields.setdefault(
+        "owner", next(iter(state.accounts.values())).owner if state.accounts else vocab.person_name(rng)
+    )
+    fields.setdefault("balance", 2500.0)
+    aid = next_id("acc", state.accounts)
+    account = Account(id=aid, name=name, number=number, **fields)
+    state.accounts[aid] = account
+    return account
+
+
+def _drop_transactions(state: BankingState, text: str) -> None:
+    low = text.lower()
+    for tid in [
+        t.id
+        for t in state.transactions.values()
+        if low in f"{t.counterparty} {t.description} {t.reference} {t.date}".lower()
+    ]:
+        del state.transactions[tid]
+
+
+def _new_transaction(state: BankingState, rng: random.Random, account: str, **fields) -> Transaction:
+    fields.setdefault("date", vocab.date(rng))
+    fields.setdefault(
+        "reference", vocab.unique(rng, vocab.code, {t.reference for t in state.transactions.values()}, "TXN")
+    )
+    tid = next_id("txn", state.transactions)
+    txn = Transaction(
+        id=tid,
+        accountId=account,
+        amount=-float(rng.randint(20, 300)),
+        counterparty=vocab.person_name(rng),
+        description=vocab.sentence(rng),
+        **fields,
+    )
+    state.transactions[tid] = txn
+    return txn
+
+
+def _plant_account_holder(state: BankingState, rng: random.Random, value: str) -> HopPlan:
+    _drop_transactions(state, value)
+    taken = {a.owner for a in state.accounts.values()}
+    holder = vocab.unique(rng, vocab.person_name, taken)
+    account = _new_account(state, rng, "Joint Checking", owner=holder)
+    _new_transaction(state, rng, account.id, reference=value)
+    calls = [
+        PlannedCall("search_transactions", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall(
+            "get_account",
+            {"accountId": None},
+            bind={"accountId": (0, ("transactions", 0, "accountId"))},
+            reveals=("account", "owner"),
+        ),
+    ]
+    phrase = "find the bank transaction with that reference code, open the account it was charged to and note its holder"
+    return HopPlan(calls, holder, phrase)
+
+
+def _plant_remove_payee(state: BankingState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_payees(state, value)
+    payee = _new_payee(state, rng, name=vocab.person_name(rng), email=value)
+    calls = [
+        PlannedCall("list_payees", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall("delete_payee", {"payeeId": None}, bind={"payeeId": (0, ("payees", 0, "id"))}),
+    ]
+    crit = expect_record(
+        "payees", f"the payee with email {value} is removed", absent=True, id=payee.id, email=value
+    )
+    return ActionPlan(calls, [crit], "in online banking, remove the saved payee with that email address")
+
+
+def _plant_payee_move(state: BankingState, rng: random.Random, value: str) -> ActionPlan:
+    who = vocab.person_name(rng)
+    for _ in range(50):  # a name no payee matches yet: payees planted earlier are kept
+        if not any(who.lower() in f"{p.name} {p.email}".lower() for p in state.payees.values()):
+            break
+        who = vocab.person_name(rng)
+    _drop_payees(state, who)
+    other = next(c[0] for c in vocab.CITIES if c[0] != value)
+    payee = _new_payee(state, rng, name=who, email=_unique_email(state, rng, who), bankCity=other)
+    calls = [
+        PlannedCall("list_payees", {"query": who}),
+        PlannedCall(
+            "update_payee",
+            {"payeeId": None, "bankCity": value},
+            inputs={"bankCity": "{value}"},
+            bind={"payeeId": (0, ("payees", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "payees", f"the payee '{who}' banks in {value}", id=payee.id, name=who, bankCity=value
+    )
+    phrase = f"in online banking, change the bank branch city of the payee '{who}' to that city"
+    return ActionPlan(calls, [crit], phrase)
+
+
+def _plant_categorize(state: BankingState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_transactions(state, value)
+    category = rng.choice(("groceries", "travel", "utilities", "dining"))
+    before = rng.choice([c for c in CATEGORIES if c != category])
+    account = (
+        next(iter(state.accounts)) if state.accounts else _new_account(state, rng, "Everyday Checking").id
+    )
+    txn = _new_transaction(state, rng, account, date=value, category=before)
+    calls = [
+        PlannedCall("list_transactions", {"date": value}, inputs={"date": "{value}"}),
+        PlannedCall(
+            "categorize_transaction",
+            {"transactionId": None, "category": category},
+            bind={"transactionId": (0, ("transactions", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "transactions",
+        f"the transaction {txn.reference} of {value} is categorized as {category}",
+        id=txn.id,
+        date=value,
+        category=category,
+    )
+    phrase = f"in online banking, set the category of the transaction made on that date to '{category}'"
+    return ActionPlan(calls, [crit], phrase)
+
+
+def _plant_freeze(state: BankingState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_transactions(state, value)
+    account = _new_account(
+        state, rng, rng.choice(("Online Shopping Card", "Travel Card", "Household Checking"))
+    )
+    _new_transaction(state, rng, account.id, reference=value)
+    calls = [
+        PlannedCall("search_transactions", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall(
+            "set_account_status",
+            {"accountId": None, "status": "frozen"},
+            bind={"accountId": (0, ("transactions", 0, "accountId"))},
+        ),
+    ]
+    crit = expect_record(
+        "accounts",
+        f"the account {account.number} charged with {value} is frozen",
+        id=account.id,
+        status="frozen",
+    )
+    phrase = (
+        "in online banking, freeze the account that the transaction with that reference code was charged to"
+    )
+    return ActionPlan(calls, [crit], phrase)
+
+
+def _plant_transfer(state: BankingState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_transactions(state, value)
+    source = _new_account(state, rng, "Rainy Day Savings", balance=float(rng.randint(20, 60)) * 100)
+    target = _new_account(state, rng, "Bills Checking", balance=float(rng.randint(1, 5)) * 100)
+    amount = float(rng.randint(5, 15) * 10)
+    calls = [
+        PlannedCall("list_accounts", {}),
+        PlannedCall(
+            "transfer",
+            {"fromAccountId": source.id, "toAccountId": target.id, "amount": amount, "memo": value},
+            inputs={"memo": "{value}"},
+        ),
+    ]
+    crit = expect_record(
+        "transactions",
+        f"{amount:.2f} arrives in account {target.number} with memo {value}",
+        accountId=target.id,
+        amount=amount,
+        category="transfer",
+    )
+    # `description` (the memo) is also expect_record's own parameter: add its condition directly
+    crit.match["description"] = Condition(op="icontains", value=value)
+    phrase = (
+        f"in online banking, transfer {amount:.2f} USD from the account ending in {source.number} "
+        f"to the account ending in {target.number}, with that reference code as the memo"
+    )
+    return ActionPlan(calls, [crit], phrase)
 
 
 register_service(BankingService)

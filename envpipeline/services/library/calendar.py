@@ -247,18 +247,37 @@ class CalendarService(Service[CalendarState]):
             Action("move_event_online", "title", _plant_move_online),
             Action("create_event_on_date", "date", _plant_create_on_date),
             Action("invite_attendee", "email", _plant_invite),
+            Action("cancel_event", "title", _plant_cancel),
+            Action("delete_event_on_date", "date", _plant_delete_on_date),
+            Action("uninvite_attendee", "email", _plant_uninvite),
         ]
+
+
+def _mentioning(state: CalendarState, text: str) -> list[str]:
+    """The ids of the events whose text mentions `text`."""
+    low = text.lower()
+    return [
+        e.id
+        for e in state.events.values()
+        if low in f"{e.summary} {e.description} {e.location} {e.start}".lower()
+    ]
 
 
 def _drop_matching(state: CalendarState, text: str) -> None:
     """Make a lookup unambiguous: remove events whose text already mentions `text`."""
-    low = text.lower()
-    for eid in [
-        e.id
-        for e in state.events.values()
-        if low in f"{e.summary} {e.description} {e.location} {e.start}".lower()
-    ]:
+    for eid in _mentioning(state, text):
         del state.events[eid]
+
+
+def _fresh_summary(state: CalendarState, rng: random.Random) -> str:
+    """A new event title no event mentions yet (records planted earlier in a task are kept)."""
+    name = vocab.title(rng)
+    for _ in range(50):
+        if not _mentioning(state, name):
+            return name
+        name = vocab.title(rng)
+    _drop_matching(state, name)
+    return name
 
 
 def _plant(state: CalendarState, rng: random.Random, **fields) -> Event:
@@ -284,8 +303,7 @@ def _plant_event_location(state: CalendarState, rng: random.Random, value: str) 
 
 def _plant_event_on_date(state: CalendarState, rng: random.Random, value: str) -> HopPlan:
     _drop_matching(state, value)
-    name = vocab.title(rng)
-    _drop_matching(state, name)
+    name = _fresh_summary(state, rng)
     _plant(state, rng, summary=name, location=vocab.city(rng)[0], day=value)
     call = PlannedCall(
         "list_events", {"date": value}, inputs={"date": "{value}"}, reveals=("events", 0, "summary")
@@ -346,8 +364,7 @@ def _plant_create_on_date(state: CalendarState, rng: random.Random, value: str) 
 
 
 def _plant_invite(state: CalendarState, rng: random.Random, value: str) -> ActionPlan:
-    name = vocab.title(rng)
-    _drop_matching(state, name)
+    name = _fresh_summary(state, rng)
     _plant(state, rng, summary=name, location=vocab.city(rng)[0])
     calls = [
         PlannedCall("search_events", {"query": name}),
@@ -362,6 +379,68 @@ def _plant_invite(state: CalendarState, rng: random.Random, value: str) -> Actio
         "events", f"{value} is invited to '{name}'", summary=name, attendees=("contains", value)
     )
     return ActionPlan(calls, [crit], f"invite that email address to the calendar event '{name}'")
+
+
+def _plant_cancel(state: CalendarState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_matching(state, value)
+    _plant(state, rng, summary=value, location=vocab.city(rng)[0])
+    calls = [
+        PlannedCall("search_events", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall(
+            "set_event_status",
+            {"eventId": None, "status": "cancelled"},
+            bind={"eventId": (0, ("events", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "events", f"the calendar event '{value}' is cancelled", summary=value, status="cancelled"
+    )
+    return ActionPlan(calls, [crit], "mark the calendar event with that title as cancelled")
+
+
+def _plant_delete_on_date(state: CalendarState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_matching(state, value)
+    name = _fresh_summary(state, rng)
+    event = _plant(state, rng, summary=name, location=vocab.city(rng)[0], day=value)
+    calls = [
+        PlannedCall("list_events", {"date": value}, inputs={"date": "{value}"}),
+        PlannedCall("delete_event", {"eventId": None}, bind={"eventId": (0, ("events", 0, "id"))}),
+    ]
+    crit = expect_record(
+        "events", f"the event '{name}' on {value} is deleted", absent=True, id=event.id, summary=name
+    )
+    return ActionPlan(calls, [crit], "delete the calendar event scheduled on that date")
+
+
+def _plant_uninvite(state: CalendarState, rng: random.Random, value: str) -> ActionPlan:
+    name = _fresh_summary(state, rng)
+    other = vocab.unique(rng, lambda r: vocab.email_for(vocab.person_name(r), r), {value})
+    _plant(state, rng, summary=name, location=vocab.city(rng)[0], attendees=[other, value])
+    calls = [
+        PlannedCall("search_events", {"query": name}),
+        PlannedCall(
+            "remove_attendee",
+            {"eventId": None, "email": value},
+            inputs={"email": "{value}"},
+            bind={"eventId": (0, ("events", 0, "id"))},
+        ),
+    ]
+    gone = expect_record(
+        "events",
+        f"{value} is no longer invited to '{name}'",
+        absent=True,
+        summary=name,
+        attendees=("contains", value),
+    )
+    kept = expect_record(
+        "events",
+        f"'{name}' still takes place with {other} invited",
+        summary=name,
+        attendees=("contains", other),
+    )
+    return ActionPlan(
+        calls, [gone, kept], f"remove that email address from the attendees of the calendar event '{name}'"
+    )
 
 
 register_service(CalendarService)

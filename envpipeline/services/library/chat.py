@@ -396,7 +396,19 @@ class ChatService(Service[ChatState]):
             ),
             Action("post_in_channel", "title", _plant_post),
             Action("direct_message_person", "person", _plant_dm),
+            Hop(
+                "pinned_message_author",
+                "title",
+                "person",
+                _plant_pinned_author,
+                relation="the author of the pinned message in the chat channel whose topic is {of}",
+            ),
             Action("add_member_by_email", "email", _plant_add_member),
+            Action("set_topic_to_title", "title", _plant_set_topic),
+            Action("archive_channel_by_topic", "title", _plant_archive_channel),
+            Action("create_channel_with_person", "person", _plant_create_channel),
+            Action("pin_message_with_code", "code", _plant_pin),
+            Action("react_to_direct_message", "person", _plant_react),
         ]
 
 
@@ -414,7 +426,9 @@ def _drop_members(state: ChatState, text: str) -> None:
 
 def _plant_member(state: ChatState, rng: random.Random, **fields) -> Member:
     name = fields.setdefault("name", vocab.person_name(rng))
-    fields.setdefault("email", vocab.email_for(name, rng))
+    if "email" not in fields:  # keep emails unique: a lookup by email must find one member
+        taken = {m.email for m in state.members.values()}
+        fields["email"] = vocab.unique(rng, lambda r: vocab.email_for(name, r), taken)
     fields.setdefault("city", vocab.city(rng)[0])
     mid = next_id("usr", state.members)
     member = Member(id=mid, role=rng.choice(ROLES), **fields)
@@ -548,6 +562,159 @@ def _plant_add_member(state: ChatState, rng: random.Random, value: str) -> Actio
     return ActionPlan(
         calls, [crit], f"add the team chat member with that email address to the #{channel.name} channel"
     )
+
+
+def _drop_channels(state: ChatState, text: str) -> None:
+    """Make a channel lookup unambiguous: remove channels (and their posts) whose name or topic has `text`."""
+    low = text.lower()
+    gone = {c.id for c in state.channels.values() if low in f"{c.name} {c.topic}".lower()}
+    for cid in gone:
+        del state.channels[cid]
+    for msg_id in [m.id for m in state.messages.values() if m.channelId in gone]:
+        del state.messages[msg_id]
+
+
+def _plant_message(state: ChatState, rng: random.Random, author: str, text: str, **where) -> ChatMessage:
+    msg_id = next_id("m", state.messages)
+    day = f"{vocab.date(rng)}T{rng.randint(8, 18):02d}:{rng.randint(0, 59):02d}"
+    message = ChatMessage(id=msg_id, authorId=author, text=text, date=day, **where)
+    state.messages[msg_id] = message
+    return message
+
+
+def _plant_pinned_author(state: ChatState, rng: random.Random, value: str) -> HopPlan:
+    _drop_channels(state, value)
+    author = _plant_member(
+        state, rng, name=vocab.unique(rng, vocab.person_name, {m.name for m in state.members.values()})
+    )
+    chatter = next((m for m in state.members.values() if m.id != author.id), None)
+    channel = _plant_channel(state, rng, topic=value)
+    channel.members.append(author.id)
+    if chatter is not None:
+        channel.members.append(chatter.id)
+        _plant_message(state, rng, chatter.id, vocab.sentence(rng), channelId=channel.id)
+    _plant_message(
+        state, rng, author.id, f"Agenda and owners: {vocab.sentence(rng)}", channelId=channel.id, pinned=True
+    )
+    calls = [
+        PlannedCall("list_channels", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall(
+            "list_channel_messages",
+            {"channelId": None, "pinnedOnly": True},
+            bind={"channelId": (0, ("channels", 0, "id"))},
+        ),
+        PlannedCall(
+            "get_member",
+            {"memberId": None},
+            bind={"memberId": (1, ("messages", 0, "authorId"))},
+            reveals=("member", "name"),
+        ),
+    ]
+    phrase = "open the team chat channel whose topic is that title and note who wrote its pinned message"
+    return HopPlan(calls, author.name, phrase)
+
+
+def _plant_set_topic(state: ChatState, rng: random.Random, value: str) -> ActionPlan:
+    channel = _plant_channel(state, rng)
+    calls = [
+        PlannedCall("list_channels", {"query": channel.name}),
+        PlannedCall(
+            "set_channel_topic",
+            {"channelId": None, "topic": value},
+            inputs={"topic": "{value}"},
+            bind={"channelId": (0, ("channels", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "channels",
+        f"the topic of #{channel.name} is '{value}'",
+        id=channel.id,
+        name=channel.name,
+        topic=value,
+    )
+    return ActionPlan(calls, [crit], f"set the topic of the #{channel.name} team chat channel to that title")
+
+
+def _plant_archive_channel(state: ChatState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_channels(state, value)
+    channel = _plant_channel(state, rng, topic=value)
+    calls = [
+        PlannedCall("list_channels", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall("archive_channel", {"channelId": None}, bind={"channelId": (0, ("channels", 0, "id"))}),
+    ]
+    crit = expect_record(
+        "channels", f"the channel #{channel.name} about '{value}' is archived", id=channel.id, archived=True
+    )
+    return ActionPlan(calls, [crit], "archive the team chat channel whose topic is that title")
+
+
+def _plant_create_channel(state: ChatState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_members(state, value)
+    member = _plant_member(state, rng, name=value)
+    taken = {c.name for c in state.channels.values()}
+    name = vocab.unique(rng, lambda r: f"team-{r.choice(vocab.WORDS)}-{r.randint(100, 999)}", taken)
+    topic = vocab.title(rng)
+    calls = [
+        PlannedCall("create_channel", {"name": name, "topic": topic}),
+        PlannedCall("list_members", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall(
+            "add_channel_member",
+            {"channelId": None, "memberId": None},
+            bind={"channelId": (0, ("channel", "id")), "memberId": (1, ("members", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "channels",
+        f"a channel #{name} exists with {value} as a member",
+        name=name,
+        members=("contains", member.id),
+    )
+    phrase = f"create a team chat channel named '{name}' with the topic '{topic}' and add that person to it"
+    return ActionPlan(calls, [crit], phrase)
+
+
+def _plant_pin(state: ChatState, rng: random.Random, value: str) -> ActionPlan:
+    low = value.lower()
+    for msg_id in [m.id for m in state.messages.values() if low in m.text.lower()]:
+        del state.messages[msg_id]
+    channel = _plant_channel(state, rng)
+    author = next((m for m in state.members.values()), None) or _plant_member(state, rng)
+    channel.members.append(author.id)
+    message = _plant_message(
+        state, rng, author.id, f"Please use {value} when you file the expenses.", channelId=channel.id
+    )
+    calls = [
+        PlannedCall("search_messages", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall("pin_message", {"messageId": None}, bind={"messageId": (0, ("messages", 0, "id"))}),
+    ]
+    crit = expect_record("messages", f"the message mentioning {value} is pinned", id=message.id, pinned=True)
+    return ActionPlan(calls, [crit], "pin the team chat message that mentions that reference code")
+
+
+def _plant_react(state: ChatState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_members(state, value)
+    member = _plant_member(state, rng, name=value)
+    message = _plant_message(
+        state, rng, member.id, f"I sent you the draft for {vocab.title(rng)}.", recipientId=ME
+    )
+    emoji = rng.choice(("thumbsup", "eyes", "white_check_mark", "tada"))
+    calls = [
+        PlannedCall("list_members", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall("list_direct_messages", {"memberId": None}, bind={"memberId": (0, ("members", 0, "id"))}),
+        PlannedCall(
+            "react_to_message",
+            {"messageId": None, "emoji": emoji},
+            bind={"messageId": (1, ("messages", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "messages",
+        f"the direct message from {value} has a :{emoji}: reaction",
+        id=message.id,
+        reactions=("contains", emoji),
+    )
+    phrase = f"react with :{emoji}: to the direct message that person sent you in team chat"
+    return ActionPlan(calls, [crit], phrase)
 
 
 register_service(ChatService)

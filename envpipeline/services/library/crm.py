@@ -165,7 +165,9 @@ class ListActivitiesArgs(ToolArgs):
 
 def _new_contact(state: CrmState, rng: random.Random, **fields) -> Contact:
     name = fields.pop("name", None) or vocab.person_name(rng)
-    fields.setdefault("email", vocab.email_for(name, rng))
+    if "email" not in fields:  # emails are unique among contacts (`create_contact` enforces it)
+        taken = {c.email for c in state.contacts.values()}
+        fields["email"] = vocab.unique(rng, lambda r: vocab.email_for(name, r), taken)
     fields.setdefault("city", vocab.city(rng)[0])
     fields.setdefault("companyId", rng.choice(list(state.companies)) if state.companies else None)
     cid = next_id("con", state.contacts)
@@ -433,10 +435,27 @@ class CrmService(Service[CrmState]):
                 _plant_deal_owner,
                 relation="the sales rep who owns the deal with reference {of}",
             ),
+            Hop(
+                "contact_meeting_date",
+                "person",
+                "date",
+                _plant_meeting_date,
+                relation="the date of the meeting logged with the sales contact {of}",
+            ),
+            Hop(
+                "contact_company_city",
+                "email",
+                "city",
+                _plant_company_city,
+                relation="the headquarters city of the company of the sales contact with the email {of}",
+            ),
             Action("log_call_with_contact", "person", _plant_log_call),
             Action("add_contact_with_email", "email", _plant_add_contact),
             Action("win_deal", "title", _plant_win_deal),
             Action("relocate_contact", "city", _plant_relocate),
+            Action("delete_contact_by_email", "email", _plant_delete_contact),
+            Action("create_company_in_city", "city", _plant_create_company),
+            Action("open_deal_closing_on", "date", _plant_open_deal),
         ]
 
 
@@ -540,6 +559,124 @@ def _plant_relocate(state: CrmState, rng: random.Random, value: str) -> ActionPl
     ]
     crit = expect_record("contacts", f"{name} is now based in {value}", id=contact.id, city=value)
     return ActionPlan(calls, [crit], f"update the CRM contact '{name}' to be based in that city")
+
+
+def _new_company(state: CrmState, rng: random.Random, **fields) -> Company:
+    taken = {c.name for c in state.companies.values()}
+    name = vocab.unique(rng, lambda r: f"{r.choice(vocab.WORDS).capitalize()} {r.choice(SUFFIXES)}", taken)
+    fields.setdefault("industry", rng.choice(INDUSTRIES))
+    fields.setdefault("city", vocab.city(rng)[0])
+    cid = next_id("co", state.companies)
+    company = Company(
+        id=cid, name=name, domain=f"{name.split()[0].lower()}{rng.randint(1, 99)}.test", **fields
+    )
+    state.companies[cid] = company
+    return company
+
+
+def _drop_contacts(state: CrmState, value: str) -> None:
+    """`_drop` for contacts, also removing the activities of the dropped ones (ids are reused)."""
+    _drop(state.contacts, value, CONTACT_FIELDS)
+    for aid in [a.id for a in state.activities.values() if a.contactId not in state.contacts]:
+        del state.activities[aid]
+
+
+def _plant_meeting_date(state: CrmState, rng: random.Random, value: str) -> HopPlan:
+    _drop_contacts(state, value)
+    contact = _new_contact(state, rng, name=value)
+    day = vocab.date(rng)
+    aid = next_id("act", state.activities)
+    note = f"Walked through the {vocab.title(rng)} proposal."
+    state.activities[aid] = Activity(id=aid, contactId=contact.id, kind="meeting", date=day, note=note)
+    calls = [
+        PlannedCall("search_contacts", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall(
+            "list_activities",
+            {"contactId": None},
+            bind={"contactId": (0, ("contacts", 0, "id"))},
+            reveals=("activities", 0, "date"),
+        ),
+    ]
+    phrase = "look up that person in the CRM contacts and note the date of the meeting logged with them"
+    return HopPlan(calls, day, phrase)
+
+
+def _plant_company_city(state: CrmState, rng: random.Random, value: str) -> HopPlan:
+    _drop_contacts(state, value)
+    company = _new_company(state, rng)
+    other = next(c[0] for c in vocab.CITIES if c[0] != company.city)
+    _new_contact(state, rng, email=value, companyId=company.id, city=other)
+    calls = [
+        PlannedCall("search_contacts", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall(
+            "get_company",
+            {"companyId": None},
+            bind={"companyId": (0, ("contacts", 0, "companyId"))},
+            reveals=("company", "city"),
+        ),
+    ]
+    phrase = "find the CRM contact with that email address, open their company and note its headquarters city"
+    return HopPlan(calls, company.city, phrase)
+
+
+def _plant_delete_contact(state: CrmState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_contacts(state, value)
+    contact = _new_contact(state, rng, email=value)
+    calls = [
+        PlannedCall("search_contacts", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall("delete_contact", {"contactId": None}, bind={"contactId": (0, ("contacts", 0, "id"))}),
+    ]
+    crit = expect_record(
+        "contacts", f"the contact with email {value} is deleted", absent=True, id=contact.id, email=value
+    )
+    return ActionPlan(calls, [crit], "delete the CRM contact with that email address")
+
+
+def _plant_create_company(state: CrmState, rng: random.Random, value: str) -> ActionPlan:
+    taken = {c.name for c in state.companies.values()}
+    name = vocab.unique(rng, lambda r: f"{r.choice(vocab.WORDS).capitalize()} {r.choice(SUFFIXES)}", taken)
+    industry = rng.choice(INDUSTRIES)
+    call = PlannedCall(
+        "create_company", {"name": name, "industry": industry, "city": value}, inputs={"city": "{value}"}
+    )
+    crit = expect_record(
+        "companies", f"a company '{name}' headquartered in {value} exists", name=name, city=value
+    )
+    phrase = f"create a CRM company named '{name}' in the {industry} industry, headquartered in that city"
+    return ActionPlan([call], [crit], phrase)
+
+
+def _plant_open_deal(state: CrmState, rng: random.Random, value: str) -> ActionPlan:
+    company = _new_company(state, rng)
+    title = vocab.title(rng)
+    for _ in range(50):  # a title no deal mentions yet: earlier planted deals are kept
+        if not any(
+            title.lower() in str(getattr(d, f)).lower() for d in state.deals.values() for f in DEAL_FIELDS
+        ):
+            break
+        title = vocab.title(rng)
+    _drop(state.deals, title, DEAL_FIELDS)
+    amount = float(rng.randint(5, 90) * 1000)
+    calls = [
+        PlannedCall("list_companies", {}),
+        PlannedCall(
+            "create_deal",
+            {"title": title, "companyId": company.id, "amount": amount, "closeDate": value},
+            inputs={"closeDate": "{value}"},
+        ),
+    ]
+    crit = expect_record(
+        "deals",
+        f"a deal '{title}' with {company.name} closes on {value}",
+        title=title,
+        companyId=company.id,
+        closeDate=value,
+    )
+    phrase = (
+        f"open a CRM deal titled '{title}' with the company {company.name}, worth {amount:.0f} EUR "
+        "and expected to close on that date"
+    )
+    return ActionPlan(calls, [crit], phrase)
 
 
 register_service(CrmService)

@@ -354,8 +354,22 @@ class FilesService(Service[FilesState]):
                 _plant_file_modified,
                 relation="the last-modified date of the file named {of}",
             ),
+            Hop(
+                "folder_file_owner",
+                "title",
+                "person",
+                _plant_folder_file_owner,
+                relation="the owner of the file kept in the folder named {of}",
+            ),
             Action("archive_file", "title", _plant_archive),
             Action("share_file", "email", _plant_share),
+            Action("delete_file_by_title", "title", _plant_delete_file),
+            Action("rename_file_to_title", "title", _plant_rename),
+            Action("unshare_file_email", "email", _plant_unshare),
+            Action("create_city_folder", "city", _plant_city_folder),
+            Action("create_handover_file", "person", _plant_handover_file),
+            Action("record_code_in_file", "code", _plant_write_code),
+            Action("delete_empty_folder", "title", _plant_delete_folder),
         ]
 
 
@@ -366,7 +380,7 @@ def _drop_files(state: FilesState, text: str) -> None:
 
 
 def _new_file(state: FilesState, rng: random.Random, **fields) -> File:
-    folders = [f.id for f in state.folders.values() if f.name != "Archive"]
+    folders = [f.id for f in state.folders.values() if f.name != "Archive" and f.name in FOLDERS]
     if not folders:
         folders = [next_id("fld", state.folders)]
         state.folders[folders[0]] = Folder(id=folders[0], name="Documents")
@@ -380,7 +394,13 @@ def _new_file(state: FilesState, rng: random.Random, **fields) -> File:
 
 
 def _fresh_title(state: FilesState, rng: random.Random) -> str:
+    """A new title no file mentions yet (files planted earlier in a task are kept)."""
     name = vocab.title(rng)
+    for _ in range(50):
+        low = name.lower()
+        if not any(low in f"{f.name} {f.content}".lower() for f in state.files.values()):
+            return name
+        name = vocab.title(rng)
     _drop_files(state, name)
     return name
 
@@ -475,6 +495,168 @@ def _plant_share(state: FilesState, rng: random.Random, value: str) -> ActionPla
         "files", f"'{name}' is shared with {value}", name=name, sharedWith=("contains", value)
     )
     return ActionPlan(calls, [crit], f"share the cloud-drive file '{name}' with that email address")
+
+
+def _named_folder(state: FilesState, name: str) -> Folder:
+    """The top-level folder called `name`, created when the state has none."""
+    for folder in state.folders.values():
+        if folder.name == name and folder.parentId is None:
+            return folder
+    fid = next_id("fld", state.folders)
+    state.folders[fid] = Folder(id=fid, name=name)
+    return state.folders[fid]
+
+
+def _drop_folders(state: FilesState, name: str) -> None:
+    """Remove folders called `name` (and the files in them) so a folder lookup is unambiguous."""
+    gone = {f.id for f in state.folders.values() if f.name.lower() == name.lower()}
+    for fid in gone:
+        del state.folders[fid]
+    for fid in [f.id for f in state.files.values() if f.folderId in gone]:
+        del state.files[fid]
+
+
+def _plant_folder_file_owner(state: FilesState, rng: random.Random, value: str) -> HopPlan:
+    _drop_folders(state, value)
+    folder = _named_folder(state, value)
+    file = _new_file(state, rng, name=_fresh_title(state, rng))
+    file.folderId = folder.id
+    calls = [
+        PlannedCall("list_folders", {}),
+        PlannedCall("list_files", {"folderId": folder.id}, reveals=("files", 0, "owner")),
+    ]
+    phrase = "open the cloud-drive folder named with that title and note who owns the file kept in it"
+    return HopPlan(calls, file.owner, phrase)
+
+
+def _plant_delete_file(state: FilesState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_files(state, value)
+    file = _new_file(state, rng, name=value)
+    calls = [
+        PlannedCall("search_files", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall("delete_file", {"fileId": None}, bind={"fileId": (0, ("files", 0, "id"))}),
+    ]
+    crit = expect_record("files", f"the file '{value}' is deleted", absent=True, id=file.id, name=value)
+    return ActionPlan(calls, [crit], "delete the cloud-drive file with that title")
+
+
+def _plant_rename(state: FilesState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_files(state, value)
+    old = _fresh_title(state, rng) + rng.choice(EXTENSIONS)
+    file = _new_file(state, rng, name=old)
+    calls = [
+        PlannedCall("search_files", {"query": old}),
+        PlannedCall(
+            "rename_file",
+            {"fileId": None, "name": value},
+            inputs={"name": "{value}"},
+            bind={"fileId": (0, ("files", 0, "id"))},
+        ),
+    ]
+    crit = expect_record("files", f"the file '{old}' is renamed to '{value}'", id=file.id, name=value)
+    return ActionPlan(calls, [crit], f"rename the cloud-drive file '{old}' to that title")
+
+
+def _plant_unshare(state: FilesState, rng: random.Random, value: str) -> ActionPlan:
+    name = _fresh_title(state, rng)
+    other = vocab.unique(rng, lambda r: vocab.email_for(vocab.person_name(r), r), {value})
+    _new_file(state, rng, name=name, sharedWith=[other, value])
+    calls = [
+        PlannedCall("search_files", {"query": name}),
+        PlannedCall(
+            "unshare_file",
+            {"fileId": None, "email": value},
+            inputs={"email": "{value}"},
+            bind={"fileId": (0, ("files", 0, "id"))},
+        ),
+    ]
+    gone = expect_record(
+        "files",
+        f"'{name}' is no longer shared with {value}",
+        absent=True,
+        name=name,
+        sharedWith=("contains", value),
+    )
+    kept = expect_record(
+        "files", f"'{name}' is still shared with {other}", name=name, sharedWith=("contains", other)
+    )
+    return ActionPlan(
+        calls, [gone, kept], f"stop sharing the cloud-drive file '{name}' with that email address"
+    )
+
+
+def _plant_city_folder(state: FilesState, rng: random.Random, value: str) -> ActionPlan:
+    travel = _named_folder(state, "Travel")
+    for fid in [
+        f.id for f in state.folders.values() if f.parentId == travel.id and f.name.lower() == value.lower()
+    ]:
+        del state.folders[fid]
+    calls = [
+        PlannedCall("list_folders", {}),
+        PlannedCall("create_folder", {"name": value, "parentId": travel.id}, inputs={"name": "{value}"}),
+    ]
+    crit = expect_record(
+        "folders", f"a folder '{value}' exists inside 'Travel'", name=value, parentId=travel.id
+    )
+    return ActionPlan(
+        calls, [crit], "create a folder named after that city inside the cloud-drive 'Travel' folder"
+    )
+
+
+def _plant_handover_file(state: FilesState, rng: random.Random, value: str) -> ActionPlan:
+    folder = _named_folder(state, rng.choice(("Projects", "Documents", "Reports")))
+    name = f"Handover {vocab.code(rng, 'HO')}.md"
+    _drop_files(state, name)
+    calls = [
+        PlannedCall("list_folders", {}),
+        PlannedCall(
+            "create_file",
+            {"name": name, "folderId": folder.id, "content": f"Handover owner: {value}"},
+            inputs={"content": "Handover owner: {value}"},
+        ),
+    ]
+    crit = expect_record(
+        "files",
+        f"a file '{name}' in '{folder.name}' names {value}",
+        name=name,
+        folderId=folder.id,
+        content=("icontains", value),
+    )
+    phrase = f"create a file '{name}' in the cloud-drive '{folder.name}' folder whose text names that person as the handover owner"
+    return ActionPlan(calls, [crit], phrase)
+
+
+def _plant_write_code(state: FilesState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_files(state, value)
+    name = _fresh_title(state, rng) + ".txt"
+    file = _new_file(state, rng, name=name)
+    calls = [
+        PlannedCall("search_files", {"query": name}),
+        PlannedCall(
+            "write_file",
+            {"fileId": None, "content": f"Approved under {value}."},
+            inputs={"content": "Approved under {value}."},
+            bind={"fileId": (0, ("files", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "files", f"the file '{name}' records {value}", id=file.id, name=name, content=("icontains", value)
+    )
+    phrase = f"replace the text of the cloud-drive file '{name}' with a note that it was approved under that reference code"
+    return ActionPlan(calls, [crit], phrase)
+
+
+def _plant_delete_folder(state: FilesState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_folders(state, value)
+    folder = _named_folder(state, value)
+    calls = [
+        PlannedCall("list_folders", {}),
+        PlannedCall("delete_folder", {"folderId": folder.id}),
+    ]
+    crit = expect_record(
+        "folders", f"the empty folder '{value}' is deleted", absent=True, id=folder.id, name=value
+    )
+    return ActionPlan(calls, [crit], "delete the empty cloud-drive folder named with that title")
 
 
 register_service(FilesService)

@@ -372,6 +372,10 @@ class FlightsService(Service[FlightsState]):
             Action("cancel_booking", "booking_code", _plant_cancel_booking),
             Action("book_person", "person", _plant_book_person),
             Action("change_seat_to_city", "city", _plant_change_seat),
+            Action("cancel_person_booking", "person", _plant_cancel_person_booking),
+            Action("add_passenger", "person", _plant_add_passenger),
+            Action("update_passenger_email", "email", _plant_update_passenger_email),
+            Action("rebook_on_date", "date", _plant_rebook_on_date),
         ]
 
 
@@ -533,7 +537,7 @@ def _plant_book_person(state: FlightsState, rng: random.Random, value: str) -> A
         passengerId=passenger.id,
         status="confirmed",
     )
-    phrase = f"book that person on flight {flight.number} from {flight.origin} to {flight.destination} on {flight.date}"
+    phrase = f"book that person on flight {flight.number}"
     return ActionPlan(calls, [crit], phrase)
 
 
@@ -560,6 +564,110 @@ def _plant_change_seat(state: FlightsState, rng: random.Random, value: str) -> A
         seat=seat,
     )
     phrase = f"move {passenger.name}'s booking on the flight to that city to seat {seat}"
+    return ActionPlan(calls, [crit], phrase)
+
+
+def _drop_passengers(state: FlightsState, text: str) -> None:
+    """Make a passenger lookup unambiguous: remove passengers whose name or email mentions `text`."""
+    low = text.lower()
+    for pid in [p.id for p in state.passengers.values() if low in f"{p.name} {p.email}".lower()]:
+        del state.passengers[pid]
+    _drop_orphans(state)
+
+
+def _plant_cancel_person_booking(state: FlightsState, rng: random.Random, value: str) -> ActionPlan:
+    passenger = _new_passenger(state, rng, value)
+    booking = _new_booking(state, rng, _new_flight(state, rng).id, passenger.id)
+    calls = [
+        PlannedCall("list_passengers", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall(
+            "list_bookings", {"passengerId": None}, bind={"passengerId": (0, ("passengers", 0, "id"))}
+        ),
+        PlannedCall("cancel_booking", {"bookingId": None}, bind={"bookingId": (1, ("bookings", 0, "id"))}),
+    ]
+    crit = expect_record(
+        "bookings",
+        f"{value}'s flight booking {booking.code} is cancelled",
+        id=booking.id,
+        code=booking.code,
+        passengerId=passenger.id,
+        status="cancelled",
+    )
+    return ActionPlan(calls, [crit], "cancel that person's flight booking")
+
+
+def _plant_add_passenger(state: FlightsState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_passengers(state, value)
+    taken = {p.email.lower() for p in state.passengers.values()}
+    email = vocab.unique(rng, lambda r: f"traveler.{r.randint(1000, 9999)}@{r.choice(vocab.DOMAINS)}", taken)
+    call = PlannedCall("add_passenger", {"name": value, "email": email}, inputs={"name": "{value}"})
+    crit = expect_record(
+        "passengers", f"{value} has a passenger profile with the email {email}", name=value, email=email
+    )
+    return ActionPlan([call], [crit], f"create a passenger profile for that person with the email {email}")
+
+
+def _plant_update_passenger_email(state: FlightsState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_passengers(state, value)
+    passenger = _new_passenger(state, rng, vocab.person_name(rng))
+    if passenger.email.lower() == value.lower():
+        passenger.email = f"old.{passenger.email}"
+    booking = _new_booking(state, rng, _new_flight(state, rng).id, passenger.id)
+    calls = [
+        PlannedCall("get_booking", {"confirmationCode": booking.code}),
+        PlannedCall(
+            "update_passenger",
+            {"passengerId": None, "email": value},
+            inputs={"email": "{value}"},
+            bind={"passengerId": (0, ("passenger", "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "passengers",
+        f"the passenger on booking {booking.code} has the email {value}",
+        id=passenger.id,
+        email=value,
+    )
+    phrase = (
+        f"update the email on the passenger profile of flight booking {booking.code} to that email address"
+    )
+    return ActionPlan(calls, [crit], phrase)
+
+
+def _plant_rebook_on_date(state: FlightsState, rng: random.Random, value: str) -> ActionPlan:
+    for fid in [f.id for f in state.flights.values() if f.date == value]:
+        del state.flights[fid]
+    _drop_orphans(state)
+    old = _new_flight(state, rng, day=vocab.unique(rng, vocab.date, {value}))
+    new = _new_flight(state, rng, destination=old.destination, day=value)
+    new.origin = old.origin
+    passenger = _new_passenger(state, rng, vocab.person_name(rng))
+    booking = _new_booking(state, rng, old.id, passenger.id)
+    calls = [
+        PlannedCall("list_passengers", {"query": passenger.name}),
+        PlannedCall(
+            "list_bookings", {"passengerId": None}, bind={"passengerId": (0, ("passengers", 0, "id"))}
+        ),
+        PlannedCall(
+            "search_flights",
+            {"destination": old.destination, "date": value},
+            inputs={"date": "{value}"},
+        ),
+        PlannedCall(
+            "change_flight",
+            {"bookingId": None, "flightId": None},
+            bind={"bookingId": (1, ("bookings", 0, "id")), "flightId": (2, ("flights", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "bookings",
+        f"{passenger.name}'s booking is moved to flight {new.number} on {value}",
+        id=booking.id,
+        passengerId=passenger.id,
+        flightId=new.id,
+        status="confirmed",
+    )
+    phrase = f"rebook {passenger.name} from flight {old.number} onto the flight on the same route departing on that date"
     return ActionPlan(calls, [crit], phrase)
 
 

@@ -379,6 +379,12 @@ class ForumService(Service[ForumState]):
             Action("comment_on_post", "title", _plant_comment),
             Action("pin_person_post", "person", _plant_pin),
             Action("post_about_city", "city", _plant_city_post),
+            Action("upvote_person_post", "person", _plant_upvote),
+            Action("lock_post", "title", _plant_lock),
+            Action("delete_person_post", "person", _plant_delete),
+            Action("unpin_city_post", "city", _plant_unpin_city),
+            Action("join_post_community", "title", _plant_join),
+            Action("upvote_comment", "title", _plant_upvote_comment),
         ]
 
 
@@ -422,7 +428,8 @@ def _plant_post_author(state: ForumState, rng: random.Random, value: str) -> Hop
     )
 
 
-def _plant_city_pinned(state: ForumState, rng: random.Random, value: str) -> HopPlan:
+def _city_community(state: ForumState, value: str) -> str:
+    """A fresh community for the city `value` (no other community mentions it); returns its id."""
     low = value.lower()
     gone = {s.id for s in state.subreddits.values() if low in f"{s.name} {s.description}".lower()}
     for sid in gone:
@@ -433,6 +440,11 @@ def _plant_city_pinned(state: ForumState, rng: random.Random, value: str) -> Hop
     state.subreddits[sid] = Subreddit(
         id=sid, name=name, description=f"News and meetups for people living in {value}.", subscribers=1200
     )
+    return sid
+
+
+def _plant_city_pinned(state: ForumState, rng: random.Random, value: str) -> HopPlan:
+    sid = _city_community(state, value)
     _plant_post(state, rng, subredditId=sid)
     pinned = _plant_post(state, rng, subredditId=sid, pinned=True)
     calls = [
@@ -505,6 +517,119 @@ def _plant_city_post(state: ForumState, rng: random.Random, value: str) -> Actio
         [crit],
         f"create a post in the r/{sub.name} forum titled 'Meetup in ' followed by that city's name",
     )
+
+
+def _post_action(tool_name: str, value: str, arguments: dict | None = None) -> list[PlannedCall]:
+    """Find the one post matching the carried value, then call `tool_name` on it."""
+    return [
+        PlannedCall("search_posts", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall(
+            tool_name, {"postId": None, **(arguments or {})}, bind={"postId": (0, ("posts", 0, "id"))}
+        ),
+    ]
+
+
+def _plant_upvote(state: ForumState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_posts(state, value)
+    post = _plant_post(state, rng, author=value)
+    crit = expect_record("posts", f"the post by {value} has your upvote", id=post.id, author=value, myVote=1)
+    return ActionPlan(
+        _post_action("vote", value, {"direction": 1}), [crit], "upvote the forum post written by that person"
+    )
+
+
+def _plant_lock(state: ForumState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_posts(state, value)
+    post = _plant_post(state, rng, title=value)
+    crit = expect_record("posts", f"the post '{value}' is locked", id=post.id, title=value, locked=True)
+    return ActionPlan(
+        _post_action("lock_post", value),
+        [crit],
+        "lock the forum post with that title so it takes no new comments",
+    )
+
+
+def _plant_delete(state: ForumState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_posts(state, value)
+    post = _plant_post(state, rng, author=value)
+    crit = expect_record("posts", f"the post by {value} is deleted", absent=True, id=post.id, author=value)
+    return ActionPlan(
+        _post_action("delete_post", value), [crit], "delete the forum post written by that person"
+    )
+
+
+def _plant_unpin_city(state: ForumState, rng: random.Random, value: str) -> ActionPlan:
+    sid = _city_community(state, value)
+    _plant_post(state, rng, subredditId=sid)
+    pinned = _plant_post(state, rng, subredditId=sid, pinned=True)
+    calls = [
+        PlannedCall("list_subreddits", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall(
+            "get_subreddit", {"subredditId": None}, bind={"subredditId": (0, ("subreddits", 0, "id"))}
+        ),
+        PlannedCall("unpin_post", {"postId": None}, bind={"postId": (1, ("pinnedPosts", 0, "id"))}),
+    ]
+    crit = expect_record(
+        "posts",
+        f"the post '{pinned.title}' is no longer pinned",
+        id=pinned.id,
+        title=pinned.title,
+        pinned=False,
+    )
+    return ActionPlan(calls, [crit], "unpin the pinned post of the forum community for that city")
+
+
+def _plant_join(state: ForumState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_posts(state, value)
+    taken = {s.name for s in state.subreddits.values()}
+    name = vocab.unique(rng, lambda r: f"{r.choice(vocab.WORDS)}{r.choice(SUFFIXES)}", taken)
+    sid = next_id("sub", state.subreddits)
+    state.subreddits[sid] = Subreddit(
+        id=sid,
+        name=name,
+        description=f"Discussion about {rng.choice(vocab.TOPICS).lower()}.",
+        subscribers=rng.randint(50, 9000),
+    )
+    _plant_post(state, rng, subredditId=sid, title=value)
+    calls = [
+        PlannedCall("search_posts", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall(
+            "subscribe",
+            {"subredditId": None, "subscribed": True},
+            bind={"subredditId": (0, ("posts", 0, "subredditId"))},
+        ),
+    ]
+    crit = expect_record("subreddits", f"you are subscribed to r/{name}", id=sid, name=name, subscribed=True)
+    return ActionPlan(calls, [crit], "join the forum community where the post with that title was posted")
+
+
+def _plant_upvote_comment(state: ForumState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_posts(state, value)
+    post = _plant_post(state, rng, title=value)
+    for cid in [c.id for c in state.comments.values() if c.postId == post.id]:
+        del state.comments[cid]
+    cid = next_id("cmt", state.comments)
+    state.comments[cid] = Comment(
+        id=cid,
+        postId=post.id,
+        author=vocab.person_name(rng),
+        body=vocab.sentence(rng),
+        date=vocab.date(rng),
+        score=rng.randint(0, 60),
+    )
+    calls = [
+        PlannedCall("search_posts", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall("get_post", {"postId": None}, bind={"postId": (0, ("posts", 0, "id"))}),
+        PlannedCall(
+            "vote_comment",
+            {"commentId": None, "direction": 1},
+            bind={"commentId": (1, ("comments", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "comments", f"the comment on '{value}' has your upvote", id=cid, postId=post.id, myVote=1
+    )
+    return ActionPlan(calls, [crit], "upvote the only comment on the forum post with that title")
 
 
 register_service(ForumService)

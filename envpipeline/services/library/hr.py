@@ -180,7 +180,7 @@ def _new_employee(state: HrState, rng: random.Random, **fields) -> Employee:
     employee = Employee(
         id=eid,
         name=name,
-        departmentId=rng.choice(list(state.departments)),
+        departmentId=rng.choice([d.id for d in state.departments.values() if d.name in DEPARTMENTS]),
         jobTitle=rng.choice(JOBS),
         manager=vocab.person_name(rng),
         **fields,
@@ -475,6 +475,24 @@ class HrService(Service[HrState]):
             Action("add_onboarding_task", "title", _plant_onboarding),
             Action("relocate_employee", "city", _plant_relocate),
             Action("review_on_date", "date", _plant_review),
+            Hop(
+                "office_employee",
+                "city",
+                "person",
+                _plant_office_employee,
+                relation="the only employee of the department based in {of}",
+            ),
+            Hop(
+                "employee_reviewer",
+                "email",
+                "person",
+                _plant_email_reviewer,
+                relation="the reviewer of the performance review of the employee whose email is {of}",
+            ),
+            Action("complete_onboarding", "person", _plant_complete_onboarding),
+            Action("request_leave", "person", _plant_request_leave),
+            Action("terminate_employee", "email", _plant_terminate),
+            Action("hire_on_date", "date", _plant_hire),
         ]
 
 
@@ -614,6 +632,164 @@ def _plant_review(state: HrState, rng: random.Random, value: str) -> ActionPlan:
         rating=4,
     )
     phrase = f"submit an hr performance review for {employee.name} dated that date, by {reviewer}, rating 4"
+    return ActionPlan(calls, [crit], phrase)
+
+
+def _free_city(state: HrState, rng: random.Random, *avoid: str) -> str:
+    """A city no department is based in (nor any of `avoid`)."""
+    taken = {d.city.lower() for d in state.departments.values()} | {a.lower() for a in avoid}
+    free = [c[0] for c in vocab.CITIES if c[0].lower() not in taken]
+    return rng.choice(free)
+
+
+def _plant_office_employee(state: HrState, rng: random.Random, value: str) -> HopPlan:
+    for dep in state.departments.values():
+        if dep.city.lower() == value.lower():
+            dep.city = _free_city(state, rng, value)
+    did = next_id("dep", state.departments)
+    state.departments[did] = Department(
+        id=did, name=f"{value} Office", city=value, head=vocab.person_name(rng)
+    )
+    employee = _planted_employee(state, rng, city=_free_city(state, rng, value))
+    employee.departmentId = did
+    calls = [
+        PlannedCall("list_departments", {"city": value}, inputs={"city": "{value}"}),
+        PlannedCall(
+            "list_employees",
+            {"departmentId": None},
+            bind={"departmentId": (0, ("departments", 0, "id"))},
+            reveals=("employees", 0, "name"),
+        ),
+    ]
+    return HopPlan(
+        calls,
+        employee.name,
+        "find the hr department based in that city and note the full name of its only employee",
+    )
+
+
+def _plant_email_reviewer(state: HrState, rng: random.Random, value: str) -> HopPlan:
+    _drop_employees(state, value)
+    employee = _new_employee(state, rng, email=value)
+    reviewer = vocab.unique(rng, vocab.person_name, {employee.name, employee.manager})
+    rid = next_id("rev", state.reviews)
+    state.reviews[rid] = Review(
+        id=rid,
+        employeeId=employee.id,
+        reviewer=reviewer,
+        date=vocab.date(rng),
+        rating=rng.randint(2, 5),
+        summary="Annual review",
+    )
+    calls = [
+        _search(value, True),
+        PlannedCall(
+            "list_reviews",
+            {"employeeId": None},
+            bind={"employeeId": (0, ("employees", 0, "id"))},
+            reveals=("reviews", 0, "reviewer"),
+        ),
+    ]
+    return HopPlan(
+        calls,
+        reviewer,
+        "look up the employee with that email address in hr and note who wrote their performance review",
+    )
+
+
+def _plant_complete_onboarding(state: HrState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_employees(state, value)
+    employee = _new_employee(state, rng, name=value)
+    tid = next_id("onb", state.onboarding)
+    task = OnboardingTask(id=tid, employeeId=employee.id, title=vocab.title(rng), dueDate=vocab.date(rng))
+    state.onboarding[tid] = task
+    calls = [
+        _search(value, True),
+        _bound("list_onboarding_tasks", {"employeeId": None}),
+        PlannedCall("complete_onboarding_task", {"taskId": None}, bind={"taskId": (1, ("tasks", 0, "id"))}),
+    ]
+    crit = expect_record(
+        "onboarding",
+        f"the onboarding task '{task.title}' of {value} is done",
+        id=tid,
+        employeeId=employee.id,
+        done=True,
+    )
+    return ActionPlan(calls, [crit], "mark that person's onboarding task as done in hr")
+
+
+def _plant_request_leave(state: HrState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_employees(state, value)
+    employee = _new_employee(state, rng, name=value)
+    kind = rng.choice(("vacation", "unpaid"))
+    month, day = vocab.date(rng)[5:7], rng.randint(1, 20)
+    start, end = f"2026-{month}-{day:02d}", f"2026-{month}-{day + rng.randint(1, 7):02d}"
+    arguments = {"employeeId": None, "kind": kind, "startDate": start, "endDate": end}
+    calls = [_search(value, True), _bound("request_leave", arguments)]
+    crit = expect_record(
+        "leave_requests",
+        f"{value} has a pending {kind} leave request from {start} to {end}",
+        employeeId=employee.id,
+        kind=kind,
+        startDate=start,
+        endDate=end,
+        status="pending",
+    )
+    return ActionPlan(
+        calls, [crit], f"file a {kind} leave request in hr for that person from {start} to {end}"
+    )
+
+
+def _plant_terminate(state: HrState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_employees(state, value)
+    employee = _new_employee(state, rng, email=value)
+    calls = [_search(value, True), _bound("terminate_employee", {"employeeId": None})]
+    crit = expect_record(
+        "employees",
+        f"the employee with the email {value} is terminated",
+        id=employee.id,
+        email=value,
+        status="terminated",
+    )
+    return ActionPlan(calls, [crit], "terminate the employee with that email address in hr")
+
+
+def _plant_hire(state: HrState, rng: random.Random, value: str) -> ActionPlan:
+    name = vocab.unique(rng, vocab.person_name, {e.name for e in state.employees.values()})
+    email = vocab.email_for(name, rng)
+    _drop_employees(state, name)
+    _drop_employees(state, email)
+    dep = rng.choice([d for d in state.departments.values() if d.name in DEPARTMENTS])
+    if sum(d.city.lower() == dep.city.lower() for d in state.departments.values()) > 1:
+        dep.city = _free_city(state, rng)
+    job = rng.choice(JOBS)
+    arguments = {
+        "name": name,
+        "email": email,
+        "departmentId": None,
+        "jobTitle": job,
+        "startDate": value,
+    }
+    calls = [
+        PlannedCall("list_departments", {"city": dep.city}),
+        PlannedCall(
+            "hire_employee",
+            arguments,
+            inputs={"startDate": "{value}"},
+            bind={"departmentId": (0, ("departments", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "employees",
+        f"{name} is hired as {job} in {dep.name}, starting {value}",
+        name=name,
+        email=email,
+        departmentId=dep.id,
+        jobTitle=job,
+        startDate=value,
+        status="active",
+    )
+    phrase = f"hire {name} ({email}) in hr as {job} in the {dep.name} department, starting on that date"
     return ActionPlan(calls, [crit], phrase)
 
 

@@ -424,6 +424,10 @@ class ListsService(Service[ListsState]):
             Action("add_tracker_item", "title", _plant_add_tracker_item),
             Action("approve_trip", "person", _plant_approve_trip),
             Action("relocate_asset", "city", _plant_relocate_asset),
+            Action("complete_tracker_item", "title", _plant_complete_tracker_item),
+            Action("withdraw_trip", "person", _plant_withdraw_trip),
+            Action("create_list", "title", _plant_create_list),
+            Action("assign_reviewer_column", "person", _plant_reviewer_column),
         ]
 
 
@@ -584,6 +588,126 @@ def _plant_relocate_asset(state: ListsState, rng: random.Random, value: str) -> 
     return ActionPlan(
         calls, [crit], f"set the location of the asset '{title}' in the 'Asset Register' list to that city"
     )
+
+
+def _plant_complete_tracker_item(state: ListsState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_items(state, value)
+    item = _plant_item(state, rng, "Project Tracker", value, Status="In progress")
+    budget = float(rng.randint(4, 40) * 1000)
+    item.values["Budget"] = budget + 250.0
+    calls = [
+        PlannedCall("search_items", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall("get_list", {"listId": None}, bind={"listId": (0, ("items", 0, "listId"))}),
+        PlannedCall(
+            "update_item",
+            {"itemId": None, "values": {"Status": "Done", "Budget": budget}},
+            bind={"itemId": (0, ("items", 0, "id"))},
+        ),
+    ]
+    criteria = [
+        expect_record(
+            "items",
+            f"the tracker item '{value}' is Done",
+            id=item.id,
+            title=value,
+            values=("icontains", "'status': 'done'"),
+        ),
+        expect_record(
+            "items",
+            f"the tracker item '{value}' has the budget {budget:.0f}",
+            id=item.id,
+            title=value,
+            values=("icontains", f"'budget': {budget}"),
+        ),
+    ]
+    phrase = (
+        "in the 'Project Tracker' list, set the item with that title to status 'Done' "
+        f"and its budget to {budget:.0f}"
+    )
+    return ActionPlan(calls, criteria, phrase)
+
+
+def _plant_withdraw_trip(state: ListsState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_trips(state, value)
+    item = _plant_item(state, rng, "Travel Requests", f"Trip {vocab.code(rng, 'TR')}", Traveler=value)
+    calls = [
+        PlannedCall(
+            "get_list_items",
+            {"listId": item.listId, "filterColumn": "Traveler", "filterValue": value},
+            inputs={"filterValue": "{value}"},
+        ),
+        PlannedCall("delete_item", {"itemId": None}, bind={"itemId": (0, ("items", 0, "id"))}),
+    ]
+    crit = expect_record(
+        "items",
+        f"{value}'s travel request '{item.title}' is deleted",
+        absent=True,
+        id=item.id,
+        title=item.title,
+    )
+    return ActionPlan(calls, [crit], "delete that person's trip from the 'Travel Requests' list")
+
+
+def _plant_create_list(state: ListsState, rng: random.Random, value: str) -> ActionPlan:
+    for lid in [sp.id for sp in state.lists.values() if sp.title.lower() == value.lower()]:
+        del state.lists[lid]
+        for iid in [i.id for i in state.items.values() if i.listId == lid]:
+            del state.items[iid]
+    columns = [{"name": "Owner", "type": "person"}, {"name": "Due", "type": "date"}]
+    call = PlannedCall(
+        "create_list",
+        {"title": value, "description": "Action items", "columns": columns},
+        inputs={"title": "{value}"},
+    )
+    criteria = [
+        expect_record(
+            "lists",
+            f"a list titled '{value}' has an Owner column",
+            title=value,
+            columns=("icontains", "'owner'"),
+        ),
+        expect_record(
+            "lists", f"a list titled '{value}' has a Due column", title=value, columns=("icontains", "'due'")
+        ),
+    ]
+    phrase = "create a new list with that title, with a person column 'Owner' and a date column 'Due'"
+    return ActionPlan([call], criteria, phrase)
+
+
+def _plant_reviewer_column(state: ListsState, rng: random.Random, value: str) -> ActionPlan:
+    title = vocab.unique(rng, vocab.title, {i.title for i in state.items.values()})
+    _drop_items(state, title)
+    item = _plant_item(state, rng, "Project Tracker", title)
+    sp = state.lists[item.listId]
+    column = rng.choice(
+        [n for n in ("Reviewer", "Approver", "Sponsor") if n not in {c.name for c in sp.columns}]
+    )
+    calls = [
+        PlannedCall("search_items", {"query": title}),
+        PlannedCall(
+            "add_column",
+            {"listId": None, "name": column, "type": "person"},
+            bind={"listId": (0, ("items", 0, "listId"))},
+        ),
+        PlannedCall(
+            "set_item_field",
+            {"itemId": None, "column": column, "value": value},
+            inputs={"value": "{value}"},
+            bind={"itemId": (0, ("items", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "items",
+        f"the tracker item '{title}' has {value} as its {column}",
+        id=item.id,
+        title=title,
+        values=("icontains", f"'{column}': '{value}'"),
+    )
+    phrase = (
+        f"add a person column '{column}' to the 'Project Tracker' list and set it to that person "
+        f"on the item '{title}'"
+    )
+    return ActionPlan(calls, [crit], phrase)
 
 
 register_service(ListsService)

@@ -387,6 +387,12 @@ class MailService(Service[MailState]):
             Action("send_to_email", "email", _plant_send_to),
             Action("reply_to_subject", "title", _plant_reply),
             Action("archive_from_person", "person", _plant_archive),
+            Action("flag_subject", "title", _plant_flag),
+            Action("forward_to_email", "email", _plant_forward),
+            Action("add_contact_in_city", "city", _plant_add_contact),
+            Action("delete_on_date", "date", _plant_delete_on_date),
+            Action("mark_read_from_email", "email", _plant_mark_read),
+            Action("file_into_new_folder", "title", _plant_file_into_folder),
         ]
 
 
@@ -535,6 +541,127 @@ def _plant_archive(state: MailState, rng: random.Random, value: str) -> ActionPl
         "messages", f"the email from {value} is archived", senderName=value, folderId="archive"
     )
     return ActionPlan(calls, [crit], "move the email from that person to the mail Archive folder")
+
+
+def _message_action(tool_name: str, value: str, arguments: dict) -> list[PlannedCall]:
+    """Search the one message matching the carried value, then call `tool_name` on it."""
+    return [
+        PlannedCall("search_messages", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall(
+            tool_name, {"messageId": None, **arguments}, bind={"messageId": (0, ("messages", 0, "id"))}
+        ),
+    ]
+
+
+def _plant_flag(state: MailState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_messages(state, value)
+    message = _incoming(state, rng, subject=value)
+    calls = _message_action("flag_message", value, {"flagged": True})
+    crit = expect_record(
+        "messages", f"the email '{value}' is flagged", id=message.id, subject=value, flagged=True
+    )
+    return ActionPlan(calls, [crit], "flag the email with that title for follow-up")
+
+
+def _plant_forward(state: MailState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_messages(state, value)
+    subject = vocab.unique(rng, vocab.title, {m.subject for m in state.messages.values()})
+    _drop_messages(state, subject)
+    _incoming(state, rng, subject=subject)
+    note = "FYI, see below."
+    calls = [
+        PlannedCall("search_messages", {"query": subject}),
+        PlannedCall(
+            "forward_message",
+            {"messageId": None, "to": value, "note": note},
+            inputs={"to": "{value}"},
+            bind={"messageId": (0, ("messages", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "messages",
+        f"the email '{subject}' was forwarded to {value}",
+        folderId="sent",
+        subject=f"Fwd: {subject}",
+        to=("contains", value),
+    )
+    return ActionPlan(calls, [crit], f"forward the email '{subject}' to that email address")
+
+
+def _plant_add_contact(state: MailState, rng: random.Random, value: str) -> ActionPlan:
+    name = vocab.unique(rng, vocab.person_name, {c.name for c in state.contacts.values()})
+    email = vocab.email_for(name, rng)
+    _drop_contacts(state, name)
+    _drop_contacts(state, email)
+    call = PlannedCall(
+        "add_contact", {"name": name, "email": email, "city": value}, inputs={"city": "{value}"}
+    )
+    crit = expect_record(
+        "contacts", f"{name} ({email}) is in the address book in {value}", name=name, email=email, city=value
+    )
+    return ActionPlan(
+        [call], [crit], f"add {name} ({email}) to the mail address book, with that city as their city"
+    )
+
+
+def _plant_delete_on_date(state: MailState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_messages(state, value)
+    message = _incoming(state, rng, date=f"{value}T08:45")
+    calls = [
+        PlannedCall("list_messages", {"folderId": "inbox", "date": value}, inputs={"date": "{value}"}),
+        PlannedCall("delete_message", {"messageId": None}, bind={"messageId": (0, ("messages", 0, "id"))}),
+    ]
+    crit = expect_record(
+        "messages",
+        f"the email '{message.subject}' received on {value} is in Trash",
+        id=message.id,
+        subject=message.subject,
+        folderId="trash",
+    )
+    return ActionPlan(calls, [crit], "delete the email received on that date (move it to Trash)")
+
+
+def _plant_mark_read(state: MailState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_messages(state, value)
+    message = _incoming(state, rng, sender=value, senderName=vocab.person_name(rng), read=False)
+    calls = _message_action("mark_read", value, {"read": True})
+    crit = expect_record(
+        "messages", f"the email from {value} is marked read", id=message.id, sender=value, read=True
+    )
+    return ActionPlan(calls, [crit], "mark the unread email from that email address as read")
+
+
+def _plant_file_into_folder(state: MailState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_messages(state, value)
+    for fid in [f.id for f in state.folders.values() if f.name.lower() == value.lower()]:
+        del state.folders[fid]
+        for mid in [m.id for m in state.messages.values() if m.folderId == fid]:
+            del state.messages[mid]
+    message = _incoming(state, rng, subject=value)
+    calls = [
+        PlannedCall("search_messages", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall("create_folder", {"name": value}, inputs={"name": "{value}"}),
+        PlannedCall(
+            "move_message",
+            {"messageId": None, "folderId": None},
+            bind={"messageId": (0, ("messages", 0, "id")), "folderId": (1, ("folder", "id"))},
+        ),
+    ]
+    criteria = [
+        expect_record("folders", f"a mail folder named '{value}' exists", name=value),
+        expect_record(
+            "messages",
+            f"the email '{value}' is filed in a new folder",
+            id=message.id,
+            subject=value,
+            folderId=("contains", "fld_"),
+        ),
+    ]
+    return ActionPlan(
+        calls,
+        criteria,
+        "create a mail folder named after that title and move the email with that title into it",
+    )
 
 
 register_service(MailService)

@@ -406,6 +406,12 @@ class MapsService(Service[MapsState]):
             Action("add_place_in_city", "city", _plant_add_place),
             Action("save_place_with_label", "title", _plant_save_place),
             Action("save_route_on_date", "date", _plant_save_route),
+            Action("save_route_by_walking_time", "city", _plant_route_by_walk),
+            Action("save_place_at_address", "person", _plant_save_at_address),
+            Action("save_nearer_place", "title", _plant_save_nearer),
+            Action("remove_saved_place_by_note", "person", _plant_remove_saved),
+            Action("delete_route_on_date", "date", _plant_delete_route),
+            Action("save_place_nearest_centre", "city", _plant_save_central),
         ]
 
 
@@ -528,6 +534,199 @@ def _plant_save_route(state: MapsState, rng: random.Random, value: str) -> Actio
         date=value,
     )
     phrase = f"save a transit route in maps from '{origin.name}' to '{dest.name}' for that date"
+    return ActionPlan(calls, [crit], phrase)
+
+
+_NOUNS = {"station": "Station", "museum": "Museum", "cafe": "Cafe", "landmark": "Monument"}
+
+
+def _fresh_place(state: MapsState, rng: random.Random, **fields) -> Place:
+    """A place whose name no other place's name, address, city or code contains (none is removed)."""
+    for _ in range(100):
+        noun = _NOUNS.get(fields.get("category", ""), "Hall")
+        name = f"{rng.choice(vocab.WORDS).capitalize()} {noun} {rng.randint(10, 99)}"
+        low = name.lower()
+        if not any(low in f"{p.name} {p.address} {p.city} {p.code}".lower() for p in state.places.values()):
+            return _make_place(state, rng, name=name, **fields)
+    raise ValueError("no fresh place name")
+
+
+def _offset(place: Place, origin: Place, km: float, rng: random.Random) -> None:
+    """Move `place` to about `km` kilometres from `origin` (north-east or south-west of it)."""
+    step = km / 111.0 / math.sqrt(2)
+    sign = rng.choice((1, -1))
+    place.latitude = round(origin.latitude + sign * step, 5)
+    place.longitude = round(
+        origin.longitude + sign * step / max(0.2, math.cos(math.radians(origin.latitude))), 5
+    )
+
+
+def _plant_route_by_walk(state: MapsState, rng: random.Random, value: str) -> ActionPlan:
+    for pid in [
+        p.id
+        for p in state.places.values()
+        if p.city.lower() == value.lower() and p.category in ("station", "museum")
+    ]:
+        del state.places[pid]
+    origin = _fresh_place(state, rng, city=value, category="station")
+    dest = _fresh_place(state, rng, city=value, category="museum")
+    _offset(dest, origin, rng.choice((rng.uniform(0.8, 1.6), rng.uniform(3.5, 5.0))), rng)
+    km = haversine_km(origin.latitude, origin.longitude, dest.latitude, dest.longitude)
+    mode = "walking" if km / SPEEDS_KMH["walking"] * 60 <= 30 else "transit"
+    day = vocab.date(rng)
+    ids = {"originPlaceId": (0, ("places", 0, "id")), "destinationPlaceId": (1, ("places", 0, "id"))}
+    calls = [
+        PlannedCall("search_places", {"city": value, "category": "station"}, inputs={"city": "{value}"}),
+        PlannedCall("search_places", {"city": value, "category": "museum"}, inputs={"city": "{value}"}),
+        PlannedCall(
+            "get_directions", {"originPlaceId": None, "destinationPlaceId": None, "mode": "walking"}, bind=ids
+        ),
+        PlannedCall(
+            "save_route",
+            {"originPlaceId": None, "destinationPlaceId": None, "mode": mode, "date": day},
+            bind=ids,
+        ),
+    ]
+    crit = expect_record(
+        "routes",
+        f"a {mode} route from the station to the museum in {value} is saved for {day}",
+        originPlaceId=origin.id,
+        destinationPlaceId=dest.id,
+        mode=mode,
+        date=day,
+    )
+    phrase = (
+        f"save a route for {day} from the station to the museum in that city: walking if the walk "
+        "takes at most 30 minutes, otherwise transit"
+    )
+    return ActionPlan(calls, [crit], phrase)
+
+
+def _plant_save_at_address(state: MapsState, rng: random.Random, value: str) -> ActionPlan:
+    address = f"{rng.randint(100, 999)} {rng.choice(vocab.WORDS).capitalize()} Avenue"
+    _drop(state.places, address, "name", "address")
+    place = _fresh_place(state, rng, address=address)
+    label = f"Meeting point {vocab.code(rng, 'MP')}"
+    _drop(state.saved, label, "label")
+    _drop(state.saved, value, "label", "note")
+    calls = [
+        PlannedCall("geocode", {"query": address}),
+        PlannedCall(
+            "save_place",
+            {"placeId": None, "label": label, "note": value},
+            inputs={"note": "{value}"},
+            bind={"placeId": (0, ("placeId",))},
+        ),
+    ]
+    crit = expect_record(
+        "saved",
+        f"the place at '{address}' is saved as '{label}' with the note {value}",
+        placeId=place.id,
+        label=label,
+        note=value,
+    )
+    phrase = f"save the place at '{address}' under the label '{label}', with that person's name as its note"
+    return ActionPlan(calls, [crit], phrase)
+
+
+def _plant_save_nearer(state: MapsState, rng: random.Random, value: str) -> ActionPlan:
+    _drop(state.saved, value, "label")
+    city = vocab.city(rng)[0]
+    hub = _fresh_place(state, rng, city=city, category="landmark")
+    near = _fresh_place(state, rng, city=city, category="cafe")
+    far = _fresh_place(state, rng, city=city, category="cafe")
+    _offset(near, hub, rng.uniform(0.5, 1.5), rng)
+    _offset(far, hub, rng.uniform(2.5, 4.0), rng)
+    first, second = (near, far) if rng.random() < 0.5 else (far, near)
+    at = 1 if first is near else 2
+    calls = [
+        PlannedCall("search_places", {"query": hub.name}),
+        PlannedCall("search_places", {"query": first.name}),
+        PlannedCall("search_places", {"query": second.name}),
+        PlannedCall(
+            "compute_distance",
+            {"fromPlaceId": None, "toPlaceId": None},
+            bind={"fromPlaceId": (0, ("places", 0, "id")), "toPlaceId": (1, ("places", 0, "id"))},
+        ),
+        PlannedCall(
+            "compute_distance",
+            {"fromPlaceId": None, "toPlaceId": None},
+            bind={"fromPlaceId": (0, ("places", 0, "id")), "toPlaceId": (2, ("places", 0, "id"))},
+        ),
+        PlannedCall(
+            "save_place",
+            {"placeId": None, "label": value},
+            inputs={"label": "{value}"},
+            bind={"placeId": (at, ("places", 0, "id"))},
+        ),
+    ]
+    crit = expect_record("saved", f"'{near.name}' is saved as '{value}'", placeId=near.id, label=value)
+    phrase = (
+        f"of '{first.name}' and '{second.name}', save the one closer to '{hub.name}' "
+        "with that title as its label"
+    )
+    return ActionPlan(calls, [crit], phrase)
+
+
+def _plant_remove_saved(state: MapsState, rng: random.Random, value: str) -> ActionPlan:
+    _drop(state.saved, value, "label", "note")
+    place = _make_place(state, rng)
+    label = f"{rng.choice(vocab.WORDS).capitalize()} spot {rng.randint(10, 99)}"
+    _drop(state.saved, label, "label", "note")
+    sid = next_id("sav", state.saved)
+    state.saved[sid] = SavedPlace(id=sid, placeId=place.id, label=label, note=f"Recommended by {value}")
+    calls = [
+        PlannedCall("list_saved_places", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall("remove_saved_place", {"savedId": None}, bind={"savedId": (0, ("saved", 0, "id"))}),
+    ]
+    crit = expect_record("saved", f"the saved place '{label}' is removed", absent=True, id=sid, label=label)
+    return ActionPlan(calls, [crit], "remove the saved place whose note says that person recommended it")
+
+
+def _plant_delete_route(state: MapsState, rng: random.Random, value: str) -> ActionPlan:
+    _drop(state.routes, value, "date")
+    origin = _make_place(state, rng)
+    dest = _make_place(state, rng)
+    route = _route(state, origin, dest, rng.choice(tuple(SPEEDS_KMH)), value)
+    state.routes[route.id] = route
+    calls = [
+        PlannedCall("list_routes", {"date": value}, inputs={"date": "{value}"}),
+        PlannedCall("delete_route", {"routeId": None}, bind={"routeId": (0, ("routes", 0, "id"))}),
+    ]
+    crit = expect_record(
+        "routes", f"the route saved for {value} is deleted", absent=True, id=route.id, date=value
+    )
+    return ActionPlan(calls, [crit], "delete the route saved in maps for that date")
+
+
+def _plant_save_central(state: MapsState, rng: random.Random, value: str) -> ActionPlan:
+    _, _, lat, lon = CITY_INFO[value.strip().lower()]
+    _drop(state.places, value, "name", "address")
+    central = _fresh_place(state, rng, city=value)
+    central.latitude, central.longitude = lat, lon
+    _fresh_place(state, rng, city=value)  # a second place in the city, farther from its centre
+    label = f"Central spot {vocab.code(rng, 'CS')}"
+    _drop(state.saved, label, "label")
+    calls = [
+        PlannedCall("geocode", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall(
+            "reverse_geocode",
+            {"latitude": None, "longitude": None},
+            bind={"latitude": (0, ("latitude",)), "longitude": (0, ("longitude",))},
+        ),
+        PlannedCall(
+            "save_place",
+            {"placeId": None, "label": label},
+            bind={"placeId": (1, ("nearestPlace", "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "saved",
+        f"the place nearest the centre of {value} is saved as '{label}'",
+        placeId=central.id,
+        label=label,
+    )
+    phrase = f"find the known place nearest to the centre of that city and save it under the label '{label}'"
     return ActionPlan(calls, [crit], phrase)
 
 

@@ -363,6 +363,13 @@ class NotesService(Service[NotesState]):
             Action("create_titled_note", "title", _plant_create_note),
             Action("tag_person_note", "person", _plant_tag_note),
             Action("set_reminder", "date", _plant_reminder),
+            Action("append_email_to_note", "email", _plant_append_email),
+            Action("archive_note_due_on_date", "date", _plant_archive_due),
+            Action("delete_titled_note", "title", _plant_delete_note),
+            Action("pin_person_note", "person", _plant_pin_note),
+            Action("move_code_note", "code", _plant_move_note),
+            Action("remove_draft_tag", "title", _plant_remove_tag),
+            Action("create_trip_notebook", "city", _plant_create_notebook),
         ]
 
 
@@ -487,6 +494,122 @@ def _plant_reminder(state: NotesState, rng: random.Random, value: str) -> Action
         "notes", f"the note '{title}' has a reminder on {value}", title=title, reminder=value
     )
     return ActionPlan(calls, [crit], f"set a reminder on that date for the note '{title}'")
+
+
+def _on_carried(value: str, tool: str, **arguments) -> list[PlannedCall]:
+    """Search the note by the carried `value`, then call `tool` on it."""
+    return [
+        PlannedCall("search_notes", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall(tool, {"noteId": None, **arguments}, bind={"noteId": (0, ("notes", 0, "id"))}),
+    ]
+
+
+def _plant_append_email(state: NotesState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_notes(state, value)
+    title = f"Supplier contacts {vocab.code(rng, 'SC')}"
+    _drop_notes(state, title)
+    note = _plant_note(state, rng, title=title, tags=["finance"])
+    calls = [
+        PlannedCall("search_notes", {"query": title}),
+        PlannedCall(
+            "append_to_note",
+            {"noteId": None, "text": value},
+            inputs={"text": "{value}"},
+            bind={"noteId": (0, ("notes", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "notes", f"{value} is appended to the note '{title}'", title=title, body=f"{note.body}\n\n{value}"
+    )
+    return ActionPlan(calls, [crit], f"append that email address as a new paragraph to the note '{title}'")
+
+
+def _fresh_note_title(state: NotesState, rng: random.Random) -> str:
+    title = vocab.title(rng)
+    _drop_notes(state, title)
+    return title
+
+
+def _plant_archive_due(state: NotesState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_notes(state, value)
+    title = _fresh_note_title(state, rng)
+    note = _plant_note(
+        state, rng, title=title, body=f"Deadline: {value}. {vocab.sentence(rng)}", tags=["todo"]
+    )
+    crit = expect_record("notes", f"the note '{title}' is archived", id=note.id, title=title, archived=True)
+    return ActionPlan(
+        _on_carried(value, "archive_note"), [crit], "archive the note whose deadline is that date"
+    )
+
+
+def _plant_delete_note(state: NotesState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_notes(state, value)
+    note = _plant_note(state, rng, title=value, tags=["draft"])
+    crit = expect_record("notes", f"the note '{value}' is deleted", absent=True, id=note.id, title=value)
+    return ActionPlan(_on_carried(value, "delete_note"), [crit], "delete the note with that title")
+
+
+def _plant_pin_note(state: NotesState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_notes(state, value)
+    title = f"Onboarding plan {vocab.code(rng, 'OB')}"
+    _drop_notes(state, title)
+    _plant_note(state, rng, title=title, body=f"Welcome checklist for {value}.", tags=["todo"])
+    crit = expect_record("notes", f"the note '{title}' is pinned", title=title, pinned=True)
+    return ActionPlan(
+        _on_carried(value, "pin_note", pinned=True), [crit], "pin the note that mentions that person"
+    )
+
+
+def _plant_move_note(state: NotesState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_notes(state, value)
+    note = _plant_note(state, rng, title=_fresh_note_title(state, rng), tags=[value])
+    others = [nb for nb in state.notebooks.values() if nb.id != note.notebookId]
+    if others:
+        target = rng.choice(others)
+    else:
+        name = next(n for n in NOTEBOOKS if all(nb.name != n for nb in state.notebooks.values()))
+        target = Notebook(id=next_id("nb", state.notebooks), name=name)
+        state.notebooks[target.id] = target
+    calls = [
+        PlannedCall("list_notes", {"tag": value}, inputs={"tag": "{value}"}),
+        PlannedCall(
+            "move_note",
+            {"noteId": None, "notebookId": target.id},
+            bind={"noteId": (0, ("notes", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "notes",
+        f"the note tagged {value} is in the '{target.name}' notebook",
+        id=note.id,
+        tags=("contains", value),
+        notebookId=target.id,
+    )
+    return ActionPlan(
+        calls, [crit], f"move the note tagged with that reference code to the '{target.name}' notebook"
+    )
+
+
+def _plant_remove_tag(state: NotesState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_notes(state, value)
+    _plant_note(state, rng, title=value, tags=["draft", "reading"])
+    crit = expect_record(
+        "notes", f"the note '{value}' is no longer tagged draft", title=value, tags=["reading"]
+    )
+    return ActionPlan(
+        _on_carried(value, "remove_tag", tag="draft"),
+        [crit],
+        "remove the tag 'draft' from the note with that title",
+    )
+
+
+def _plant_create_notebook(state: NotesState, rng: random.Random, value: str) -> ActionPlan:
+    name = f"{value} Trip"
+    for nid in [nb.id for nb in state.notebooks.values() if nb.name.lower() == name.lower()]:
+        del state.notebooks[nid]
+    call = PlannedCall("create_notebook", {"name": name}, inputs={"name": "{value} Trip"})
+    crit = expect_record("notebooks", f"a notebook '{name}' exists", name=name)
+    return ActionPlan([call], [crit], "create a notebook named after that city followed by the word 'Trip'")
 
 
 register_service(NotesService)

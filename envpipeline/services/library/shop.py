@@ -412,6 +412,11 @@ class ShopService(Service[ShopState]):
             Hop("product_sku", "title", "sku", _plant_product_sku, relation="the SKU of the product {of}"),
             Action("cancel_order", "order_number", _plant_cancel_order),
             Action("update_customer_email", "email", _plant_update_email),
+            Action("register_customer_in_city", "city", _plant_register_customer),
+            Action("place_order_for_person", "person", _plant_place_order),
+            Action("cancel_pending_order_of_person", "person", _plant_cancel_pending),
+            Action("mark_order_delivered", "email", _plant_mark_delivered),
+            Action("return_delivered_order", "email", _plant_request_return),
         ]
 
 
@@ -545,6 +550,151 @@ def _plant_update_email(state: ShopState, rng: random.Random, value: str) -> Act
     ]
     crit = expect_record("customers", f"shop customer '{who}' has email {value}", name=who, email=value)
     return ActionPlan(calls, [crit], f"change the email of the shop customer '{who}' to that email address")
+
+
+def _unused_person(state: ShopState, rng: random.Random) -> str:
+    """A name that no customer's name or email mentions (nothing is removed to make it so)."""
+    for _ in range(200):
+        name = vocab.person_name(rng)
+        low = name.lower()
+        if not any(low in f"{c.name} {c.email}".lower() for c in state.customers.values()):
+            return name
+    raise ValueError("no unused customer name")
+
+
+def _unused_email(state: ShopState, rng: random.Random, name: str) -> str:
+    """An email address for `name` that no customer has yet (another customer may own the obvious one)."""
+    taken = {c.email.lower() for c in state.customers.values()}
+    for n in range(200):
+        email = vocab.email_for(name, rng)
+        if n >= 20:
+            local, _, domain = email.partition("@")
+            email = f"{local}{n}@{domain}"
+        if email.lower() not in taken:
+            return email
+    raise ValueError("no unused email address")
+
+
+def _fresh_customer(state: ShopState, rng: random.Random, name: str = "", email: str = "") -> Customer:
+    """A customer with the carried `name` or `email` (any other holding it is removed); the rest is new."""
+    if name:
+        _drop_customers(state, name)
+    if email:
+        _drop_customers(state, email)
+    name = name or _unused_person(state, rng)
+    return _new_customer(state, rng, name, email or _unused_email(state, rng, name))
+
+
+def _customer_orders(query: str, carried: bool) -> list[PlannedCall]:
+    """Find a customer by name or email, then list their orders."""
+    return [
+        PlannedCall("list_customers", {"query": query}, inputs={"query": "{value}"} if carried else {}),
+        PlannedCall("list_orders", {"customerId": None}, bind={"customerId": (0, ("customers", 0, "id"))}),
+    ]
+
+
+def _order_of(state: ShopState, rng: random.Random, customer: Customer, status: str) -> Order:
+    number = vocab.unique(rng, vocab.code, {o.number for o in state.orders.values()}, "ORD")
+    return _new_order(state, rng, number, customer.id, status=status, shipCity=customer.city)
+
+
+def _plant_register_customer(state: ShopState, rng: random.Random, value: str) -> ActionPlan:
+    who = _unused_person(state, rng)
+    email = _unused_email(state, rng, who)
+    call = PlannedCall(
+        "create_customer", {"name": who, "email": email, "city": value}, inputs={"city": "{value}"}
+    )
+    crit = expect_record(
+        "customers", f"a customer '{who}' ({email}) in {value} exists", name=who, email=email, city=value
+    )
+    return ActionPlan(
+        [call], [crit], f"register '{who}' ({email}) as a new shop customer living in that city"
+    )
+
+
+def _plant_place_order(state: ShopState, rng: random.Random, value: str) -> ActionPlan:
+    customer = _fresh_customer(state, rng, name=value)
+    product = rng.choice(list(state.products.values()))
+    low = product.name.lower()
+    for pid in [
+        p.id for p in state.products.values() if p.id != product.id and low in f"{p.name} {p.sku}".lower()
+    ]:
+        del state.products[pid]
+    product.stock = max(product.stock, 5)
+    calls = [
+        PlannedCall("list_customers", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall("search_products", {"query": product.name}),
+        PlannedCall(
+            "place_order",
+            {"customerId": None, "productId": None, "quantity": 2},
+            bind={"customerId": (0, ("customers", 0, "id")), "productId": (1, ("products", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "orders",
+        f"{value} has an order of 2 x {product.name}",
+        customerId=customer.id,
+        productId=product.id,
+        quantity=2,
+        status="pending",
+    )
+    return ActionPlan(calls, [crit], f"place an order of 2 units of '{product.name}' for that person")
+
+
+def _plant_cancel_pending(state: ShopState, rng: random.Random, value: str) -> ActionPlan:
+    customer = _fresh_customer(state, rng, name=value)
+    order = _order_of(state, rng, customer, "pending")
+    calls = [
+        *_customer_orders(value, carried=True),
+        PlannedCall("cancel_order", {"orderId": None}, bind={"orderId": (1, ("orders", 0, "id"))}),
+    ]
+    crit = expect_record(
+        "orders", f"the order {order.number} of {value} is cancelled", number=order.number, status="cancelled"
+    )
+    return ActionPlan(calls, [crit], "cancel that person's pending shop order")
+
+
+def _plant_mark_delivered(state: ShopState, rng: random.Random, value: str) -> ActionPlan:
+    customer = _fresh_customer(state, rng, email=value)
+    order = _order_of(state, rng, customer, "shipped")
+    calls = [
+        *_customer_orders(value, carried=True),
+        PlannedCall(
+            "update_order_status",
+            {"orderId": None, "status": "delivered"},
+            bind={"orderId": (1, ("orders", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "orders", f"the order {order.number} is delivered", number=order.number, status="delivered"
+    )
+    return ActionPlan(
+        calls, [crit], "mark the shipped order of the customer with that email address as delivered"
+    )
+
+
+def _plant_request_return(state: ShopState, rng: random.Random, value: str) -> ActionPlan:
+    customer = _fresh_customer(state, rng, email=value)
+    order = _order_of(state, rng, customer, "delivered")
+    reason = rng.choice(("arrived damaged", "wrong size", "not as described"))
+    order_id = {"orderId": (1, ("orders", 0, "id"))}
+    calls = [
+        *_customer_orders(value, carried=True),
+        PlannedCall("list_returns", {"orderId": None}, bind=order_id),
+        PlannedCall("request_return", {"orderId": None, "reason": reason}, bind=order_id),
+    ]
+    crit = expect_record(
+        "returns",
+        f"a return of {order.number} is requested",
+        orderId=order.id,
+        reason=reason,
+        status="requested",
+    )
+    phrase = (
+        "open a return for the delivered order of the customer with that email address, "
+        f"with the reason '{reason}', after checking that it has no return yet"
+    )
+    return ActionPlan(calls, [crit], phrase)
 
 
 register_service(ShopService)

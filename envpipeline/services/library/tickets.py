@@ -393,10 +393,22 @@ class TicketsService(Service[TicketsState]):
                 _plant_date_code,
                 relation="the code of the support ticket created on {of}",
             ),
+            Hop(
+                "ticket_commenter",
+                "title",
+                "email",
+                _plant_title_commenter,
+                relation="the email address of the person who commented on the support ticket with the subject {of}",
+            ),
             Action("escalate_ticket_by_code", "ticket_code", _plant_escalate),
             Action("assign_ticket_to_person", "person", _plant_assign),
             Action("open_ticket_for_requester", "email", _plant_open),
             Action("close_ticket_by_subject", "title", _plant_close),
+            Action("reply_to_requester", "email", _plant_reply),
+            Action("reopen_ticket_by_subject", "title", _plant_reopen),
+            Action("escalate_ticket_of_agent", "person", _plant_escalate_agent),
+            Action("raise_priority_on_date", "date", _plant_priority),
+            Action("set_pending_by_reference", "code", _plant_pending),
         ]
 
 
@@ -432,8 +444,13 @@ def _plant_title_code(state: TicketsState, rng: random.Random, value: str) -> Ho
 
 
 def _plant_email_title(state: TicketsState, rng: random.Random, value: str) -> HopPlan:
+    # a plain title as the subject ("Cannot access <title>" would name a second title in the answer)
+    _drop_tickets(state, value)
+    subject = vocab.title(rng)
+    _drop_tickets(state, subject)
+    _new_ticket(state, rng, requester=value, subject=subject)
     phrase = "find the support ticket filed by that email address and note its subject"
-    return _ticket_hop(state, rng, value, "requester", "subject", phrase)
+    return HopPlan([_search(value, reveals=("tickets", 0, "subject"))], subject, phrase)
 
 
 def _plant_code_assignee(state: TicketsState, rng: random.Random, value: str) -> HopPlan:
@@ -526,6 +543,118 @@ def _plant_close(state: TicketsState, rng: random.Random, value: str) -> ActionP
     calls = [_search(value), _by_id("close_ticket", {"resolution": "Resolved by support"})]
     crit = expect_record("tickets", f"the ticket '{value}' is closed", subject=value, status="closed")
     return ActionPlan(calls, [crit], "close the support ticket whose subject is that title")
+
+
+def _plant_title_commenter(state: TicketsState, rng: random.Random, value: str) -> HopPlan:
+    _drop_tickets(state, value)
+    ticket = _new_ticket(state, rng, subject=value, status="open")
+    author = vocab.email_for(vocab.person_name(rng), rng)
+    while author == ticket.requester:
+        author = vocab.email_for(vocab.person_name(rng), rng)
+    cid = next_id("cmt", state.comments)
+    state.comments[cid] = Comment(id=cid, ticketId=ticket.id, author=author, body=vocab.sentence(rng))
+    calls = [
+        _search(value),
+        PlannedCall(
+            "list_comments",
+            {"ticketId": None},
+            bind={"ticketId": (0, ("tickets", 0, "id"))},
+            reveals=("comments", 0, "author"),
+        ),
+    ]
+    phrase = (
+        "find the support ticket with that title as its subject, read its comments and note the "
+        "email address of the person who commented"
+    )
+    return HopPlan(calls, author, phrase)
+
+
+def _plant_reply(state: TicketsState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_tickets(state, value)
+    ticket = _new_ticket(state, rng, requester=value, status="open")
+    body = f"Thanks for reaching out, we are on it ({vocab.code(rng, 'RE')})."
+    calls = [_search(value), _by_id("add_comment", {"body": body, "internal": False})]
+    crit = expect_record(
+        "comments",
+        f"a public reply is added to the ticket {ticket.code}",
+        ticketId=ticket.id,
+        body=body,
+        internal=False,
+    )
+    return ActionPlan(
+        calls, [crit], f"add the public reply '{body}' to the support ticket filed by that email address"
+    )
+
+
+def _plant_reopen(state: TicketsState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_tickets(state, value)
+    _new_ticket(state, rng, subject=value, status="solved")
+    calls = [_search(value), _by_id("reopen_ticket", {})]
+    crit = expect_record("tickets", f"the ticket '{value}' is open again", subject=value, status="open")
+    return ActionPlan(calls, [crit], "reopen the solved support ticket whose subject is that title")
+
+
+def _plant_escalate_agent(state: TicketsState, rng: random.Random, value: str) -> ActionPlan:
+    gone = {a.id for a in state.agents.values() if value.lower() in f"{a.name} {a.email}".lower()}
+    for aid in gone:
+        del state.agents[aid]
+    for ticket in state.tickets.values():
+        if ticket.assigneeId in gone:
+            ticket.assigneeId, ticket.assignee = None, ""
+    agent = _new_agent(state, rng, value)
+    ticket = _new_ticket(state, rng, assigneeId=agent.id, assignee=agent.name, status="open")
+    calls = [
+        PlannedCall("list_agents", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall("list_tickets", {"assigneeId": None}, bind={"assigneeId": (0, ("agents", 0, "id"))}),
+        PlannedCall(
+            "escalate_ticket",
+            {"ticketId": None, "reason": "needs senior support"},
+            bind={"ticketId": (1, ("tickets", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "tickets",
+        f"ticket {ticket.code} is escalated",
+        id=ticket.id,
+        assignee=value,
+        escalated=True,
+        priority="urgent",
+    )
+    return ActionPlan(
+        calls,
+        [crit],
+        "escalate the support ticket assigned to the agent who is that person (reason: needs senior support)",
+    )
+
+
+def _plant_priority(state: TicketsState, rng: random.Random, value: str) -> ActionPlan:
+    for tid in [t.id for t in state.tickets.values() if t.createdOn == value]:
+        del state.tickets[tid]
+    for cid in [c.id for c in state.comments.values() if c.ticketId not in state.tickets]:
+        del state.comments[cid]
+    ticket = _new_ticket(state, rng, createdOn=value, priority="low", status="open")
+    call = PlannedCall("list_tickets", {"createdOn": value}, inputs={"createdOn": "{value}"})
+    calls = [call, _by_id("set_priority", {"priority": "high"})]
+    crit = expect_record(
+        "tickets",
+        f"ticket {ticket.code} has high priority",
+        id=ticket.id,
+        code=ticket.code,
+        createdOn=value,
+        priority="high",
+    )
+    return ActionPlan(calls, [crit], "raise the support ticket created on that date to high priority")
+
+
+def _plant_pending(state: TicketsState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_tickets(state, value)
+    ticket = _new_ticket(state, rng, status="open")
+    ticket.description = f"Customer quotes reference {value}; awaiting their reply."
+    calls = [_search(value), _by_id("set_status", {"status": "pending"})]
+    crit = expect_record(
+        "tickets", f"ticket {ticket.code} is pending", id=ticket.id, code=ticket.code, status="pending"
+    )
+    return ActionPlan(calls, [crit], "set the support ticket that mentions that reference code to pending")
 
 
 register_service(TicketsService)

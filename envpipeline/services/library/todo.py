@@ -351,6 +351,12 @@ class TodoService(Service[TodoState]):
             Action("complete_item", "title", _plant_complete),
             Action("add_item_due", "date", _plant_add_due),
             Action("assign_item", "person", _plant_assign),
+            Action("create_trip_list", "city", _plant_create_list),
+            Action("rename_list_to_title", "title", _plant_rename_list),
+            Action("delete_list_of_due_item", "date", _plant_delete_list),
+            Action("delete_item_of_person", "person", _plant_delete_item),
+            Action("reopen_item_by_title", "title", _plant_reopen),
+            Action("reschedule_item", "date", _plant_reschedule),
         ]
 
 
@@ -371,7 +377,9 @@ def _new_item(state: TodoState, rng: random.Random, **fields) -> TodoItem:
     fields.setdefault("title", vocab.title(rng))
     fields.setdefault("due", vocab.date(rng))
     fields.setdefault("assignee", vocab.person_name(rng))
-    item = TodoItem(id=iid, listId=_any_list(state).id, priority=rng.choice(PRIORITIES), **fields)
+    fields.setdefault("priority", rng.choice(PRIORITIES))
+    fields.setdefault("listId", _any_list(state).id)
+    item = TodoItem(id=iid, **fields)
     state.items[iid] = item
     return item
 
@@ -455,6 +463,108 @@ def _plant_assign(state: TodoState, rng: random.Random, value: str) -> ActionPla
     ]
     crit = expect_record("items", f"the to-do '{name}' is assigned to {value}", title=name, assignee=value)
     return ActionPlan(calls, [crit], f"assign the to-do item '{name}' to that person")
+
+
+def _fresh_list(state: TodoState, rng: random.Random) -> TaskList:
+    """A new task list with a name no other list has."""
+    taken = {x.name.lower() for x in state.lists.values()}
+    name = f"Project {vocab.code(rng, 'PRJ')}"
+    while name.lower() in taken:
+        name = f"Project {vocab.code(rng, 'PRJ')}"
+    lid = next_id("lst", state.lists)
+    state.lists[lid] = TaskList(id=lid, name=name)
+    return state.lists[lid]
+
+
+def _plant_create_list(state: TodoState, rng: random.Random, value: str) -> ActionPlan:
+    name = f"{value} Trip"
+    taken = [x.id for x in state.lists.values() if x.name.lower() == name.lower()]
+    for lid in taken:
+        del state.lists[lid]
+    for iid in [i.id for i in state.items.values() if i.listId in taken]:
+        del state.items[iid]
+    call = PlannedCall("create_list", {"name": name}, inputs={"name": "{value} Trip"})
+    crit = expect_record("lists", f"a task list '{name}' exists", name=name)
+    return ActionPlan([call], [crit], "create a task list named after that city followed by the word 'Trip'")
+
+
+def _plant_rename_list(state: TodoState, rng: random.Random, value: str) -> ActionPlan:
+    task_list = _fresh_list(state, rng)
+    for other in state.lists.values():
+        if other.id != task_list.id and other.name.lower() == value.lower():
+            other.name = f"{other.name} (old)"
+    calls = [
+        PlannedCall("list_lists", {}),
+        PlannedCall("rename_list", {"listId": task_list.id, "name": value}, inputs={"name": "{value}"}),
+    ]
+    crit = expect_record(
+        "lists", f"the list '{task_list.name}' is renamed to '{value}'", id=task_list.id, name=value
+    )
+    return ActionPlan(calls, [crit], f"rename the task list '{task_list.name}' to that title")
+
+
+def _plant_delete_list(state: TodoState, rng: random.Random, value: str) -> ActionPlan:
+    for iid in [i.id for i in state.items.values() if i.due == value]:
+        del state.items[iid]
+    task_list = _fresh_list(state, rng)
+    _new_item(state, rng, title=_fresh_title(state, rng), due=value, listId=task_list.id)
+    calls = [
+        PlannedCall("list_items", {"due": value}, inputs={"due": "{value}"}),
+        PlannedCall("delete_list", {"listId": None}, bind={"listId": (0, ("items", 0, "listId"))}),
+    ]
+    crit = expect_record(
+        "lists",
+        f"the task list '{task_list.name}' is deleted",
+        absent=True,
+        id=task_list.id,
+        name=task_list.name,
+    )
+    phrase = "delete the task list (with its items) that holds the to-do item due on that date"
+    return ActionPlan(calls, [crit], phrase)
+
+
+def _plant_delete_item(state: TodoState, rng: random.Random, value: str) -> ActionPlan:
+    for iid in [i.id for i in state.items.values() if i.assignee.lower() == value.lower()]:
+        del state.items[iid]
+    item = _new_item(state, rng, title=_fresh_title(state, rng), assignee=value)
+    calls = [
+        PlannedCall("list_items", {"assignee": value}, inputs={"assignee": "{value}"}),
+        PlannedCall("delete_item", {"itemId": None}, bind={"itemId": (0, ("items", 0, "id"))}),
+    ]
+    crit = expect_record(
+        "items", f"the to-do '{item.title}' is deleted", absent=True, id=item.id, title=item.title
+    )
+    return ActionPlan(calls, [crit], "delete the to-do item assigned to that person")
+
+
+def _plant_reopen(state: TodoState, rng: random.Random, value: str) -> ActionPlan:
+    _drop_items(state, value)
+    _new_item(state, rng, title=value, completed=True)
+    calls = [
+        PlannedCall("search_items", {"query": value}, inputs={"query": "{value}"}),
+        PlannedCall("reopen_item", {"itemId": None}, bind={"itemId": (0, ("items", 0, "id"))}),
+    ]
+    crit = expect_record("items", f"the to-do '{value}' is open again", title=value, completed=False)
+    return ActionPlan(calls, [crit], "reopen the completed to-do item with that title")
+
+
+def _plant_reschedule(state: TodoState, rng: random.Random, value: str) -> ActionPlan:
+    name = _fresh_title(state, rng)
+    due = vocab.date(rng)
+    while due == value:
+        due = vocab.date(rng)
+    _new_item(state, rng, title=name, due=due)
+    calls = [
+        PlannedCall("search_items", {"query": name}),
+        PlannedCall(
+            "update_item",
+            {"itemId": None, "due": value},
+            inputs={"due": "{value}"},
+            bind={"itemId": (0, ("items", 0, "id"))},
+        ),
+    ]
+    crit = expect_record("items", f"the to-do '{name}' is due on {value}", title=name, due=value)
+    return ActionPlan(calls, [crit], f"move the due date of the to-do item '{name}' to that date")
 
 
 register_service(TodoService)

@@ -409,6 +409,12 @@ class WeatherService(Service[WeatherState]):
             Action("subscribe_email_alerts", "email", _plant_subscribe),
             Action("issue_city_advisory", "city", _plant_issue),
             Action("cancel_advisory_by_code", "advisory_code", _plant_cancel),
+            Action("track_city", "city", _plant_track),
+            Action("stop_tracking_city", "city", _plant_untrack),
+            Action("unsubscribe_email_alerts", "email", _plant_unsubscribe),
+            Action("cancel_advisory_on_date", "date", _plant_cancel_on_date),
+            Action("advisory_from_forecast", "date", _plant_forecast_advisory),
+            Action("watch_on_hottest_day", "city", _plant_hottest_watch),
         ]
 
 
@@ -526,6 +532,143 @@ def _plant_cancel(state: WeatherState, rng: random.Random, value: str) -> Action
     ]
     crit = expect_record("advisories", f"the advisory {value} is cancelled", code=value, status="cancelled")
     return ActionPlan(calls, [crit], "cancel the weather advisory with that advisory code")
+
+
+def _plant_track(state: WeatherState, rng: random.Random, value: str) -> ActionPlan:
+    _drop(state.locations, value, "city")
+    call = PlannedCall("add_location", {"city": value, "label": "trip"}, inputs={"city": "{value}"})
+    crit = expect_record("locations", f"{value} is tracked with the label 'trip'", city=value, label="trip")
+    return ActionPlan([call], [crit], "start tracking the weather of that city, labelled 'trip'")
+
+
+def _plant_untrack(state: WeatherState, rng: random.Random, value: str) -> ActionPlan:
+    _drop(state.locations, value, "city")
+    city, country, lat, lon = _city(value)
+    lid = next_id("loc", state.locations)
+    state.locations[lid] = Location(
+        id=lid, city=city, country=country, latitude=lat, longitude=lon, label=rng.choice(("home", "office"))
+    )
+    calls = [PlannedCall("list_locations", {}), PlannedCall("remove_location", {"locationId": lid})]
+    crit = expect_record("locations", f"{value} is no longer tracked", absent=True, id=lid, city=value)
+    return ActionPlan(calls, [crit], "stop tracking the weather of that city")
+
+
+def _plant_unsubscribe(state: WeatherState, rng: random.Random, value: str) -> ActionPlan:
+    _drop(state.subscriptions, value, "email")
+    sid = next_id("sub", state.subscriptions)
+    sub = Subscription(id=sid, email=value, city=vocab.city(rng)[0], minSeverity=rng.choice(SEVERITIES))
+    state.subscriptions[sid] = sub
+    calls = [
+        PlannedCall("list_subscriptions", {"email": value}, inputs={"email": "{value}"}),
+        PlannedCall(
+            "unsubscribe_alerts",
+            {"subscriptionId": None},
+            bind={"subscriptionId": (0, ("subscriptions", 0, "id"))},
+        ),
+    ]
+    crit = expect_record(
+        "subscriptions", f"{value} no longer gets {sub.city} alerts", absent=True, id=sid, email=value
+    )
+    return ActionPlan(calls, [crit], "delete the weather alert subscription of that email address")
+
+
+def _plant_cancel_on_date(state: WeatherState, rng: random.Random, value: str) -> ActionPlan:
+    _drop(state.advisories, value, "date")
+    advisory = _plant_advisory(state, rng, date=value)
+    calls = [
+        PlannedCall("list_advisories", {"date": value}, inputs={"date": "{value}"}),
+        PlannedCall(
+            "cancel_advisory", {"advisoryId": None}, bind={"advisoryId": (0, ("advisories", 0, "id"))}
+        ),
+    ]
+    crit = expect_record(
+        "advisories",
+        f"the advisory {advisory.code} for {value} is cancelled",
+        id=advisory.id,
+        date=value,
+        status="cancelled",
+    )
+    return ActionPlan(calls, [crit], "cancel the weather advisory issued for that date")
+
+
+def _plant_forecast_advisory(state: WeatherState, rng: random.Random, value: str) -> ActionPlan:
+    label = rng.choice(("cabin", "studio", "warehouse", "farm"))
+    for loc in state.locations.values():
+        if loc.label == label:
+            loc.label = ""
+    tracked = {loc.city for loc in state.locations.values()}
+    city, country, lat, lon = rng.choice([c for c in vocab.CITIES if c[0] not in tracked])
+    lid = next_id("loc", state.locations)
+    state.locations[lid] = Location(
+        id=lid, city=city, country=country, latitude=lat, longitude=lon, label=label
+    )
+    headline = f"Forecast notice {vocab.code(rng, 'FN')}"
+    _drop(state.advisories, headline, "headline")
+    condition = forecast_for(city, _day(value))["condition"]
+    calls = [
+        PlannedCall("list_locations", {}),
+        PlannedCall("get_forecast", {"city": city, "date": value}, inputs={"date": "{value}"}),
+        PlannedCall(
+            "issue_advisory",
+            {"city": city, "date": value, "severity": "advisory", "headline": headline, "condition": None},
+            inputs={"date": "{value}"},
+            bind={"condition": (1, ("forecast", "condition"))},
+        ),
+    ]
+    crit = expect_record(
+        "advisories",
+        f"an advisory '{headline}' for {city} on {value} gives the forecast condition {condition}",
+        city=city,
+        date=value,
+        severity="advisory",
+        headline=headline,
+        condition=condition,
+    )
+    phrase = (
+        f"check the forecast on that date for the tracked location labelled '{label}' and issue an "
+        f"'advisory'-level notice for it on that day headlined '{headline}', with the forecast condition "
+        "as its condition"
+    )
+    return ActionPlan(calls, [crit], phrase)
+
+
+def _plant_hottest_watch(state: WeatherState, rng: random.Random, value: str) -> ActionPlan:
+    start = _day(vocab.date(rng))
+    days = [forecast_for(value, start + dt.timedelta(days=i)) for i in range(3)]
+    for _ in range(100):  # one hottest day, no tie
+        highs = sorted((d["highC"] for d in days), reverse=True)
+        if highs[0] > highs[1]:
+            break
+        start = _day(vocab.date(rng))
+        days = [forecast_for(value, start + dt.timedelta(days=i)) for i in range(3)]
+    hottest = max(days, key=lambda d: d["highC"])["date"]
+    headline = f"Heat watch {vocab.code(rng, 'HW')}"
+    _drop(state.advisories, headline, "headline")
+    calls = [
+        PlannedCall(
+            "get_daily_forecasts",
+            {"city": value, "startDate": start.isoformat(), "days": 3},
+            inputs={"city": "{value}"},
+        ),
+        PlannedCall(
+            "issue_advisory",
+            {"city": value, "date": hottest, "severity": "watch", "headline": headline},
+            inputs={"city": "{value}"},
+        ),
+    ]
+    crit = expect_record(
+        "advisories",
+        f"a watch '{headline}' is issued for {value} on its hottest day {hottest}",
+        city=value,
+        date=hottest,
+        severity="watch",
+        headline=headline,
+    )
+    phrase = (
+        f"look at the 3-day forecast of that city starting {start.isoformat()} and issue a 'watch' "
+        f"advisory headlined '{headline}' for the hottest of those days"
+    )
+    return ActionPlan(calls, [crit], phrase)
 
 
 register_service(WeatherService)
