@@ -75,7 +75,7 @@ class AuthorConfig(Strict):
     api_key_env: Annotated[str | None, Field(description="llm: environment variable with the key")] = None
     max_repairs: Annotated[int, Field(ge=0, description="repair turns after a rejected rewrite")] = 2
     probe_tries: Annotated[int, Field(ge=1, description="k: probe episodes; one reward of 1 accepts")] = 2
-    probe_max_steps: Annotated[int, Field(ge=1, description="tool calls per probe episode")] = 40
+    probe_max_steps: Annotated[int, Field(ge=1, description="tool calls per probe episode")] = 80
     cache_dir: Annotated[Path | None, Field(description="disk cache of author and probe replies")] = None
 
     @model_validator(mode="after")

@@ -58,7 +58,7 @@ class DeadlineExceeded(Exception):
 class LoopLimits:
     """How long an episode may run."""
 
-    max_steps: int = 30
+    max_steps: int = 80
     timeout_sec: float = 600.0
     #: malformed replies (bad arguments, unknown tools, empty replies) fed back before giving up
     max_malformed: int = 5

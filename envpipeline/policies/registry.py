@@ -43,7 +43,7 @@ class PolicyConfig(BaseModel):
     model: Annotated[str | None, Field(description="llm: litellm model, e.g. openai/gpt-4o-mini")] = None
     api_base: Annotated[str | None, Field(description="llm: OpenAI-compatible endpoint")] = None
     api_key_env: Annotated[str | None, Field(description="llm: environment variable with the key")] = None
-    max_steps: Annotated[int, Field(ge=1, description="llm: tool calls or commands per episode")] = 30
+    max_steps: Annotated[int, Field(ge=1, description="llm: tool calls or commands per episode")] = 80
     timeout_sec: Annotated[float, Field(gt=0.0, description="llm: wall-clock limit per episode")] = 600.0
     temperature: Annotated[float, Field(ge=0.0, le=2.0, description="llm: sampling temperature")] = 0.7
     cache_dir: Annotated[

@@ -40,7 +40,7 @@ def policy_for(server: ScriptedLLMServer, **settings: Any) -> Policy:
         "kind": "llm",
         "model": "openai/agent-test",
         "api_base": server.api_base,
-        "max_steps": 40,
+        "max_steps": 80,
         **settings,
     }
     return build_policy(PolicyConfig(**config))
@@ -90,6 +90,27 @@ def litellm_imported() -> None:
 @pytest.fixture(scope="module")
 def composed() -> TaskRecord:
     return next(r for seed in range(40) if (r := compose_task(seed, ComposeConfig())).status == "accepted")
+
+
+def test_the_default_step_budgets_cover_the_reference_of_every_accepted_composed_task() -> None:
+    """An LLM agent (or the authoring probe) that follows the reference path exactly must not run
+    out of tool calls: a budget below the reference makes accepted tasks unsolvable and their pass
+    rates zero by construction."""
+    from envpipeline.compose.llm_author import AuthorConfig
+
+    calls = []
+    for seed in range(60):
+        record = compose_task(seed, ComposeConfig())
+        if record.status == "accepted":
+            messages = reference_of(record)
+            calls.append(sum(len(m.get("tool_calls") or []) for m in messages))
+    assert len(calls) >= 30
+    budgets = {
+        "policy": PolicyConfig(kind="llm", model="openai/m").max_steps,
+        "probe": AuthorConfig(model="openai/m").probe_max_steps,
+    }
+    for name, budget in budgets.items():
+        assert max(calls) <= budget * 0.8, (name, budget, max(calls))  # slack for a wrong turn or two
 
 
 # -- composed: meta-tool calling -----------------------------------------------------------------------
