@@ -170,19 +170,35 @@ def run(
         on_cut()
     drain.close()
     drain.thread.join(5.0)
-    duration = time.monotonic() - started
     if drain.error is not None:
         raise SandboxError(f"docker exec failed: {drain.error}") from drain.error
-    code = None if cut else _exit_code(control, exec_id)
+    code = None
+    if not cut:
+        # the output ended; a stream dropped under load ends it too, while the command still runs:
+        # what it writes is read only once the engine says it exited
+        code = _exit_code(control, exec_id, started + wait_sec)
+        if code is None:
+            cut = True
+            if on_cut is not None:
+                on_cut()
+    duration = time.monotonic() - started
     return Ran(code, bytes(drain.out), bytes(drain.err), drain.truncated, cut, duration)
 
 
-def _exit_code(control: docker.APIClient, exec_id: str) -> int | None:
-    """The exec's exit status once the engine reports it ended (None if it never does)."""
-    deadline = time.monotonic() + EXIT_STATUS_WAIT_SEC
+def _exit_code(control: docker.APIClient, exec_id: str, deadline: float) -> int | None:
+    """The exec's exit status once the engine reports it ended; None if it still runs at
+    `deadline` (waiting EXIT_STATUS_WAIT_SEC at least); SandboxError if it never started.
+
+    An exec not started yet also reads "not running" (with no exit status and no pid): a stream
+    that ended before the engine started the command must not pass for a command that finished."""
+    deadline = max(deadline, time.monotonic() + EXIT_STATUS_WAIT_SEC)
     while True:
         state = call(lambda: control.exec_inspect(exec_id), "docker exec inspect")
-        if not state.get("Running") or time.monotonic() > deadline:
-            code = state.get("ExitCode")
-            return code if isinstance(code, int) and not state.get("Running") else None
+        code = state.get("ExitCode")
+        if not state.get("Running") and isinstance(code, int):
+            return code
+        if time.monotonic() > deadline:
+            if state.get("Running"):
+                return None
+            raise SandboxError(f"docker exec {exec_id[:12]} never ran: {state}")
         time.sleep(0.01)

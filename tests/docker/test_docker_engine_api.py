@@ -129,6 +129,42 @@ def test_exec_reports_output_and_exit_codes(bundle: Bundle) -> None:
         assert session.exec("echo alive", 10).stdout == "alive\n"
 
 
+class _DroppedStreams:
+    """A stream client whose exec output ends at once, as a connection dropped under load does:
+    the command starts (or, with `start` False, never does) and runs on unseen."""
+
+    def __init__(self, real: Any, start: bool) -> None:
+        self.real, self.start = real, start
+
+    def exec_start(self, exec_id: str, **kwargs: Any) -> Iterator[tuple[bytes | None, bytes | None]]:
+        if self.start:
+            self.real.exec_start(exec_id, **kwargs).close()
+        return (frame for frame in ())  # a generator: it has close(), as the real stream does
+
+
+def test_a_dropped_stream_is_not_taken_for_a_finished_command(
+    bundle: Bundle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a command writes is read after it exits, not when its output stream happens to end;
+    a command the engine never started is an error, not an exit status of None."""
+    from envpipeline.errors import SandboxError
+    from envpipeline.sandbox import docker_engine
+
+    sandbox = DockerSandbox(warm_spare=False)
+    with sandbox.open(bundle, Limits()) as session:
+        real = docker_engine.stream_engine()
+        monkeypatch.setattr(docker_engine, "stream_engine", lambda: _DroppedStreams(real, start=True))
+        ran = docker_engine.run(
+            session.container, ["sh", "-c", "sleep 6; echo 1 > /tmp/reward"], wait_sec=30, limit=100
+        )
+        assert (ran.exit_code, ran.cut) == (0, False) and ran.duration_sec >= 6
+        monkeypatch.setattr(docker_engine, "stream_engine", lambda: real)
+        assert session.read_file("/tmp/reward") == b"1\n"
+        monkeypatch.setattr(docker_engine, "stream_engine", lambda: _DroppedStreams(real, start=False))
+        with pytest.raises(SandboxError, match="never ran"):
+            docker_engine.run(session.container, ["true"], wait_sec=1, limit=100)
+
+
 def test_output_held_open_by_an_escaped_process_is_cut(bundle: Bundle) -> None:
     """A setsid'd child keeps the exec's output open past the timeout; the session still returns
     (at the timeout or the host-side backstop), killing it."""

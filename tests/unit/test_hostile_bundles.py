@@ -322,7 +322,7 @@ def test_a_solution_that_locks_tests_gets_a_verdict(
     script = "mkdir -p /tests /logs/verifier; chattr +i /tests 2>/dev/null; chmod 000 /tests /logs/verifier /logs; true"
     bundle = read_bundle(hostile(family_bundle, tmp_path / "lock", solve(script)))
     trial: TrialResult = run_trial(sandbox, bundle, "oracle", LIMITS)
-    assert (trial.verdict, trial.reward) == ("ok", 0.0), trial
+    assert (trial.verdict, trial.reward) == ("ok", 0.0), f"{trial.reason}; verifier: {trial.verifier_exec}"
     sandbox.assert_nothing_left()
 
 

@@ -300,7 +300,9 @@ def test_tamper_probes_give_a_tampered_verdict(sandbox: Sandbox, tmp_path: Path,
     )
     trial = run_trial(sandbox, bundle, agent, LIMITS)
     assert trial.verdict == "tampered", trial.reason
-    assert trial.reward is None and trial.verifier_reward == 0.0, trial.reason
+    assert trial.reward is None and trial.verifier_reward == 0.0, (
+        f"{trial.reason}; verifier: {trial.verifier_exec}"
+    )
     assert trial.planted == planted and words in trial.reason, trial.reason
 
 
