@@ -88,8 +88,8 @@ KILL_ALL_SCRIPT = (
     'read -r stat 2>/dev/null < "$d/stat" || continue; state=${stat##*)}; state=${state# }; '
     'case ${state%% *} in Z|X|"") ;; *) alive="$alive $p";; esac; done; '
     '[ -z "$alive" ] && exit 0; tries=$((tries + 1)); '
-    '[ $tries -ge 100 ] && { echo "still running:$alive" >&2; exit 2; }; '
-    "kill -9 -1 2>/dev/null; sleep 0.05; done"
+    '[ $tries -ge 500 ] && { echo "still running:$alive" >&2; exit 2; }; '
+    "kill -9 -1 2>/dev/null; sleep 0.01; done"
 )
 #: Label carried by every environment image (value: the full content digest).
 DIGEST_LABEL = "envpipeline.env.digest"
