@@ -28,6 +28,9 @@ unchanged): 25 of 48: 7.54 (12.83); 50 of 108: 8.07 (19.48); 75 of 162: 7.72 (25
 task templates; personas and catalogues alone do not move it.
 (The issue quotes masked Vendi 5.9 from another run and masking.) Acceptance: masked Vendi of 200
 accepted tasks >= 3x the baseline.
+Main at a5c8bb3 (24 templates), defaults with `--workers 2`, a quiet 2-core machine, 2026-12-04:
+200 accepted of 316 gated in 862 s, masked Vendi 35.11 (raw 86.47); at equal counts 26.60 at 75
+(3.3x the baseline) and 27.37 at 100 (3.5x); three interfaces 93.5%, a day after day 0 67.5%.
 
 Usage: python bench/world_content.py [--personas 40] [--days 10] [--seed 0] [--target 200]
 """
