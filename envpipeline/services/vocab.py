@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from envpipeline.models.value_pools import (
     CAPITALIZED_WORDS as _CAPITALIZED_WORDS,
@@ -101,6 +102,23 @@ def unique(rng: random.Random, make: object, taken: set[str], *args: object) -> 
             taken.add(value)
             return value
     raise ValueError("value pool exhausted")
+
+
+def fresh(
+    rng: random.Random,
+    draw: Callable[[random.Random], str],
+    mentioned: Callable[[str], bool],
+    tries: int = 50,
+) -> str:
+    """Draw from `draw` until a value no record mentions (`mentioned` False), so a new planting
+    keeps what earlier links of the task planted; after `tries` redraws the last draw is returned
+    (the caller then drops the records that mention it)."""
+    value = draw(rng)
+    for _ in range(tries):
+        if not mentioned(value):
+            return value
+        value = draw(rng)
+    return value
 
 
 #: the prefix of each domain code type (`envpipeline.models.criteria.ValueKind`)

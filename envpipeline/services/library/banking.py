@@ -615,11 +615,11 @@ def _plant_remove_payee(state: BankingState, rng: random.Random, value: str) -> 
 
 
 def _plant_payee_move(state: BankingState, rng: random.Random, value: str) -> ActionPlan:
-    who = vocab.person_name(rng)
-    for _ in range(50):  # a name no payee matches yet: payees planted earlier are kept
-        if not any(who.lower() in f"{p.name} {p.email}".lower() for p in state.payees.values()):
-            break
-        who = vocab.person_name(rng)
+    who = vocab.fresh(
+        rng,
+        vocab.person_name,
+        lambda name: any(name.lower() in f"{p.name} {p.email}".lower() for p in state.payees.values()),
+    )
     _drop_payees(state, who)
     other = next(c[0] for c in vocab.CITIES if c[0] != value)
     payee = _new_payee(state, rng, name=who, email=_unique_email(state, rng, who), bankCity=other)

@@ -271,11 +271,7 @@ def _drop_matching(state: CalendarState, text: str) -> None:
 
 def _fresh_summary(state: CalendarState, rng: random.Random) -> str:
     """A new event title no event mentions yet (records planted earlier in a task are kept)."""
-    name = vocab.title(rng)
-    for _ in range(50):
-        if not _mentioning(state, name):
-            return name
-        name = vocab.title(rng)
+    name = vocab.fresh(rng, vocab.title, lambda text: bool(_mentioning(state, text)))
     _drop_matching(state, name)
     return name
 

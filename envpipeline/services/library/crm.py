@@ -648,13 +648,13 @@ def _plant_create_company(state: CrmState, rng: random.Random, value: str) -> Ac
 
 def _plant_open_deal(state: CrmState, rng: random.Random, value: str) -> ActionPlan:
     company = _new_company(state, rng)
-    title = vocab.title(rng)
-    for _ in range(50):  # a title no deal mentions yet: earlier planted deals are kept
-        if not any(
-            title.lower() in str(getattr(d, f)).lower() for d in state.deals.values() for f in DEAL_FIELDS
-        ):
-            break
-        title = vocab.title(rng)
+    title = vocab.fresh(
+        rng,
+        vocab.title,
+        lambda text: any(
+            text.lower() in str(getattr(d, f)).lower() for d in state.deals.values() for f in DEAL_FIELDS
+        ),
+    )
     _drop(state.deals, title, DEAL_FIELDS)
     amount = float(rng.randint(5, 90) * 1000)
     calls = [

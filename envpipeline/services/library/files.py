@@ -395,12 +395,11 @@ def _new_file(state: FilesState, rng: random.Random, **fields) -> File:
 
 def _fresh_title(state: FilesState, rng: random.Random) -> str:
     """A new title no file mentions yet (files planted earlier in a task are kept)."""
-    name = vocab.title(rng)
-    for _ in range(50):
-        low = name.lower()
-        if not any(low in f"{f.name} {f.content}".lower() for f in state.files.values()):
-            return name
-        name = vocab.title(rng)
+    name = vocab.fresh(
+        rng,
+        vocab.title,
+        lambda text: any(text.lower() in f"{f.name} {f.content}".lower() for f in state.files.values()),
+    )
     _drop_files(state, name)
     return name
 
