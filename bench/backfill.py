@@ -17,6 +17,15 @@ an extrapolation. Printed per phase: runs, partitions, wall and CPU seconds (thi
 children), runs/s, partitions/s, and peak RSS (this process; its children's largest, from
 RUSAGE_CHILDREN; the sum as an upper bound of the tree).
 
+Measured at full size on 2026-12-04 (2 cores, `python bench/backfill.py --batches 1000 --seeds 200`,
+in_process executor; the machine also ran one other single-core job part of the time):
+    baseline 1/run, 50 batches: 50 runs, 50.7 s wall, 45.4 s CPU, 0.99 partitions/s, peak RSS 441 MiB
+    policy, 50 batches: 2 runs, 14.7 s wall, 13.9 s CPU, 3.41 partitions/s (x3.46 wall, x3.26 CPU)
+    policy, 1000 batches: 40 runs, 335.4 s wall, 316.9 s CPU, 0.119 runs/s, 2.98 partitions/s,
+        peak RSS 447 MiB (baseline extrapolated, not measured: 1000 runs, ~1013 s)
+    policy, 200 terminal seeds (seeds + verification): 20 runs, 268.8 s wall, 213.3 s CPU,
+        0.074 runs/s, 0.744 partitions/s, peak RSS 339 MiB
+
 Usage: python bench/backfill.py [--batches 1000] [--seeds 200] [--candidates-per-batch 2]
                                 [--baseline 50] [--executor in_process|multiprocess]
 """
