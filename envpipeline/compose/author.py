@@ -22,7 +22,7 @@ from envpipeline.models.task import Binding, ComposeEnvironmentRef, Condition, C
 from envpipeline.rubric import preservation_of
 from envpipeline.services import vocab
 from envpipeline.services.base import Service, dump_state
-from envpipeline.services.links import VALUE_NOUNS, Action, Hop, PlannedCall, ValueType
+from envpipeline.services.links import VALUE_NOUNS, Action, ActionPlan, Hop, PlannedCall, ValueType
 from envpipeline.services.registry import all_services
 
 GENERATOR = "compoworld.random_walk"
@@ -242,6 +242,31 @@ def state_rng(seed: str) -> random.Random:
     return vocab.seeded(seed)
 
 
+#: Plantings of one action before its phrase is kept even though it quotes a hidden value.
+ACTION_PLANT_TRIES = 5
+
+
+def plant_action(
+    service: Service, action: Action, rng: random.Random, value: str, hidden: list[str]
+) -> ActionPlan:
+    """Plant `action`, drawing again while its phrase quotes a value the chain hides.
+
+    An action may quote values it draws itself (a new trip's destination city, a new contact's
+    email); when a draw equals a value the agent must discover on the way, the instruction would
+    give that value away (the ``chain_hidden`` gate rejects it). The service's state is then put
+    back as it was before the planting and the action planted again with the next draws. After
+    `ACTION_PLANT_TRIES` plantings the last plan is kept, and the gate rejects the task.
+    """
+    secrets = [v.lower() for v in hidden if v]
+    for _ in range(ACTION_PLANT_TRIES - 1):
+        before = service.state.model_copy(deep=True)
+        plan = action.plant(service.state, rng, value)
+        if not any(secret in plan.phrase.lower() for secret in secrets):
+            return plan
+        service.state = before
+    return action.plant(service.state, rng, value)
+
+
 def _plant_and_write(
     seed: int,
     walk: list[str],
@@ -266,8 +291,8 @@ def _plant_and_write(
         values.append(plan.output)
     action_plans = {}
     for i, action, j in actions:
+        action_plans[i] = (action, j, plant_action(services[walk[i]], action, rng, values[j], values[1:]))
         state = services[walk[i]].state
-        action_plans[i] = (action, j, action.plant(state, rng, values[j]))
         changed = plant_twin(state, values[j], action.consumes, rng)
         if changed:
             twins.append({"visit": i, "service": walk[i], "link": action.name, "differs": changed})

@@ -67,7 +67,10 @@ def detail_variant(service_cls: type[Service[Any]], hop: Hop[Any]) -> Hop[Any] |
             [*plan.calls, opened], plan.output, f"{plan.phrase} (open the {record} itself to read it)"
         )
 
-    variant = Hop(f"{hop.name}_via_{tool}", hop.consumes, hop.produces, plant, relation=hop.relation)
+    # the base hop's relation, also one derived from its name: the variant's own name (``..._via_get_x``)
+    # would read as tool words ("the date that trip traveler email to start date via get trip gives")
+    relation = hop.relation_of("{of}")
+    variant = Hop(f"{hop.name}_via_{tool}", hop.consumes, hop.produces, plant, relation=relation)
     return variant if all(_runs(service_cls, variant, seed) for seed in _CHECK_SEEDS) else None
 
 

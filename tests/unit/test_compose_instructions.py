@@ -10,11 +10,15 @@ from click.testing import CliRunner
 from pydantic import ValidationError
 
 from envpipeline.cli import main
-from envpipeline.compose.author import ComposeConfig, draft_task
+from envpipeline.compose import gates
+from envpipeline.compose.author import ComposeConfig, draft_task, plant_action
 from envpipeline.compose.instructions import InstructionPlan, draw_style
 from envpipeline.compose.phrasing import HINT_FRAMES, HINT_INTROS, without_service_hints
 from envpipeline.compose.pipeline import compose_task
-from envpipeline.services.registry import all_services
+from envpipeline.services import vocab
+from envpipeline.services.library.calendar import Event
+from envpipeline.services.links import Action, ActionPlan
+from envpipeline.services.registry import all_services, get_service
 
 SEEDS = range(40)
 
@@ -148,3 +152,40 @@ def test_an_unknown_style_is_refused_in_config_and_cli(tmp_path):
         main, ["compose", "--tasks", "1", "--instruction-style", "easy", "--out", str(tmp_path / "o")]
     )
     assert result.exit_code != 0 and "--instruction-style" in result.output
+
+
+def _plant_meetup(state, rng, value: str) -> ActionPlan:
+    """An action that quotes a value it draws itself (the meetup's city)."""
+    city = vocab.city(rng)[0]
+    eid = f"evt_{900 + len(state.events)}"
+    state.events[eid] = Event(
+        id=eid, summary="Meetup", location=city, start="2026-05-01T18:00", end="2026-05-01T20:00"
+    )
+    return ActionPlan([], [], f"plan a meetup in '{city}' for {value}")
+
+
+def test_an_action_that_would_quote_a_hidden_value_is_planted_again_and_its_first_planting_undone():
+    calendar = get_service("calendar")
+    meetup = Action("plan_meetup", "person", _plant_meetup)
+    service = calendar(calendar.generate_state(vocab.seeded("meetup")))
+    before = dict(service.state.events)
+    first_city = vocab.city(vocab.seeded(11))[0]  # what the first planting draws
+
+    plan = plant_action(service, meetup, vocab.seeded(11), "Ada", hidden=[first_city, "Ada Lovelace"])
+    assert first_city.lower() not in plan.phrase.lower()
+    added = [e for eid, e in service.state.events.items() if eid not in before]
+    assert len(added) == 1 and added[0].location in plan.phrase  # the leaking planting was undone
+    assert all(service.state.events[eid] == e for eid, e in before.items())
+
+
+def test_an_action_that_always_leaks_is_kept_for_the_gate_to_reject():
+    calendar = get_service("calendar")
+    meetup = Action("plan_meetup", "person", _plant_meetup)
+    service = calendar(calendar.generate_state(vocab.seeded("meetup")))
+    before = set(service.state.events)
+    every_city = [c[0] for c in vocab.CITIES]
+
+    plan = plant_action(service, meetup, vocab.seeded(11), "Ada", hidden=every_city)
+    assert any(c.lower() in plan.phrase.lower() for c in every_city)
+    assert len(set(service.state.events) - before) == 1  # one planting, ACTION_PLANT_TRIES tries
+    assert not gates.chain_hidden(plan.phrase, every_city).passed
