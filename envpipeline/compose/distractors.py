@@ -2,10 +2,11 @@
 
 After a hop or an action plants the record the agent must find by a known value (the *key*), a
 twin of that record is planted beside it, listed first in its collection: every field is the same
-except the key, which gets a near-miss value (same first name and another surname, same month and
-another day, same prefix and other digits, same topic and another word...), and, for a hop, the
-value it reveals, which gets another value of its type. Only the key tells the twins apart, so a
-policy that takes the first record that looks right, or guesses, reads or changes the wrong one.
+except the key (every field holding it, as a one-day leave's start and end), which gets a
+near-miss value (same first name and another surname, same day in another month, same prefix and
+other digits, same topic and another word...), and, for a hop, the value it reveals, which gets
+another value of its type. Only the key tells the twins apart, so a policy that takes the first
+record that looks right, or guesses, reads or changes the wrong one.
 
 The twin is generic: it works on any state whose collections are dicts of records with an ``id``.
 Soundness is kept by the composer's gates (a twin that makes a lookup ambiguous fails
@@ -112,7 +113,12 @@ def plant_twin(
         taken = {
             str(v).lower() for r in collection.values() for v in r.__dict__.values() if isinstance(v, str)
         }
-        changes = {key_field: near_miss(key, key_type, rng)}
+        # every field holding the key moves together (a one-day leave's start and end date): a twin
+        # that moved only one would be malformed (ends before it starts) or still cover the key
+        miss = near_miss(key, key_type, rng)
+        changes = {
+            f: miss for f, v in _scalar_fields(record).items() if v.lower() == key.lower() and f != "id"
+        }
         if out_field and output is not None and output_type is not None:
             changes[out_field] = near_miss(output, output_type, rng)
         if any(v.lower() in taken for v in changes.values()):

@@ -52,6 +52,25 @@ def test_a_twin_differs_from_the_right_record_only_in_its_key_and_value_and_is_l
     assert [f["date"] for f in found] == [plan.output]  # the key still finds exactly the right one
 
 
+@pytest.mark.parametrize("day", ["2026-03-10", "2026-12-10"])
+def test_a_one_day_leave_twin_is_another_one_day_leave_that_does_not_cover_the_day(day):
+    """The key is both the start and the end date: both move, or the twin would end before it starts
+    (a later month) or be on leave that day too (December: an earlier month) and make the lookup
+    ambiguous."""
+    hr = get_service("hr")
+    rng = vocab.seeded(f"leave:{day}")
+    state = hr.generate_state(rng)
+    hop = next(h for h in hr.links() if h.name == "employee_on_leave")
+    plan = hop.plant(state, rng, day)
+    changed = plant_twin(state, day, "date", rng, plan.output, "person")
+    assert changed is not None and {"startDate", "endDate"} <= set(changed)
+    twin = next(iter(state.leave_requests.values()))
+    assert twin.startDate == twin.endDate != day
+    env = ComposedEnvironment.from_initial_state({"hr": state.model_dump(mode="json")})
+    on_leave = env.call("hr.list_leave_requests", {"date": day})["data"]["leaveRequests"]
+    assert [r["employeeName"] for r in on_leave] == [plan.output]
+
+
 def test_no_twin_when_the_key_is_not_held_by_exactly_one_record():
     flights = get_service("flights")
     state = flights.generate_state(vocab.seeded("none"))
