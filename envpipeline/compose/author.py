@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, model_validator
 
@@ -22,7 +23,7 @@ from envpipeline.models.task import Binding, ComposeEnvironmentRef, Condition, C
 from envpipeline.rubric import preservation_of
 from envpipeline.services import vocab
 from envpipeline.services.base import Service, dump_state
-from envpipeline.services.links import VALUE_NOUNS, Action, ActionPlan, Hop, PlannedCall, ValueType
+from envpipeline.services.links import VALUE_NOUNS, Action, ActionPlan, Hop, HopPlan, PlannedCall, ValueType
 from envpipeline.services.registry import all_services
 
 GENERATOR = "compoworld.random_walk"
@@ -242,8 +243,37 @@ def state_rng(seed: str) -> random.Random:
     return vocab.seeded(seed)
 
 
-#: Plantings of one action before its phrase is kept even though it quotes a hidden value.
-ACTION_PLANT_TRIES = 5
+#: Plantings of one link before it is kept although it gives a value away (a gate then rejects).
+PLANT_TRIES = 5
+
+Plan = TypeVar("Plan", HopPlan, ActionPlan)
+
+
+def _planted_until_clean(
+    service: Service, plant: Callable[[], Plan], gives_away: Callable[[Plan], bool]
+) -> Plan:
+    """`plant()` into `service`, again while the plan gives a value away, the state put back first."""
+    for _ in range(PLANT_TRIES - 1):
+        before = service.state.model_copy(deep=True)
+        plan = plant()
+        if not gives_away(plan):
+            return plan
+        service.state = before
+    return plant()
+
+
+def plant_hop(service: Service, hop: Hop, rng: random.Random, value: str, known: list[str]) -> HopPlan:
+    """Plant `hop`, drawing again while it would reveal a value the chain already holds.
+
+    A hop that draws its answer (a city, a date) can draw one found earlier in the chain, or the
+    start value itself: the chain then loops, the instruction may quote the answer it asks for
+    (``chain_hidden``), and a later visit of the same service can clobber the earlier planting of
+    that value (``reference_pass``). After `PLANT_TRIES` plantings the last plan is kept.
+    """
+    seen = {v.lower() for v in known}
+    return _planted_until_clean(
+        service, lambda: hop.plant(service.state, rng, value), lambda plan: plan.output.lower() in seen
+    )
 
 
 def plant_action(
@@ -255,16 +285,14 @@ def plant_action(
     email); when a draw equals a value the agent must discover on the way, the instruction would
     give that value away (the ``chain_hidden`` gate rejects it). The service's state is then put
     back as it was before the planting and the action planted again with the next draws. After
-    `ACTION_PLANT_TRIES` plantings the last plan is kept, and the gate rejects the task.
+    `PLANT_TRIES` plantings the last plan is kept, and the gate rejects the task.
     """
     secrets = [v.lower() for v in hidden if v]
-    for _ in range(ACTION_PLANT_TRIES - 1):
-        before = service.state.model_copy(deep=True)
-        plan = action.plant(service.state, rng, value)
-        if not any(secret in plan.phrase.lower() for secret in secrets):
-            return plan
-        service.state = before
-    return action.plant(service.state, rng, value)
+    return _planted_until_clean(
+        service,
+        lambda: action.plant(service.state, rng, value),
+        lambda plan: any(secret in plan.phrase.lower() for secret in secrets),
+    )
 
 
 def _plant_and_write(
@@ -282,8 +310,8 @@ def _plant_and_write(
     hop_plans = []
     twins: list[dict[str, Any]] = []
     for i, (service_name, hop) in enumerate(zip(walk, hops)):
+        plan = plant_hop(services[service_name], hop, rng, values[-1], values)
         state = services[service_name].state
-        plan = hop.plant(state, rng, values[-1])
         changed = plant_twin(state, values[-1], hop.consumes, rng, plan.output, hop.produces)
         if changed:
             twins.append({"visit": i, "service": service_name, "link": hop.name, "differs": changed})

@@ -11,13 +11,13 @@ from pydantic import ValidationError
 
 from envpipeline.cli import main
 from envpipeline.compose import gates
-from envpipeline.compose.author import ComposeConfig, draft_task, plant_action
+from envpipeline.compose.author import ComposeConfig, draft_task, plant_action, plant_hop
 from envpipeline.compose.instructions import InstructionPlan, draw_style
 from envpipeline.compose.phrasing import HINT_FRAMES, HINT_INTROS, without_service_hints
 from envpipeline.compose.pipeline import compose_task
 from envpipeline.services import vocab
 from envpipeline.services.library.calendar import Event
-from envpipeline.services.links import Action, ActionPlan
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall
 from envpipeline.services.registry import all_services, get_service
 
 SEEDS = range(40)
@@ -187,5 +187,32 @@ def test_an_action_that_always_leaks_is_kept_for_the_gate_to_reject():
 
     plan = plant_action(service, meetup, vocab.seeded(11), "Ada", hidden=every_city)
     assert any(c.lower() in plan.phrase.lower() for c in every_city)
-    assert len(set(service.state.events) - before) == 1  # one planting, ACTION_PLANT_TRIES tries
+    assert len(set(service.state.events) - before) == 1  # one planting kept of PLANT_TRIES
     assert not gates.chain_hidden(plan.phrase, every_city).passed
+
+
+def _plant_venue(state, rng, value: str) -> HopPlan:
+    """A hop that draws its answer (the venue city of a new event titled `value`)."""
+    city = vocab.city(rng)[0]
+    eid = f"evt_{900 + len(state.events)}"
+    state.events[eid] = Event(
+        id=eid, summary=value, location=city, start="2026-05-01T18:00", end="2026-05-01T20:00"
+    )
+    return HopPlan(
+        [PlannedCall("search_events", {"query": value}, reveals=("events", 0, "location"))], city, ""
+    )
+
+
+def test_a_hop_that_would_reveal_a_value_the_chain_already_holds_is_planted_again():
+    """A loop (the start city found again) would let the instruction quote the answer it asks for,
+    and a later visit could clobber the first planting of that value."""
+    calendar = get_service("calendar")
+    venue = Hop("event_venue", "title", "city", _plant_venue)
+    service = calendar(calendar.generate_state(vocab.seeded("venue")))
+    before = dict(service.state.events)
+    first_city = vocab.city(vocab.seeded(5))[0]
+
+    plan = plant_hop(service, venue, vocab.seeded(5), "Launch Party", known=[first_city, "Launch Party"])
+    assert plan.output != first_city
+    added = [e for eid, e in service.state.events.items() if eid not in before]
+    assert [e.location for e in added] == [plan.output]
