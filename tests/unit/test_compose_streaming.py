@@ -83,6 +83,20 @@ def test_a_streamed_run_writes_the_files_the_all_at_once_write_did(records, tmp_
         assert new.to_pylist() == old.to_pylist(), f"{asset}: same rows, order, lineage and row hashes"
 
 
+def test_a_streamed_partition_keeps_statistics_only_for_short_columns(records, tmp_path):
+    """Min/max of the task documents (kilobytes each, per row group) made the writers' and readers'
+    metadata grow with the run; the short columns keep theirs (DuckDB prunes on them)."""
+    stream(tmp_path / "home", tmp_path / "out", records, "run-1", chunk=2)
+    metadata = pq.ParquetFile(partition_file(tmp_path / "home", "composed_task_specs")).metadata
+    assert metadata.num_row_groups > 1
+    for index in range(metadata.num_row_groups):
+        group = metadata.row_group(index)
+        stats = {group.column(i).path_in_schema: group.column(i).statistics for i in range(group.num_columns)}
+        assert stats["environment"] is None and stats["reference_solution"] is None
+        assert stats["task_id"] is not None and stats["task_id"].has_min_max
+        assert stats["_partition"] is not None and stats["_partition"].has_min_max
+
+
 def test_a_streamed_run_counts_what_the_record_functions_count(records, tmp_path):
     run = stream(tmp_path / "home", tmp_path / "out", records, "run-1", chunk=5)
     summary = run.tally.summary()
