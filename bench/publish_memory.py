@@ -12,10 +12,10 @@ The baseline, measured in the same run, reads the spool back with pyarrow's defa
 (`pre_buffer=True`, decoding threads), which is how `RowSpool.batches` read it before: the
 read-ahead cache keeps what it read until the file is closed, so the peak grows with the partition.
 
-Measured 2026-12-04 (2 cores, quiet machine; sample of 300 candidates):
-     1,000 rows (  8 MiB file): before peak 279 MiB (+97 at publish), now 218 MiB (+36)
-    10,000 rows ( 83 MiB file): before peak 367 MiB (+184),          now 233 MiB (+47)
-    50,000 rows (416 MiB file): before peak 730 MiB (+526),          now 284 MiB (+79)
+Measured 2026-12-04 (2 cores; sample of 300 candidates; statistics kept for short columns only):
+     1,000 rows (  8 MiB file): before peak 275 MiB (+107 at publish), now 202 MiB (+34)
+    10,000 rows ( 81 MiB file): before peak 349 MiB (+177),           now 226 MiB (+53)
+    50,000 rows (415 MiB file): before peak 692 MiB (+503),           now 270 MiB (+76)
 The CLI itself starts higher than this bench's process (the whole command's imports and the
 composition caches): see bench/compose_cli.py for its end-to-end peak.
 

@@ -100,8 +100,8 @@ class RowSpool:
             return
         # pyarrow's defaults cost memory that grows with the partition: pre_buffer keeps every range
         # it read ahead until the file is closed (the resident set grew by about the file's size:
-        # +526 MiB publishing 50,000 tasks), and decoding threads each keep a malloc arena
-        # (bench/publish_memory.py: +79 MiB at 50,000 tasks with both off)
+        # +503 MiB publishing 50,000 tasks), and decoding threads each keep a malloc arena
+        # (bench/publish_memory.py: +76 MiB at 50,000 tasks with both off)
         with pq.ParquetFile(self.path, pre_buffer=False) as spooled:
             yield from spooled.iter_batches(batch_size=READ_BATCH, use_threads=False)
 
