@@ -10,7 +10,8 @@ service library's schemas): that is part of "end to end".
 Measured 2026-12-04 (2 cores, one used): --tasks 1000: 19.7 accepted/s, peak RSS 392 MB (408 MB
 before the spool's read-ahead fix, same bench run); --tasks 50000 (47 min, 55,689 candidates):
 17.7 accepted/s, peak RSS 504 MB, with the read-ahead fix but before the statistics fix
-(`store/spool.py`), which was not measured at that size.
+(`store/spool.py`), which was not measured at that size. With both fixes, one bench run:
+--tasks 5000: 13.9 accepted/s, peak RSS 381 MB; --tasks 10000: 14.5 accepted/s, 377 MB.
 
 Usage: python bench/compose_cli.py [--tasks 500 5000] [--large] [--core-seeds 300]
   --large adds a 50,000-task run (peak RSS target <= 300 MB).
