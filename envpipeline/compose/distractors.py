@@ -97,28 +97,26 @@ def plant_twin(
         hits = []
         for rid, record in collection.items():
             fields = _scalar_fields(record)
-            key_field = next((f for f, v in fields.items() if v.lower() == key.lower() and f != "id"), None)
+            # every field holding the key (a one-day leave's start and end date)
+            key_fields = [f for f, v in fields.items() if v.lower() == key.lower() and f != "id"]
             out_field = None
-            if output is not None:
+            if output is not None and key_fields:
                 out_field = next(
-                    (f for f, v in fields.items() if v == output and f not in ("id", key_field)), None
+                    (f for f, v in fields.items() if v == output and f not in ("id", key_fields[0])), None
                 )
-            if key_field and (output is None or out_field):
-                hits.append((rid, record, key_field, out_field))
+            if key_fields and (output is None or out_field):
+                hits.append((rid, record, key_fields, out_field))
         if len(hits) != 1:
             continue
-        rid, record, key_field, out_field = hits[0]
+        rid, record, key_fields, out_field = hits[0]
         if "id" not in record.__dict__:
             return None
         taken = {
             str(v).lower() for r in collection.values() for v in r.__dict__.values() if isinstance(v, str)
         }
-        # every field holding the key moves together (a one-day leave's start and end date): a twin
-        # that moved only one would be malformed (ends before it starts) or still cover the key
-        miss = near_miss(key, key_type, rng)
-        changes = {
-            f: miss for f, v in _scalar_fields(record).items() if v.lower() == key.lower() and f != "id"
-        }
+        # the key's fields move together: a twin that moved only one would be malformed (a leave
+        # that ends before it starts) or still cover the key
+        changes = dict.fromkeys(key_fields, near_miss(key, key_type, rng))
         if out_field and output is not None and output_type is not None:
             changes[out_field] = near_miss(output, output_type, rng)
         if any(v.lower() in taken for v in changes.values()):
