@@ -133,16 +133,21 @@ class Lake:
                 }
             )
         table = pa.Table.from_pylist(stamped) if stamped else empty_table()
+        statistics = statistics_columns(table.column_names, stamped)
+
+        def write(where: Any) -> None:
+            with parquet_writer(where, table.schema, statistics) as writer:
+                writer.write_table(table)
+
         folder = target.rsplit("/", 1)[0]
         self.fs.create_dir(folder, recursive=True)
         self._remove_orphans_in(folder)
         if self.location.local:
-            return replace_atomically(
-                Path(target), lambda handle: pq.write_table(table, handle), prefix=f".part-{os.getpid()}-"
-            )
+            return replace_atomically(Path(target), write, prefix=f".part-{os.getpid()}-")
         temp = f"{folder}/.part-{os.getpid()}-{uuid.uuid4().hex}.tmp"
         try:
-            pq.write_table(table, temp, filesystem=self.fs)
+            with self.fs.open_output_stream(temp) as stream:
+                write(stream)
             self.fs.move(temp, target)
         except BaseException:
             _delete_quietly(self.fs, temp)
@@ -332,6 +337,30 @@ def remove_orphan_temps(folder: Path) -> list[Path]:
 def _delete_quietly(fs: pafs.FileSystem, path: str) -> None:
     with contextlib.suppress(OSError):
         fs.delete_file(path)
+
+
+#: String columns with longer values (task documents, instructions) get no min/max statistics.
+STATISTICS_MAX_CHARS = 256
+
+
+def statistics_columns(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The `columns` worth min/max statistics: all but the strings longer than
+    `STATISTICS_MAX_CHARS` somewhere in `rows` (a partition's rows, or a streamed one's first chunk).
+
+    A Parquet writer keeps every row group's statistics until the file is closed, and a reader
+    parses them all when it opens the file: with the long JSON columns' min and max (up to 3 KB
+    each) that was about 23 KB per row group, so a long streamed run held more the more it wrote.
+    Short columns (ids, status, seed keys) keep theirs, which is what DuckDB prunes on.
+    """
+    long = {k for row in rows for k, v in row.items() if isinstance(v, str) and len(v) > STATISTICS_MAX_CHARS}
+    return [name for name in columns if name not in long]
+
+
+def parquet_writer(where: Any, schema: pa.Schema, statistics: list[str]) -> pq.ParquetWriter:
+    """A Parquet writer that keeps min/max statistics for `statistics` columns only."""
+    # pyarrow takes a list of columns for write_statistics (its docstring: "bool or list");
+    # the stubs only know bool
+    return pq.ParquetWriter(where, schema, write_statistics=statistics)  # pyright: ignore[reportArgumentType]
 
 
 def empty_table() -> pa.Table:

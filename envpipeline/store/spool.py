@@ -24,31 +24,18 @@ import pyarrow.parquet as pq
 from envpipeline.canonical import canonical_hash
 from envpipeline.errors import StoreError
 from envpipeline.files import replace_atomically
-from envpipeline.store.lake import RESERVED_COLUMNS, Lake, Lineage, empty_table, remove_orphan_temps
+from envpipeline.store.lake import (
+    RESERVED_COLUMNS,
+    Lake,
+    Lineage,
+    empty_table,
+    parquet_writer,
+    remove_orphan_temps,
+    statistics_columns,
+)
 
 #: Rows read back per batch when a spool is published.
 READ_BATCH = 128
-#: String columns with longer values (task documents, instructions) get no min/max statistics.
-STATISTICS_MAX_CHARS = 256
-
-
-def statistics_columns(table: pa.Table, rows: Sequence[dict[str, Any]]) -> list[str]:
-    """The columns of `table` worth min/max statistics: all but the strings longer than
-    `STATISTICS_MAX_CHARS` somewhere in `rows` (a partition's first chunk).
-
-    A Parquet writer keeps every row group's statistics until the file is closed, and a reader
-    parses them all when it opens the file: with the long JSON columns' min and max (up to 3 KB
-    each) that was about 23 KB per row group, so a long streamed run held more the more it wrote.
-    Short columns (ids, status, seed keys) keep theirs, which is what DuckDB prunes on.
-    """
-    long = {k for row in rows for k, v in row.items() if isinstance(v, str) and len(v) > STATISTICS_MAX_CHARS}
-    return [name for name in table.column_names if name not in long]
-
-
-def _parquet_writer(where: Any, schema: pa.Schema, statistics: list[str]) -> pq.ParquetWriter:
-    # pyarrow takes a list of columns for write_statistics (its docstring: "bool or list");
-    # the stubs only know bool
-    return pq.ParquetWriter(where, schema, write_statistics=statistics)  # pyright: ignore[reportArgumentType]
 
 
 class RowSpool:
@@ -81,8 +68,8 @@ class RowSpool:
             hashed.append({**row, "_row_hash": row_hash})
         table = pa.Table.from_pylist(hashed)
         if self._writer is None:
-            self.schema, self.statistics = table.schema, statistics_columns(table, hashed)
-            self._writer = _parquet_writer(self.path, table.schema, self.statistics)
+            self.schema, self.statistics = table.schema, statistics_columns(table.column_names, hashed)
+            self._writer = parquet_writer(self.path, table.schema, self.statistics)
         elif table.schema != self.schema:
             table = table.cast(self.schema)
         self._writer.write_table(table)
@@ -140,7 +127,7 @@ def publish_partition(
             [*rows, *(pa.field(name, pa.string()) for name in constants), pa.field("_row_hash", pa.string())]
         )
         statistics = [*filled[0].statistics, *constants]
-        with _parquet_writer(handle, schema, statistics) as writer:
+        with parquet_writer(handle, schema, statistics) as writer:
             for spool in filled:
                 for batch in spool.batches():
                     if batch.schema != first:

@@ -97,6 +97,21 @@ def test_a_streamed_partition_keeps_statistics_only_for_short_columns(records, t
         assert stats["_partition"] is not None and stats["_partition"].has_min_max
 
 
+def test_both_write_paths_keep_statistics_for_the_same_columns(records, tmp_path):
+    """`Lake.write_partition` (every asset's write) and the streamed publish share one policy."""
+    write_all_at_once(tmp_path / "old", tmp_path / "old-out", records, "run-1")
+    stream(tmp_path / "new", tmp_path / "new-out", records, "run-1", chunk=1000)
+
+    def with_statistics(home: Path) -> set[str]:
+        group = pq.ParquetFile(partition_file(home, "composed_task_specs")).metadata.row_group(0)
+        columns = (group.column(i) for i in range(group.num_columns))
+        return {c.path_in_schema for c in columns if c.statistics is not None and c.statistics.has_min_max}
+
+    kept = with_statistics(tmp_path / "old")
+    assert kept == with_statistics(tmp_path / "new")
+    assert "task_id" in kept and "environment" not in kept and "reference_solution" not in kept
+
+
 def test_a_streamed_run_counts_what_the_record_functions_count(records, tmp_path):
     run = stream(tmp_path / "home", tmp_path / "out", records, "run-1", chunk=5)
     summary = run.tally.summary()
