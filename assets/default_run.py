@@ -28,10 +28,9 @@ if TYPE_CHECKING:  # imported for real inside the functions, once DAGSTER_HOME i
     from assets.launch import PlanResult, Stage
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-#: Tag of every run the default job launches: the launching process (``<host>:<pid>``).
-
-
 MANAGED_MARK = "envpipeline-managed"
+#: A partitioned stage of the queued plan is spread over at least this many runs (two cores).
+RUNS_PER_STAGE = 2
 #: Run config that executes a run's steps one after another in its own process.
 IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
 
@@ -56,25 +55,56 @@ def default_plan(
     Priorities put the longest chain first in the queue: the personas' worlds and their gated
     tasks (about 100 s of work, a third of the job, mostly in one run that gates tasks with
     several worker processes), then the library that the composition batches wait for, then the
-    seeds -> selector -> forge bundles chain; the composition batches fill what is left."""
+    seeds -> selector -> forge bundles chain; the composition batches fill what is left.
+
+    A partitioned stage runs its partitions in ranges, as a backfill does (`assets.partition_runs`):
+    at most a backfill run's worth each, spread over `RUNS_PER_STAGE` runs so that two of them can
+    use two cores. A run per partition paid a run's start (about 0.6 s of CPU) 38 times."""
+    from assets.compose import COMPOSITION_BATCHES
     from assets.launch import Stage
+    from assets.partition_runs import (
+        COMPOSE_PARTITIONS_PER_RUN,
+        SEED_PARTITIONS_PER_RUN,
+        WORLD_PARTITIONS_PER_RUN,
+    )
+    from assets.terminal import TERMINAL_SEEDS
     from assets.worlds import PERSONA_PARTITIONS
 
     def persona_keys(instance: Any) -> list[str]:
         return list(instance.get_dynamic_partitions(PERSONA_PARTITIONS))
 
+    def ranges(partition_set: str, per_run: int) -> dict[str, Any]:
+        return {"partition_set": partition_set, "max_partitions_per_run": per_run, "min_runs": RUNS_PER_STAGE}
+
+    seeds = ranges(TERMINAL_SEEDS, SEED_PARTITIONS_PER_RUN)
     return [
         Stage("personas", "personas_job", run_config=run_config, priority=4),
-        Stage("worlds", "persona_world_job", persona_keys, ("personas",), run_config, priority=4),
+        Stage(
+            "worlds",
+            "persona_world_job",
+            persona_keys,
+            ("personas",),
+            run_config,
+            priority=4,
+            **ranges(PERSONA_PARTITIONS, WORLD_PARTITIONS_PER_RUN),
+        ),
         Stage("gated_tasks", "gated_tasks_job", after=("worlds",), run_config=run_config, priority=4),
         Stage("library", "library_job", run_config=run_config, priority=3),
-        Stage("seeds", "seed_job", seed_keys, run_config=run_config, priority=2),
+        Stage("seeds", "seed_job", seed_keys, run_config=run_config, priority=2, **seeds),
         Stage("selector", "selector_job", after=("seeds",), run_config=run_config, priority=2),
-        Stage("forge_bundles", "forge_bundle_job", seed_keys, ("selector",), run_config, priority=2),
+        Stage("forge_bundles", "forge_bundle_job", seed_keys, ("selector",), run_config, 2, **seeds),
         Stage(
             "forge_export", "forge_export_job", after=("forge_bundles",), run_config=run_config, priority=2
         ),
-        Stage("compose", "compose_batch_job", batch_keys, ("library",), batch_config, priority=1),
+        Stage(
+            "compose",
+            "compose_batch_job",
+            batch_keys,
+            ("library",),
+            batch_config,
+            priority=1,
+            **ranges(COMPOSITION_BATCHES, COMPOSE_PARTITIONS_PER_RUN),
+        ),
         Stage(
             "datasets",
             "datasets_job",

@@ -153,6 +153,7 @@ def _decision_for(store: LakeResource, key: str) -> Decision | None:
     automation_condition=FRESH,
     group_name="forge",
     partitions_def=terminal_seed_partitions,
+    backfill_policy=seed_backfill_policy,
     deps=[selector_decisions],
     code_version=FORGE_CODE_VERSION,
     kinds={"python"},
@@ -161,7 +162,12 @@ def synthesized_bundles(
     context: AssetExecutionContext, store: LakeResource, forge: ForgeResource
 ) -> MaterializeResult:
     """Bundles synthesized for one seed's selected action (static checks in the loop)."""
-    key = context.partition_key
+    return materialize_partitions(context, lambda key: _synthesize_for_seed(context, store, forge, key))
+
+
+def _synthesize_for_seed(
+    context: AssetExecutionContext, store: LakeResource, forge: ForgeResource, key: str
+) -> PartitionResult:
     decision = _decision_for(store, key)
     folder = Path(store.home, "bundles", "synthesized", key)
     shutil.rmtree(folder, ignore_errors=True)
@@ -194,7 +200,7 @@ def synthesized_bundles(
     store.lake().write_partition(
         "synthesized_bundles", key, rows, Lineage(context.run.run_id, FORGE_CODE_VERSION)
     )
-    return MaterializeResult(
+    return PartitionResult(
         metadata={
             "action": decision.action_variant if decision else "no decision for this seed",
             "synthesized": sum(r["bundle_path"] is not None for r in rows),
@@ -208,6 +214,7 @@ def synthesized_bundles(
     automation_condition=FRESH,
     group_name="forge",
     partitions_def=terminal_seed_partitions,
+    backfill_policy=seed_backfill_policy,
     deps=[synthesized_bundles],
     code_version=FORGE_CODE_VERSION,
     kinds={"python", "docker"},
@@ -217,7 +224,18 @@ def verified_bundles(
 ) -> MaterializeResult:
     """Gold verification of one seed's synthesized bundles; accepted ones are exported and their
     pass rate measured with the seeds' policy and K, next to the projected one."""
-    key = context.partition_key
+    return materialize_partitions(
+        context, lambda key: _verify_seed_bundles(context, store, sandbox, forge, key)
+    )
+
+
+def _verify_seed_bundles(
+    context: AssetExecutionContext,
+    store: LakeResource,
+    sandbox: SandboxResource,
+    forge: ForgeResource,
+    key: str,
+) -> PartitionResult:
     backend = sandbox.get()
     export = Path(store.home, "bundles", "verified")
     decision = _decision_for(store, key)
@@ -258,7 +276,7 @@ def verified_bundles(
         "verified_bundles", key, rows, Lineage(context.run.run_id, FORGE_CODE_VERSION)
     )
     figures = terminal_red_team_summary((bool(r["accepted"]), stored_outcomes(r)) for r in rows)
-    return MaterializeResult(
+    return PartitionResult(
         metadata={
             "accepted": sum(r["accepted"] for r in rows),
             "rejected": sum(not r["accepted"] for r in rows),

@@ -65,7 +65,14 @@ class Stage:
     """One job, run once per partition (or once, unpartitioned) after the stages in `after`.
 
     `partitions` is a list of keys, or a callable that reads them from the instance when the
-    stage starts (dynamic partitions that an earlier stage adds)."""
+    stage starts (dynamic partitions that an earlier stage adds).
+
+    With `max_partitions_per_run` > 1 and `partition_set` (the job's dynamic partitions) named, a
+    run covers a range of partitions, as a backfill's ``BackfillPolicy.multi_run`` run does: the
+    keys are split into ranges that are contiguous in the instance's order of `partition_set` (a
+    range must not take in a partition the stage was not given), at least `min_runs` of them when
+    there are enough keys (so that the stage's runs can use several cores), each of at most
+    `max_partitions_per_run` keys."""
 
     name: str
     job: str
@@ -73,6 +80,9 @@ class Stage:
     after: tuple[str, ...] = ()
     run_config: dict[str, Any] = field(default_factory=dict)
     priority: int = 0
+    partition_set: str | None = None
+    max_partitions_per_run: int = 1
+    min_runs: int = 1
 
     def partition_keys(self, instance: DagsterInstance) -> list[str | None]:
         if self.partitions is None:
@@ -80,20 +90,55 @@ class Stage:
         keys = self.partitions(instance) if callable(self.partitions) else self.partitions
         return list(keys)
 
+    def run_partitions(self, instance: DagsterInstance) -> list[tuple[str, ...]]:
+        """The partitions of each of the stage's runs: one key, a range of keys, or () unpartitioned."""
+        keys = self.partition_keys(instance)
+        if keys == [None]:
+            return [()]
+        given = [k for k in keys if k is not None]
+        if self.max_partitions_per_run <= 1 or self.partition_set is None:
+            return [(k,) for k in given]
+        order = list(instance.get_dynamic_partitions(self.partition_set))
+        return partition_ranges(given, order, self.max_partitions_per_run, self.min_runs)
+
+
+def partition_ranges(
+    keys: Sequence[str], order: Sequence[str], max_per_run: int, min_runs: int = 1
+) -> list[tuple[str, ...]]:
+    """Split `keys` into runs of contiguous keys of `order` (the partition set's order).
+
+    A key not in `order` gets a run of its own. Each run has at most `max_per_run` keys, and the
+    keys are spread over at least `min_runs` runs when there are that many keys."""
+    position = {key: i for i, key in enumerate(order)}
+    known = sorted((k for k in set(keys) if k in position), key=position.__getitem__)
+    groups: list[list[str]] = []
+    for key in known:
+        if groups and position[key] == position[groups[-1][-1]] + 1:
+            groups[-1].append(key)
+        else:
+            groups.append([key])
+    size = max(1, min(max_per_run, -(-len(known) // max(min_runs, 1)) if known else 1))
+    runs = [tuple(group[i : i + size]) for group in groups for i in range(0, len(group), size)]
+    return runs + [(k,) for k in dict.fromkeys(keys) if k not in position]
+
 
 @dataclass
 class _Slot:
     """One (stage, partition) of the plan and the runs submitted for it."""
 
     stage: Stage
-    partition: str | None
+    partitions: tuple[str, ...]
     runs: list[str] = field(default_factory=list)
     status: DagsterRunStatus | None = None
     materializations: int = 0
 
     @property
     def label(self) -> str:
-        return self.stage.job + (f"[{self.partition}]" if self.partition else "")
+        if not self.partitions:
+            return self.stage.job
+        if len(self.partitions) == 1:
+            return f"{self.stage.job}[{self.partitions[0]}]"
+        return f"{self.stage.job}[{self.partitions[0]}...{self.partitions[-1]}]"
 
 
 @dataclass
@@ -146,11 +191,20 @@ class RunSubmitter:
         self._process.__exit__(None, None, None)
 
     def submit(
-        self, job_name: str, partition: str | None, run_config: dict[str, Any], tags: dict[str, str]
+        self,
+        job_name: str,
+        partitions: str | Sequence[str] | None,
+        run_config: dict[str, Any],
+        tags: dict[str, str],
     ) -> str:
-        """Create one run of `job_name` (for `partition`) and submit it; its run id."""
+        """Create one run of `job_name` (for one partition, a range of them in the partition set's
+        order, or none) and submit it; its run id."""
         from dagster._core.definitions.selector import JobSubsetSelector
-        from dagster._core.storage.tags import PARTITION_NAME_TAG
+        from dagster._core.storage.tags import (
+            ASSET_PARTITION_RANGE_END_TAG,
+            ASSET_PARTITION_RANGE_START_TAG,
+            PARTITION_NAME_TAG,
+        )
 
         selector = JobSubsetSelector(
             location_name=self._location.name,
@@ -160,8 +214,12 @@ class RunSubmitter:
         )
         remote_job = self._location.get_job(selector)
         run_tags = {**remote_job.tags, **tags}
-        if partition is not None:
-            run_tags[PARTITION_NAME_TAG] = partition
+        partitions = [partitions] if isinstance(partitions, str) else list(partitions or [])
+        if len(partitions) == 1:
+            run_tags[PARTITION_NAME_TAG] = partitions[0]
+        elif partitions:  # the tags of a backfill's multi-partition run
+            run_tags[ASSET_PARTITION_RANGE_START_TAG] = partitions[0]
+            run_tags[ASSET_PARTITION_RANGE_END_TAG] = partitions[-1]
         plan = self._location.get_execution_plan(
             remote_job, run_config, step_keys_to_execute=None, known_state=None, instance=self.instance
         )
@@ -421,7 +479,7 @@ def run_plan(
             ATTEMPT_TAG: str(len(slot.runs) + 1),
             "dagster/priority": str(slot.stage.priority),
         }
-        run_id = submitter.submit(slot.stage.job, slot.partition, slot.stage.run_config, run_tags)
+        run_id = submitter.submit(slot.stage.job, slot.partitions, slot.stage.run_config, run_tags)
         slot.runs.append(run_id)
         slot.status = DagsterRunStatus.QUEUED
         run_slot[run_id] = slot
@@ -449,7 +507,7 @@ def run_plan(
                     log(f"skipped {stage.name}: a stage it waits for failed")
                     continue
                 if all(state == "done" for state in before):
-                    slots[stage.name] = [_Slot(stage, key) for key in stage.partition_keys(instance)]
+                    slots[stage.name] = [_Slot(stage, keys) for keys in stage.run_partitions(instance)]
                     for slot in slots[stage.name]:
                         submit(slot)
             open_runs = [

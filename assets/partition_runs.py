@@ -18,7 +18,10 @@ Partitions per run (the policies below):
   run that fails loses at most 25 batches' work (a retry redoes them).
 - terminal seeds, 10: each seed runs its oracle twice, the nop agent and the red team in a sandbox
   (Docker: several seconds a seed), so 10 seeds already make a run of about a minute, and a
-  failed run, or a stuck container, holds back no more than 10 seeds.
+  failed run, or a stuck container, holds back no more than 10 seeds. The forge's bundles of a
+  seed (synthesis and gold verification, in a sandbox too) share the seeds' policy.
+- persona worlds, 5: a persona's world builds its days and checks them (a few seconds a day), and
+  its task candidates are read from those days; 5 personas make a run of about half a minute.
 """
 
 from collections.abc import Callable, Mapping
@@ -29,9 +32,11 @@ from pydantic import BaseModel, ConfigDict
 
 COMPOSE_PARTITIONS_PER_RUN = 25
 SEED_PARTITIONS_PER_RUN = 10
+WORLD_PARTITIONS_PER_RUN = 5
 
 compose_backfill_policy = BackfillPolicy.multi_run(max_partitions_per_run=COMPOSE_PARTITIONS_PER_RUN)
 seed_backfill_policy = BackfillPolicy.multi_run(max_partitions_per_run=SEED_PARTITIONS_PER_RUN)
+world_backfill_policy = BackfillPolicy.multi_run(max_partitions_per_run=WORLD_PARTITIONS_PER_RUN)
 
 
 class PartitionResult(BaseModel):

@@ -17,6 +17,7 @@ from dagster import (
 
 from assets.automation import FRESH
 from assets.check_scope import checked_partitions
+from assets.partition_runs import PartitionResult, materialize_partitions, world_backfill_policy
 from envpipeline.models.world import Persona
 from envpipeline.redteam.summary import red_team_summary
 from envpipeline.store.lake import Lineage
@@ -70,6 +71,7 @@ def _persona(store: LakeResource, persona_id: str) -> Persona:
     automation_condition=FRESH,
     group_name="wildawm",
     partitions_def=persona_partitions,
+    backfill_policy=world_backfill_policy,
     deps=[personas],
     code_version=WORLDS_CODE_VERSION,
     kinds={"python", "sqlite"},
@@ -78,11 +80,17 @@ def persona_worlds(
     context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource
 ) -> MaterializeResult:
     """One persona's world, day by day, with every day's checks (lint, replay, declaration, live, review)."""
+    return materialize_partitions(context, lambda key: _build_persona_world(context, store, worlds, key))
+
+
+def _build_persona_world(
+    context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource, persona_id: str
+) -> PartitionResult:
     from envpipeline.worlds.build import build_world
     from envpipeline.worlds.llm.judge import judge_world
     from envpipeline.worlds.llm.run import load_skill_library
 
-    persona = _persona(store, context.partition_key)
+    persona = _persona(store, persona_id)
     root = worlds.root(store.home)
     llm, config = worlds.generator_llm(), worlds.llm_config()
     build = build_world(
@@ -100,10 +108,10 @@ def persona_worlds(
         for d in build.days
     ]
     store.lake().write_partition(
-        "persona_worlds", context.partition_key, rows, Lineage(context.run.run_id, WORLDS_CODE_VERSION)
+        "persona_worlds", persona_id, rows, Lineage(context.run.run_id, WORLDS_CODE_VERSION)
     )
     failed = [f"day {d.day}: {c.name}" for d in build.days for c in d.checks if not c.passed]
-    return MaterializeResult(
+    return PartitionResult(
         metadata={
             "days": len(build.days),
             "passed": build.passed,
@@ -129,6 +137,7 @@ def world_checks_pass(context: AssetCheckExecutionContext, store: LakeResource) 
     automation_condition=FRESH,
     group_name="wildawm",
     partitions_def=persona_partitions,
+    backfill_policy=world_backfill_policy,
     deps=[persona_worlds],
     code_version=WORLDS_CODE_VERSION,
     kinds={"python"},
@@ -137,10 +146,16 @@ def world_tasks(
     context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource
 ) -> MaterializeResult:
     """Cross-interface task candidates over one persona's world days."""
+    return materialize_partitions(context, lambda key: _world_candidates(context, store, worlds, key))
+
+
+def _world_candidates(
+    context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource, persona_id: str
+) -> PartitionResult:
     from envpipeline.worlds.llm.run import llm_world_candidates
     from envpipeline.worlds.pipeline import world_candidates
 
-    world_dir = Path(worlds.root(store.home)) / context.partition_key
+    world_dir = Path(worlds.root(store.home)) / persona_id
     days = list(range(1, worlds.days + 1))
     llm, config = worlds.generator_llm(), worlds.llm_config()
     if llm is not None and config.uses("tasks"):
@@ -151,9 +166,9 @@ def world_tasks(
         candidates = world_candidates(world_dir, days, worlds.tasks_per_world_day)
     rows = [WORLD_TASKS.encode(t, day_dir=str(d)) for t, d in candidates]
     store.lake().write_partition(
-        "world_tasks", context.partition_key, rows, Lineage(context.run.run_id, WORLDS_CODE_VERSION)
+        "world_tasks", persona_id, rows, Lineage(context.run.run_id, WORLDS_CODE_VERSION)
     )
-    return MaterializeResult(
+    return PartitionResult(
         metadata={"candidates": len(rows), "flows": MetadataValue.json(sorted({r["flow"] for r in rows}))}
     )
 

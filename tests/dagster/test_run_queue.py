@@ -10,6 +10,7 @@ import os
 import signal
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from assets.launch import (
     Stage,
     check_plan,
     fail_orphaned_runs,
+    partition_ranges,
     run_plan,
     running_daemon,
     runs_of_plan,
@@ -141,6 +143,45 @@ def test_killing_the_daemon_mid_plan_then_starting_again_converges(instance, tmp
     result, _ = _run(instance, stages)
     assert result.ok and (out / "summary.txt").read_text() == "ABC"
     assert not list(out.glob("*.tmp"))  # nothing torn: every file was written whole or not at all
+
+
+def test_a_stage_with_ranges_covers_its_partitions_in_fewer_runs_and_no_other_partition(instance, tmp_path):
+    out = tmp_path / "out"
+    instance.add_dynamic_partitions("letters", ["d", "e", "f", "g"])  # a..g, in that order
+    given = ["a", "b", "c", "e", "f", "g"]  # d is not the plan's: no range may take it in
+    letters, summary = _plan(out)
+    ranged = replace(letters, partitions=given, partition_set="letters", max_partitions_per_run=2, min_runs=2)
+    result, _ = _run(instance, [ranged, summary])
+    assert result.ok and (out / "summary.txt").read_text() == "ABCEFG"
+    assert not (out / "d.txt").exists()
+    writers = {key: (out / f"{key}.run").read_text() for key in given}
+    assert len(set(writers.values())) == 4  # (a, b) (c) (e, f) (g)
+    assert writers["a"] == writers["b"] and writers["e"] == writers["f"]
+    runs = [r for r in runs_of_plan(instance, result.plan_id) if r.job_name == "letters_job"]
+    assert sorted(
+        (r.tags.get("dagster/partition", ""), r.tags.get("dagster/asset_partition_range_start", ""))
+        for r in runs
+    ) == [("", "a"), ("", "e"), ("c", ""), ("g", "")]
+    assert sorted(result.succeeded)[:2] == ["letters_job[a...b]", "letters_job[c]"]
+
+
+def test_partition_ranges_are_contiguous_bounded_and_spread():
+    order = list("abcdefgh")
+    assert partition_ranges(list("abcdefgh"), order, max_per_run=3) == [
+        ("a", "b", "c"),
+        ("d", "e", "f"),
+        ("g", "h"),
+    ]
+    # spread over at least two runs even though one run could take them all
+    assert partition_ranges(list("abcd"), order, max_per_run=25, min_runs=2) == [("a", "b"), ("c", "d")]
+    # a gap in the given keys ends a range; unknown keys run alone; keys come in the set's order
+    assert partition_ranges(["h", "a", "b", "d", "zz"], order, max_per_run=10) == [
+        ("a", "b"),
+        ("d",),
+        ("h",),
+        ("zz",),
+    ]
+    assert partition_ranges([], order, max_per_run=10) == []
 
 
 def test_a_plan_must_name_earlier_stages_only():

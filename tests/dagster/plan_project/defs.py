@@ -36,13 +36,16 @@ def _write_atomically(target: Path, text: str) -> None:
 
 @asset(partitions_def=LETTERS)
 def letters(context: AssetExecutionContext, folder: Folder) -> None:
-    key, out = context.partition_key, Path(folder.path)
+    """Every partition of the run (one, or a range); `<key>.run` names the run that wrote `<key>.txt`."""
+    out = Path(folder.path)
     time.sleep(folder.sleep)
-    marker = out / f"failed-once-{key}"
-    if key in folder.fail_always or (key in folder.fail_once and not marker.exists()):
-        marker.touch()
-        raise RuntimeError(f"letters[{key}] fails on purpose")
-    _write_atomically(out / f"{key}.txt", key.upper())
+    for key in context.partition_keys:
+        marker = out / f"failed-once-{key}"
+        if key in folder.fail_always or (key in folder.fail_once and not marker.exists()):
+            marker.touch()
+            raise RuntimeError(f"letters[{key}] fails on purpose")
+        _write_atomically(out / f"{key}.txt", key.upper())
+        _write_atomically(out / f"{key}.run", context.run.run_id)
 
 
 @asset(deps=[letters])
