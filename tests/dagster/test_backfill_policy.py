@@ -26,6 +26,7 @@ from assets.compose import COMPOSITION_BATCHES
 from assets.partition_runs import (
     COMPOSE_PARTITIONS_PER_RUN,
     SEED_PARTITIONS_PER_RUN,
+    WORLD_PARTITIONS_PER_RUN,
     PartitionResult,
     compose_backfill_policy,
     materialize_partitions,
@@ -152,12 +153,27 @@ def test_the_range_run_test_would_catch_one_result_copied_onto_every_partition()
 
 
 def test_the_partitioned_assets_carry_the_multi_run_policy():
+    """Every partitioned asset of the project takes a range of partitions per run (the default
+    job's plan runs its stages in ranges, `assets/default_run.py`)."""
+    from assets.definitions import defs as project
+
     expected = {name: COMPOSE_PARTITIONS_PER_RUN for name in COMPOSE}
     expected |= {
-        name: SEED_PARTITIONS_PER_RUN for name in ("terminal_seeds", "seed_verification", "seed_pass_rates")
+        name: SEED_PARTITIONS_PER_RUN
+        for name in (
+            "terminal_seeds",
+            "seed_verification",
+            "seed_pass_rates",
+            "synthesized_bundles",
+            "verified_bundles",
+        )
     }
+    expected |= {name: WORLD_PARTITIONS_PER_RUN for name in ("persona_worlds", "world_tasks")}
+    graph = project.resolve_asset_graph()
+    partitioned = {k.to_user_string() for k in graph.get_all_asset_keys() if graph.get(k).is_partitioned}
+    assert partitioned == set(expected)
     for name, per_run in expected.items():
-        policy = defs.get_assets_def(name).backfill_policy
+        policy = project.get_assets_def(name).backfill_policy
         assert policy is not None and policy.max_partitions_per_run is not None
         assert 1 < policy.max_partitions_per_run <= 25, name
         assert policy.max_partitions_per_run == per_run, name

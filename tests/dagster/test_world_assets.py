@@ -2,7 +2,7 @@
 
 import json
 
-from dagster import instance_for_test, materialize
+from dagster import AssetKey, AssetRecordsFilter, instance_for_test, materialize
 
 from assets.worlds import (
     gated_tasks_cover_interfaces,
@@ -71,6 +71,51 @@ def test_personas_worlds_tasks_and_gates(tmp_path, local_sandbox):
     lake.write_partition("gated_world_tasks", "all", [row], Lineage("test", "test"))
     broken = gated_tasks_resist_red_team(store=resources["store"])
     assert not broken.passed and row["task_id"] in broken.metadata["broken"].value
+
+
+def _rows_without_home(rows: list[dict], home) -> list[str]:
+    """Rows as text, without the run that wrote them or the data folder they name (nor the row hash,
+    which covers that folder)."""
+    kept = [{k: v for k, v in r.items() if k not in ("_run_id", "_row_hash")} for r in rows]
+    return sorted(json.dumps(r, sort_keys=True, default=str).replace(str(home), "HOME") for r in kept)
+
+
+def test_a_range_run_builds_each_persona_world_as_a_run_of_that_persona_alone(tmp_path, local_sandbox):
+    """What the default job's range runs do (a run over personas a..b) against a run per persona."""
+    worlds = WorldsResource(personas=2, days=2, live_health=False)
+    ranged, single = tmp_path / "ranged", tmp_path / "single"
+    for home in (ranged, single):
+        resources = {"store": LakeResource(home=str(home)), "worlds": worlds}
+        with instance_for_test() as instance:
+            assert materialize([personas], instance=instance, resources=resources).success
+            keys = instance.get_dynamic_partitions("personas")
+            assert len(keys) == 2
+            selection = [persona_worlds, world_tasks, world_checks_pass]
+            if home == ranged:
+                tags = {
+                    "dagster/asset_partition_range_start": keys[0],
+                    "dagster/asset_partition_range_end": keys[1],
+                }
+                result = materialize(selection, instance=instance, resources=resources, tags=tags)
+                assert result.success
+                [check] = result.get_asset_check_evaluations()
+                assert check.passed and check.metadata["days"].value == 2 * 3  # both worlds judged
+                for key in keys:  # each persona keeps its own materialization and metadata
+                    [event] = instance.fetch_materializations(
+                        AssetRecordsFilter(asset_key=AssetKey("world_tasks"), asset_partitions=[key]),
+                        limit=1,
+                    ).records
+                    assert event.asset_materialization is not None
+                    assert event.asset_materialization.metadata["candidates"].value > 0
+            else:
+                for key in keys:
+                    assert materialize(
+                        selection, instance=instance, resources=resources, partition_key=key
+                    ).success
+    for asset in ("persona_worlds", "world_tasks"):
+        got = _rows_without_home(LakeResource(home=str(ranged)).lake().read(asset), ranged)
+        want = _rows_without_home(LakeResource(home=str(single)).lake().read(asset), single)
+        assert got and got == want, asset
 
 
 def test_the_llm_configured_on_the_resource_reviews_every_world_day(tmp_path, local_sandbox, llm_server):
