@@ -20,6 +20,8 @@ import os
 import shutil
 import signal
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +33,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 MANAGED_MARK = "envpipeline-managed"
 #: A partitioned stage of the queued plan is spread over at least this many runs (two cores).
 RUNS_PER_STAGE = 2
+#: The tag of the plan's runs off its longest chain (`dagster.yaml` limits them to two at a time).
+SIDE_LANE = {"envpipeline/lane": "side"}
 #: Run config that executes a run's steps one after another in its own process.
 IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
 
@@ -53,13 +57,16 @@ def default_plan(
     """The default job's stages, in an order that respects the asset graph (checked by a test).
 
     Priorities put the longest chain first in the queue: the personas' worlds and their gated
-    tasks (about 100 s of work, a third of the job, mostly in one run that gates tasks with
-    several worker processes), then the library that the composition batches wait for, then the
-    seeds -> selector -> forge bundles chain; the composition batches fill what is left.
+    tasks (about 60 s of work, mostly in one run that gates tasks with several worker threads),
+    then the seeds -> selector -> forge bundles chain (about 55 s), then the library and the
+    composition batches that wait for it (about 30 s). The stages off the first chain run in the
+    "side" lane (`SIDE_LANE`), which `dagster.yaml` limits to two of the three runs at a time: the
+    chain's next run never waits for a place.
 
     A partitioned stage runs its partitions in ranges, as a backfill does (`assets.partition_runs`):
     at most a backfill run's worth each, spread over `RUNS_PER_STAGE` runs so that two of them can
-    use two cores. A run per partition paid a run's start (about 0.6 s of CPU) 38 times."""
+    use two cores (the worlds, on the chain, in one run). A run per partition paid a run's start
+    (about 0.6 s of CPU) 38 times."""
     from assets.compose import COMPOSITION_BATCHES
     from assets.launch import Stage
     from assets.partition_runs import (
@@ -73,10 +80,11 @@ def default_plan(
     def persona_keys(instance: Any) -> list[str]:
         return list(instance.get_dynamic_partitions(PERSONA_PARTITIONS))
 
-    def ranges(partition_set: str, per_run: int) -> dict[str, Any]:
-        return {"partition_set": partition_set, "max_partitions_per_run": per_run, "min_runs": RUNS_PER_STAGE}
+    def ranges(partition_set: str, per_run: int, runs: int = RUNS_PER_STAGE) -> dict[str, Any]:
+        return {"partition_set": partition_set, "max_partitions_per_run": per_run, "min_runs": runs}
 
-    seeds = ranges(TERMINAL_SEEDS, SEED_PARTITIONS_PER_RUN)
+    side: dict[str, Any] = {"tags": SIDE_LANE}
+    seeds: dict[str, Any] = {**ranges(TERMINAL_SEEDS, SEED_PARTITIONS_PER_RUN), **side}
     return [
         Stage("personas", "personas_job", run_config=run_config, priority=4),
         Stage(
@@ -86,15 +94,20 @@ def default_plan(
             ("personas",),
             run_config,
             priority=4,
-            **ranges(PERSONA_PARTITIONS, WORLD_PARTITIONS_PER_RUN),
+            **ranges(PERSONA_PARTITIONS, WORLD_PARTITIONS_PER_RUN, runs=1),
         ),
         Stage("gated_tasks", "gated_tasks_job", after=("worlds",), run_config=run_config, priority=4),
-        Stage("library", "library_job", run_config=run_config, priority=3),
-        Stage("seeds", "seed_job", seed_keys, run_config=run_config, priority=2, **seeds),
-        Stage("selector", "selector_job", after=("seeds",), run_config=run_config, priority=2),
-        Stage("forge_bundles", "forge_bundle_job", seed_keys, ("selector",), run_config, 2, **seeds),
+        Stage("seeds", "seed_job", seed_keys, run_config=run_config, priority=3, **seeds),
+        Stage("library", "library_job", run_config=run_config, priority=2, **side),
+        Stage("selector", "selector_job", after=("seeds",), run_config=run_config, priority=3, **side),
+        Stage("forge_bundles", "forge_bundle_job", seed_keys, ("selector",), run_config, 3, **seeds),
         Stage(
-            "forge_export", "forge_export_job", after=("forge_bundles",), run_config=run_config, priority=2
+            "forge_export",
+            "forge_export_job",
+            after=("forge_bundles",),
+            run_config=run_config,
+            priority=3,
+            **side,
         ),
         Stage(
             "compose",
@@ -104,6 +117,7 @@ def default_plan(
             batch_config,
             priority=1,
             **ranges(COMPOSITION_BATCHES, COMPOSE_PARTITIONS_PER_RUN),
+            **side,
         ),
         Stage(
             "datasets",
@@ -157,8 +171,12 @@ def run_default_job(
         if serial:
             runs, failed = _run_serially(plan, instance, console), {}
         else:
+            # the summary reads the service library (2-3 s to build): built while the runs run
+            warm = threading.Thread(target=_warm_summary, name="warm-summary", daemon=True)
+            warm.start()
             result = _run_queued(plan, instance, console, retries)
             runs, failed = result.runs, {**result.failed, **{s: [] for s in result.skipped}}
+            warm.join()
     summary = summarize_home(home, keys, seed_keys)
     summary.update(
         {
@@ -170,6 +188,13 @@ def run_default_job(
         }
     )
     return summary
+
+
+def _warm_summary() -> None:
+    """Build what `summarize_home` needs first (the service library, its module imports)."""
+    from envpipeline.compose.recording import simulated_tool_names
+
+    simulated_tool_names()
 
 
 def _run_serially(plan: list["Stage"], instance: Any, console: Any) -> int:
@@ -225,13 +250,14 @@ def _run_queued(plan: list["Stage"], instance: Any, console: Any, retries: int) 
             ),
         )
 
-    with running_daemon(instance, workspace, log) as daemon:
-        submitter = RunSubmitter(instance, workspace)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="submitter") as opener:
+        # the submitter's code server (about 2 s) starts while the daemon starts (about 3 s)
+        opening = opener.submit(RunSubmitter, instance, workspace)
         try:
-            with progress:
+            with running_daemon(instance, workspace, log) as daemon, progress:
                 result = run_plan(
                     instance,
-                    submitter,
+                    opening.result(),
                     plan,
                     retries=retries,
                     progress=show,
@@ -240,7 +266,8 @@ def _run_queued(plan: list["Stage"], instance: Any, console: Any, retries: int) 
                     daemon=daemon,
                 )
         finally:
-            submitter.close()
+            if opening.exception() is None:
+                opening.result().close()
     for label, run_ids in result.failed.items():
         log(f"[red]failed[/] {label}: runs {', '.join(run_ids)} (see them in the UI)")
     for name in result.skipped:
@@ -325,7 +352,9 @@ def summarize_home(home: Path, keys: list[str], seed_keys: list[str]) -> dict[st
             "zero_signal": sum(bool(r["zero_signal"]) for r in groups),
         },
         "home": str(home),
-        "asset_rows": {asset: len(lake.read(asset)) for asset in lake.assets()},
+        "asset_rows": {
+            asset: lake.query(f"SELECT COUNT(*) AS n FROM {asset}")[0]["n"] for asset in lake.assets()
+        },
         "compose": summarize(verified),
     }
 

@@ -43,7 +43,11 @@ ATTEMPT_TAG = "envpipeline/attempt"
 DAEMON_START_TIMEOUT_SEC = 120.0
 #: A daemon heartbeat older than this is a dead daemon.
 DAEMON_HEARTBEAT_MAX_AGE_SEC = 60.0
-POLL_SEC = 1.0
+#: How often a plan looks at its runs (a stage's runs are submitted at most this long after the
+#: runs it waits for end; one query of the run storage a poll).
+POLL_SEC = 0.5
+#: How often a starting daemon is asked for its first heartbeat.
+DAEMON_START_POLL_SEC = 0.25
 #: Key of the plan leases (plan id -> heartbeat, epoch seconds) in the instance's key-value store.
 PLAN_LEASE_KEY = "envpipeline/plan_leases"
 #: A plan renews its lease this often; a lease older than PLAN_LEASE_TTL_SEC is a dead plan's.
@@ -83,6 +87,8 @@ class Stage:
     partition_set: str | None = None
     max_partitions_per_run: int = 1
     min_runs: int = 1
+    #: tags of the stage's runs (the run queue's tag concurrency limits apply to them)
+    tags: dict[str, str] = field(default_factory=dict)
 
     def partition_keys(self, instance: DagsterInstance) -> list[str | None]:
         if self.partitions is None:
@@ -315,7 +321,7 @@ def running_daemon(
                 raise RuntimeError(f"the Dagster daemon exited with {process.returncode}; see {log_file}")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the Dagster daemon did not start in {DAEMON_START_TIMEOUT_SEC:.0f} s")
-            time.sleep(POLL_SEC)
+            time.sleep(DAEMON_START_POLL_SEC)
         log(f"started the Dagster daemon (pid {process.pid}; log {log_file})")
         yield process
     finally:
@@ -474,6 +480,7 @@ def run_plan(
     def submit(slot: _Slot) -> None:
         run_tags = {
             **(tags or {}),
+            **slot.stage.tags,
             PLAN_TAG: plan_id,
             STAGE_TAG: slot.stage.name,
             ATTEMPT_TAG: str(len(slot.runs) + 1),

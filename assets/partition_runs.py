@@ -24,11 +24,16 @@ Partitions per run (the policies below):
   its task candidates are read from those days; 5 personas make a run of about half a minute.
 """
 
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from dagster import AssetExecutionContext, BackfillPolicy, DataVersion, MaterializeResult
+from dagster import AssetExecutionContext, BackfillPolicy, BetaWarning, DataVersion, MaterializeResult
 from pydantic import BaseModel, ConfigDict
+
+# The partitioned assets take these policies on purpose; Dagster still calls `backfill_policy` beta
+# and would say so once per asset in every process that loads the definitions (`make run` too).
+warnings.filterwarnings("ignore", message=r".*`backfill_policy`.*", category=BetaWarning)
 
 COMPOSE_PARTITIONS_PER_RUN = 25
 SEED_PARTITIONS_PER_RUN = 10

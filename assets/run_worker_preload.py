@@ -11,8 +11,15 @@ worker still spent about 1.5 s of CPU per run importing, on top of a run's work 
   machinery (MCP SDK, web and MCP servers), the Docker sandbox backend (when its SDK is
   installed), pandas.
 
+It then builds, once, what several kinds of run build first: the service library (about 2.5 s of
+CPU: the imported services are synthesized from the shipped MCP corpus when the registry is first
+read) and its tool schemas and fingerprint (the compose runs' lineage). The library is code and
+shipped data; like the project's modules, a change to them reaches the run workers when the daemon
+(and with it this server) starts again.
+
 Importing never fails the server: a module that cannot be imported (a missing optional extra, a
-storage of another deployment) is left to the run that needs it. Last, ``gc.freeze()`` moves
+storage of another deployment) is left to the run that needs it, and so is a warm-up that fails.
+Last, ``gc.freeze()`` moves
 everything imported so far out of the collector's reach, so that a forked worker's garbage
 collections do not touch, and copy, the pages it shares with the server.
 """
@@ -37,6 +44,11 @@ RUN_WORKER_MODULES = (
     "envpipeline.sandbox.docker",
     "envpipeline.synth.procedural",
     "pandas",
+)
+#: Functions (``module:function``) called once after the imports, for what they cache.
+RUN_WORKER_WARM_UPS = (
+    "envpipeline.services.registry:all_services",
+    "envpipeline.services.summary:library_fingerprint",
 )
 
 
@@ -63,6 +75,10 @@ def preload() -> None:
         for name in modules:
             with contextlib.suppress(Exception):
                 importlib.import_module(name)
+        for target in RUN_WORKER_WARM_UPS:
+            module, _, function = target.partition(":")
+            with contextlib.suppress(Exception):
+                getattr(importlib.import_module(module), function)()
     gc.freeze()
 
 

@@ -165,8 +165,14 @@ def vendor_files(third_party: bool = True) -> dict[str, Path]:
 
     `third_party` adds copies of pydantic and its dependencies (offline exports, whose base image
     has none); portable exports ``pip install`` them instead and ship only envpipeline's own
-    pure-Python files.
+    pure-Python files. The list is read from the installed packages once per process (as
+    `vendor_tar` is): every composed task of an export vendors the same files.
     """
+    return dict(_vendor_file_items(third_party))
+
+
+@functools.cache
+def _vendor_file_items(third_party: bool) -> tuple[tuple[str, Path], ...]:
     files: dict[str, Path] = {}
     package = Path(envpipeline.__file__).resolve().parent
     for part in ENVPIPELINE_PARTS:
@@ -178,7 +184,7 @@ def vendor_files(third_party: bool = True) -> dict[str, Path]:
         prefix = "" if root.is_file() else f"{root.name}/"
         for rel, path in _files_under(root):
             files[f"{prefix}{rel}"] = path
-    return files
+    return tuple(files.items())
 
 
 @functools.cache

@@ -8,6 +8,7 @@ folders. The helpers below use nothing but ``sqlite3``, ``json`` and ``pathlib``
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import sqlite3
@@ -245,9 +246,15 @@ def check_all(
     return {c["id"]: bool(check(c, initial_dir, final_dir)) for c in criteria}
 
 
+@functools.cache
+def _script_sources() -> str:
+    """The source of the functions every criterion script carries (read once per process)."""
+    return "\n\n".join(inspect.getsource(fn) for fn in _SCRIPT_FUNCTIONS)
+
+
 def render_script(criterion: dict[str, Any]) -> str:
     """A standalone Python script for one criterion: ``script.py INITIAL_DIR FINAL_DIR``."""
-    sources = "\n\n".join(inspect.getsource(fn) for fn in _SCRIPT_FUNCTIONS)
+    sources = _script_sources()
     spec = json.dumps(criterion, sort_keys=True, indent=1)
     return (
         f'"""WildAWM criterion {criterion["id"]}: {criterion["description"]}\n\n'

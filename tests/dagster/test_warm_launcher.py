@@ -165,3 +165,31 @@ def test_the_health_check_tells_a_live_worker_from_a_dead_one(instance):
     assert launcher.check_run_worker_health(alive).status == WorkerStatus.RUNNING
     assert launcher.check_run_worker_health(dead).status == WorkerStatus.FAILED
     assert launcher.check_run_worker_health(elsewhere).status == WorkerStatus.RUNNING  # cannot tell
+
+
+def test_the_fork_server_builds_the_service_library_once_for_its_workers():
+    """Importing the preload module (as the fork server does) leaves the library built, with its
+    tool schemas: a forked worker finds it ready instead of synthesizing it again (about 2.5 s)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import time\n"
+        "import assets.run_worker_preload\n"
+        "from envpipeline.services import registry, summary\n"
+        "assert registry._REGISTRY._loaded\n"
+        "assert len(summary._SCHEMAS) == len(registry.all_services()) > 60\n"
+        "start = time.process_time()\n"
+        "summary.library_fingerprint()\n"
+        "print(time.process_time() - start)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert float(done.stdout.split()[-1]) < 1.0  # already built: no synthesis, no schema building
