@@ -161,7 +161,8 @@ def _decision_for(store: LakeResource, key: str) -> Decision | None:
 def synthesized_bundles(
     context: AssetExecutionContext, store: LakeResource, forge: ForgeResource
 ) -> MaterializeResult:
-    """Bundles synthesized for one seed's selected action (static checks in the loop)."""
+    """Bundles synthesized for one seed's selected action (static checks in the loop); each seed
+    of the run's range in turn."""
     return materialize_partitions(context, lambda key: _synthesize_for_seed(context, store, forge, key))
 
 
@@ -222,8 +223,9 @@ def _synthesize_for_seed(
 def verified_bundles(
     context: AssetExecutionContext, store: LakeResource, sandbox: SandboxResource, forge: ForgeResource
 ) -> MaterializeResult:
-    """Gold verification of one seed's synthesized bundles; accepted ones are exported and their
-    pass rate measured with the seeds' policy and K, next to the projected one."""
+    """Gold verification of one seed's synthesized bundles (each seed of the run's range);
+    accepted ones are exported and their pass rate measured with the seeds' policy and K, next to
+    the projected one."""
     return materialize_partitions(
         context, lambda key: _verify_seed_bundles(context, store, sandbox, forge, key)
     )

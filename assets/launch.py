@@ -74,7 +74,8 @@ class Stage:
     With `max_partitions_per_run` > 1 and `partition_set` (the job's dynamic partitions) named, a
     run covers a range of partitions, as a backfill's ``BackfillPolicy.multi_run`` run does: the
     keys are split into ranges that are contiguous in the instance's order of `partition_set` (a
-    range must not take in a partition the stage was not given), at least `min_runs` of them when
+    range must not take in a partition the stage was not given; partitions added later are
+    appended to that order, so none can land inside a range), at least `min_runs` of them when
     there are enough keys (so that the stage's runs can use several cores), each of at most
     `max_partitions_per_run` keys."""
 
@@ -130,7 +131,7 @@ def partition_ranges(
 
 @dataclass
 class _Slot:
-    """One (stage, partition) of the plan and the runs submitted for it."""
+    """One run's worth of a stage (no partition, one, or a range) and the runs submitted for it."""
 
     stage: Stage
     partitions: tuple[str, ...]

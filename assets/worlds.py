@@ -79,7 +79,8 @@ def _persona(store: LakeResource, persona_id: str) -> Persona:
 def persona_worlds(
     context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource
 ) -> MaterializeResult:
-    """One persona's world, day by day, with every day's checks (lint, replay, declaration, live, review)."""
+    """One persona's world, day by day, with every day's checks (lint, replay, declaration, live,
+    review); a run over a range of personas builds each of them in turn."""
     return materialize_partitions(context, lambda key: _build_persona_world(context, store, worlds, key))
 
 
@@ -145,7 +146,7 @@ def world_checks_pass(context: AssetCheckExecutionContext, store: LakeResource) 
 def world_tasks(
     context: AssetExecutionContext, store: LakeResource, worlds: WorldsResource
 ) -> MaterializeResult:
-    """Cross-interface task candidates over one persona's world days."""
+    """Cross-interface task candidates over one persona's world days (each persona of the run's range)."""
     return materialize_partitions(context, lambda key: _world_candidates(context, store, worlds, key))
 
 
