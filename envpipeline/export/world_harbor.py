@@ -30,11 +30,8 @@ agent's to edit. Rather than ship a script that always passes, the export drops 
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import shutil
-import tarfile
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -60,6 +57,7 @@ from envpipeline.models.bundle import (
 from envpipeline.models.world_task import GatedTask, WorldTask
 from envpipeline.terminal.bundle import dump_task_config, write_files
 from envpipeline.worlds import lifestore, worldstore
+from envpipeline.worlds.state import pack_day
 from envpipeline.worlds.tasks import criterion_scripts, prepare_initial
 
 #: Criterion kinds judged on the trajectory, which the exported verifier cannot see (see above).
@@ -126,27 +124,9 @@ def worldstore_source() -> bytes:
 
 
 def snapshot_tar(day: Path) -> bytes:
-    """A reproducible .tar.gz of the W0 parts of a day folder (sorted, mtime 0, root-owned)."""
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w") as tar:
-        for part in WORLD_PARTS:
-            root = day / part
-            paths = [root, *sorted(root.rglob("*"))] if root.is_dir() else [root] if root.exists() else []
-            for path in paths:
-                if path.is_symlink() or not (path.is_file() or path.is_dir()):
-                    raise ConfigError(f"{path}: only plain files and folders can be exported")
-                info = tar.gettarinfo(str(path), arcname=path.relative_to(day).as_posix())
-                info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
-                info.mode = 0o755 if path.is_dir() else 0o644
-                if path.is_file():
-                    with path.open("rb") as handle:
-                        tar.addfile(info, handle)
-                else:
-                    tar.addfile(info)
-    out = io.BytesIO()
-    with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as gz:
-        gz.write(raw.getvalue())
-    return out.getvalue()
+    """A reproducible .tar.gz of the W0 parts of a day folder (sorted, mtime 0, root-owned, modes
+    0o755 and 0o644)."""
+    return pack_day(day, WORLD_PARTS, normalize_modes=True)
 
 
 def exported_criteria(task: WorldTask) -> tuple[list[str], dict[str, Any]]:

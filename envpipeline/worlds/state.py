@@ -6,10 +6,14 @@ table (rows sorted by id), never the raw .sqlite bytes, so VACUUM or page layout
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import io
 import json
 import re
 import sqlite3
+import tarfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +198,32 @@ def write_manifest(day_dir: Path | str, persona_id: str, day: int) -> dict[str, 
     }
     (day_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
+
+
+def pack_day(day: Path | str, parts: Sequence[str], normalize_modes: bool = False) -> bytes:
+    """A reproducible .tar.gz of `parts` (folders or files) of a day folder: the same day packs to
+    the same bytes (members sorted, no times or owners, a gzip header without a time). Members keep
+    their modes, or with `normalize_modes` folders get 0o755 and files 0o644; only plain files and
+    folders are packed."""
+    day = Path(day)
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        for part in parts:
+            root = day / part
+            paths = [root, *sorted(root.rglob("*"))] if root.is_dir() else [root] if root.exists() else []
+            for path in paths:
+                if path.is_symlink() or not (path.is_file() or path.is_dir()):
+                    raise ConfigError(f"{path}: only plain files and folders can be packed")
+                info = tar.gettarinfo(str(path), arcname=path.relative_to(day).as_posix())
+                info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+                if normalize_modes:
+                    info.mode = 0o755 if path.is_dir() else 0o644
+                if path.is_file():
+                    with path.open("rb") as handle:
+                        tar.addfile(info, handle)
+                else:
+                    tar.addfile(info)
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as packed:
+        packed.write(raw.getvalue())
+    return out.getvalue()

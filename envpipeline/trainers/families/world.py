@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import gzip
 import io
 import os
 import shutil
@@ -48,7 +47,7 @@ from envpipeline.worlds.agent_session import Shell, Trajectory, open_shell, page
 from envpipeline.worlds.allowance import called_through
 from envpipeline.worlds.criteria import check_all
 from envpipeline.worlds.delta import apply_ops
-from envpipeline.worlds.state import day_path
+from envpipeline.worlds.state import day_path, pack_day
 
 try:
     import anyio
@@ -92,29 +91,9 @@ def _function(name: str, description: str, parameters: dict[str, Any]) -> dict[s
 
 
 def world_snapshot(day_dir: Path | str) -> str:
-    """A day folder's W0 parts as the base64 .tar.gz an `EnvSpec` inlines.
-
-    The same W0 gives the same bytes: members in sorted order, with their modes but no times or
-    owners, and a gzip header without a time (two exports of one lake are identical)."""
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for part in W0_PARTS:
-            root = Path(day_dir) / part
-            if not root.exists() and not root.is_symlink():
-                continue
-            below = sorted(root.rglob("*")) if root.is_dir() and not root.is_symlink() else []
-            for path in [root, *below]:
-                info = tar.gettarinfo(str(path), arcname=str(Path(part) / path.relative_to(root)))
-                info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
-                if info.isreg():
-                    with path.open("rb") as data:
-                        tar.addfile(info, data)
-                else:
-                    tar.addfile(info)
-    packed = io.BytesIO()
-    with gzip.GzipFile(fileobj=packed, mode="wb", mtime=0) as out:
-        out.write(raw.getvalue())
-    return base64.b64encode(packed.getvalue()).decode()
+    """A day folder's W0 parts as the base64 .tar.gz an `EnvSpec` inlines: the same W0 gives the
+    same bytes (`pack_day`; members keep their modes), so two exports of one lake are identical."""
+    return base64.b64encode(pack_day(day_dir, W0_PARTS)).decode()
 
 
 def materialize_w0(spec: EnvSpec, dest: Path, worlds_root: Path | str | None = None) -> Path:
