@@ -1,4 +1,5 @@
-"""Shared assets: accepted_tasks (all families, one schema) -> training_datasets (splits, exports, card)."""
+"""Shared assets: accepted_tasks (all families, one schema) -> training_datasets (splits, exports, card)
+and harbor_tasks (a Harbor task folder per accepted task), both under ``<home>/datasets``."""
 
 import json
 import shutil
@@ -28,6 +29,8 @@ from envpipeline.versions import Stage, code_version
 from resources.store import LakeResource
 
 DATASETS_CODE_VERSION = code_version(Stage.DATASETS)
+#: The folder of ``<home>/datasets`` that `harbor_tasks` owns.
+HARBOR_FOLDER = "harbor"
 
 
 @asset(
@@ -69,19 +72,47 @@ def training_datasets(context: AssetExecutionContext, store: LakeResource) -> Ma
     if "all" not in lake.partitions("accepted_tasks"):
         raise ValueError("accepted_tasks has not been materialized: materialize it before training_datasets")
     out = Path(store.home) / "datasets"
-    shutil.rmtree(out, ignore_errors=True)
+    clear_folder(out, keep=(HARBOR_FOLDER,))
     summary = write_all(ACCEPTED_TASKS.decode_all(lake.read("accepted_tasks", "all")), out)
-    harbor = export_harbor(harbor_items(lake), out / "harbor")
     card = (out / "README.md").read_text()
     return MaterializeResult(
         metadata={
             "split_sizes": MetadataValue.json(summary.get("split_sizes", {})),
             "files": MetadataValue.json(summary.get("files", {})),
-            "harbor_tasks": len(harbor),
             "path": MetadataValue.path(str(out)),
             "card": MetadataValue.md(card),
         }
     )
+
+
+@asset(
+    group_name="datasets",
+    deps=[accepted_tasks],
+    code_version=DATASETS_CODE_VERSION,
+    kinds={"python"},
+    automation_condition=FRESH,
+)
+def harbor_tasks(store: LakeResource) -> MaterializeResult:
+    """A Harbor task folder (`envpipeline.export.harbor`) per accepted task, in ``datasets/harbor``.
+
+    Apart from `training_datasets` (which leaves this folder alone), so that the two exports can
+    run side by side."""
+    out = Path(store.home) / "datasets" / HARBOR_FOLDER
+    shutil.rmtree(out, ignore_errors=True)
+    written = export_harbor(harbor_items(store.lake()), out)
+    return MaterializeResult(metadata={"tasks": len(written), "path": MetadataValue.path(str(out))})
+
+
+def clear_folder(folder: Path, keep: tuple[str, ...] = ()) -> None:
+    """Remove everything in `folder` but the entries named in `keep` (create it if missing)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for entry in folder.iterdir():
+        if entry.name in keep:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
 
 
 @asset_check(asset=training_datasets, description="No seed or near-duplicate instruction crosses splits.")

@@ -35,6 +35,8 @@ MANAGED_MARK = "envpipeline-managed"
 RUNS_PER_STAGE = 2
 #: The tag of the plan's runs off its longest chain (`dagster.yaml` limits them to two at a time).
 SIDE_LANE = {"envpipeline/lane": "side"}
+#: The tag of the plan's runs that only fill idle cores (the library and the composition batches).
+FILLER = {**SIDE_LANE, "envpipeline/nice": "10"}
 #: Run config that executes a run's steps one after another in its own process.
 IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
 
@@ -60,8 +62,12 @@ def default_plan(
     tasks (about 60 s of work, mostly in one run that gates tasks with several worker threads),
     then the seeds -> selector -> forge bundles chain (about 55 s), then the library and the
     composition batches that wait for it (about 30 s). The stages off the first chain run in the
-    "side" lane (`SIDE_LANE`), which `dagster.yaml` limits to two of the three runs at a time: the
-    chain's next run never waits for a place.
+    "side" lane (`SIDE_LANE`), which `dagster.yaml` limits to three of the four runs at a time: the
+    chain's next run never waits for a place. The library and the composition batches, the chain
+    with the most slack, are fillers (`FILLER`): their workers run at nice 10, so they take the
+    cores the two longer chains leave idle instead of slowing them. The datasets come last, as
+    three runs side by side once the accepted tasks are collected: the training files, the
+    Harbor tasks and the catalog.
 
     A partitioned stage runs its partitions in ranges, as a backfill does (`assets.partition_runs`):
     at most a backfill run's worth each, spread over `RUNS_PER_STAGE` runs so that two of them can
@@ -98,7 +104,7 @@ def default_plan(
         ),
         Stage("gated_tasks", "gated_tasks_job", after=("worlds",), run_config=run_config, priority=4),
         Stage("seeds", "seed_job", seed_keys, run_config=run_config, priority=3, **seeds),
-        Stage("library", "library_job", run_config=run_config, priority=2, **side),
+        Stage("library", "library_job", run_config=run_config, priority=2, tags=FILLER),
         Stage("selector", "selector_job", after=("seeds",), run_config=run_config, priority=3, **side),
         Stage("forge_bundles", "forge_bundle_job", seed_keys, ("selector",), run_config, 3, **seeds),
         Stage(
@@ -117,15 +123,18 @@ def default_plan(
             batch_config,
             priority=1,
             **ranges(COMPOSITION_BATCHES, COMPOSE_PARTITIONS_PER_RUN),
-            **side,
+            tags=FILLER,
         ),
         Stage(
-            "datasets",
-            "datasets_job",
-            after=("compose", "forge_export", "gated_tasks"),
+            "accepted",
+            "accepted_tasks_job",
+            after=("compose", "forge_bundles", "gated_tasks"),
             run_config=run_config,
         ),
-        Stage("catalog", "catalog_job", after=("datasets",), run_config=run_config),
+        # the last three take the accepted tasks side by side
+        Stage("datasets", "training_datasets_job", after=("accepted",), run_config=run_config),
+        Stage("harbor", "harbor_tasks_job", after=("accepted",), run_config=run_config),
+        Stage("catalog", "catalog_job", after=("accepted", "forge_export"), run_config=run_config),
     ]
 
 

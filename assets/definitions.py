@@ -21,7 +21,7 @@ from assets.compose import (
     service_library,
     verified_composed_tasks,
 )
-from assets.datasets import accepted_tasks, splits_do_not_leak, training_datasets
+from assets.datasets import accepted_tasks, harbor_tasks, splits_do_not_leak, training_datasets
 from assets.forge import (
     forge_bundle_job,
     forge_export,
@@ -87,8 +87,24 @@ catalog_job = define_asset_job(
 )
 datasets_job = define_asset_job(
     "datasets_job",
-    selection=AssetSelection.assets(accepted_tasks, training_datasets),
-    description="Collect accepted tasks of all families and write the training datasets.",
+    selection=AssetSelection.assets(accepted_tasks, training_datasets, harbor_tasks),
+    description="Collect accepted tasks of all families, write the training datasets and Harbor tasks.",
+)
+# the datasets job's parts, for `envpipeline run`: the two exports run side by side
+accepted_tasks_job = define_asset_job(
+    "accepted_tasks_job",
+    selection=AssetSelection.assets(accepted_tasks),
+    description="Collect accepted tasks of all families.",
+)
+training_datasets_job = define_asset_job(
+    "training_datasets_job",
+    selection=AssetSelection.assets(training_datasets),
+    description="Write the training datasets (splits, trainer files, card) of the accepted tasks.",
+)
+harbor_tasks_job = define_asset_job(
+    "harbor_tasks_job",
+    selection=AssetSelection.assets(harbor_tasks),
+    description="Write a Harbor task folder per accepted task.",
 )
 
 defs = Definitions(
@@ -110,6 +126,7 @@ defs = Definitions(
         gated_world_tasks,
         accepted_tasks,
         training_datasets,
+        harbor_tasks,
         catalog,
     ],
     asset_checks=[
@@ -143,6 +160,9 @@ defs = Definitions(
         persona_world_job,
         gated_tasks_job,
         datasets_job,
+        accepted_tasks_job,
+        training_datasets_job,
+        harbor_tasks_job,
         catalog_job,
     ],
     # every asset carrying an automation condition (`assets.automation.FRESH`) is evaluated by it

@@ -300,7 +300,8 @@ def running_daemon(
         log("using the daemon already running on this instance")
         yield None
         return
-    command = [sys.executable, "-m", "dagster._daemon", "run", "-w", str(workspace_file)]  # = dagster-daemon
+    # dagster-daemon, with the warm launcher's fork server started at once (assets/warm_daemon.py)
+    command = [sys.executable, "-m", "assets.warm_daemon", "run", "-w", str(workspace_file)]
     log_file = Path(os.environ["DAGSTER_HOME"]) / "daemon.log"
     started = time.time()
     # the instance's run launcher (assets.warm_launcher) is imported from this repository

@@ -50,6 +50,9 @@ PRELOAD_MODULE = "assets.run_worker_preload"
 #: Run tags: the warm worker's pid, and the host it runs on.
 WORKER_PID_TAG = "envpipeline/worker_pid"
 WORKER_HOST_TAG = "envpipeline/worker_host"
+#: Run tag: a niceness (0-19) the warm worker takes before it executes the run (`os.nice`), so
+#: that runs off a plan's longest chain fill idle cores without slowing that chain.
+NICE_TAG = "envpipeline/nice"
 
 #: The fork server of this process (one per process, as `multiprocessing` keeps it): what it
 #: preloaded, as (interpreter, working directory, module).
@@ -66,8 +69,14 @@ def _module_target(run: DagsterRun) -> tuple[str, str, str] | None:
     module = getattr(pointer, "module", None)
     if not isinstance(module, str):
         return None
-    working_directory = getattr(pointer, "working_directory", None) or os.getcwd()
+    working_directory = os.path.abspath(getattr(pointer, "working_directory", None) or os.getcwd())
     return origin.executable_path, working_directory, module
+
+
+def start_fork_server(module: str, working_directory: str) -> bool:
+    """Start this process's fork server for `module` now, before the first run asks for it
+    (`assets.warm_daemon`); whether it serves that module."""
+    return _fork_server_for((sys.executable, os.path.abspath(working_directory), module))
 
 
 def _fork_server_for(target: tuple[str, str, str]) -> bool:
@@ -94,9 +103,12 @@ def _fork_server_for(target: tuple[str, str, str]) -> bool:
         return _fork_server_target == target
 
 
-def _execute_run(run_id: str, instance_ref: InstanceRef) -> None:
+def _execute_run(run_id: str, instance_ref: InstanceRef, nice: int = 0) -> None:
     """The warm worker: what ``dagster api execute_run`` does, in a process forked warm."""
     from dagster import DagsterInstance
+
+    if nice > 0:
+        os.nice(nice)
     from dagster._cli.api import _execute_run_command_body  # pyright: ignore[reportPrivateUsage]
     from dagster._utils.interrupts import capture_interrupts
 
@@ -117,7 +129,7 @@ class WarmRunLauncher(DefaultRunLauncher):
             return
         process = multiprocessing.get_context("forkserver").Process(
             target=_execute_run,
-            args=(run.run_id, self._instance.get_ref()),
+            args=(run.run_id, self._instance.get_ref(), _niceness(run)),
             name=f"dagster-run-{run.run_id[:8]}",
         )
         process.start()
@@ -156,6 +168,14 @@ class WarmRunLauncher(DefaultRunLauncher):
         if process_alive(pid) and not _zombie(pid):
             return CheckRunHealthResult(WorkerStatus.RUNNING)
         return CheckRunHealthResult(WorkerStatus.FAILED, f"the run worker (pid {pid}) is gone")
+
+
+def _niceness(run: DagsterRun) -> int:
+    """The run's `NICE_TAG` as a niceness in 0-19 (0 when missing or not a number)."""
+    try:
+        return min(max(int(run.tags.get(NICE_TAG, "0")), 0), 19)
+    except ValueError:
+        return 0
 
 
 def _zombie(pid: int) -> bool:

@@ -93,3 +93,22 @@ def test_the_red_team_check_passes_accepted_tasks_and_fails_a_weakened_one(tmp_p
             build_asset_check_context(), store=LakeResource(home=str(home))
         )
         assert not check.passed and task.task_id in check.metadata["broken"].value
+
+
+def test_the_training_files_leave_the_harbor_tasks_folder_to_its_own_asset(tmp_path):
+    """`training_datasets` rebuilds ``datasets/`` but keeps ``datasets/harbor``, which
+    `harbor_tasks` writes (the two run side by side in the default job)."""
+    from assets.datasets import HARBOR_FOLDER, clear_folder
+
+    out = tmp_path / "datasets"
+    (out / HARBOR_FOLDER / "cw-1").mkdir(parents=True)
+    (out / HARBOR_FOLDER / "cw-1" / "task.toml").write_text("x")
+    (out / "verl").mkdir()
+    (out / "verl" / "rl.parquet").write_text("old")
+    (out / "README.md").write_text("old card")
+    (out / "stale-link").symlink_to(out / "verl")
+    clear_folder(out, keep=(HARBOR_FOLDER,))
+    assert sorted(p.name for p in out.iterdir()) == [HARBOR_FOLDER]
+    assert (out / HARBOR_FOLDER / "cw-1" / "task.toml").read_text() == "x"
+    clear_folder(tmp_path / "new")
+    assert (tmp_path / "new").is_dir()

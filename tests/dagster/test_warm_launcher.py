@@ -20,7 +20,8 @@ import pytest
 from dagster import DagsterInstance, DagsterRunStatus
 
 from assets.launch import RunSubmitter, Stage, run_plan, running_daemon, runs_of_plan
-from assets.warm_launcher import WORKER_HOST_TAG, WORKER_PID_TAG, WarmRunLauncher
+from assets.warm_daemon import workspace_module
+from assets.warm_launcher import NICE_TAG, WORKER_HOST_TAG, WORKER_PID_TAG, WarmRunLauncher
 
 pytestmark = pytest.mark.slow
 
@@ -56,13 +57,27 @@ def workspace(tmp_path) -> Path:
     return path
 
 
-def _letters(out: Path, **folder) -> list[Stage]:
+def _letters(out: Path, tags: dict[str, str] | None = None, **folder) -> list[Stage]:
     out.mkdir(exist_ok=True)
     config = {
         "resources": {"folder": {"config": {"path": str(out), **folder}}},
         "execution": {"config": {"in_process": {}}},
     }
-    return [Stage("letters", "letters_job", KEYS, run_config=config)]
+    return [Stage("letters", "letters_job", KEYS, run_config=config, tags=tags or {})]
+
+
+def _fork_servers_of(pid: int) -> list[int]:
+    """The multiprocessing fork servers among the children of process `pid`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == pid and b"multiprocessing.forkserver" in command:
+            found.append(int(entry.name))
+    return found
 
 
 def _started_worker(instance: DagsterInstance, deadline_s: float = 120) -> tuple[str, int]:
@@ -86,15 +101,25 @@ def _wait_finished(instance: DagsterInstance, run_id: str, deadline_s: float = 9
 
 
 def test_runs_of_a_module_location_run_on_warm_workers(instance, tmp_path, workspace):
+    """The daemon starts its fork server before any run asks for one (`assets.warm_daemon`), and
+    the workers take the niceness their runs' tag asks for."""
     with running_daemon(instance, workspace, print) as daemon:
         assert daemon is not None
+        deadline = time.monotonic() + 60
+        while not _fork_servers_of(daemon.pid):
+            assert time.monotonic() < deadline, "the daemon started no fork server before its first run"
+            time.sleep(0.2)
+        [server] = _fork_servers_of(daemon.pid)
         submitter = RunSubmitter(instance, workspace)
         try:
-            result = run_plan(instance, submitter, _letters(tmp_path / "out"), retries=0, daemon=daemon)
+            plan = _letters(tmp_path / "out", tags={NICE_TAG: "7"})
+            result = run_plan(instance, submitter, plan, retries=0, daemon=daemon)
         finally:
             submitter.close()
         daemon_pid = daemon.pid
+        assert _fork_servers_of(daemon.pid) == [server]  # the launcher used the early one
     assert result.ok and sorted(p.name for p in (tmp_path / "out").glob("?.txt")) == ["a.txt", "b.txt"]
+    assert [(tmp_path / "out" / f"{key}.nice").read_text() for key in KEYS] == ["7", "7"]
     runs = runs_of_plan(instance, result.plan_id)
     assert len(runs) == 2 and all(r.status == DagsterRunStatus.SUCCESS for r in runs)
     for run in runs:
@@ -193,3 +218,23 @@ def test_the_fork_server_builds_the_service_library_once_for_its_workers():
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert float(done.stdout.split()[-1]) < 1.0  # already built: no synthesis, no schema building
+
+
+def test_the_early_fork_server_serves_the_workspace_module_as_dagster_resolves_it(tmp_path, monkeypatch):
+    """The module and working directory a run of the workspace's location will carry (a relative
+    folder resolved against the daemon's current directory); nothing for other workspaces."""
+    monkeypatch.chdir(tmp_path)
+    workspace = tmp_path / "workspace.yaml"
+    workspace.write_text(
+        "load_from:\n  - python_module:\n      module_name: assets.definitions\n      working_directory: .\n"
+    )
+    assert workspace_module(workspace) == ("assets.definitions", str(tmp_path))
+    workspace.write_text("load_from:\n  - python_module: assets.definitions\n")
+    assert workspace_module(workspace) == ("assets.definitions", str(tmp_path))
+    workspace.write_text("load_from:\n  - python_file: defs.py\n")
+    assert workspace_module(workspace) is None
+    two = "load_from:\n  - python_module: a\n  - python_module: b\n"
+    workspace.write_text(two)
+    assert workspace_module(workspace) is None
+    workspace.write_text(": not yaml [")
+    assert workspace_module(workspace) is None

@@ -36,7 +36,8 @@ def _write_atomically(target: Path, text: str) -> None:
 
 @asset(partitions_def=LETTERS)
 def letters(context: AssetExecutionContext, folder: Folder) -> None:
-    """Every partition of the run (one, or a range); `<key>.run` names the run that wrote `<key>.txt`."""
+    """Every partition of the run (one, or a range); `<key>.run` names the run that wrote `<key>.txt`,
+    `<key>.nice` the niceness it ran at."""
     out = Path(folder.path)
     time.sleep(folder.sleep)
     for key in context.partition_keys:
@@ -46,6 +47,7 @@ def letters(context: AssetExecutionContext, folder: Folder) -> None:
             raise RuntimeError(f"letters[{key}] fails on purpose")
         _write_atomically(out / f"{key}.txt", key.upper())
         _write_atomically(out / f"{key}.run", context.run.run_id)
+        _write_atomically(out / f"{key}.nice", str(os.nice(0)))  # the worker's niceness
 
 
 @asset(deps=[letters])
