@@ -15,18 +15,20 @@ the data folder reaches the resources through each run's config, never through t
 """
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import signal
 import sys
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported for real inside the functions, once DAGSTER_HOME is set
+    from collections.abc import Callable
+
     from assets.launch import PlanResult, Stage
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -179,14 +181,27 @@ def run_default_job(
         instance.add_dynamic_partitions(TERMINAL_SEEDS, seed_keys)
         if serial:
             runs, failed = _run_serially(plan, instance, console), {}
+            summary = summarize_home(home, keys, seed_keys)
         else:
-            # the summary reads the service library (2-3 s to build): built while the runs run
-            warm = threading.Thread(target=_warm_summary, name="warm-summary", daemon=True)
-            warm.start()
-            result = _run_queued(plan, instance, console, retries)
-            runs, failed = result.runs, {**result.failed, **{s: [] for s in result.skipped}}
-            warm.join()
-    summary = summarize_home(home, keys, seed_keys)
+            # the summary of the lake is read while the last runs write the datasets' files
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="summary") as reader:
+                # the summary reads the service library (2-3 s to build): built while the runs run
+                lake_summary = reader.submit(_warm_summary)
+                lake_written = {"accepted", "forge_export"}
+
+                def stage_done(name: str) -> None:
+                    nonlocal lake_summary
+                    lake_written.discard(name)
+                    if not lake_written:
+                        lake_written.add("reading")
+                        lake_summary = reader.submit(summarize_lake, home, keys, seed_keys)
+
+                result = _run_queued(plan, instance, console, retries, stage_done)
+                runs, failed = result.runs, {**result.failed, **{s: [] for s in result.skipped}}
+                summary = lake_summary.result() if "reading" in lake_written else None
+            if summary is None:  # a stage failed before the lake was written: read what is there
+                summary = summarize_lake(home, keys, seed_keys)
+            summary["datasets"] = summarize_datasets(home)
     summary.update(
         {
             "dagster_home": str(dagster_home),
@@ -222,11 +237,18 @@ def _run_serially(plan: list["Stage"], instance: Any, console: Any) -> int:
     return runs
 
 
-def _run_queued(plan: list["Stage"], instance: Any, console: Any, retries: int) -> "PlanResult":
+def _run_queued(
+    plan: list["Stage"],
+    instance: Any,
+    console: Any,
+    retries: int,
+    stage_done: "Callable[[str], None] | None" = None,
+) -> "PlanResult":
     """Submit the plan to the run queue; the daemon launches the runs; show progress until done."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from assets.launch import OWNER_TAG, RunSubmitter, run_plan, running_daemon
+    from assets.code_server import shared_code_server
+    from assets.launch import OWNER_TAG, daemon_alive, run_plan, running_daemon
     from envpipeline.sandbox.ownership import owner
 
     workspace = REPO_ROOT / "workspace.yaml"
@@ -259,11 +281,18 @@ def _run_queued(plan: list["Stage"], instance: Any, console: Any, retries: int) 
             ),
         )
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="submitter") as opener:
-        # the submitter's code server (about 2 s) starts while the daemon starts (about 3 s)
-        opening = opener.submit(RunSubmitter, instance, workspace)
+    with contextlib.ExitStack() as stack:
+        # one code server for the daemon and the submitter (assets/code_server.py), unless a
+        # daemon already runs on the instance (it has its own)
+        served = None
+        if not daemon_alive(instance):
+            log_file = Path(os.environ["DAGSTER_HOME"]) / "code-server.log"
+            served = stack.enter_context(shared_code_server(workspace, log_file))
+        opener = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="submitter"))
+        # the submitter connects while the daemon starts (about 3 s)
+        opening = opener.submit(_open_submitter, instance, workspace, served)
         try:
-            with running_daemon(instance, workspace, log) as daemon, progress:
+            with running_daemon(instance, workspace, log, served) as daemon, progress:
                 result = run_plan(
                     instance,
                     opening.result(),
@@ -273,6 +302,7 @@ def _run_queued(plan: list["Stage"], instance: Any, console: Any, retries: int) 
                     log=log,
                     tags={OWNER_TAG: owner()},
                     daemon=daemon,
+                    stage_done=stage_done,
                 )
         finally:
             if opening.exception() is None:
@@ -284,8 +314,38 @@ def _run_queued(plan: list["Stage"], instance: Any, console: Any, retries: int) 
     return result
 
 
+def _open_submitter(instance: Any, workspace: Path, served: Any) -> Any:
+    """A `RunSubmitter` for `workspace`, or for the shared code server once it answers."""
+    from assets.code_server import wait_until_serving
+    from assets.launch import RunSubmitter
+
+    if served is None:
+        return RunSubmitter(instance, workspace)
+    wait_until_serving(served.socket)
+    return RunSubmitter(instance, served.workspace_file)
+
+
 def summarize_home(home: Path, keys: list[str], seed_keys: list[str]) -> dict[str, Any]:
-    """Today's figures, read back from the lake of `home`."""
+    """Today's figures, read back from the lake and the datasets folder of `home`."""
+    return {**summarize_lake(home, keys, seed_keys), "datasets": summarize_datasets(home)}
+
+
+def summarize_datasets(home: Path) -> dict[str, Any]:
+    """The datasets' figures: the accepted tasks and the splits of the training files."""
+    from envpipeline.store.lake import Lake
+
+    lake, datasets = Lake(home), Path(home) / "datasets"
+    return {
+        "accepted_tasks": len(lake.read("accepted_tasks", "all")),
+        "path": str(datasets),
+        "splits": json.loads((datasets / "splits.json").read_text())["report"]["split_sizes"]
+        if (datasets / "splits.json").exists()
+        else {},
+    }
+
+
+def summarize_lake(home: Path, keys: list[str], seed_keys: list[str]) -> dict[str, Any]:
+    """Today's figures of every family, read back from the lake of `home`."""
     from envpipeline.compose.recording import summarize
     from envpipeline.redteam.summary import red_team_summary, stored_outcomes, terminal_red_team_summary
     from envpipeline.store.lake import Lake
@@ -306,15 +366,7 @@ def summarize_home(home: Path, keys: list[str], seed_keys: list[str]) -> dict[st
     ]
     gated = lake.read("gated_world_tasks", "all")
     world_days = lake.read("persona_worlds")
-    datasets = Path(home) / "datasets"
     return {
-        "datasets": {
-            "accepted_tasks": len(lake.read("accepted_tasks", "all")),
-            "path": str(datasets),
-            "splits": json.loads((datasets / "splits.json").read_text())["report"]["split_sizes"]
-            if (datasets / "splits.json").exists()
-            else {},
-        },
         "worlds": {
             "personas": len({r["persona_id"] for r in world_days}),
             "days": len([r for r in world_days if r["day"] > 0]),

@@ -29,6 +29,7 @@ from typing import Any
 
 from dagster import DagsterInstance, DagsterRun, DagsterRunStatus, RunsFilter
 
+from assets.code_server import SharedCodeServer
 from envpipeline.processes import process_alive
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -289,19 +290,29 @@ def daemon_alive(instance: DagsterInstance, since: float | None = None) -> bool:
 
 @contextmanager
 def running_daemon(
-    instance: DagsterInstance, workspace_file: Path, log: Callable[[str], None]
+    instance: DagsterInstance,
+    workspace_file: Path,
+    log: Callable[[str], None],
+    code_server: SharedCodeServer | None = None,
 ) -> Iterator[subprocess.Popen[bytes] | None]:
     """The instance's daemon: the one already running, or one started here and stopped at exit.
 
     A daemon an earlier plan started and could not stop (its process was killed) is stopped first:
-    a fresh one is started under this plan's control."""
+    a fresh one is started under this plan's control. With `code_server`, the daemon loads its
+    workspace from that server (`assets.code_server`) once it answers, instead of `workspace_file`."""
     _stop_left_behind(instance, log)
     if daemon_alive(instance):
         log("using the daemon already running on this instance")
         yield None
         return
     # dagster-daemon, with the warm launcher's fork server started at once (assets/warm_daemon.py)
-    command = [sys.executable, "-m", "assets.warm_daemon", "run", "-w", str(workspace_file)]
+    command, folder = [sys.executable, "-m", "assets.warm_daemon"], workspace_file.parent
+    if code_server is not None:
+        location = code_server.location
+        command += ["--fork-server", location.module, location.working_directory]
+        command += ["--code-server", str(code_server.socket)]
+        workspace_file = code_server.workspace_file
+    command += ["run", "-w", str(workspace_file)]
     log_file = Path(os.environ["DAGSTER_HOME"]) / "daemon.log"
     started = time.time()
     # the instance's run launcher (assets.warm_launcher) is imported from this repository
@@ -309,7 +320,7 @@ def running_daemon(
     with log_file.open("ab") as out:
         process = subprocess.Popen(
             command,
-            cwd=workspace_file.parent,
+            cwd=folder,
             env={**os.environ, "PYTHONPATH": path},
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -460,11 +471,13 @@ def run_plan(
     log: Callable[[str], None] = lambda _: None,
     tags: dict[str, str] | None = None,
     daemon: subprocess.Popen[bytes] | None = None,
+    stage_done: Callable[[str], None] | None = None,
 ) -> PlanResult:
     """Submit every stage's runs once its predecessors succeeded; wait for all; retry failures.
 
     `daemon` is the daemon process started for this plan, if any: when it exits, waiting is
-    pointless and `DaemonStopped` says which runs were left (start again: `fail_orphaned_runs`)."""
+    pointless and `DaemonStopped` says which runs were left (start again: `fail_orphaned_runs`).
+    `stage_done` is called with a stage's name once every run of it succeeded."""
     check_plan(stages)
     plan_id = uuid.uuid4().hex[:12]
     last_check = [time.monotonic(), True]
@@ -478,6 +491,7 @@ def run_plan(
     slots: dict[str, list[_Slot]] = {}
     skipped: list[str] = []
     run_slot: dict[str, _Slot] = {}
+    announced: set[str] = set()
 
     def submit(slot: _Slot) -> None:
         run_tags = {
@@ -544,6 +558,11 @@ def run_plan(
                     submit(slot)
                 else:
                     log(f"{slot.label}: run {run_id} {run.status.value.lower()} (no retries left)")
+            for name in slots:
+                if name not in announced and stage_state(name) == "done":
+                    announced.add(name)
+                    if stage_done is not None:
+                        stage_done(name)
             every = [slot for group in slots.values() for slot in group]
             if progress is not None:
                 progress(_counts(every, len(stages), len(skipped)))

@@ -1,12 +1,19 @@
-"""``python -m assets.warm_daemon run -w WORKSPACE``: ``dagster-daemon run``, with the warm run
-launcher's fork server started at once.
+"""``python -m assets.warm_daemon [OPTIONS] run -w WORKSPACE``: ``dagster-daemon run``, with the
+warm run launcher's fork server started at once.
 
 `assets.warm_launcher` starts its fork server (which imports the project and builds the service
 library: about 6 s of CPU) when the daemon launches its first run, so the first runs of a plan
-wait for it. Started here while the daemon starts, the server is ready by then. This happens when
-the workspace file has a single ``python_module`` code location (this project's
-``workspace.yaml``) and the instance's run launcher is the warm one; otherwise this is
-``dagster-daemon`` unchanged.
+waited for it. Started here while the daemon starts, the server is ready by then. Options, taken
+off before the rest goes to ``dagster-daemon``:
+
+``--fork-server MODULE DIRECTORY``
+    the code location module to preload and its working directory; without it, the workspace's
+    only location when that is a Python module (this project's ``workspace.yaml``);
+``--code-server SOCKET``
+    wait until the code server on SOCKET answers before the daemon loads its workspace (a
+    workspace that points at a server the plan just started, `assets.code_server`).
+
+Nothing is started early unless the instance's run launcher is the warm one.
 """
 
 from __future__ import annotations
@@ -16,24 +23,19 @@ import sys
 import threading
 from pathlib import Path
 
-import yaml
+from assets.code_server import wait_until_serving, workspace_location
 
 
-def workspace_module(workspace_file: Path) -> tuple[str, str] | None:
-    """(module, working directory) of the workspace's only code location, when it is a module."""
-    try:
-        entries = (yaml.safe_load(workspace_file.read_text()) or {}).get("load_from") or []
-    except (OSError, yaml.YAMLError):
+def _take_option(argv: list[str], flag: str, values: int) -> list[str] | None:
+    """Remove `flag` and its `values` from `argv`; the values, or None when the flag is absent."""
+    if flag not in argv:
         return None
-    if len(entries) != 1 or not isinstance(entries[0], dict) or "python_module" not in entries[0]:
-        return None
-    entry = entries[0]["python_module"]
-    module = entry.get("module_name") if isinstance(entry, dict) else entry
-    if not isinstance(module, str):
-        return None
-    # resolved as Dagster resolves it: against the current directory (the daemon's)
-    folder = entry.get("working_directory") if isinstance(entry, dict) else None
-    return module, os.path.abspath(folder) if isinstance(folder, str) else os.getcwd()
+    at = argv.index(flag)
+    taken = argv[at + 1 : at + 1 + values]
+    if len(taken) != values:
+        raise SystemExit(f"{flag} takes {values} value(s)")
+    del argv[at : at + 1 + values]
+    return taken
 
 
 def _workspace_argument(argv: list[str]) -> Path | None:
@@ -52,24 +54,29 @@ def _warm_launcher_configured() -> bool:
     return launcher is not None and launcher.module_name == "assets.warm_launcher"
 
 
-def start_early(argv: list[str]) -> threading.Thread | None:
-    """Start the fork server in a thread for `argv`'s workspace; the thread, or None."""
+def fork_server_target(argv: list[str], given: list[str] | None) -> tuple[str, str] | None:
+    """(module, working directory) to preload: the one given, else the workspace's module location."""
+    if given is not None:
+        return given[0], os.path.abspath(given[1])
     workspace = _workspace_argument(argv)
-    target = workspace_module(workspace) if workspace is not None else None
-    if target is None or not _warm_launcher_configured():
-        return None
-    from assets.warm_launcher import start_fork_server
-
-    thread = threading.Thread(target=start_fork_server, args=target, name="warm-fork-server", daemon=True)
-    thread.start()
-    return thread
+    location = workspace_location(workspace) if workspace is not None else None
+    return (location.module, location.working_directory) if location is not None else None
 
 
 def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    fork_server = fork_server_target(args, _take_option(args, "--fork-server", 2))
+    code_server = _take_option(args, "--code-server", 1)
+    if fork_server is not None and _warm_launcher_configured():
+        from assets.warm_launcher import start_fork_server
+
+        threading.Thread(
+            target=start_fork_server, args=fork_server, name="warm-fork-server", daemon=True
+        ).start()
     from dagster._daemon.cli import cli
 
-    args = list(sys.argv[1:] if argv is None else argv)
-    start_early(args)
+    if code_server is not None:
+        wait_until_serving(Path(code_server[0]))
     cli.main(args=args, prog_name="dagster-daemon")
 
 

@@ -65,19 +65,24 @@ def _plan(out: Path, **folder) -> list[Stage]:
     ]
 
 
-def _run(instance: DagsterInstance, stages: list[Stage], retries: int = 1):
+def _run(instance: DagsterInstance, stages: list[Stage], retries: int = 1, stage_done=None):
     with running_daemon(instance, WORKSPACE, print) as daemon:
         submitter = RunSubmitter(instance, WORKSPACE)
         try:
-            return run_plan(instance, submitter, stages, retries=retries, daemon=daemon), daemon
+            result = run_plan(
+                instance, submitter, stages, retries=retries, daemon=daemon, stage_done=stage_done
+            )
+            return result, daemon
         finally:
             submitter.close()
 
 
 def test_a_failed_partition_is_submitted_again_and_the_plan_completes(instance, tmp_path):
     out = tmp_path / "out"
-    result, daemon = _run(instance, _plan(out, fail_once=["b"]))
+    done: list[str] = []
+    result, daemon = _run(instance, _plan(out, fail_once=["b"]), stage_done=done.append)
     assert result.ok and result.runs == 5 and result.materializations == 4
+    assert done == ["letters", "summary"]  # each stage announced once, when all its runs succeeded
     assert (out / "summary.txt").read_text() == "ABC"
     runs = {
         (r.job_name, r.tags.get("dagster/partition"), r.tags[ATTEMPT_TAG]): r
@@ -91,8 +96,9 @@ def test_a_failed_partition_is_submitted_again_and_the_plan_completes(instance, 
 
 def test_a_partition_that_keeps_failing_is_reported_and_the_rest_go_on(instance, tmp_path):
     out = tmp_path / "out"
-    result, _ = _run(instance, _plan(out, fail_always=["b"]))
-    assert not result.ok
+    done: list[str] = []
+    result, _ = _run(instance, _plan(out, fail_always=["b"]), stage_done=done.append)
+    assert not result.ok and done == []
     assert list(result.failed) == ["letters_job[b]"] and len(result.failed["letters_job[b]"]) == 2
     assert result.skipped == ["summary"]
     assert sorted(p.name for p in out.glob("?.txt")) == ["a.txt", "c.txt"]

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance, DagsterRunStatus
 
+from assets.code_server import ModuleLocation, shared_code_server, workspace_location
 from assets.launch import RunSubmitter, Stage, run_plan, running_daemon, runs_of_plan
-from assets.warm_daemon import workspace_module
 from assets.warm_launcher import NICE_TAG, WORKER_HOST_TAG, WORKER_PID_TAG, WarmRunLauncher
 
 pytestmark = pytest.mark.slow
@@ -68,6 +68,11 @@ def _letters(out: Path, tags: dict[str, str] | None = None, **folder) -> list[St
 
 def _fork_servers_of(pid: int) -> list[int]:
     """The multiprocessing fork servers among the children of process `pid`."""
+    return _children_running(pid, b"multiprocessing.forkserver")
+
+
+def _children_running(pid: int, command_part: bytes) -> list[int]:
+    """The children of process `pid` whose command line holds `command_part`."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
@@ -75,7 +80,7 @@ def _fork_servers_of(pid: int) -> list[int]:
             command = (entry / "cmdline").read_bytes()
         except (OSError, ValueError, IndexError):
             continue
-        if parent == pid and b"multiprocessing.forkserver" in command:
+        if parent == pid and command_part in command:
             found.append(int(entry.name))
     return found
 
@@ -220,21 +225,50 @@ def test_the_fork_server_builds_the_service_library_once_for_its_workers():
     assert float(done.stdout.split()[-1]) < 1.0  # already built: no synthesis, no schema building
 
 
-def test_the_early_fork_server_serves_the_workspace_module_as_dagster_resolves_it(tmp_path, monkeypatch):
-    """The module and working directory a run of the workspace's location will carry (a relative
-    folder resolved against the daemon's current directory); nothing for other workspaces."""
+def test_the_workspace_module_location_is_read_as_dagster_resolves_it(tmp_path, monkeypatch):
+    """The module, working directory and location name a run of the workspace's location will
+    carry (a relative folder resolved against the current directory, the daemon's), for the early
+    fork server and the shared code server; nothing for other workspaces."""
     monkeypatch.chdir(tmp_path)
     workspace = tmp_path / "workspace.yaml"
     workspace.write_text(
         "load_from:\n  - python_module:\n      module_name: assets.definitions\n      working_directory: .\n"
     )
-    assert workspace_module(workspace) == ("assets.definitions", str(tmp_path))
+    expected = ModuleLocation("assets.definitions", str(tmp_path), "assets.definitions")
+    assert workspace_location(workspace) == expected
     workspace.write_text("load_from:\n  - python_module: assets.definitions\n")
-    assert workspace_module(workspace) == ("assets.definitions", str(tmp_path))
-    workspace.write_text("load_from:\n  - python_file: defs.py\n")
-    assert workspace_module(workspace) is None
-    two = "load_from:\n  - python_module: a\n  - python_module: b\n"
-    workspace.write_text(two)
-    assert workspace_module(workspace) is None
-    workspace.write_text(": not yaml [")
-    assert workspace_module(workspace) is None
+    assert workspace_location(workspace) == expected
+    named = "load_from:\n  - python_module:\n      module_name: m\n      location_name: here\n"
+    workspace.write_text(named)
+    assert workspace_location(workspace) == ModuleLocation("m", str(tmp_path), "here")
+    for other in (
+        "load_from:\n  - python_file: defs.py\n",
+        "load_from:\n  - python_module: a\n  - python_module: b\n",
+        ": not yaml [",
+        "[]",
+    ):
+        workspace.write_text(other)
+        assert workspace_location(workspace) is None, other
+
+
+def test_the_daemon_and_the_submitter_share_one_code_server(instance, tmp_path, workspace):
+    """With `shared_code_server`, the daemon starts no code server of its own (it would start a
+    new one every 60 s) and the plan's runs still run warm; the server stops with the plan."""
+    with shared_code_server(workspace, tmp_path / "code-server.log") as served:
+        assert served is not None and served.location.location_name == "plan_test"
+        with running_daemon(instance, workspace, print, served) as daemon:
+            assert daemon is not None
+            submitter = RunSubmitter(instance, served.workspace_file)
+            try:
+                result = run_plan(instance, submitter, _letters(tmp_path / "out"), retries=0, daemon=daemon)
+            finally:
+                submitter.close()
+            assert _children_running(daemon.pid, b"dagster api grpc") == []
+            assert _fork_servers_of(daemon.pid)
+        socket_folder = served.socket.parent
+        assert socket_folder.exists()
+    assert not socket_folder.exists()
+    assert result.ok
+    runs = runs_of_plan(instance, result.plan_id)
+    assert len(runs) == 2 and all(WORKER_PID_TAG in run.tags for run in runs)
+    assert {run.remote_job_origin.location_name for run in runs if run.remote_job_origin} == {"plan_test"}
