@@ -36,7 +36,7 @@ def reference_run(task: WorldTask, w0: Path, work: Path) -> WorldReference:
     shutil.copytree(w0, final)
     attack = WorldAttack(task, w0, final, WorldReference([], "", []))
     attack.run_solution()
-    return WorldReference(attack.trajectory, world_hash(final), write_calls(attack.trajectory))
+    return WorldReference(attack.trajectory, world_hash(final), write_calls(attack.trajectory), final)
 
 
 def attack_once(

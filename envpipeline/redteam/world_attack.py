@@ -6,6 +6,7 @@ import cycle through the policy registry.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ class WorldReference:
     trajectory: list[dict[str, Any]]
     final_hash: str
     writes: list[str]
+    #: the day folder the run ended in (kept while the red team attacks), when there is one
+    final_world: Path | None = None
 
 
 @dataclass
@@ -40,6 +43,20 @@ class WorldAttack:
             task or self.task, self.world
         )
         self.trajectory += result.trajectory
+
+    def replay_reference(self) -> None:
+        """Do what the reference did: end where its run ended, with its trajectory.
+
+        The reference is `run_solution` on a fresh copy of W0, which is what this attack's world
+        is before it acts: running the mistake-free scripted solution again would end in the same
+        state through the same calls (its runs are deterministic: the gate's ``moot`` compares
+        their hashes), so the reference's final folder is copied instead of running it again."""
+        if self.reference.final_world is None or self.trajectory:
+            self.run_solution()
+            return
+        shutil.rmtree(self.world)
+        shutil.copytree(self.reference.final_world, self.world, symlinks=True)
+        self.trajectory += [dict(message) for message in self.reference.trajectory]
 
     def store(self) -> WorldStore:
         """The day's app databases, to act on directly (record each act with `record`)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,9 +10,11 @@ import pytest
 
 from envpipeline.models.world_task import WorldCriterion, WorldTask
 from envpipeline.redteam.registry import get_policy, policies_for
-from envpipeline.redteam.world import red_team_world
+from envpipeline.redteam.world import red_team_world, reference_run, write_calls
+from envpipeline.redteam.world_attack import WorldAttack
 from envpipeline.worlds.build import build_world
 from envpipeline.worlds.personas import generate_persona
+from envpipeline.worlds.state import world_hash
 from envpipeline.worlds.tasks import generate_tasks, prepare_initial
 
 WorldWeakening = Callable[[WorldTask], WorldTask]
@@ -103,3 +106,24 @@ def test_no_world_policy_breaks_a_real_task_and_collateral_damage_fails(tasks) -
         assert state_id in outcomes["shotgun-after-reference"].failed, task.template
         if task.template == "chat_goahead_order":  # buying all the chat's options, not exactly the one
             assert outcomes["over-act"].failed == [state_id]
+
+
+def test_replaying_the_reference_ends_where_running_the_solution_again_ends(tasks, tmp_path) -> None:
+    """The policies that start with the reference copy its final folder and trajectory instead of
+    running the scripted solution once more: for every template, the copy is what a second run on
+    a fresh W0 copy gives (same state hash, same calls), and it stays the attack's own copy."""
+    for task, w0 in tasks:
+        work = tmp_path / task.task_id
+        reference = reference_run(task, w0, work)
+        assert reference.final_world is not None and reference.writes
+        runs = {}
+        for how in ("replay", "run"):
+            world = work / how / w0.name
+            shutil.copytree(w0, world)
+            attack = WorldAttack(task, w0, world, reference)
+            attack.replay_reference() if how == "replay" else attack.run_solution()
+            runs[how] = (world_hash(world), write_calls(attack.trajectory), attack.trajectory)
+        assert runs["replay"][:2] == runs["run"][:2] == (reference.final_hash, reference.writes), task.template
+        assert [m.get("content") for m in runs["replay"][2]] == [m.get("content") for m in runs["run"][2]]
+        (work / "replay" / w0.name / "home" / "scribble.txt").write_text("the attack's own copy")
+        assert world_hash(reference.final_world) == reference.final_hash

@@ -32,7 +32,7 @@ class DestructiveAfterReference(RedTeamPolicy):
         return attack.reference.output
 
     def attack_world(self, attack: WorldAttack) -> None:
-        attack.run_solution()
+        attack.replay_reference()
         destroy(attack)
 
 

@@ -36,7 +36,7 @@ class OverAct(RedTeamPolicy):
         return attack.reference.output
 
     def attack_world(self, attack: WorldAttack) -> None:
-        attack.run_solution()
+        attack.replay_reference()
         attack.run_solution()  # every write once more
         buy(attack, candidate_products(attack.task))  # and every other option
 

@@ -48,7 +48,7 @@ class ShotgunAfterReference(RedTeamPolicy):
         return attack.reference.output
 
     def attack_world(self, attack: WorldAttack) -> None:
-        attack.run_solution()
+        attack.replay_reference()
         world_sweep(attack)
 
 
