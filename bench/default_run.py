@@ -11,10 +11,13 @@ the same in both modes (else the bench says so and exits 1).
 Usage: python bench/default_run.py [--repeats 1] [--batches 4] [--candidates-per-batch 50]
                                    [--seeds-per-family 1] [--keep DIR]
 
-Measured 2026-12-04 on a quiet 2-core machine, local sandbox, ``--repeats 2``: serial 147.4 s and
-152.1 s (38 runs), queued 94.6 s and 96.3 s (14 runs: partitions in ranges, the side lane), same
-outputs; 1.57x on the medians, machine CPU 150.8 s against 155.9 s (the goal is 1.7x). In the
-same session, with a run per partition: 1.23x; with ranges alone: 1.44x.
+Measured 2026-12-05 on a quiet 2-core machine, local sandbox, ``--repeats 2``: serial 149.6 s and
+150.7 s (40 runs), queued 84.5 s and 87.6 s (16 runs), same outputs: **1.75x** on the medians,
+machine CPU 149.7 s against 149.8 s (the goal is 1.7x). What moved it from 1.41x (main that morning,
+one pair: 152.1 s against 107.6 s): the datasets as three runs side by side, the library and
+compose runs as nice-10 fillers in a fourth place, the fork server started with the daemon, one
+code server for the daemon and the plan, the summary read during the last runs. Earlier:
+1.57x on 2026-12-04; 1.23x with a run per partition; 1.44x with ranges alone.
 """
 
 from __future__ import annotations

@@ -123,7 +123,9 @@ def test_replaying_the_reference_ends_where_running_the_solution_again_ends(task
             attack = WorldAttack(task, w0, world, reference)
             attack.replay_reference() if how == "replay" else attack.run_solution()
             runs[how] = (world_hash(world), write_calls(attack.trajectory), attack.trajectory)
-        assert runs["replay"][:2] == runs["run"][:2] == (reference.final_hash, reference.writes), task.template
+        assert runs["replay"][:2] == runs["run"][:2] == (reference.final_hash, reference.writes), (
+            task.template
+        )
         assert [m.get("content") for m in runs["replay"][2]] == [m.get("content") for m in runs["run"][2]]
         (work / "replay" / w0.name / "home" / "scribble.txt").write_text("the attack's own copy")
         assert world_hash(reference.final_world) == reference.final_hash
