@@ -27,6 +27,8 @@ from pathlib import Path
 
 import yaml
 
+from envpipeline.processes import process_alive
+
 #: The server stops itself when no heartbeat came for this long (the plan that started it died).
 HEARTBEAT_TIMEOUT_SEC = 30
 HEARTBEAT_EVERY_SEC = 5.0
@@ -49,6 +51,11 @@ class SharedCodeServer:
     socket: Path
     #: a workspace file whose only location is this server
     workspace_file: Path
+    pid: int
+    log_file: Path
+
+    def wait_until_serving(self, timeout_s: float = SERVE_TIMEOUT_SEC) -> None:
+        wait_until_serving(self.socket, timeout_s, self.pid, self.log_file)
 
 
 def workspace_location(workspace_file: Path) -> ModuleLocation | None:
@@ -71,20 +78,26 @@ def workspace_location(workspace_file: Path) -> ModuleLocation | None:
     )
 
 
-def wait_until_serving(socket: Path, timeout_s: float = SERVE_TIMEOUT_SEC) -> None:
-    """Block until the code server on `socket` answers (it loaded the project first)."""
+def wait_until_serving(
+    socket: Path, timeout_s: float = SERVE_TIMEOUT_SEC, pid: int | None = None, log_file: Path | None = None
+) -> None:
+    """Block until the code server on `socket` answers (it loaded the project first); fail at
+    once when its process `pid` exits first (a project that does not load)."""
     from dagster._grpc.client import DagsterGrpcClient
 
     client = DagsterGrpcClient(socket=str(socket))
     deadline = time.monotonic() + timeout_s
+    see = f"; see {log_file}" if log_file is not None else ""
     while True:
         try:
             client.ping("")
             return
         except Exception as error:  # not listening yet: grpc's errors have no common public base
+            if pid is not None and not _running(pid):
+                raise RuntimeError(f"the code server (pid {pid}) exited before it answered{see}") from error
             if time.monotonic() > deadline:
                 raise RuntimeError(
-                    f"the code server on {socket} did not answer in {timeout_s:.0f} s"
+                    f"the code server on {socket} did not answer in {timeout_s:.0f} s{see}"
                 ) from error
             time.sleep(0.2)
 
@@ -99,9 +112,9 @@ def shared_code_server(workspace_file: Path, log_file: Path) -> Iterator[SharedC
         return
     folder = Path(tempfile.mkdtemp(prefix="envpipeline-code-"))  # short: a socket path has 107 bytes
     socket = folder / "server.sock"
-    served = SharedCodeServer(location, socket, folder / "workspace.yaml")
+    workspace = folder / "workspace.yaml"
     grpc_server = {"socket": str(socket), "location_name": location.location_name}
-    served.workspace_file.write_text(yaml.safe_dump({"load_from": [{"grpc_server": grpc_server}]}))
+    workspace.write_text(yaml.safe_dump({"load_from": [{"grpc_server": grpc_server}]}))
     command = [
         sys.executable, "-m", "dagster", "api", "grpc",
         "--module-name", location.module,
@@ -121,6 +134,7 @@ def shared_code_server(workspace_file: Path, log_file: Path) -> Iterator[SharedC
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+    served = SharedCodeServer(location, socket, workspace, process.pid, log_file)
     done = threading.Event()
     beats = threading.Thread(
         target=_heartbeats, args=(socket, done), name="code-server-heartbeat", daemon=True
@@ -133,6 +147,16 @@ def shared_code_server(workspace_file: Path, log_file: Path) -> Iterator[SharedC
         beats.join(timeout=HEARTBEAT_EVERY_SEC + 1)
         _stop(process, socket)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    """The process exists and has not exited (an exited child its parent has not reaped yet is a
+    zombie: it still has a pid)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return process_alive(pid)  # no /proc here
+    return state != "Z"
 
 
 def _heartbeats(socket: Path, done: threading.Event) -> None:

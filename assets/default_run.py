@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # imported for real inside the functions, once DAGSTER_HOME is set
     from collections.abc import Callable
 
-    from assets.launch import PlanResult, Stage
+    from assets.code_server import SharedCodeServer
+    from assets.launch import PlanResult, RunSubmitter, Stage
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MANAGED_MARK = "envpipeline-managed"
@@ -314,14 +315,13 @@ def _run_queued(
     return result
 
 
-def _open_submitter(instance: Any, workspace: Path, served: Any) -> Any:
+def _open_submitter(instance: Any, workspace: Path, served: "SharedCodeServer | None") -> "RunSubmitter":
     """A `RunSubmitter` for `workspace`, or for the shared code server once it answers."""
-    from assets.code_server import wait_until_serving
     from assets.launch import RunSubmitter
 
     if served is None:
         return RunSubmitter(instance, workspace)
-    wait_until_serving(served.socket)
+    served.wait_until_serving()
     return RunSubmitter(instance, served.workspace_file)
 
 

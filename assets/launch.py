@@ -310,7 +310,7 @@ def running_daemon(
     if code_server is not None:
         location = code_server.location
         command += ["--fork-server", location.module, location.working_directory]
-        command += ["--code-server", str(code_server.socket)]
+        command += ["--code-server", str(code_server.socket), str(code_server.pid)]
         workspace_file = code_server.workspace_file
     command += ["run", "-w", str(workspace_file)]
     log_file = Path(os.environ["DAGSTER_HOME"]) / "daemon.log"

@@ -9,9 +9,10 @@ off before the rest goes to ``dagster-daemon``:
 ``--fork-server MODULE DIRECTORY``
     the code location module to preload and its working directory; without it, the workspace's
     only location when that is a Python module (this project's ``workspace.yaml``);
-``--code-server SOCKET``
-    wait until the code server on SOCKET answers before the daemon loads its workspace (a
-    workspace that points at a server the plan just started, `assets.code_server`).
+``--code-server SOCKET PID``
+    wait until the code server on SOCKET (process PID) answers before the daemon loads its
+    workspace (a workspace that points at a server the plan just started, `assets.code_server`);
+    exit with an error if that process exits first.
 
 Nothing is started early unless the instance's run launcher is the warm one.
 """
@@ -66,7 +67,7 @@ def fork_server_target(argv: list[str], given: list[str] | None) -> tuple[str, s
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     fork_server = fork_server_target(args, _take_option(args, "--fork-server", 2))
-    code_server = _take_option(args, "--code-server", 1)
+    code_server = _take_option(args, "--code-server", 2)
     if fork_server is not None and _warm_launcher_configured():
         from assets.warm_launcher import start_fork_server
 
@@ -76,7 +77,10 @@ def main(argv: list[str] | None = None) -> None:
     from dagster._daemon.cli import cli
 
     if code_server is not None:
-        wait_until_serving(Path(code_server[0]))
+        try:
+            wait_until_serving(Path(code_server[0]), pid=int(code_server[1]))
+        except RuntimeError as error:
+            raise SystemExit(f"dagster-daemon not started: {error}") from None
     cli.main(args=args, prog_name="dagster-daemon")
 
 

@@ -272,3 +272,25 @@ def test_the_daemon_and_the_submitter_share_one_code_server(instance, tmp_path, 
     runs = runs_of_plan(instance, result.plan_id)
     assert len(runs) == 2 and all(WORKER_PID_TAG in run.tags for run in runs)
     assert {run.remote_job_origin.location_name for run in runs if run.remote_job_origin} == {"plan_test"}
+
+
+def test_a_project_that_does_not_load_stops_the_plan_at_once_and_says_where_to_look(instance, tmp_path):
+    """The shared code server of a broken module exits: the submitter and the daemon both say so
+    within seconds (not after the start timeouts) and point at the logs."""
+    broken = tmp_path / "workspace_broken.yaml"
+    broken.write_text(
+        "load_from:\n  - python_module:\n      module_name: tests.dagster.no_such_module\n"
+        f"      working_directory: {REPO}\n"
+    )
+    started = time.monotonic()
+    with shared_code_server(broken, tmp_path / "code-server.log") as served:
+        assert served is not None
+        with pytest.raises(RuntimeError, match=r"exited before it answered; see .*code-server\.log"):
+            served.wait_until_serving()
+        daemon_fails = pytest.raises(RuntimeError, match=r"daemon exited with 1; see .*daemon\.log")
+        with daemon_fails, running_daemon(instance, broken, print, served):
+            pass
+    assert time.monotonic() - started < 60
+    daemon_log = Path(os.environ["DAGSTER_HOME"]) / "daemon.log"
+    assert "code server (pid" in daemon_log.read_text()
+    assert "no_such_module" in (tmp_path / "code-server.log").read_text()
