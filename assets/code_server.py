@@ -40,7 +40,8 @@ class ModuleLocation:
     """A workspace's code location loaded from a Python module."""
 
     module: str
-    #: absolute, resolved as Dagster resolves it (against the current directory)
+    #: absolute: a relative one is taken from the workspace file's folder, where `running_daemon`
+    #: starts the daemon (whose code servers resolve it against their current directory)
     working_directory: str
     location_name: str
 
@@ -73,7 +74,9 @@ def workspace_location(workspace_file: Path) -> ModuleLocation | None:
         return None
     return ModuleLocation(
         module=module,
-        working_directory=os.path.abspath(folder) if isinstance(folder, str) else os.getcwd(),
+        working_directory=str((workspace_file.parent / folder).resolve())
+        if isinstance(folder, str)
+        else str(workspace_file.parent.resolve()),
         location_name=str(settings.get("location_name") or module),
     )
 
@@ -170,7 +173,7 @@ def _heartbeats(socket: Path, done: threading.Event) -> None:
 
 def _stop(process: subprocess.Popen[bytes], socket: Path) -> None:
     """Ask the server to shut down (a SIGTERM leaves it waiting up to 60 s for open calls, the
-    daemon's among them), then make sure: it holds no state, only the loaded project."""
+    daemon's among them), and kill it if it is still there 2 s later: it holds no state."""
     from dagster._grpc.client import DagsterGrpcClient
 
     if process.poll() is not None:

@@ -36,7 +36,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 MANAGED_MARK = "envpipeline-managed"
 #: A partitioned stage of the queued plan is spread over at least this many runs (two cores).
 RUNS_PER_STAGE = 2
-#: The tag of the plan's runs off its longest chain (`dagster.yaml` limits them to two at a time).
+#: The tag of the plan's runs off its longest chain (`dagster.yaml` limits them to three at a time).
 SIDE_LANE = {"envpipeline/lane": "side"}
 #: The tag of the plan's runs that only fill idle cores (the library and the composition batches).
 FILLER = {**SIDE_LANE, "envpipeline/nice": "10"}
@@ -187,21 +187,18 @@ def run_default_job(
             # the summary of the lake is read while the last runs write the datasets' files
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="summary") as reader:
                 # the summary reads the service library (2-3 s to build): built while the runs run
-                lake_summary = reader.submit(_warm_summary)
-                lake_written = {"accepted", "forge_export"}
+                reader.submit(_warm_summary)
+                lake_writers, lake_summary = {"accepted", "forge_export"}, []
 
                 def stage_done(name: str) -> None:
-                    nonlocal lake_summary
-                    lake_written.discard(name)
-                    if not lake_written:
-                        lake_written.add("reading")
-                        lake_summary = reader.submit(summarize_lake, home, keys, seed_keys)
+                    lake_writers.discard(name)
+                    if not lake_writers and not lake_summary:
+                        lake_summary.append(reader.submit(summarize_lake, home, keys, seed_keys))
 
                 result = _run_queued(plan, instance, console, retries, stage_done)
                 runs, failed = result.runs, {**result.failed, **{s: [] for s in result.skipped}}
-                summary = lake_summary.result() if "reading" in lake_written else None
-            if summary is None:  # a stage failed before the lake was written: read what is there
-                summary = summarize_lake(home, keys, seed_keys)
+                # (read now when a stage failed before the lake was written: what is there)
+                summary = lake_summary[0].result() if lake_summary else summarize_lake(home, keys, seed_keys)
             summary["datasets"] = summarize_datasets(home)
     summary.update(
         {

@@ -106,11 +106,11 @@ def _fork_server_for(target: tuple[str, str, str]) -> bool:
 def _execute_run(run_id: str, instance_ref: InstanceRef, nice: int = 0) -> None:
     """The warm worker: what ``dagster api execute_run`` does, in a process forked warm."""
     from dagster import DagsterInstance
-
-    if nice > 0:
-        os.nice(nice)
     from dagster._cli.api import _execute_run_command_body  # pyright: ignore[reportPrivateUsage]
     from dagster._utils.interrupts import capture_interrupts
+
+    if nice > 0:  # the run's `NICE_TAG`
+        os.nice(nice)
 
     with capture_interrupts(), DagsterInstance.from_ref(instance_ref) as instance:
         _execute_run_command_body(

@@ -225,22 +225,25 @@ def test_the_fork_server_builds_the_service_library_once_for_its_workers():
     assert float(done.stdout.split()[-1]) < 1.0  # already built: no synthesis, no schema building
 
 
-def test_the_workspace_module_location_is_read_as_dagster_resolves_it(tmp_path, monkeypatch):
+def test_the_workspace_module_location_is_read_from_the_workspace_folder(tmp_path, monkeypatch):
     """The module, working directory and location name a run of the workspace's location will
-    carry (a relative folder resolved against the current directory, the daemon's), for the early
-    fork server and the shared code server; nothing for other workspaces."""
+    carry when the daemon runs in the workspace's folder (as `running_daemon` starts it: a relative
+    folder is taken from there, whatever the caller's current directory), for the early fork
+    server and the shared code server; nothing for other workspaces."""
     monkeypatch.chdir(tmp_path)
-    workspace = tmp_path / "workspace.yaml"
+    folder = tmp_path / "project"
+    folder.mkdir()
+    workspace = folder / "workspace.yaml"
     workspace.write_text(
         "load_from:\n  - python_module:\n      module_name: assets.definitions\n      working_directory: .\n"
     )
-    expected = ModuleLocation("assets.definitions", str(tmp_path), "assets.definitions")
+    expected = ModuleLocation("assets.definitions", str(folder), "assets.definitions")
     assert workspace_location(workspace) == expected
     workspace.write_text("load_from:\n  - python_module: assets.definitions\n")
     assert workspace_location(workspace) == expected
-    named = "load_from:\n  - python_module:\n      module_name: m\n      location_name: here\n"
+    named = "load_from:\n  - python_module:\n      module_name: m\n      working_directory: sub\n      location_name: here\n"
     workspace.write_text(named)
-    assert workspace_location(workspace) == ModuleLocation("m", str(tmp_path), "here")
+    assert workspace_location(workspace) == ModuleLocation("m", str(folder / "sub"), "here")
     for other in (
         "load_from:\n  - python_file: defs.py\n",
         "load_from:\n  - python_module: a\n  - python_module: b\n",
