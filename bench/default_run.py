@@ -16,7 +16,9 @@ Measured 2026-12-05 on a quiet 2-core machine, local sandbox, ``--repeats 2``: s
 machine CPU 149.7 s against 149.8 s (the goal is 1.7x). What moved it from 1.41x (main that morning,
 one pair: 152.1 s against 107.6 s): the datasets as three runs side by side, the library and
 compose runs as nice-10 fillers in a fourth place, the fork server started with the daemon, one
-code server for the daemon and the plan, the summary read during the last runs. Earlier:
+code server for the daemon and the plan, the summary read during the last runs. Measured again
+after the world red team stopped re-running the reference (less work in both modes), one pair:
+serial 146.1 s, queued 85.7 s, 1.71x. Earlier:
 1.57x on 2026-12-04; 1.23x with a run per partition; 1.44x with ranges alone.
 """
 
