@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from envpipeline.processes import process_alive
+from envpipeline.processes import process_running
 
 #: The server stops itself when no heartbeat came for this long (the plan that started it died).
 HEARTBEAT_TIMEOUT_SEC = 30
@@ -96,7 +96,7 @@ def wait_until_serving(
             client.ping("")
             return
         except Exception as error:  # not listening yet: grpc's errors have no common public base
-            if pid is not None and not _running(pid):
+            if pid is not None and not process_running(pid):
                 raise RuntimeError(f"the code server (pid {pid}) exited before it answered{see}") from error
             if time.monotonic() > deadline:
                 raise RuntimeError(
@@ -152,16 +152,6 @@ def shared_code_server(workspace_file: Path, log_file: Path) -> Iterator[SharedC
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _running(pid: int) -> bool:
-    """The process exists and has not exited (an exited child its parent has not reaped yet is a
-    zombie: it still has a pid)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return process_alive(pid)  # no /proc here
-    return state != "Z"
-
-
 def _heartbeats(socket: Path, done: threading.Event) -> None:
     from dagster._grpc.client import DagsterGrpcClient
 
@@ -180,10 +170,9 @@ def _stop(process: subprocess.Popen[bytes], socket: Path) -> None:
         return
     with contextlib.suppress(Exception):
         DagsterGrpcClient(socket=str(socket)).shutdown_server(timeout=5)
-    for sig, wait in ((None, 2.0), (signal.SIGKILL, 5.0)):
-        if sig is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(wait)
-            return
+    try:
+        process.wait(2.0)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()

@@ -30,7 +30,7 @@ from typing import Any
 from dagster import DagsterInstance, DagsterRun, DagsterRunStatus, RunsFilter
 
 from assets.code_server import SharedCodeServer
-from envpipeline.processes import process_alive
+from envpipeline.processes import process_alive, process_running
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Tag of every run a plan submits: the plan's id (one per `envpipeline run`).
@@ -267,11 +267,10 @@ def _pid_file() -> Path:
 def _process_running(pid: int) -> bool:
     """A live (not zombie) daemon process has this pid."""
     try:
-        status = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         command = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except (FileNotFoundError, IndexError, ProcessLookupError):
+    except (FileNotFoundError, ProcessLookupError):
         return False
-    return status != "Z" and b"dagster" in command
+    return process_running(pid) and b"dagster" in command
 
 
 def daemon_alive(instance: DagsterInstance, since: float | None = None) -> bool:

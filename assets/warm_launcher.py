@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 from dagster import DefaultRunLauncher
 from dagster._core.launcher.base import CheckRunHealthResult, LaunchRunContext, WorkerStatus
 
-from envpipeline.processes import process_alive
+from envpipeline.processes import process_running
 
 if TYPE_CHECKING:
     from dagster import DagsterRun
@@ -165,7 +165,7 @@ class WarmRunLauncher(DefaultRunLauncher):
         if pid is None:
             # launched the default way, which Dagster does not check either (or on another host)
             return CheckRunHealthResult(WorkerStatus.RUNNING, "not a warm worker of this host")
-        if process_alive(pid) and not _zombie(pid):
+        if process_running(pid):
             return CheckRunHealthResult(WorkerStatus.RUNNING)
         return CheckRunHealthResult(WorkerStatus.FAILED, f"the run worker (pid {pid}) is gone")
 
@@ -176,12 +176,3 @@ def _niceness(run: DagsterRun) -> int:
         return min(max(int(run.tags.get(NICE_TAG, "0")), 0), 19)
     except ValueError:
         return 0
-
-
-def _zombie(pid: int) -> bool:
-    """A process that exited and was not reaped yet (its parent is gone or slow)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return False
