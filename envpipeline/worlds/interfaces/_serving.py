@@ -34,8 +34,17 @@ class BackgroundServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self.port))
         self.port = sock.getsockname()[1]
+        # log_config=None: uvicorn's default runs logging.config.dictConfig, which closes every
+        # handler of the process; from a thread that races handlers being created in another one
+        # (the MCP server's RichHandler: "'RichHandler' object has no attribute 'lock'") and drops
+        # the handlers of whoever embeds the server (a Dagster run's)
         config = uvicorn.Config(
-            self.app, log_level="warning", access_log=False, lifespan="auto", timeout_graceful_shutdown=2
+            self.app,
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            lifespan="auto",
+            timeout_graceful_shutdown=2,
         )
         server = self._server = uvicorn.Server(config)
 
