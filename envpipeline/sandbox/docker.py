@@ -66,6 +66,7 @@ from envpipeline.sandbox.base import (
     SandboxSession,
 )
 from envpipeline.sandbox.ceiling import OperatorCeiling, operator_ceiling
+from envpipeline.sandbox.checked import OUTPUT_TRIES, end_marker
 from envpipeline.sandbox.docker_cli import CLI_ENV_KEYS, cli_env, docker
 
 __all__ = ["CLI_ENV_KEYS", "DockerSandbox", "DockerSession", "cli_env", "docker"]
@@ -325,16 +326,27 @@ class DockerSession(SandboxSession):
         self._check_open()
         if not path.startswith("/"):
             raise SandboxError(f"read_file needs an absolute path: {path}")
-        script = f'test -f "$1" || exit 3; exec head -c {READ_LIMIT} -- "$1"'
-        ran = docker_engine.run(
-            self.container, ["sh", "-c", script, "read_file", path], wait_sec=120, limit=READ_LIMIT
+        # the bytes, then an end marker: the exec stream can lose a short command's output under
+        # load (`envpipeline.sandbox.checked`), and a lost reward must not read as an empty one
+        script = f'test -f "$1" || exit 3; head -c {READ_LIMIT} -- "$1" || exit 4; printf %s "$2"'
+        for _ in range(OUTPUT_TRIES):
+            marker = end_marker().encode()
+            ran = docker_engine.run(
+                self.container,
+                ["sh", "-c", script, "read_file", path, marker.decode()],
+                wait_sec=120,
+                limit=READ_LIMIT + len(marker),
+            )
+            if ran.exit_code == 3:
+                return None
+            if ran.exit_code != 0:
+                why = ran.stderr.decode(errors="replace").strip() or f"exit {ran.exit_code}"
+                raise SandboxError(f"cannot read {path}: {why}")
+            if ran.stdout.endswith(marker):
+                return ran.stdout[: -len(marker)]
+        raise SandboxError(
+            f"cannot read {path}: its content was lost in the exec stream {OUTPUT_TRIES} times"
         )
-        if ran.exit_code == 3:
-            return None
-        if ran.exit_code != 0:
-            why = ran.stderr.decode(errors="replace").strip() or f"exit {ran.exit_code}"
-            raise SandboxError(f"cannot read {path}: {why}")
-        return ran.stdout
 
     def running(self) -> bool:
         """Whether the container is still up (a spare may have been pruned meanwhile)."""

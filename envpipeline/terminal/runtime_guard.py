@@ -34,6 +34,7 @@ import shlex
 import sys
 
 from envpipeline.sandbox.base import SandboxSession
+from envpipeline.sandbox.checked import checked_exec
 
 #: Python files run at interpreter start-up from any site folder.
 STARTUP_HOOKS = ("sitecustomize.py", "usercustomize.py", "*.pth")
@@ -113,14 +114,15 @@ def probe_script(since: str) -> str:
 
 
 def session_clock(session: SandboxSession) -> str:
-    """The sandbox's current time in epoch seconds (with nanoseconds), read inside the session."""
-    return session.exec("date +%s.%N", timeout_sec=30, workdir="/").stdout.strip()
+    """The sandbox's current time in epoch seconds (with nanoseconds), read inside the session (a
+    lost reading would switch the guard off: it is a checked probe)."""
+    return checked_exec(session, "date +%s.%N", timeout_sec=30).stdout.strip()
 
 
 def changed_runtime_files(session: SandboxSession, since: str) -> list[str]:
     """Files changed after `since` (see `session_clock`) that change what the verifier runs."""
     if not since.replace(".", "", 1).isdigit():
         return []
-    listing = session.exec(probe_script(since), timeout_sec=PROBE_TIMEOUT_SEC, workdir="/")
+    listing = checked_exec(session, probe_script(since), timeout_sec=PROBE_TIMEOUT_SEC)
     found = {p for p in listing.stdout.split("\0") if p.startswith("/")}
     return sorted(found)[:MAX_LISTED]

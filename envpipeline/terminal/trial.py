@@ -41,6 +41,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
 from envpipeline.sandbox.base import EnvironmentBuildError, ExecResult, Limits, Sandbox, SandboxSession
+from envpipeline.sandbox.checked import checked_exec
 from envpipeline.terminal.host_limits import limit_problem, within_ceiling
 from envpipeline.terminal.reason_text import sanitised
 from envpipeline.terminal.reward_value import (
@@ -188,7 +189,7 @@ def _read_reward_file(session: SandboxSession, path: str) -> tuple[bytes | None,
 def planted_files(session: SandboxSession) -> list[str]:
     """Reward files in ``/logs/verifier`` and files under ``/tests`` present right now."""
     found = {path for path in (REWARD_JSON, REWARD_TXT) if _read_reward_file(session, path) != (None, "")}
-    listing = session.exec(_PLANTED_PROBE, timeout_sec=30, workdir="/")
+    listing = checked_exec(session, _PLANTED_PROBE, timeout_sec=30)
     found.update(line.strip() for line in listing.stdout.splitlines() if line.strip().startswith("/"))
     return sorted(found)
 

@@ -17,7 +17,9 @@ import pytest
 
 from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle
+from envpipeline.sandbox import docker_engine
 from envpipeline.sandbox.base import BASE_IMAGE, EnvironmentBuildError, Limits
+from envpipeline.sandbox.checked import OUTPUT_TRIES
 from envpipeline.sandbox.docker import (
     SESSION_LABEL,
     DockerSandbox,
@@ -182,6 +184,41 @@ def test_reward_file_round_trip(session: DockerSession, bundle: Bundle) -> None:
     result = session.exec("bash /tests/test.sh", 30)
     assert result.exit_code == 0, result.stderr
     assert session.read_file("/logs/verifier/reward.txt") == b"1\n"
+
+
+def _losing_reads(monkeypatch: pytest.MonkeyPatch, times: int) -> list[int]:
+    """The engine drops the output of the next `times` file reads (exit 0, no bytes), as a lost
+    exec stream does under load; returns a counter of reads."""
+    real, reads = docker_engine.run, [0]
+
+    def run(container: str, argv: list[str], **kwargs: object) -> docker_engine.Ran:
+        ran = real(container, argv, **kwargs)  # type: ignore[arg-type]
+        if "read_file" in argv:
+            reads[0] += 1
+            if reads[0] <= times:
+                return dataclasses.replace(ran, stdout=b"")
+        return ran
+
+    monkeypatch.setattr(docker_engine, "run", run)
+    return reads
+
+
+def test_a_reward_whose_output_was_lost_is_read_again(
+    session: DockerSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert session.exec("mkdir -p /logs/verifier && echo 0 > /logs/verifier/reward.txt", 30).exit_code == 0
+    reads = _losing_reads(monkeypatch, times=OUTPUT_TRIES - 1)
+    assert session.read_file("/logs/verifier/reward.txt") == b"0\n"
+    assert reads[0] == OUTPUT_TRIES
+
+
+def test_a_reward_lost_every_time_is_an_error_not_an_empty_file(
+    session: DockerSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert session.exec("mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt", 30).exit_code == 0
+    _losing_reads(monkeypatch, times=OUTPUT_TRIES)
+    with pytest.raises(SandboxError, match="lost in the exec stream"):
+        session.read_file("/logs/verifier/reward.txt")
 
 
 def test_timeout_kills_everything(session: DockerSession) -> None:
