@@ -41,6 +41,8 @@ VERBS: dict[str, str] = {
 }
 #: Name words that never name a service's objects: prefixes of vendor tool names.
 PREFIX_WORDS = frozenset({"api", "mcp", "tool"})
+#: Name words that end vendor tool names without naming anything (Box's ``box_folder_create_tool``).
+SUFFIX_WORDS = frozenset({"tool"})
 FILLERS = frozenset({"all", "my", "the", "a", "an", "tool", "single"})
 PREPOSITIONS = frozenset({"to", "from", "on", "for", "by", "in", "of", "with", "at"})
 QUERY_ARGS = ("query", "q", "text", "keyword", "keywords", "term", "search", "searchText")
@@ -208,11 +210,14 @@ def _verb_and_noun(name: str, prefixes: frozenset[str] = frozenset()) -> tuple[s
 
     ``API-retrieve-a-page`` -> (get, [page]); ``slack_post_message`` -> (create, [message]);
     ``API-post-search`` -> (search, []); ``kv_namespace_create`` -> (create, [kv, namespace]);
-    ``get_users``/``get_all_tasks`` (a plural noun) -> (list, ...).
+    ``get_users``/``get_all_tasks`` (a plural noun) -> (list, ...); ``box_folder_create_tool``
+    -> (create, [folder]) (a trailing ``tool`` is dropped first).
     """
     parts = words(name)
     while len(parts) > 1 and parts[0] not in VERBS and parts[0] in prefixes | PREFIX_WORDS:
         parts = parts[1:]
+    while len(parts) > 1 and parts[-1] in SUFFIX_WORDS:
+        parts = parts[:-1]
     if parts and parts[0] not in VERBS and len(parts) > 1 and parts[-1] in VERBS:
         parts = [parts[-1], *parts[:-1]]  # ``workers_list``: verb last
     if not parts or parts[0] not in VERBS:

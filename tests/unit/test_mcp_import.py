@@ -125,6 +125,27 @@ def test_name_shapes_map_onto_collections():
     }
 
 
+def shapes_of(*tools, service=""):
+    """Tool name -> (op, collection) of `tools` classified together."""
+    return {s.spec.name: (s.op, s.collection) for s in classify(parse_tools_list(list(tools)), service)}
+
+
+def test_a_trailing_tool_word_does_not_hide_the_verb():
+    shapes = shapes_of(
+        t("box_folder_create_tool", {"name": S}, ["name"]),
+        t("box_folder_delete_tool", {"folder_id": S}, ["folder_id"]),
+        t("box_file_delete_tool", {"file_id": S}, ["file_id"]),
+        t("box_file_lock_tool", {"file_id": S}, ["file_id"]),
+        service="box",
+    )
+    assert shapes == {
+        "box_folder_create_tool": ("create", "folders"),
+        "box_folder_delete_tool": ("delete", "folders"),
+        "box_file_delete_tool": ("delete", "files"),
+        "box_file_lock_tool": (None, None),  # locking is no CRUD operation
+    }
+
+
 def test_shipped_specs_group_tools_by_collection():
     cls = all_services()["issues"]
     assert cls.collections["issues"] == [
