@@ -292,10 +292,11 @@ def classify(specs: list[ToolSpec], service: str = "") -> list[Shape]:
             if "id" in props and schema_type(props["id"]) == "string":
                 own.insert(0, "id")
             own += [  # ``namespace_id`` of ``kv_namespaces``: the collection's last words
-                a
+                a  # (not ``file_id`` of ``shared_link_files`` when ``files`` is a collection)
                 for a in props
                 if a not in own
                 and (t := id_target(a))
+                and t not in collections
                 and str(shape.collection).endswith(f"_{t}")
                 and schema_type(props[a]) == "string"
             ]

@@ -146,6 +146,19 @@ def test_a_trailing_tool_word_does_not_hide_the_verb():
     }
 
 
+def test_an_id_named_by_the_collections_last_words_is_its_own_unless_it_names_a_collection():
+    shapes = shapes_of(
+        t("kv_namespace_create", {"title": S}, ["title"]),
+        t("kv_namespace_get", {"namespace_id": S}, ["namespace_id"]),
+        t("list_files"),
+        t("list_shared_link_files"),
+        t("get_shared_link_file", {"file_id": S}, ["file_id"]),
+    )
+    assert shapes["kv_namespace_get"] == ("get", "kv_namespaces")
+    # ``file_id`` names a file (``files`` is a collection), not one of the shared links
+    assert shapes["get_shared_link_file"] == (None, None)
+
+
 def test_shipped_specs_group_tools_by_collection():
     cls = all_services()["issues"]
     assert cls.collections["issues"] == [
