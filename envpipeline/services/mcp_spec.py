@@ -44,6 +44,9 @@ PREFIX_WORDS = frozenset({"api", "mcp", "tool"})
 #: Name words that end vendor tool names without naming anything (Box's ``box_folder_create_tool``).
 SUFFIX_WORDS = frozenset({"tool"})
 FILLERS = frozenset({"all", "my", "the", "a", "an", "tool", "single"})
+#: Verbs not taken from the middle of a name: there they are adjectives or nouns (``cancel_all_orders``,
+#: ``wait_for_new_message``, ``blog_post_comments``).
+NOT_INSIDE = frozenset({"all", "new", "post", "put"})
 PREPOSITIONS = frozenset({"to", "from", "on", "for", "by", "in", "of", "with", "at"})
 QUERY_ARGS = ("query", "q", "text", "keyword", "keywords", "term", "search", "searchText")
 LIMIT_ARGS = frozenset({"limit", "maxresults", "max_results", "pagesize", "page_size", "count", "top"})
@@ -205,13 +208,31 @@ def parse_tools_list(payload: Any) -> list[ToolSpec]:
 # ---------------------------------------------------------------------------------- shapes
 
 
-def _verb_and_noun(name: str, prefixes: frozenset[str] = frozenset()) -> tuple[str | None, list[str]]:
+def _verb_inside(parts: list[str], nouns: frozenset[str]) -> list[str]:
+    """`parts` with a verb from inside the name moved first, when every word before it is a noun.
+
+    ``folder_set_description`` -> [set, folder, description] and ``web_link_get_by_id`` -> [get,
+    web, link, by, id] when the service names folders and web links elsewhere (`nouns`: singular
+    words); ``cancel_all_orders`` and ``prepare_query_tuning`` stay as they are (``cancel`` and
+    ``prepare`` name nothing, ``all`` inside a name is no verb).
+    """
+    for i, word in enumerate(parts):
+        if word in VERBS:
+            inside = i > 0 and word not in NOT_INSIDE and all(singular(w) in nouns for w in parts[:i])
+            return [word, *parts[:i], *parts[i + 1 :]] if inside else parts
+    return parts
+
+
+def _verb_and_noun(
+    name: str, prefixes: frozenset[str] = frozenset(), nouns: frozenset[str] = frozenset()
+) -> tuple[str | None, list[str]]:
     """The CRUD operation and noun words of a tool name, after vendor prefixes.
 
     ``API-retrieve-a-page`` -> (get, [page]); ``slack_post_message`` -> (create, [message]);
     ``API-post-search`` -> (search, []); ``kv_namespace_create`` -> (create, [kv, namespace]);
     ``get_users``/``get_all_tasks`` (a plural noun) -> (list, ...); ``box_folder_create_tool``
-    -> (create, [folder]) (a trailing ``tool`` is dropped first).
+    -> (create, [folder]) (a trailing ``tool`` is dropped first). With `nouns` (the service's
+    object words, see `_verb_inside`), ``folder_set_description`` -> (update, [folder, description]).
     """
     parts = words(name)
     while len(parts) > 1 and parts[0] not in VERBS and parts[0] in prefixes | PREFIX_WORDS:
@@ -220,6 +241,8 @@ def _verb_and_noun(name: str, prefixes: frozenset[str] = frozenset()) -> tuple[s
         parts = parts[:-1]
     if parts and parts[0] not in VERBS and len(parts) > 1 and parts[-1] in VERBS:
         parts = [parts[-1], *parts[:-1]]  # ``workers_list``: verb last
+    elif parts and parts[0] not in VERBS:
+        parts = _verb_inside(parts, nouns)
     if not parts or parts[0] not in VERBS:
         return None, []
     if len(parts) > 1 and parts[0] in ("post", "put") and parts[1] in VERBS:
@@ -258,6 +281,14 @@ def common_prefixes(names: list[str], service: str = "") -> frozenset[str]:
     return frozenset(found - set(VERBS))
 
 
+def _object_words(specs: list[ToolSpec], nouns: list[list[str]]) -> frozenset[str]:
+    """The words a service uses for its objects, singular: the nouns of its CRUD-shaped names and
+    the words of its id-like arguments (``web_link_id`` -> web, link)."""
+    found = {w for noun in nouns for w in noun}
+    found |= {w for spec in specs for a in spec.properties if words(a)[-1:] == ["id"] for w in words(a)[:-1]}
+    return frozenset(singular(w) for w in found if w not in VERBS)
+
+
 def classify(specs: list[ToolSpec], service: str = "") -> list[Shape]:
     """The shape of every tool: its CRUD operation and collection, or simulated (op None).
 
@@ -267,6 +298,8 @@ def classify(specs: list[ToolSpec], service: str = "") -> list[Shape]:
     """
     prefixes = common_prefixes([s.name for s in specs], service)
     parsed = [(spec, *_verb_and_noun(spec.name, prefixes)) for spec in specs]
+    nouns = _object_words(specs, [noun for _, _, noun in parsed])
+    parsed = [(spec, *_verb_and_noun(spec.name, prefixes, nouns)) for spec in specs]
     known = {collection_of(noun) for _, op, noun in parsed if op in ("create", "list", "search") and noun}
     shapes: list[Shape] = []
     for spec, op, noun in parsed:

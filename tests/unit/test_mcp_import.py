@@ -159,6 +159,34 @@ def test_an_id_named_by_the_collections_last_words_is_its_own_unless_it_names_a_
     assert shapes["get_shared_link_file"] == (None, None)
 
 
+def test_a_verb_after_the_services_object_words_is_found_inside_the_name():
+    shapes = shapes_of(
+        t("create_folder", {"name": S}, ["name"]),
+        t("web_link_create", {"url": S}, ["url"]),
+        t("list_orders"),
+        t("list_issues"),
+        t("folder_set_description", {"folder_id": S, "description": S}, ["folder_id"]),
+        t("web_link_get_by_id", {"web_link_id": S}, ["web_link_id"]),
+        t("folder_list_tags", {"folder_id": S}, ["folder_id"]),
+        t("cancel_all_orders"),
+        t("prepare_query_tuning", {"params": S}, ["params"]),
+        t("batch_create_issues", {"issues": {"type": "array"}}, ["issues"]),
+    )
+    assert shapes == {
+        "create_folder": ("create", "folders"),
+        "web_link_create": ("create", "web_links"),
+        "list_orders": ("list", "orders"),
+        "list_issues": ("list", "issues"),
+        "folder_set_description": ("update", "folders"),
+        "web_link_get_by_id": ("get", "web_links"),
+        "folder_list_tags": ("list", "folder_tags"),
+        # words before the verb that name no object of the service: a verb, not a noun
+        "cancel_all_orders": (None, None),
+        "prepare_query_tuning": (None, None),
+        "batch_create_issues": (None, None),
+    }
+
+
 def test_shipped_specs_group_tools_by_collection():
     cls = all_services()["issues"]
     assert cls.collections["issues"] == [
