@@ -30,12 +30,15 @@ from envpipeline.services.mcp_values import NULL, schema_type, words
 TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
 PROPERTY_NAME = re.compile(r"^[A-Za-z0-9_$@][A-Za-z0-9_\-.$@:]*$")
 
+#: Words that name reading one object (``box_file_info``, ``task_details``): a get even after a
+#: plural noun (Heroku's ``pipelines_info`` reads one pipeline).
+DETAIL_WORDS = ("info", "details")
 #: verb -> operation kind of a CRUD tool
 VERBS: dict[str, str] = {
-    **dict.fromkeys(("create", "add", "new", "insert", "post"), "create"),
-    **dict.fromkeys(("get", "read", "fetch", "retrieve", "show", "describe", "view"), "get"),
+    **dict.fromkeys(("create", "add", "new", "insert", "post", "upload"), "create"),
+    **dict.fromkeys(("get", "read", "fetch", "retrieve", "show", "describe", "view", *DETAIL_WORDS), "get"),
     **dict.fromkeys(("list", "all"), "list"),
-    **dict.fromkeys(("update", "edit", "modify", "set", "patch", "put"), "update"),
+    **dict.fromkeys(("update", "edit", "modify", "set", "patch", "put", "rename"), "update"),
     **dict.fromkeys(("delete", "remove", "archive"), "delete"),
     **dict.fromkeys(("search", "find", "query"), "search"),
 }
@@ -231,7 +234,8 @@ def _verb_and_noun(
     ``API-retrieve-a-page`` -> (get, [page]); ``slack_post_message`` -> (create, [message]);
     ``API-post-search`` -> (search, []); ``kv_namespace_create`` -> (create, [kv, namespace]);
     ``get_users``/``get_all_tasks`` (a plural noun) -> (list, ...); ``box_folder_create_tool``
-    -> (create, [folder]) (a trailing ``tool`` is dropped first). With `nouns` (the service's
+    -> (create, [folder]) (a trailing ``tool`` is dropped first); ``box_file_info`` -> (get, [file]),
+    ``file_rename`` -> (update, [file]), ``file_upload`` -> (create, [file]). With `nouns` (the service's
     object words, see `_verb_inside`), ``folder_set_description`` -> (update, [folder, description]).
     """
     parts = words(name)
@@ -254,7 +258,12 @@ def _verb_and_noun(
             break
         if word not in FILLERS:
             noun.append(word)
-    if op == "get" and noun and (parts[1:2] == ["all"] or _is_plural(noun[-1])):
+    if (
+        op == "get"
+        and parts[0] not in DETAIL_WORDS
+        and noun
+        and (parts[1:2] == ["all"] or _is_plural(noun[-1]))
+    ):
         op = "list"
     return op, noun
 

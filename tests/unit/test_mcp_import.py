@@ -187,6 +187,28 @@ def test_a_verb_after_the_services_object_words_is_found_inside_the_name():
     }
 
 
+def test_info_details_rename_and_upload_are_crud_verbs():
+    shapes = shapes_of(
+        t("file_upload", {"file_name": S, "content": S}, ["file_name"]),
+        t("file_info", {"file_id": S}, ["file_id"]),
+        t("task_details", {"task_id": S}, ["task_id"]),
+        t("file_rename", {"file_id": S, "new_name": S}, ["file_id", "new_name"]),
+        t("pipelines_info", {"pipeline": S}, ["pipeline"]),
+        t("doc_merge", {"doc_id": S, "other_doc_id": S}, ["doc_id"]),
+        t("list_docs"),
+    )
+    assert shapes == {
+        "file_upload": ("create", "files"),
+        "file_info": ("get", "files"),
+        "task_details": ("get", "tasks"),
+        "file_rename": ("update", "files"),
+        # one pipeline's info, not a list of pipelines; no id argument names it
+        "pipelines_info": (None, None),
+        "doc_merge": (None, None),
+        "list_docs": ("list", "docs"),
+    }
+
+
 def test_shipped_specs_group_tools_by_collection():
     cls = all_services()["issues"]
     assert cls.collections["issues"] == [
