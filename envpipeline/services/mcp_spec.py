@@ -265,6 +265,8 @@ def _verb_and_noun(
         and (parts[1:2] == ["all"] or _is_plural(noun[-1]))
     ):
         op = "list"
+    if op == "get" and len(noun) > 1 and noun[-1] in DETAIL_WORDS:
+        noun = noun[:-1]  # ``get_server_info``: a server's
     return op, noun
 
 
@@ -296,6 +298,23 @@ def _object_words(specs: list[ToolSpec], nouns: list[list[str]]) -> frozenset[st
     found = {w for noun in nouns for w in noun}
     found |= {w for spec in specs for a in spec.properties if words(a)[-1:] == ["id"] for w in words(a)[:-1]}
     return frozenset(singular(w) for w in found if w not in VERBS)
+
+
+def _names_part_of(
+    arg: str, schema: dict[str, Any], collection: str, collections: set[str], listed: set[str]
+) -> bool:
+    """Whether a string id argument names `collection` by its last or first words.
+
+    ``namespace_id`` of ``kv_namespaces`` does; ``email_id`` of ``email_activities`` does when email
+    activities are listed or created (`listed`: else ``ticket_id`` of ``ticket_statuses`` is the
+    ticket's status, not a record of its own). Neither when the words name a collection of their own:
+    ``file_id`` of ``shared_link_files`` is a file's id when ``files`` is a collection.
+    """
+    target = id_target(arg)
+    if not target or target in collections or schema_type(schema) != "string":
+        return False
+    first = "_".join(words(arg)[:-1])
+    return collection.endswith(f"_{target}") or (collection in listed and collection.startswith(f"{first}_"))
 
 
 def classify(specs: list[ToolSpec], service: str = "") -> list[Shape]:
@@ -333,14 +352,10 @@ def classify(specs: list[ToolSpec], service: str = "") -> list[Shape]:
             own = [a for a, t in shape.refs.items() if t == shape.collection and words(a)[:1] != ["parent"]]
             if "id" in props and schema_type(props["id"]) == "string":
                 own.insert(0, "id")
-            own += [  # ``namespace_id`` of ``kv_namespaces``: the collection's last words
-                a  # (not ``file_id`` of ``shared_link_files`` when ``files`` is a collection)
+            own += [
+                a
                 for a in props
-                if a not in own
-                and (t := id_target(a))
-                and t not in collections
-                and str(shape.collection).endswith(f"_{t}")
-                and schema_type(props[a]) == "string"
+                if a not in own and _names_part_of(a, props[a], str(shape.collection), collections, known)
             ]
             shape.id_arg = next((a for a in own if a in shape.spec.required), None)
             if shape.id_arg is None:

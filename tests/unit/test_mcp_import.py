@@ -209,6 +209,25 @@ def test_info_details_rename_and_upload_are_crud_verbs():
     }
 
 
+def test_an_id_named_by_the_collections_first_words_is_its_own():
+    shapes = shapes_of(
+        t("create_email_activity", {"subject": S}, ["subject"]),
+        t("get_email_activity", {"email_id": S}, ["email_id"]),
+        t("create_task_comment", {"text": S}, ["text"]),
+        t("list_tasks"),
+        t("delete_task_comment", {"task_id": S}, ["task_id"]),
+        t("get_server_info", {"server_id": S}, ["server_id"]),
+        t("set_ticket_status", {"ticket_id": S, "status": S}, ["ticket_id", "status"]),
+        t("get_ticket_status", {"ticket_id": S}, ["ticket_id"]),
+    )
+    assert shapes["get_email_activity"] == ("get", "email_activities")
+    # ``task_id`` names a task (``tasks`` is a collection), not one of its comments
+    assert shapes["delete_task_comment"] == (None, None)
+    assert shapes["get_server_info"] == ("get", "servers")  # a server's info
+    # ticket statuses are never listed nor created: a ticket's status, not records with ticket ids
+    assert shapes["get_ticket_status"] == shapes["set_ticket_status"] == (None, None)
+
+
 def test_shipped_specs_group_tools_by_collection():
     cls = all_services()["issues"]
     assert cls.collections["issues"] == [
