@@ -311,6 +311,12 @@ def next_id(prefix: str, existing: dict[str, Any]) -> str:
     return f"{prefix}_{n}"
 
 
+def next_int_id(existing: dict[Any, Any]) -> int:
+    """The next free integer id for a collection keyed by integer ids: one more than the largest
+    (deterministic, never an id in use; 1 for an empty collection)."""
+    return max((k for k in existing if type(k) is int), default=0) + 1
+
+
 def dump(record: BaseModel) -> dict[str, Any]:
     """A record as plain JSON-able data (``model_dump(mode="json")``, fast for flat records)."""
     return plain_dump(record)

@@ -6,6 +6,9 @@
   that type and sets it on an existing record; the criterion is that record with that value.
 - **Delete actions**: a delete tool whose only required argument is its record id consumes a
   ``code`` (planted as a record with that id); the criterion is that record's absence.
+
+Get hops and delete actions carry a code as a record id, so a collection with integer ids has
+neither (a code is text); its update actions pick an existing record by its integer id.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ def _say(name: str) -> str:
 
 
 def _record_with_id(
-    info: CollectionInfo, state: ImportedState, rng: random.Random, rid: str, fixed: dict[str, Any]
+    info: CollectionInfo, state: ImportedState, rng: random.Random, rid: str | int, fixed: dict[str, Any]
 ) -> None:
     """Insert (or replace) the record `rid` with `fixed` values, other fields sampled."""
     row: dict[str, Any] = {}
@@ -62,7 +65,13 @@ def get_hop(
 ) -> Hop[ImportedState] | None:
     """A hop: the record's id (a code) -> one typed field of it, through a get tool."""
     id_arg = shape.id_arg
-    if shape.op != "get" or id_arg is None or set(shape.spec.required) != {id_arg} or out_type == "code":
+    if (
+        shape.op != "get"
+        or id_arg is None
+        or set(shape.spec.required) != {id_arg}
+        or out_type == "code"
+        or info.integer_ids  # a carried code is text, never an integer id
+    ):
         return None
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> HopPlan:
@@ -92,7 +101,7 @@ def update_action(
         records: dict[str, Any] = getattr(state, info.name)
         rid = next((r for r, rec in records.items() if dump_record(rec).get(field) != value), None)
         if rid is None:
-            rid = f"{info.noun}_{rng.randint(100, 999)}"
+            rid = rng.randint(100, 999) if info.integer_ids else f"{info.noun}_{rng.randint(100, 999)}"
             _record_with_id(info, state, rng, rid, {field: _fresh(value_type, rng, value)})
         call = PlannedCall(shape.spec.name, {id_arg: rid, field: value}, inputs={field: "{value}"})
         crit = expect_record(
@@ -109,8 +118,8 @@ def update_action(
 def delete_action(title: str, info: CollectionInfo, shape: Shape) -> Action[ImportedState] | None:
     """An action: delete the record whose id is the consumed code."""
     id_arg = shape.id_arg
-    if shape.op != "delete" or id_arg is None or set(shape.spec.required) != {id_arg}:
-        return None
+    if shape.op != "delete" or id_arg is None or set(shape.spec.required) != {id_arg} or info.integer_ids:
+        return None  # an integer id is never a carried code
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> ActionPlan:
         _record_with_id(info, state, rng, value, {})

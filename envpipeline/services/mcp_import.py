@@ -14,7 +14,9 @@ implemented reliably are served by a world-model simulator. Here the synthesis i
   change the state.
 
 Records hold ``id`` plus the union of the create tools' properties (required where every create
-tool requires them) and the update tools' properties (optional). Links (hops and actions for the
+tool requires them) and the update tools' properties (optional). Ids are strings (``issue_1``),
+or integers (1, 2, ...; a create mints one past the largest) in a collection whose every id
+argument is a JSON integer (Freshdesk's ``ticket_id``; see `classify`). Links (hops and actions for the
 composer) are derived in `envpipeline.services.mcp_links`.
 """
 
@@ -38,7 +40,6 @@ from envpipeline.services.base import (
     bad_request,
     conflict,
     format_validation_error,
-    next_id,
     not_found,
     text_hit,
 )
@@ -55,6 +56,7 @@ from envpipeline.services.mcp_spec import (
     classify,
     dump_record,
     field_info,
+    integer_ids,
     parse_tools_list,
     python_name,
     singular,
@@ -146,8 +148,9 @@ def _collections(service: str, shapes: list[Shape]) -> dict[str, CollectionInfo]
             fields = {"name": {"type": "string", "description": f"{singular(name)} name"}}
         required = set.intersection(*(set(s.required) for s in creates)) if creates else set()
         refs = {f: t for s in mine for f, t in s.refs.items() if f in fields}
+        integer = integer_ids(name, shapes)
         record_fields: dict[str, Any] = {
-            "id": (str, Field(description=f"{singular(name)} id")),
+            "id": (int if integer else str, Field(description=f"{singular(name)} id")),
             **{python_name(f): field_info(f, sch, f in required) for f, sch in fields.items()},
         }
         model = create_model(
@@ -156,7 +159,7 @@ def _collections(service: str, shapes: list[Shape]) -> dict[str, CollectionInfo]
             **record_fields,
         )
         tools = {s.spec.name: s.op or "" for s in mine}
-        infos[name] = CollectionInfo(name, singular(name), model, fields, refs, tools)
+        infos[name] = CollectionInfo(name, singular(name), model, fields, refs, tools, integer)
     return infos
 
 
@@ -167,7 +170,11 @@ class _ImportedRecord(Record):
 
 
 def _state_model(service: str, infos: dict[str, CollectionInfo]) -> type[ImportedState]:
-    fields: dict[str, Any] = {n: (dict[str, i.record], Field(default_factory=dict)) for n, i in infos.items()}
+    """The state model: one ``dict[id, record]`` per collection (``int`` keys for integer ids)."""
+    fields: dict[str, Any] = {
+        n: (dict[int if i.integer_ids else str, i.record], Field(default_factory=dict))
+        for n, i in infos.items()
+    }
     return create_model(f"{service.capitalize()}State", __base__=ImportedState, **fields)
 
 
@@ -196,7 +203,7 @@ def _generate(
     """
     names = {id_key(a) or a for args in sim.id_args.values() for a in args}
     known = seed_known(names, random.Random(rng.getrandbits(64))) if names else {}
-    ids = {n: [f"{i.noun}_{k + 1}" for k in range(rng.randint(3, 6))] for n, i in infos.items()}
+    ids = {n: _seed_ids(i, rng.randint(3, 6)) for n, i in infos.items()}
     data: dict[str, dict[str, Any]] = {}
     for name, info in infos.items():
         records = {}
@@ -222,6 +229,11 @@ def _generate(
             response = {"result": result, "simulated": True}
         record_write(store, sim.family[spec.name], spec.name, args, response)
     return state
+
+
+def _seed_ids(info: CollectionInfo, count: int) -> list[str | int]:
+    """The ids of a collection's first `count` records: ``issue_1``... or, for integer ids, 1...."""
+    return [k + 1 if info.integer_ids else f"{info.noun}_{k + 1}" for k in range(count)]
 
 
 # ---------------------------------------------------------------------------------- tools
@@ -292,9 +304,9 @@ def _implementation(
         unknown = unknown_id(service.state.simulated, data, free_ids, shape.spec.properties)
         if unknown is not None:
             raise not_found(" ".join(mcp_values.words(unknown[0])[:-1]) or "item", unknown[1])
-        records: dict[str, Any] = getattr(service.state, coll)
+        records: dict[Any, Any] = getattr(service.state, coll)  # id (str or int) -> record
         if shape.op == "create":
-            rid = data.get("id") or next_id(noun, records)
+            rid = data.get("id") or info.new_id(records)
             if rid in records:
                 raise conflict(f"{noun} '{rid}' already exists")
             record = _validated_record(

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from envpipeline.services import vocab
-from envpipeline.services.base import ToolDef, next_id
+from envpipeline.services.base import ToolDef
 from envpipeline.services.links import (
     VALUE_PHRASES,
     Action,
@@ -132,8 +132,8 @@ def _plant_record(
                 row[prop] = sample(schema, rng, prop)
                 if not any(avoid.lower() in t.lower() for t in texts(row[prop])):
                     break
-    records: dict[str, Any] = getattr(state, info.name)
-    rid = next_id(info.noun, records)
+    records: dict[Any, Any] = getattr(state, info.name)  # id (str or int) -> record
+    rid = info.new_id(records)
     records[rid] = info.record.model_validate({"id": rid, **harmonize(row, set(fixed))})
 
 

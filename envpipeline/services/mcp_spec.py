@@ -14,6 +14,7 @@ import json
 import keyword
 import operator
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -21,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from envpipeline.errors import SpecError
 from envpipeline.models.base import Strict
-from envpipeline.services.base import ToolArgs, plain_dump
+from envpipeline.services.base import ToolArgs, next_id, next_int_id, plain_dump
 from envpipeline.services.mcp_bounds import check_schema_bounds
 from envpipeline.services.mcp_schema import normalize_schema
 from envpipeline.services.mcp_store import SimulatedStore
@@ -300,10 +301,8 @@ def _object_words(specs: list[ToolSpec], nouns: list[list[str]]) -> frozenset[st
     return frozenset(singular(w) for w in found if w not in VERBS)
 
 
-def _names_part_of(
-    arg: str, schema: dict[str, Any], collection: str, collections: set[str], listed: set[str]
-) -> bool:
-    """Whether a string id argument names `collection` by its last or first words.
+def _names_part_of(arg: str, collection: str, collections: set[str], listed: set[str]) -> bool:
+    """Whether an id argument names `collection` by its last or first words (any JSON type).
 
     ``namespace_id`` of ``kv_namespaces`` does; ``email_id`` of ``email_activities`` does when email
     activities are listed or created (`listed`: else ``ticket_id`` of ``ticket_statuses`` is the
@@ -311,10 +310,43 @@ def _names_part_of(
     ``file_id`` of ``shared_link_files`` is a file's id when ``files`` is a collection.
     """
     target = id_target(arg)
-    if not target or target in collections or schema_type(schema) != "string":
+    if not target or target in collections:
         return False
     first = "_".join(words(arg)[:-1])
     return collection.endswith(f"_{target}") or (collection in listed and collection.startswith(f"{first}_"))
+
+
+def _id_candidates(shape: Shape, collections: set[str], listed: set[str]) -> Iterator[tuple[str, str]]:
+    """(argument, collection) for every argument of `shape` that may carry a record id, of any type.
+
+    An argument named like a collection's id (``issue_id``), a ``parent_id`` (its tool's own
+    collection), and on a tool acting on a collection its ``id`` and the id arguments named by part
+    of the collection's name (`_names_part_of`).
+    """
+    for arg in shape.spec.properties:
+        target = id_target(arg)
+        if target in collections:
+            yield arg, target
+        if shape.collection and (
+            words(arg) == ["parent", "id"]
+            or (arg == "id" and shape.op in ("create", "get", "update", "delete"))
+            or _names_part_of(arg, shape.collection, collections, listed)
+        ):
+            yield arg, shape.collection
+
+
+def _id_kinds(shapes: list[Shape], collections: set[str], listed: set[str]) -> dict[str, str]:
+    """Collection -> the JSON type of its ids: ``integer`` when every argument that may carry one of
+    them is an integer (Freshdesk's ``ticket_id``, Affinity's ``person_id``), else ``string``.
+
+    A collection whose tools disagree (a string ``issue_id`` here, an integer one there) keeps
+    string ids: its integer arguments then name nothing, as before integer ids were supported.
+    """
+    kinds: dict[str, set[str | None]] = {}
+    for shape in shapes:
+        for arg, target in _id_candidates(shape, collections, listed):
+            kinds.setdefault(target, set()).add(schema_type(shape.spec.properties[arg]))
+    return {c: "integer" if found == {"integer"} else "string" for c, found in kinds.items()}
 
 
 def classify(specs: list[ToolSpec], service: str = "") -> list[Shape]:
@@ -322,7 +354,8 @@ def classify(specs: list[ToolSpec], service: str = "") -> list[Shape]:
 
     create/list/search tools name their collection by their noun; get/update/delete tools use the
     longest prefix of their noun that names a known collection (``set_issue_status`` updates
-    ``issues``) and need an id-like argument for it. Anything else is simulated.
+    ``issues``) and need an id-like argument for it. Anything else is simulated. Id arguments are
+    strings, or integers for a collection whose every id argument is an integer (`_id_kinds`).
     """
     prefixes = common_prefixes([s.name for s in specs], service)
     parsed = [(spec, *_verb_and_noun(spec.name, prefixes)) for spec in specs]
@@ -340,22 +373,28 @@ def classify(specs: list[ToolSpec], service: str = "") -> list[Shape]:
             collection = next((c for c in prefixes if c in known), collection)
         shapes.append(Shape(spec, op, collection))
     collections = {s.collection for s in shapes if s.collection}
+    kinds = _id_kinds(shapes, collections, known)
     for shape in shapes:
         props = shape.spec.properties
+        mine = kinds.get(str(shape.collection), "string")  # the type of this tool's collection's ids
         shape.refs = {
-            a: t for a in props if (t := id_target(a)) in collections and schema_type(props[a]) == "string"
+            a: t
+            for a in props
+            if (t := id_target(a)) in collections and schema_type(props[a]) == kinds.get(t, "string")
         }
         for arg in props:  # a parent of a folder is a folder
-            if words(arg) == ["parent", "id"] and shape.collection and schema_type(props[arg]) == "string":
+            if words(arg) == ["parent", "id"] and shape.collection and schema_type(props[arg]) == mine:
                 shape.refs[arg] = shape.collection
         if shape.op in ("get", "update", "delete"):
             own = [a for a, t in shape.refs.items() if t == shape.collection and words(a)[:1] != ["parent"]]
-            if "id" in props and schema_type(props["id"]) == "string":
+            if "id" in props and schema_type(props["id"]) == mine:
                 own.insert(0, "id")
             own += [
                 a
                 for a in props
-                if a not in own and _names_part_of(a, props[a], str(shape.collection), collections, known)
+                if a not in own
+                and schema_type(props[a]) == mine
+                and _names_part_of(a, str(shape.collection), collections, known)
             ]
             shape.id_arg = next((a for a in own if a in shape.spec.required), None)
             if shape.id_arg is None:
@@ -523,6 +562,18 @@ class CollectionInfo:
     fields: dict[str, dict[str, Any]]  # JSON property name -> schema (``id`` excluded)
     refs: dict[str, str]  # id-like field -> referenced collection
     tools: dict[str, str] = field(default_factory=dict)  # tool name -> op
+    integer_ids: bool = False  # ids are JSON integers (1, 2, ...), not strings (``issue_1``)
+
+    def new_id(self, records: dict[Any, Any]) -> str | int:
+        """A fresh id for a record of this collection (`records`: its live records), deterministic."""
+        return next_int_id(records) if self.integer_ids else next_id(self.noun, records)
+
+
+def integer_ids(collection: str, shapes: list[Shape]) -> bool:
+    """Whether `collection` has integer ids: every argument referring to it (`Shape.refs`, where
+    `classify` puts an argument only when its type is the collection's id type) is an integer."""
+    types = {schema_type(s.spec.properties[a]) for s in shapes for a, t in s.refs.items() if t == collection}
+    return types == {"integer"}
 
 
 def dump_record(record: BaseModel) -> dict[str, Any]:
