@@ -66,6 +66,9 @@ class GateConfig:
     red_team: bool = True
     #: tasks gated at once by `pipeline.gate_all` (results and their order do not depend on it)
     task_workers: int = 4
+    #: worker processes that gate those tasks (`gate_processes`; None: one per core, at most
+    #: `task_workers`; 1: threads in this process). Results and their order do not depend on it.
+    task_processes: int | None = None
     #: scripted rollouts reuse pooled web/MCP servers and sandbox sessions (`rollout_services`)
     reuse_services: bool = True
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from envpipeline.models.task import GateResult
 from envpipeline.models.world_task import GatedTask, Rollout, WorldTask
 from envpipeline.policies.base import Policy
 from envpipeline.worlds.build import build_world
+from envpipeline.worlds.gate_processes import gate_pool, gates_in_worker, processes_for
 from envpipeline.worlds.gates import (
     GateConfig,
     diversity_gate,
@@ -165,14 +166,19 @@ def _gate_ahead(
     accepted: list[str] = []
     ahead: dict[int, Future[tuple[list[GateResult], list[Rollout]]]] = {}
     launched = 0
-    with ThreadPoolExecutor(max_workers=config.task_workers) as pool:
+    processes = processes_for(config, len(candidates), portable=llm is None and policy is None)
+
+    def submit(task: WorldTask, day_dir: Path) -> Future[tuple[list[GateResult], list[Rollout]]]:
+        if processes:
+            return pool.submit(gates_in_worker, task, day_dir, work, config)
+        return pool.submit(gates_after_diversity, task, day_dir, work, llm, config, None, policy)
+
+    with gate_pool(config, processes) as pool:
         for index, (task, day_dir) in enumerate(candidates):
             while launched < len(candidates) and launched < index + config.task_workers:
                 later, later_day = candidates[launched]
                 if diversity_gate(later, accepted, config.diversity_threshold).passed:
-                    ahead[launched] = pool.submit(
-                        gates_after_diversity, later, later_day, work, llm, config, None, policy
-                    )
+                    ahead[launched] = submit(later, later_day)
                 launched += 1
             diversity = diversity_gate(task, accepted, config.diversity_threshold)
             future = ahead.pop(index, None)
@@ -182,7 +188,7 @@ def _gate_ahead(
                 gated.append(gated_record(task, [diversity], []))
                 continue
             if future is None:  # cannot happen (see above); gate it now rather than trust that
-                future = pool.submit(gates_after_diversity, task, day_dir, work, llm, config, None, policy)
+                future = submit(task, day_dir)
             gates, rollouts = future.result()
             gated.append(record := gated_record(task, [diversity, *gates], rollouts))
             if record.status == "accepted":

@@ -10,6 +10,7 @@ import pytest
 from envpipeline.models.world_task import GatedTask
 from envpipeline.sandbox.local import LocalSandbox
 from envpipeline.worlds.build import build_world
+from envpipeline.worlds.gate_processes import MIN_TASKS_FOR_PROCESSES, processes_for
 from envpipeline.worlds.gates import GateConfig
 from envpipeline.worlds.personas import generate_persona
 from envpipeline.worlds.pipeline import gate_all, world_candidates
@@ -82,3 +83,44 @@ def test_a_pooled_shell_outlives_the_thread_that_first_used_it(tmp_path):
             with ThreadPoolExecutor(max_workers=1) as worker:
                 assert worker.submit(touch, name).result() == 0
     assert {"one", "two"} <= {p.name for p in (day / "home").iterdir()}
+
+
+def _processes_mentioning(text: str) -> list[str]:
+    """Command lines of live processes (not zombies) that mention `text`."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if text in cmdline and state != "Z":
+            found.append(cmdline)
+    return found
+
+
+def test_worker_processes_decide_what_threads_decide_and_leave_nothing_running(tmp_path):
+    """Gating in worker processes (one core each) gives the records of gating in threads, and
+    every server and sandbox session a worker pooled is gone once `gate_all` returns."""
+    build = build_world(generate_persona(1, 5), 3, tmp_path / "worlds", live_health=False, replay=False)
+    assert build.passed
+    candidates = world_candidates(Path(build.root), [1, 2, 3], 2)
+    assert len(candidates) >= MIN_TASKS_FOR_PROCESSES
+    config = GateConfig(task_workers=4, task_processes=2)
+    assert processes_for(config, len(candidates), portable=True) == 2
+    in_processes = gate_all(candidates, tmp_path / "processes", config=config)
+    assert not _processes_mentioning(str(tmp_path))
+    in_threads = gate_all(
+        candidates, tmp_path / "threads", config=GateConfig(task_workers=4, task_processes=1)
+    )
+    assert _decisions(in_processes) == _decisions(in_threads)
+    assert any(g.status == "accepted" for g in in_processes)
+
+
+def test_processes_only_where_they_can_help_and_the_work_can_cross():
+    config = GateConfig(task_workers=4, task_processes=2)
+    assert processes_for(config, 10, portable=True) == 2
+    assert processes_for(config, 10, portable=False) == 0  # a judge LLM or a custom policy stays
+    assert processes_for(config, MIN_TASKS_FOR_PROCESSES - 1, portable=True) == 0
+    assert processes_for(GateConfig(task_processes=1), 10, portable=True) == 0
+    assert processes_for(GateConfig(task_workers=1), 10, portable=True) == 0  # never wider than asked
