@@ -330,10 +330,10 @@ class DockerSession(SandboxSession):
         # load (`envpipeline.sandbox.checked`), and a lost reward must not read as an empty one
         script = f'test -f "$1" || exit 3; head -c {READ_LIMIT} -- "$1" || exit 4; printf %s "$2"'
         for _ in range(OUTPUT_TRIES):
-            marker = end_marker().encode()
+            marker = end_marker()
             ran = docker_engine.run(
                 self.container,
-                ["sh", "-c", script, "read_file", path, marker.decode()],
+                ["sh", "-c", script, "read_file", path, marker],
                 wait_sec=120,
                 limit=READ_LIMIT + len(marker),
             )
@@ -342,7 +342,7 @@ class DockerSession(SandboxSession):
             if ran.exit_code != 0:
                 why = ran.stderr.decode(errors="replace").strip() or f"exit {ran.exit_code}"
                 raise SandboxError(f"cannot read {path}: {why}")
-            if ran.stdout.endswith(marker):
+            if ran.stdout.endswith(marker.encode()):
                 return ran.stdout[: -len(marker)]
         raise SandboxError(
             f"cannot read {path}: its content was lost in the exec stream {OUTPUT_TRIES} times"

@@ -53,13 +53,17 @@ def gate_pool(config: GateConfig, processes: int) -> Executor:
         max_workers=processes,
         mp_context=multiprocessing.get_context("forkserver"),
         initializer=_start_worker,
-        initargs=(config.reuse_services,),
+        initargs=(config.reuse_services, dict(os.environ)),
     )
 
 
-def _start_worker(reuse_services: bool) -> None:
-    """Give this worker its own pooled services, closed when the worker exits."""
+def _start_worker(reuse_services: bool, environ: dict[str, str]) -> None:
+    """Give this worker the caller's environment and its own pooled services, closed when the
+    worker exits. (The fork server is started once per process, with the environment of that
+    moment: a sandbox setting changed since must still reach the workers.)"""
     global _worker_stack
+    os.environ.clear()
+    os.environ.update(environ)
     _worker_stack = ExitStack()
     if reuse_services:
         _worker_stack.enter_context(sharing(_worker_stack.enter_context(ServicePool())))

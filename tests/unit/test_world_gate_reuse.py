@@ -3,6 +3,7 @@ exactly what gating one task after another with fresh interfaces per rollout dec
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from envpipeline.models.world_task import GatedTask
 from envpipeline.sandbox.local import LocalSandbox
 from envpipeline.worlds.build import build_world
-from envpipeline.worlds.gate_processes import MIN_TASKS_FOR_PROCESSES, processes_for
+from envpipeline.worlds.gate_processes import MIN_TASKS_FOR_PROCESSES, gate_pool, processes_for
 from envpipeline.worlds.gates import GateConfig
 from envpipeline.worlds.personas import generate_persona
 from envpipeline.worlds.pipeline import gate_all, world_candidates
@@ -124,3 +125,18 @@ def test_processes_only_where_they_can_help_and_the_work_can_cross():
     assert processes_for(config, MIN_TASKS_FOR_PROCESSES - 1, portable=True) == 0
     assert processes_for(GateConfig(task_processes=1), 10, portable=True) == 0
     assert processes_for(GateConfig(task_workers=1), 10, portable=True) == 0  # never wider than asked
+
+
+def _worker_environment(name: str) -> str | None:
+    return os.environ.get(name)
+
+
+def test_workers_see_the_environment_of_the_pool_not_of_the_fork_server(monkeypatch):
+    """The fork server outlives one pool; a setting changed since it started reaches new workers."""
+    config = GateConfig(task_workers=2, task_processes=2)
+    monkeypatch.setenv("ENVPIPELINE_TEST_SETTING", "first")
+    with gate_pool(config, 1) as pool:
+        assert pool.submit(_worker_environment, "ENVPIPELINE_TEST_SETTING").result() == "first"
+    monkeypatch.setenv("ENVPIPELINE_TEST_SETTING", "second")
+    with gate_pool(config, 1) as pool:
+        assert pool.submit(_worker_environment, "ENVPIPELINE_TEST_SETTING").result() == "second"
