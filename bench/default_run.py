@@ -18,7 +18,10 @@ one pair: 152.1 s against 107.6 s): the datasets as three runs side by side, the
 compose runs as nice-10 fillers in a fourth place, the fork server started with the daemon, one
 code server for the daemon and the plan, the summary read during the last runs. Measured again
 after the world red team stopped re-running the reference (less work in both modes), one pair:
-serial 146.1 s, queued 85.7 s, 1.71x. Earlier:
+serial 146.1 s, queued 85.7 s, 1.71x. A later session, one pair each on a slower machine (load
+average 1.6-3.1 at the start): that head 1.62x (160.8 s against 99.4 s); with the importer's new
+classes and world gating in worker processes 1.51x (154.3 s against 102.3 s), 1.52x with gating
+threads (164.4 s against 107.9 s): the goal missed there. Earlier:
 1.57x on 2026-12-04; 1.23x with a run per partition; 1.44x with ranges alone.
 """
 
