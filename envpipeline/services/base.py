@@ -385,6 +385,18 @@ def _plan(cls: type[BaseModel], by_alias: bool | None) -> _DumpPlan | None:
 _PLANS: dict[tuple[type, bool | None], _DumpPlan | None] = {}
 
 
+def plain_keys(cls: type[BaseModel], by_alias: bool | None = None) -> dict[str, str] | None:
+    """Output key -> field name of what `plain_dump` gives for records of `cls` straight from their
+    fields (in field order), or None when their dump goes through pydantic (nested models, enums,
+    dates...). Reading a flat record's values by these keys reads what its dump holds, without
+    copying it (except that a non-finite float, which the dump writes as null, reads as itself)."""
+    key = (cls, by_alias)
+    plan = _PLANS[key] if key in _PLANS else _PLANS.setdefault(key, _plan(cls, by_alias))
+    if plan is None:
+        return None
+    return {plan.keys[name] if plan.keys else name: name for name in cls.model_fields}
+
+
 def plain_dump(record: BaseModel, by_alias: bool | None = None) -> dict[str, Any]:
     """``record.model_dump(mode="json", by_alias=...)``, read straight from a flat record's fields.
 

@@ -22,6 +22,7 @@ composer) are derived in `envpipeline.services.mcp_links`.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ from envpipeline.services.base import (
     conflict,
     format_validation_error,
     not_found,
+    plain_keys,
     text_hit,
 )
 from envpipeline.services.links import Link
@@ -272,6 +274,36 @@ def _matches(row: dict[str, Any], filters: dict[str, Any]) -> bool:
     return True
 
 
+@functools.cache
+def _argument_keys(model: type[BaseModel]) -> dict[str, str]:
+    """Field name -> JSON argument name of a tool's arguments model (what a dump by alias keys)."""
+    return {name: f.serialization_alias or f.alias or name for name, f in model.model_fields.items()}
+
+
+def _selected_rows(
+    records: dict[Any, BaseModel], record_cls: type[BaseModel], filters: dict[str, Any], query: str | None
+) -> list[dict[str, Any]]:
+    """The dumped records that match every filter (and hold `query`, lowercase, in some string).
+
+    Flat records are matched on their field values and only the matches are dumped; others are
+    dumped first. Both read the same values (`plain_keys`), so both select the same rows.
+    """
+    keys = plain_keys(record_cls, True)
+    if keys is None:
+        rows = [dump_record(r) for r in records.values()]
+        return [
+            r for r in rows if _matches(r, filters) and (query is None or text_hit(query, tuple(texts(r))))
+        ]
+    fields = {key: keys.get(key, "") for key in filters}
+    picked = [
+        r
+        for r in records.values()
+        if _matches({key: r.__dict__.get(name) for key, name in fields.items()}, filters)
+        and (query is None or text_hit(query, tuple(texts(r.__dict__))))
+    ]
+    return [dump_record(r) for r in picked]
+
+
 def _implementation(
     shape: Shape, info: CollectionInfo | None, world_model: WorldModel, sim: SimulatedTools
 ) -> Callable[[Any, Any], Any]:
@@ -328,10 +360,8 @@ def _implementation(
                 raise bad_request(f"nothing to update; updatable fields: {', '.join(sorted(info.fields))}")
             records[rid] = _validated_record(info.record, {**dump_record(records[rid]), **changes})
             return {noun: dump_record(records[rid]), "updated": sorted(changes)}
-        rows = [dump_record(r) for r in records.values()]
-        given = set(
-            args.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        )  # defaults filter nothing
+        keys = _argument_keys(type(args))
+        given = {keys[name] for name in args.model_fields_set}  # defaults filter nothing
         limit = next((v for k, v in data.items() if k.lower() in LIMIT_ARGS and isinstance(v, int)), None)
         if limit is not None and limit < 0:
             raise bad_request(f"invalid limit {limit}")
@@ -345,12 +375,12 @@ def _implementation(
             and v is not None
             and _scalar(shape.spec.properties[k])
         }
-        rows = [r for r in rows if _matches(r, filters)]
+        query = None
         if shape.query_arg:
             query = str(data.get(shape.query_arg) or "").strip().lower()
             if not query:
                 raise bad_request(f"{shape.query_arg} must not be empty")
-            rows = [r for r in rows if text_hit(query, tuple(texts(r)))]
+        rows = _selected_rows(records, info.record, filters, query)
         return {coll: rows[:limit] if limit is not None else rows}
 
     return run

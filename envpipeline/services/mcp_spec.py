@@ -585,14 +585,12 @@ def texts(value: Any) -> list[str]:
     """Every string inside a JSON value (lists and objects walked)."""
     if isinstance(value, str):
         return [value]
-    if isinstance(value, list):
-        return [t for item in value for t in texts(item)]
-    if isinstance(value, dict):
-        found: list[str] = []
-        for item in value.values():
-            if type(item) is str:
-                found.append(item)
-            elif isinstance(item, (str, list, dict)):
-                found.extend(texts(item))
-        return found
-    return []
+    if not isinstance(value, (list, dict)):
+        return []
+    found: list[str] = []
+    for item in value.values() if isinstance(value, dict) else value:
+        if type(item) is str:
+            found.append(item)
+        elif isinstance(item, (str, list, dict)):
+            found.extend(texts(item))
+    return found

@@ -434,3 +434,30 @@ def test_links_cover_several_value_types():
         actions = [x for x in links if not isinstance(x, Hop)]
         assert len(hops) >= 3 and len(actions) >= 2, name
         assert len({x.consumes for x in links}) >= 3 and len({h.produces for h in hops}) >= 2
+
+
+def test_searches_pick_on_field_values_what_they_would_pick_on_dumped_rows():
+    """A list/search dumps only the records it returns (flat records are matched on their fields);
+    it must select exactly what matching every dumped row selects."""
+    from envpipeline.services.base import text_hit
+    from envpipeline.services.mcp_import import _matches, _selected_rows
+    from envpipeline.services.mcp_spec import dump_record, texts
+
+    for name in ("issues", "expenses"):
+        cls = all_services()[name]
+        state = cls.generate_state(random.Random(5))
+        for collection in cls.collections:
+            records = getattr(state, collection)
+            dumped = [dump_record(r) for r in records.values()]
+            words = sorted({w.lower()[:4] for row in dumped for t in texts(row) for w in t.split() if w})
+            fields = sorted({k for row in dumped for k, v in row.items() if isinstance(v, (str, int, bool))})
+            record_cls = type(next(iter(records.values())))
+            for query in [None, *words[:12], "no-such-text"]:
+                for field in [None, *fields]:
+                    filters = {field: dumped[0][field]} if field else {}
+                    naive = [
+                        row
+                        for row in dumped
+                        if _matches(row, filters) and (query is None or text_hit(query, tuple(texts(row))))
+                    ]
+                    assert _selected_rows(records, record_cls, filters, query) == naive, (name, query, field)
