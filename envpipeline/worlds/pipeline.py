@@ -127,8 +127,10 @@ def gate_all(
     Up to `config.task_workers` tasks run their later gates at once, ahead of their turn, when
     they pass the diversity gate against the tasks accepted so far (accepting more can only
     reject them, never admit one that failed); each task's diversity gate is then decided in
-    order, so the records are those of gating one task after another. With
-    `config.reuse_services`, scripted rollouts share pooled servers and sandbox sessions."""
+    order, so the records are those of gating one task after another. They run in worker
+    processes, one per core, where the work can cross a process boundary (`gate_processes`), else
+    in threads. With `config.reuse_services`, scripted rollouts share pooled servers and sandbox
+    sessions (each worker process its own)."""
     config = config or GateConfig()
     with ExitStack() as stack:
         if config.reuse_services:
