@@ -87,6 +87,9 @@ class Shape:
     id_arg: str | None = None
     query_arg: str | None = None
     refs: dict[str, str] = field(default_factory=dict)  # id-like argument -> referenced collection
+    #: JSON type of its collection's record ids: ``integer`` where `classify` found every id
+    #: argument of that collection an integer (`_id_kinds`), else ``string``
+    id_type: str = "string"
 
     @property
     def simulated(self) -> bool:
@@ -408,6 +411,8 @@ def classify(specs: list[ToolSpec], service: str = "") -> list[Shape]:
         if shape.op == "update" and not (set(shape.spec.properties) - {shape.id_arg}):
             shape.op, shape.collection = None, None
     alive = {s.collection for s in shapes if s.collection}
+    for shape in shapes:
+        shape.id_type = kinds.get(str(shape.collection), "string") if shape.collection else "string"
     for shape in shapes:  # a collection whose every tool turned out simulated is no target
         shape.refs = {a: t for a, t in shape.refs.items() if t in alive}
     return shapes
@@ -570,10 +575,9 @@ class CollectionInfo:
 
 
 def integer_ids(collection: str, shapes: list[Shape]) -> bool:
-    """Whether `collection` has integer ids: every argument referring to it (`Shape.refs`, where
-    `classify` puts an argument only when its type is the collection's id type) is an integer."""
-    types = {schema_type(s.spec.properties[a]) for s in shapes for a, t in s.refs.items() if t == collection}
-    return types == {"integer"}
+    """Whether `collection` has integer ids, as `classify` decided (`Shape.id_type` of its tools;
+    shapes planned elsewhere, e.g. by an LLM, keep string ids)."""
+    return any(s.collection == collection and s.id_type == "integer" for s in shapes)
 
 
 def dump_record(record: BaseModel) -> dict[str, Any]:

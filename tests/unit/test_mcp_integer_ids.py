@@ -108,3 +108,20 @@ def test_a_collection_whose_tools_disagree_on_the_id_type_keeps_string_ids():
 def test_next_int_id_is_one_past_the_largest():
     assert next_int_id({}) == 1
     assert next_int_id({1: "a", 4: "b"}) == 5
+
+
+def test_a_collection_named_only_by_its_creates_integer_id_takes_integer_ids():
+    """The id type is decided once (by `classify`): a create with an integer ``id`` and a list, no
+    other tool naming the collection, gives integer ids the create accepts."""
+    cls = synthesize_service(
+        "inttickets",
+        {
+            "tools": [
+                t("create_ticket", {"id": I, "subject": S}, ["subject"]),
+                t("list_tickets"),
+            ]
+        },
+    )
+    service = cls(cls.generate_state(random.Random(0)))
+    assert service.call("create_ticket", {"id": 77, "subject": "x"})["data"]["ticket"]["id"] == 77
+    assert all(type(t["id"]) is int for t in service.call("list_tickets", {})["data"]["tickets"])
