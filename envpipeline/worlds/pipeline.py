@@ -132,12 +132,13 @@ def gate_all(
     in threads. With `config.reuse_services`, scripted rollouts share pooled servers and sandbox
     sessions (each worker process its own)."""
     config = config or GateConfig()
+    processes = processes_for(config, len(candidates), portable=llm is None and policy is None)
     with ExitStack() as stack:
-        if config.reuse_services:
+        if config.reuse_services and not processes:  # else each worker process pools its own
             stack.enter_context(sharing(stack.enter_context(ServicePool())))
         if config.task_workers <= 1:
             return _gate_one_by_one(candidates, work, llm, config, policy)
-        return _gate_ahead(candidates, work, llm, config, policy)
+        return _gate_ahead(candidates, work, llm, config, policy, processes)
 
 
 def _gate_one_by_one(
@@ -163,12 +164,12 @@ def _gate_ahead(
     llm: LLM | None,
     config: GateConfig,
     policy: Policy | None,
+    processes: int,
 ) -> list[GatedTask]:
     gated: list[GatedTask] = []
     accepted: list[str] = []
     ahead: dict[int, Future[tuple[list[GateResult], list[Rollout]]]] = {}
     launched = 0
-    processes = processes_for(config, len(candidates), portable=llm is None and policy is None)
 
     def submit(task: WorldTask, day_dir: Path) -> Future[tuple[list[GateResult], list[Rollout]]]:
         if processes:
