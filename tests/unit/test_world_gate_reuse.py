@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from envpipeline.models.world_task import GatedTask
+from envpipeline.processes import process_running
 from envpipeline.sandbox.local import LocalSandbox
 from envpipeline.worlds.build import build_world
 from envpipeline.worlds.gate_processes import MIN_TASKS_FOR_PROCESSES, gate_pool, processes_for
@@ -92,10 +93,9 @@ def _processes_mentioning(text: str) -> list[str]:
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if text in cmdline and state != "Z":
+        if text in cmdline and process_running(int(proc.name)):
             found.append(cmdline)
     return found
 
