@@ -53,12 +53,15 @@ class RolloutServices:
 
     @property
     def mcp(self) -> MCPServer:
-        """The MCP server over the store (rebuilt when the persona changes: its instructions name it)."""
-        from envpipeline.worlds.interfaces.mcp_server import create_mcp_server
+        """The MCP server over the store (built once; its instructions follow the bound persona)."""
+        from envpipeline.worlds.interfaces.mcp_server import create_mcp_server, follow_persona
 
         persona = self.store.persona_id
-        if self._mcp is None or persona != self._mcp_persona:
-            self._mcp, self._mcp_persona = create_mcp_server(self.store), persona
+        if self._mcp is None:
+            self._mcp = create_mcp_server(self.store)
+        elif persona != self._mcp_persona:
+            follow_persona(self._mcp, persona)
+        self._mcp_persona = persona
         return self._mcp
 
     @property

@@ -140,3 +140,43 @@ def test_workers_see_the_environment_of_the_pool_not_of_the_fork_server(monkeypa
     monkeypatch.setenv("ENVPIPELINE_TEST_SETTING", "second")
     with gate_pool(config, 1) as pool:
         assert pool.submit(_worker_environment, "ENVPIPELINE_TEST_SETTING").result() == "second"
+
+
+def _introduction_and_channels(server: object) -> tuple[str | None, list[str]]:
+    """What an MCP client is told at initialize, and the channel names it lists, via `server`."""
+    import anyio
+    from mcp import Client
+
+    async def ask() -> tuple[str | None, list[str]]:
+        async with Client(server) as client:  # pyright: ignore[reportArgumentType]
+            result = await client.call_tool("chat_list_channels", {})
+            channels = (result.structured_content or {}).get("channels", [])
+            return client.instructions, [c["name"] for c in channels]
+
+    return anyio.run(ask)
+
+
+def test_a_pooled_mcp_server_introduces_the_persona_of_the_world_it_is_bound_to(tmp_path):
+    """A slot's MCP server is built once; rebound to another persona's world, it introduces that
+    persona and acts on that world."""
+    import shutil
+    import sqlite3
+
+    from tests.world_fixture import PERSONA
+
+    first = make_day(tmp_path / "a")
+    second = tmp_path / "b" / "p02-someone-else" / "day-01"
+    shutil.copytree(first, second)
+    with sqlite3.connect(second / "apps" / "chat.sqlite") as db:
+        db.execute("UPDATE channels SET name = 'only-in-b' WHERE id = (SELECT MIN(id) FROM channels)")
+    with ServicePool() as pool:
+        with pool.lease(first) as slot:
+            server = slot.mcp
+            introduction, channels = _introduction_and_channels(server)
+            assert introduction is not None and PERSONA in introduction
+            assert "only-in-b" not in channels
+        with pool.lease(second) as again:
+            assert again is slot and again.mcp is server
+            introduction, channels = _introduction_and_channels(again.mcp)
+    assert introduction is not None and "p02-someone-else" in introduction and PERSONA not in introduction
+    assert "only-in-b" in channels

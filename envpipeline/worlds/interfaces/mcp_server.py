@@ -72,6 +72,25 @@ def _call(action: Callable[[], Any]) -> Any:
         raise ToolError(str(e)) from e
 
 
+def world_instructions(persona_id: str) -> str:
+    """The server's instructions for the persona whose world it serves."""
+    return (
+        f"Chat, direct messages, email, flight bookings and logins of {persona_id}. "
+        "Read before you write; "
+        "channel names have no leading '#'."
+    )
+
+
+def follow_persona(server: MCPServer, persona_id: str) -> None:
+    """Point a server's instructions at `persona_id` (clients read them when they initialize).
+
+    A pooled server is rebound to other worlds through its store; rebuilding it tool by tool for
+    every new persona cost about a tenth of world gating's CPU. MCPServer exposes its instructions
+    read-only, so they are set on the low-level server it wraps (mcp 2.3.0; a test checks what a
+    client receives)."""
+    server._lowlevel_server.instructions = world_instructions(persona_id)  # pyright: ignore[reportPrivateUsage]
+
+
 def create_mcp_server(day_dir: str | Path | LifeStore, clock: Callable[[], str] | None = None) -> MCPServer:
     """An MCPServer whose tools act on one day folder (or on `day_dir` itself when it is a store:
     the tools then follow the store's `rebind`)."""
@@ -79,13 +98,7 @@ def create_mcp_server(day_dir: str | Path | LifeStore, clock: Callable[[], str] 
     root = logging.getLogger()
     saved = root.level, list(root.handlers)
     server = MCPServer(
-        name="wildawm-world",
-        instructions=(
-            f"Chat, direct messages, email, flight bookings and logins of {store.persona_id}. "
-            "Read before you write; "
-            "channel names have no leading '#'."
-        ),
-        log_level="WARNING",
+        name="wildawm-world", instructions=world_instructions(store.persona_id), log_level="WARNING"
     )
     # MCPServer calls logging.basicConfig; keep the host's logging as it was
     root.setLevel(saved[0])
