@@ -11,7 +11,6 @@ CFRR. A policy that ends in the reference's exact state through the same writes 
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from envpipeline.redteam.base import PolicyOutcome, RedTeamPolicy
 from envpipeline.redteam.registry import policies_for
 from envpipeline.redteam.world_attack import WorldAttack, WorldReference
 from envpipeline.rewards.cfrr import cfrr_rewards
+from envpipeline.scratch import scratch_folder
 from envpipeline.worlds.state import world_hash
 from envpipeline.worlds.verifier import evaluate
 
@@ -57,7 +57,7 @@ def red_team_world(
 ) -> list[PolicyOutcome]:
     """Every world policy (or the given ones) against `task`, scored as a group with the reference."""
     policies = policies if policies is not None else policies_for("world")
-    with tempfile.TemporaryDirectory(prefix="wildawm-redteam-") as tmp:
+    with scratch_folder("wildawm-redteam-") as tmp:
         work = Path(tmp)
         reference = reference_run(task, w0, work)
         results = [attack_once(task, policy, w0, reference, work) for policy in policies]

@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import tempfile
 from pathlib import Path
 
 from envpipeline.errors import LLMError
 from envpipeline.llm import LLM
 from envpipeline.models.gates import GateResult
 from envpipeline.models.world import DaySnapshot, Persona, WorldBuild, WorldDelta
+from envpipeline.scratch import scratch_folder
 from envpipeline.worlds.delta import apply_delta, lint_delta
 from envpipeline.worlds.genesis import create_day0
 from envpipeline.worlds.planner import plan_day, plan_to_delta
@@ -109,7 +109,7 @@ def build_world(
 def _replay_hashes(persona: Persona, days: int, skills: dict[str, Skill] | None) -> list[list[str]]:
     out = []
     for _ in range(2):
-        with tempfile.TemporaryDirectory(prefix="wildawm-replay-") as tmp:
+        with scratch_folder("wildawm-replay-") as tmp:
             world = Path(tmp) / persona.persona_id
             materialize(persona, days, world, skills)
             out.append([world_hash(day_path(world, d)) for d in range(days + 1)])

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +29,7 @@ from envpipeline.policies.base import Policy, WorldTarget
 from envpipeline.policies.registry import build_policy
 from envpipeline.redteam.world import world_red_team_gate
 from envpipeline.sandbox.base import Sandbox
+from envpipeline.scratch import scratch_folder
 from envpipeline.worlds.allowance import WRITE_CALLS
 from envpipeline.worlds.criteria import (
     app_tables,
@@ -349,27 +352,45 @@ def gates_after_diversity(
 ) -> tuple[list[GateResult], list[Rollout]]:
     """Every gate after ``diversity`` (which needs no other task), and the rollouts they judged."""
     config = config or GateConfig()
-    work = Path(work) / task.task_id
-    w0 = prepare_initial(task, day_dir, work / "w0" / Path(day_dir).name)
-    gates: list[GateResult] = []
-    rollouts: list[Rollout] = []
-    try:
-        gates.append(initial_unsatisfaction_gate(task, w0, Path(day_dir)))
-        with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:
-            rollouts = list(
-                pool.map(lambda i: rollout(task, w0, work, i, llm, sandbox, policy), range(len(ROLLOUT_PLAN)))
-            )
-        rewards, advantages = group_rewards([(r.verdict, r.checklist, r.format_ok) for r in rollouts])
-        rollouts = [
-            r.model_copy(update={"reward": rw, "advantage": ad})
-            for r, rw, ad in zip(rollouts, rewards, advantages)
-        ]
-        gates += _outcome_gates(task, w0, rollouts, work, config, llm)
-        if config.red_team and all(g.passed for g in gates):
-            gates.append(world_red_team_gate(task, w0))
-    finally:
-        if not config.keep_dirs:
-            shutil.rmtree(work, ignore_errors=True)
+    with _task_folder(Path(work), task.task_id, config.keep_dirs) as folder:
+        return _gates_in(task, Path(day_dir), folder, llm, config, sandbox, policy)
+
+
+@contextmanager
+def _task_folder(work: Path, task_id: str, keep: bool) -> Iterator[Path]:
+    """Where one task's W0, rollouts and probes live: ``work/<task id>`` when they are kept, else a
+    scratch folder (in memory where the machine has one: `envpipeline.scratch`), removed after."""
+    if keep:
+        yield work / task_id
+        return
+    with scratch_folder("wildawm-gate-") as tmp:
+        yield Path(tmp) / task_id
+
+
+def _gates_in(
+    task: WorldTask,
+    day_dir: Path,
+    work: Path,
+    llm: LLM | None,
+    config: GateConfig,
+    sandbox: Sandbox | None,
+    policy: Policy | None,
+) -> tuple[list[GateResult], list[Rollout]]:
+    """The gates of `gates_after_diversity`, with W0 and the rollouts' copies under `work`."""
+    w0 = prepare_initial(task, day_dir, work / "w0" / day_dir.name)
+    gates = [initial_unsatisfaction_gate(task, w0, day_dir)]
+    with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:
+        rollouts = list(
+            pool.map(lambda i: rollout(task, w0, work, i, llm, sandbox, policy), range(len(ROLLOUT_PLAN)))
+        )
+    rewards, advantages = group_rewards([(r.verdict, r.checklist, r.format_ok) for r in rollouts])
+    rollouts = [
+        r.model_copy(update={"reward": rw, "advantage": ad})
+        for r, rw, ad in zip(rollouts, rewards, advantages)
+    ]
+    gates += _outcome_gates(task, w0, rollouts, work, config, llm)
+    if config.red_team and all(g.passed for g in gates):
+        gates.append(world_red_team_gate(task, w0))
     return gates, rollouts
 
 

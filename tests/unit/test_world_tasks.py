@@ -280,6 +280,33 @@ def test_gates_on_a_real_world(world, tmp_path):
     assert [difficulty_label(k) for k in (0, 1, 2, 3)] == ["hard", "medium", "easy", "easy"]
     dup = gate_task(task, _day(world, 4), tmp_path / "dup", [task_text(task)])
     assert dup.status == "rejected" and dup.gates[0].name == "diversity" and not dup.rollouts
+    assert (tmp_path / task.task_id / "rollout-0").is_dir()  # kept where the caller asked
+
+
+def test_gating_works_in_a_scratch_folder_and_leaves_nothing_behind(world, tmp_path, monkeypatch):
+    """Unkept work (W0, rollouts, probes, red-team copies) goes to the scratch root, not to the
+    caller's work folder, and is gone once the task is gated."""
+    import envpipeline.scratch
+    import envpipeline.worlds.gates as gates_module
+
+    root = tmp_path / "scratch"
+    root.mkdir()
+    monkeypatch.setattr(envpipeline.scratch, "scratch_root", lambda: root)
+    folders: list[Path] = []
+    real_rollout = gates_module.rollout
+
+    def spying_rollout(task, w0, work, *rest):
+        folders.append(work)
+        assert w0.is_dir()
+        return real_rollout(task, w0, work, *rest)
+
+    monkeypatch.setattr(gates_module, "rollout", spying_rollout)
+    task = generate_task(_day(world, 4), 0)
+    record = gate_task(task, _day(world, 4), tmp_path / "work", [])
+    assert len(folders) == 6 and all(f.is_relative_to(root) for f in folders)
+    assert "red_team" in {g.name for g in record.gates}  # the red team's copies went there too
+    assert not list(root.iterdir())
+    assert not (tmp_path / "work").exists()
 
 
 def test_counterfactual_mutation_fools_neither_verifier_nor_rule_reviewer(world, tmp_path):
