@@ -54,3 +54,8 @@ def scratch_root(folder: Path = MEMORY_FOLDER, min_free: int = MIN_FREE_BYTES) -
 def scratch_folder(prefix: str) -> tempfile.TemporaryDirectory[str]:
     """A temporary folder under `scratch_root()` (removed when the ``with`` block ends)."""
     return tempfile.TemporaryDirectory(prefix=prefix, dir=scratch_root())
+
+
+def scratch_mkdtemp(prefix: str) -> Path:
+    """A new folder under `scratch_root()` that the caller removes (`tempfile.mkdtemp`)."""
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=scratch_root()))

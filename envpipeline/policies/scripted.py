@@ -15,7 +15,6 @@ policy interface existed (same draws for the same seeds).
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
 
 from envpipeline.errors import ConfigError
@@ -29,6 +28,7 @@ from envpipeline.policies.base import (
     WorldTarget,
 )
 from envpipeline.policies.registry import PolicyConfig, register_policy_kind
+from envpipeline.scratch import scratch_mkdtemp
 
 #: the composed agent's per-step error rate when none is configured (CompoWorld's default)
 COMPOSED_ERROR_RATE = 0.1
@@ -110,7 +110,7 @@ class ScriptedPolicy:
         )
         skill = SKILL_CYCLE[index % len(SKILL_CYCLE)]
         agent = ScriptedAgent(skill, target.hinted, seed=seed, error_rate=self.config.error_rate)
-        scratch = None if target.work_dir else tempfile.mkdtemp(prefix="envpipeline-world-")
+        scratch = None if target.work_dir else scratch_mkdtemp("envpipeline-world-")
         final = target.work_dir or Path(scratch or "") / w0.name
         if final.exists():
             raise ConfigError(f"{final} exists: a world attempt needs a fresh folder for its copy of W0")

@@ -9,13 +9,13 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from envpipeline.errors import ConfigError
 from envpipeline.models.env_spec import EnvSpec, env_spec_of
 from envpipeline.policies.base import ComposedTarget, RolloutTarget, TerminalTarget, WorldTarget
+from envpipeline.scratch import scratch_folder
 
 if TYPE_CHECKING:
     from envpipeline.trainers.episode import Episode
@@ -46,7 +46,7 @@ def world_spec(task: WorldTask, day_dir: Path) -> EnvSpec:
         hints=list(task.hints),
         checklist=[item.model_dump(mode="json") for item in task.checklist],
     )
-    with tempfile.TemporaryDirectory(prefix="envpipeline-policy-w0-") as work:
+    with scratch_folder("envpipeline-policy-w0-") as work:
         snapshot = world_snapshot(prepare_initial(task, day_dir, Path(work) / "day"))
     return EnvSpec(
         family="world",

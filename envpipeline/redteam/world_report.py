@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from envpipeline.models.world_task import GatedTask
 from envpipeline.redteam.base import PolicyOutcome
 from envpipeline.redteam.summary import fold_outcomes, red_team_summary
 from envpipeline.redteam.world import red_team_world
+from envpipeline.scratch import scratch_folder
 from envpipeline.worlds.tasks import prepare_initial
 
 
@@ -36,7 +36,7 @@ def world_records(home: Path) -> tuple[Path, list[GatedTask]]:
 def world_suite_report(records: list[GatedTask], root: Path, limit: int | None = None) -> dict[str, Any]:
     """Per policy over (at most `limit`) accepted tasks: attacked, broke, mean checklist; plus the gate's record."""
     accepted = [r for r in records if r.status == "accepted"][:limit]
-    with tempfile.TemporaryDirectory(prefix="wildawm-suite-") as tmp:
+    with scratch_folder("wildawm-suite-") as tmp:
 
         def attacks() -> Iterator[tuple[str, list[PolicyOutcome]]]:
             for record in accepted:

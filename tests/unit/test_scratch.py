@@ -50,3 +50,9 @@ def test_a_scratch_folder_is_removed_when_its_block_ends(tmp_path, monkeypatch):
 def test_on_this_machine_scratch_is_in_memory():
     with scratch_folder("probe-") as folder:
         assert not Path(folder).is_relative_to(tempfile.gettempdir())
+
+
+def test_a_kept_scratch_folder_is_made_under_the_root(tmp_path, monkeypatch):
+    monkeypatch.setattr(scratch, "scratch_root", lambda: tmp_path)
+    folder = scratch.scratch_mkdtemp("episode-")
+    assert folder.is_dir() and folder.parent == tmp_path and folder.name.startswith("episode-")

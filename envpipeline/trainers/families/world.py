@@ -29,7 +29,6 @@ import io
 import os
 import shutil
 import tarfile
-import tempfile
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -41,6 +40,7 @@ from envpipeline.models.env_spec import EnvSpec
 from envpipeline.models.world import Operation
 from envpipeline.models.world_task import WorldCriterion
 from envpipeline.sandbox.base import Sandbox
+from envpipeline.scratch import scratch_folder, scratch_mkdtemp
 from envpipeline.services.base import BAD_REQUEST
 from envpipeline.trainers.episode import Episode, error_text, register_episode
 from envpipeline.worlds.agent_session import Shell, Trajectory, open_shell, page_text
@@ -125,7 +125,7 @@ def materialize_w0(spec: EnvSpec, dest: Path, worlds_root: Path | str | None = N
 
 def inline_w0(spec: EnvSpec, worlds_root: Path | str) -> str:
     """The spec's W0 (world day under `worlds_root` plus setup) as the base64 snapshot to inline."""
-    with tempfile.TemporaryDirectory(prefix="envpipeline-w0-") as work:
+    with scratch_folder("envpipeline-w0-") as work:
         return world_snapshot(materialize_w0(spec, Path(work) / "day", worlds_root))
 
 
@@ -157,7 +157,7 @@ class WorldEpisode(Episode):
         from envpipeline.worlds.interfaces.web import create_web_app
 
         super().__init__(spec)
-        self._tmp = Path(tempfile.mkdtemp(prefix="envpipeline-world-"))
+        self._tmp = scratch_mkdtemp("envpipeline-world-")
         self.initial_dir = materialize_w0(spec, self._tmp / "initial" / "day", worlds_root)
         self.day_dir = self._tmp / "live" / "day"
         shutil.copytree(self.initial_dir, self.day_dir)
