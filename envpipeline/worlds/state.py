@@ -94,19 +94,29 @@ def _tables(db: Path) -> dict[str, list[dict[str, Any]]]:
                 "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
             )
         ]
-        out = {}
-        for name in names:
-            rows = [dict(r) for r in conn.execute(f'SELECT * FROM "{name}"')]
-            rows.sort(
-                key=lambda r: (
-                    r.get("id") if isinstance(r.get("id"), int) else 0,
-                    json.dumps(r, sort_keys=True, default=str),
-                )
-            )
-            out[name] = rows
-        return out
+        return {
+            name: _canonical_rows([dict(r) for r in conn.execute(f'SELECT * FROM "{name}"')])
+            for name in names
+        }
     finally:
         conn.close()
+
+
+def _canonical_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`rows` sorted by integer id, then by their sorted JSON (ties and rows without an integer id).
+
+    When every row has its own integer id (an app table's primary key) the JSON never decides, so
+    it is not computed: sorting by id alone gives the same order."""
+    ids = [r.get("id") for r in rows]
+    if all(isinstance(i, int) for i in ids) and len(set(ids)) == len(ids):
+        return sorted(rows, key=lambda r: r["id"])
+    return sorted(
+        rows,
+        key=lambda r: (
+            r.get("id") if isinstance(r.get("id"), int) else 0,
+            json.dumps(r, sort_keys=True, default=str),
+        ),
+    )
 
 
 def canonical_dump(day_dir: Path | str) -> dict[str, Any]:
