@@ -10,7 +10,9 @@ listing, ``call_tool`` goes ``ComposedEnvironment.call`` -> ``Service.call``):
 - ``call_tool``: the read calls of the tasks' reference solutions, on one environment per task
   (reads leave the state unchanged, so they repeat);
 - ``replay``: every call of every reference solution, writes included, in order, each task on a
-  fresh environment (the rebuild is outside the timed span).
+  fresh environment (the rebuild is outside the timed span); one timed pass runs ``--copies``
+  fresh copies of every task, so that it lasts long enough to time (one copy of 60 tasks is a few
+  milliseconds, where a timer tick or a collection of the rebuild's garbage moved the figure).
 
 Paired and interleaved: each repeat times the old path and the new one back to back (the order
 alternates), after one warm-up round that is not counted. Printed per workload: median calls/s
@@ -19,12 +21,17 @@ per-repeat new/old ratios. ``call_tool`` and ``replay`` also print ``bodies``, a
 the same repeats: the tool functions alone on pre-validated arguments (no JSON in or out, no
 argument validation), i.e. what the services themselves cost, which no dispatch can beat.
 
+Before each timed pass the garbage collector runs (the rebuilt environments' garbage is not the
+path's cost).
+
 Usage: PYTHONPATH=. .venv/bin/python bench/metatools_bench.py [--tasks 60] [--repeats 7] [--seconds 0.5]
+                    [--copies 20]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -245,6 +252,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=60, help="candidates to compose")
     parser.add_argument("--repeats", type=int, default=7, help="paired repeats (after one warm-up)")
     parser.add_argument("--seconds", type=float, default=0.5, help="per timed pass (replay: one pass)")
+    parser.add_argument("--copies", type=int, default=20, help="fresh copies of every task per replay pass")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
@@ -261,8 +269,9 @@ def main() -> None:
         for repeat in range(args.repeats + 1):
             order = paths if repeat % 2 else tuple(reversed(paths))
             for path in order:
-                work = build() if fresh else shared
+                work = [item for _ in range(args.copies) for item in build()] if fresh else shared
                 assert work is not None
+                gc.collect()
                 if path == "bodies":
                     measured = timed_bodies(work, args.seconds, once=fresh)
                 else:
