@@ -9,15 +9,21 @@ time (perf, 2026-12-05). The same work in a tmpfs folder costs a fraction of tha
 `scratch_folder` is a `tempfile.TemporaryDirectory` under `scratch_root()`: ``/dev/shm`` when it
 is a writable tmpfs with room to spare, else the system's temporary folder. Setting ``TMPDIR``
 keeps the system's choice (the user has picked where temporary files go). Only work that is
-removed when it ends belongs here; a process killed mid-work leaves its folder behind, as it
-would in ``/tmp``.
+removed when it ends belongs here. A process killed mid-work leaves its folder behind, and in a
+tmpfs that holds memory until the machine restarts: every folder's name carries its process id
+(``envpipeline-<prefix><pid>-<random>``), and making a folder in memory first removes the folders
+of processes that no longer run.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import tempfile
 from pathlib import Path
+
+from envpipeline.processes import process_running
 
 #: A memory-backed folder most Linux machines mount.
 MEMORY_FOLDER = Path("/dev/shm")
@@ -53,9 +59,33 @@ def scratch_root(folder: Path = MEMORY_FOLDER, min_free: int = MIN_FREE_BYTES) -
 
 def scratch_folder(prefix: str) -> tempfile.TemporaryDirectory[str]:
     """A temporary folder under `scratch_root()` (removed when the ``with`` block ends)."""
-    return tempfile.TemporaryDirectory(prefix=prefix, dir=scratch_root())
+    root = _swept(scratch_root())
+    return tempfile.TemporaryDirectory(prefix=_owned(prefix), dir=root)
 
 
 def scratch_mkdtemp(prefix: str) -> Path:
     """A new folder under `scratch_root()` that the caller removes (`tempfile.mkdtemp`)."""
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=scratch_root()))
+    root = _swept(scratch_root())
+    return Path(tempfile.mkdtemp(prefix=_owned(prefix), dir=root))
+
+
+#: Every scratch folder's name starts with this, then the caller's prefix and the process id.
+MARK = "envpipeline-"
+_OWNED = re.compile(rf"{re.escape(MARK)}.*?(\d+)-[^-]+")
+
+
+def _owned(prefix: str) -> str:
+    """The start of a scratch folder's name: the mark, `prefix` and this process's id."""
+    return f"{MARK}{prefix.removeprefix(MARK)}{os.getpid()}-"
+
+
+def _swept(root: Path | None) -> Path | None:
+    """`root`, after removing the scratch folders in it whose process no longer runs (memory
+    folders only: the system's temporary folder has its own clean-up)."""
+    if root is None:
+        return None
+    for entry in os.scandir(root):
+        match = _OWNED.fullmatch(entry.name)
+        if match and entry.is_dir(follow_symlinks=False) and not process_running(int(match[1])):
+            shutil.rmtree(entry.path, ignore_errors=True)
+    return root

@@ -41,7 +41,7 @@ def test_a_disk_folder_is_never_taken_for_memory(tmp_path, monkeypatch):
 def test_a_scratch_folder_is_removed_when_its_block_ends(tmp_path, monkeypatch):
     monkeypatch.setattr(scratch, "scratch_root", lambda: tmp_path)
     with scratch_folder("probe-") as folder:
-        assert Path(folder).parent == tmp_path and Path(folder).name.startswith("probe-")
+        assert Path(folder).parent == tmp_path and Path(folder).name.startswith("envpipeline-probe-")
         (Path(folder) / "file").write_text("x")
     assert not list(tmp_path.iterdir())
 
@@ -55,4 +55,33 @@ def test_on_this_machine_scratch_is_in_memory():
 def test_a_kept_scratch_folder_is_made_under_the_root(tmp_path, monkeypatch):
     monkeypatch.setattr(scratch, "scratch_root", lambda: tmp_path)
     folder = scratch.scratch_mkdtemp("episode-")
-    assert folder.is_dir() and folder.parent == tmp_path and folder.name.startswith("episode-")
+    assert folder.is_dir() and folder.parent == tmp_path and folder.name.startswith("envpipeline-episode-")
+
+
+def _dead_pid() -> int:
+    import subprocess
+
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def test_folders_of_processes_that_no_longer_run_are_swept_from_memory(tmp_path, monkeypatch):
+    """A killed process's scratch folder would hold memory until the machine restarts."""
+    import os
+
+    monkeypatch.setattr(scratch, "scratch_root", lambda: tmp_path)
+    dead, alive = _dead_pid(), os.getpid()
+    left = tmp_path / f"envpipeline-wildawm-gate-{dead}-ab12cd34"
+    left.mkdir()
+    (left / "world.sqlite").write_bytes(b"x" * 1024)
+    live = tmp_path / f"envpipeline-envpipeline-w0-{alive}-zz99yy88"
+    live.mkdir()
+    foreign = tmp_path / f"other-tool-{dead}-ab12cd34"
+    foreign.mkdir()
+    with scratch_folder("wildawm-gate-") as folder:
+        assert Path(folder).name.startswith(f"envpipeline-wildawm-gate-{alive}-")
+        assert not left.exists()
+        assert live.is_dir() and foreign.is_dir()  # a running process's folder; not ours
+    episode = scratch.scratch_mkdtemp("envpipeline-world-")
+    assert episode.name.startswith(f"envpipeline-world-{alive}-")  # the mark once
