@@ -191,6 +191,18 @@ def test_a_row_without_an_inline_spec_falls_back_to_the_tasks_given_or_fails_cle
         episode_from_row({"env_spec": json.dumps({"version": 2, "family": "compose"})})
 
 
+def test_a_world_episode_that_cannot_be_built_leaves_no_copy_behind(tasks, tmp_path, monkeypatch) -> None:
+    import envpipeline.scratch
+
+    monkeypatch.setattr(envpipeline.scratch, "scratch_root", lambda: tmp_path)
+    monkeypatch.delenv("ENVPIPELINE_WORLDS", raising=False)
+    spec = EnvSpec.model_validate_json(tasks["world"].env_spec)
+    no_snapshot = spec.model_copy(update={"world_snapshot": None}).model_dump_json()
+    with pytest.raises(ConfigError):
+        episode_from_row({"env_spec": no_snapshot})
+    assert not list(tmp_path.iterdir())
+
+
 def test_trl_classes_expose_exactly_the_episode_tools(tasks) -> None:
     for family, cls in ENV_CLASSES.items():
         public = {n for n, _ in inspect.getmembers(cls, inspect.isfunction) if not n.startswith("_")}

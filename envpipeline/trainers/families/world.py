@@ -158,9 +158,13 @@ class WorldEpisode(Episode):
 
         super().__init__(spec)
         self._tmp = scratch_mkdtemp("envpipeline-world-")
-        self.initial_dir = materialize_w0(spec, self._tmp / "initial" / "day", worlds_root)
-        self.day_dir = self._tmp / "live" / "day"
-        shutil.copytree(self.initial_dir, self.day_dir)
+        try:
+            self.initial_dir = materialize_w0(spec, self._tmp / "initial" / "day", worlds_root)
+            self.day_dir = self._tmp / "live" / "day"
+            shutil.copytree(self.initial_dir, self.day_dir)
+        except BaseException:  # a spec whose world cannot be built leaves no copy behind
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            raise
         self.criteria = [WorldCriterion.model_validate(c) for c in spec.criteria]
         self.checklist: list[dict[str, Any]] = list(spec.environment.get("checklist", []))
         self.trajectory = Trajectory()
