@@ -29,6 +29,9 @@ from envpipeline.processes import process_running
 MEMORY_FOLDER = Path("/dev/shm")
 #: Free space a memory folder must have to be used (a container's /dev/shm is often 64 MiB).
 MIN_FREE_BYTES = 512 * 1024**2
+#: Every scratch folder's name starts with this, then the caller's prefix and the process id.
+MARK = "envpipeline-"
+_OWNED = re.compile(rf"{re.escape(MARK)}.*?(\d+)-[^-]+")
 
 
 def _is_tmpfs(folder: Path, mounts: Path = Path("/proc/self/mounts")) -> bool:
@@ -67,11 +70,6 @@ def scratch_mkdtemp(prefix: str) -> Path:
     """A new folder under `scratch_root()` that the caller removes (`tempfile.mkdtemp`)."""
     root = _swept(scratch_root())
     return Path(tempfile.mkdtemp(prefix=_owned(prefix), dir=root))
-
-
-#: Every scratch folder's name starts with this, then the caller's prefix and the process id.
-MARK = "envpipeline-"
-_OWNED = re.compile(rf"{re.escape(MARK)}.*?(\d+)-[^-]+")
 
 
 def _owned(prefix: str) -> str:
