@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from envpipeline.models.world_task import WorldTask
-from envpipeline.worlds.agents import ScriptedAgent
 from envpipeline.worlds.worldstore import WorldStore
 
 
@@ -39,6 +38,10 @@ class WorldAttack:
 
     def run_solution(self, task: WorldTask | None = None) -> None:
         """Run a (possibly modified) scripted solution on `world` with a mistake-free agent."""
+        # imported here: the agents pull in the HTTP and MCP clients (tens of MB), and every
+        # policy module names this class, so the compose red team would load them for nothing
+        from envpipeline.worlds.agents import ScriptedAgent
+
         result = ScriptedAgent("expert", hinted=True, seed="red-team", error_rate=0.0).run(
             task or self.task, self.world
         )

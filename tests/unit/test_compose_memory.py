@@ -1,0 +1,36 @@
+"""`envpipeline compose` is held to a memory budget: it loads nothing it does not use.
+
+Each check runs in a fresh interpreter, since what a process has imported (and how pyarrow was set
+up) is decided once per process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_python(code: str) -> dict[str, object]:
+    """Run `code` in a fresh interpreter; it prints one JSON object, returned here."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("ARROW_DEFAULT_MEMORY_POOL", None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_compose_red_team_loads_no_world_agent_clients():
+    # the world policies' agents speak HTTP and MCP: those clients cost tens of MB, and a compose
+    # red team never runs a world agent
+    found = run_python(
+        "import json, sys\n"
+        "from envpipeline.redteam.registry import policies_for\n"
+        "assert policies_for('compose')\n"
+        "print(json.dumps({'loaded': sorted({'httpx', 'mcp', 'uvicorn'} & set(sys.modules))}))\n"
+    )
+    assert found["loaded"] == []
