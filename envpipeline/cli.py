@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 from envpipeline.errors import MissingExtraError
+
+# Arrow's C++ allocator is picked once, when pyarrow loads (mimalloc unless this says otherwise),
+# and the Parquet writer allocates from it whatever pool pyarrow's Python side is set to: the first
+# chunk `compose` spooled left ~20 MB of huge pages resident for the rest of the run. A command is
+# held to its peak memory (issue #16), and the system allocator hands back what it frees.
+os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
 try:
     import click

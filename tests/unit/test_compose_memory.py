@@ -34,3 +34,14 @@ def test_compose_red_team_loads_no_world_agent_clients():
         "print(json.dumps({'loaded': sorted({'httpx', 'mcp', 'uvicorn'} & set(sys.modules))}))\n"
     )
     assert found["loaded"] == []
+
+
+def test_the_command_line_gives_arrow_the_system_allocator():
+    # set before pyarrow loads, or the Parquet writer keeps allocating from mimalloc
+    found = run_python(
+        "import json\n"
+        "import envpipeline.cli\n"
+        "import pyarrow\n"
+        "print(json.dumps({'backend': pyarrow.default_memory_pool().backend_name}))\n"
+    )
+    assert found["backend"] == "system"
