@@ -159,12 +159,11 @@ def compose_command(
     probe_tries: int = 2,
 ) -> None:
     """Compose and verify cross-service tasks until N are accepted or the budget runs out."""
-    import pyarrow as pa
-
     from envpipeline.compose.author import ComposeConfig
     from envpipeline.compose.llm_author import authoring_entries_summary, authoring_entry
     from envpipeline.compose.pipeline import compose_stream
     from envpipeline.compose.recording import StreamedRun
+    from envpipeline.store.arrow_memory import use_lean_arrow
     from envpipeline.store.catalog import refresh_catalog
     from envpipeline.store.lake import Lake
 
@@ -186,9 +185,7 @@ def compose_command(
     llm_author = _llm_paths(author, world_model, model, api_base, api_key_env, probe_tries, out)
     budget = max_attempts or 20 * n_tasks
     partition = cli_partition(seed, k, distractors, n_tasks, instruction_style, library_scope)
-    # Arrow's default pool (mimalloc) keeps what each chunk's conversion freed, tens of MB over a
-    # run; the system allocator hands it back, and peak memory is what this command is held to
-    pa.set_memory_pool(pa.system_memory_pool())
+    use_lean_arrow()  # peak memory is what this command is held to
     lake = Lake(home)
     run = StreamedRun(lake, partition, f"cli-{uuid.uuid4().hex[:12]}", out)
     authored: list[dict[str, Any] | None] = []

@@ -45,3 +45,18 @@ def test_the_command_line_gives_arrow_the_system_allocator():
         "print(json.dumps({'backend': pyarrow.default_memory_pool().backend_name}))\n"
     )
     assert found["backend"] == "system"
+
+
+def test_lean_arrow_converts_rows_without_loading_pandas():
+    found = run_python(
+        "import json, sys\n"
+        "import pyarrow as pa\n"
+        "from envpipeline.store.arrow_memory import use_lean_arrow\n"
+        "use_lean_arrow()\n"
+        "table = pa.Table.from_pylist([{'id': 't1', 'n': 2, 'gates': None}])\n"
+        "loaded = 'pandas' in sys.modules\n"
+        "frame = table.to_pandas()  # pyarrow's own pandas API still imports it\n"
+        "print(json.dumps({'loaded': loaded, 'frame': frame.to_dict('records'),"
+        " 'pool': pa.default_memory_pool().backend_name}))\n"
+    )
+    assert found == {"loaded": False, "frame": [{"id": "t1", "n": 2, "gates": None}], "pool": "system"}
