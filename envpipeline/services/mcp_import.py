@@ -166,9 +166,13 @@ def _collections(service: str, shapes: list[Shape]) -> dict[str, CollectionInfo]
 
 
 class _ImportedRecord(Record):
-    """Records of imported collections: a stored state (Python field names) reloads as it was dumped."""
+    """Records of imported collections: a stored state (Python field names) reloads as it was dumped.
 
-    model_config = ConfigDict(validate_by_name=True)
+    Validators are built on first use (``defer_build``): the library synthesizes every corpus
+    service when it loads, and a run uses few of them (all of them built cost ~7 MB resident).
+    """
+
+    model_config = ConfigDict(validate_by_name=True, defer_build=True)
 
 
 def _state_model(service: str, infos: dict[str, CollectionInfo]) -> type[ImportedState]:

@@ -554,6 +554,9 @@ class ImportedState(Strict):
     ``simulated`` holds the simulated tools' known ids and recorded calls (`mcp_store`).
     """
 
+    #: built on first use, like the records (`mcp_import._ImportedRecord`)
+    model_config = ConfigDict(defer_build=True)
+
     simulated: SimulatedStore = Field(default_factory=lambda: SimulatedStore(known={}, records={}))
 
 

@@ -60,3 +60,21 @@ def test_lean_arrow_converts_rows_without_loading_pandas():
         " 'pool': pa.default_memory_pool().backend_name}))\n"
     )
     assert found == {"loaded": False, "frame": [{"id": "t1", "n": 2, "gates": None}], "pool": "system"}
+
+
+def test_imported_services_build_their_state_validators_on_first_use():
+    # the library synthesizes every corpus service when it loads; a run uses few of them
+    found = run_python(
+        "import json, random\n"
+        "from envpipeline.services.library.imported import CORPUS_SERVICES\n"
+        "from envpipeline.services.registry import all_services\n"
+        "library = all_services()\n"
+        "services = list(CORPUS_SERVICES.values())\n"
+        "built = sum(cls.state_model.__pydantic_complete__ for cls in services)\n"
+        "state = services[0].generate_state(random.Random(0))\n"
+        "again = services[0].state_model.model_validate(state.model_dump())\n"
+        "print(json.dumps({'services': len(services), 'built_at_load': built,"
+        " 'used': services[0].state_model.__pydantic_complete__, 'round_trip': again == state}))\n"
+    )
+    assert found["services"] and found["built_at_load"] == 0
+    assert found["used"] and found["round_trip"]
