@@ -163,6 +163,7 @@ def compose_command(
     from envpipeline.compose.llm_author import authoring_entries_summary, authoring_entry
     from envpipeline.compose.pipeline import compose_stream
     from envpipeline.compose.recording import StreamedRun
+    from envpipeline.process_memory import release_large_blocks_on_free
     from envpipeline.store.arrow_memory import use_lean_arrow
     from envpipeline.store.catalog import refresh_catalog
     from envpipeline.store.lake import Lake
@@ -185,7 +186,9 @@ def compose_command(
     llm_author = _llm_paths(author, world_model, model, api_base, api_key_env, probe_tries, out)
     budget = max_attempts or 20 * n_tasks
     partition = cli_partition(seed, k, distractors, n_tasks, instruction_style, library_scope)
-    use_lean_arrow()  # peak memory is what this command is held to
+    # peak memory is what this command is held to
+    use_lean_arrow()
+    release_large_blocks_on_free()
     lake = Lake(home)
     run = StreamedRun(lake, partition, f"cli-{uuid.uuid4().hex[:12]}", out)
     authored: list[dict[str, Any] | None] = []

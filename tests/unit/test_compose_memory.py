@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -78,3 +80,34 @@ def test_imported_services_build_their_state_validators_on_first_use():
     )
     assert found["services"] and found["built_at_load"] == 0
     assert found["used"] and found["round_trip"]
+
+
+def test_large_blocks_go_back_to_the_system_when_freed():
+    # glibc's mallinfo2: hblkhd is the bytes held in blocks mapped on their own. By default a freed
+    # 1 MiB block raises the threshold, and the next one comes from the heap (which keeps it)
+    code = (
+        "import ctypes, json, sys\n"
+        "from envpipeline.process_memory import release_large_blocks_on_free\n"
+        "class Info(ctypes.Structure):\n"
+        "    _fields_ = [(n, ctypes.c_size_t) for n in ('arena', 'ordblks', 'smblks', 'hblks', 'hblkhd',"
+        " 'usmblks', 'fsmblks', 'uordblks', 'fordblks', 'keepcost')]\n"
+        "libc = ctypes.CDLL('libc.so.6')\n"
+        "libc.mallinfo2.restype = Info\n"
+        "was_set = release_large_blocks_on_free() if sys.argv[1] == 'set' else None\n"
+        "first = bytearray(1 << 20)\n"
+        "del first\n"
+        "second = bytearray(1 << 20)\n"
+        "print(json.dumps({'set': was_set, 'mapped': libc.mallinfo2().hblkhd >= 1 << 20}))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    runs = {}
+    for mode in ("set", "default"):
+        done = subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, env=env)
+        if done.returncode != 0 and "mallinfo2" in done.stderr:
+            pytest.skip("not glibc >= 2.33")
+        assert done.returncode == 0, done.stderr
+        runs[mode] = json.loads(done.stdout)
+    assert runs["set"] == {"set": True, "mapped": True}
+    assert runs["default"]["mapped"] is False, (
+        "the default threshold moved up: the second block is on the heap"
+    )
