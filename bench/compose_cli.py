@@ -13,6 +13,20 @@ before the spool's read-ahead fix, same bench run); --tasks 50000 (47 min, 55,68
 (`store/spool.py`), which was not measured at that size. With both fixes, one bench run:
 --tasks 5000: 13.9 accepted/s, peak RSS 381 MB; --tasks 10000: 14.5 accepted/s, 377 MB.
 
+Measured 2026-12-05 (2 cores; the two trees' benches side by side, one core each), fixed costs cut:
+before (65704ff) --tasks 50: 6.4 accepted/s, peak RSS 344 MB; --tasks 5000: 15.3 accepted/s
+(19.8/s CPU), 377 MB. After: --tasks 50: 7.6 accepted/s, 226 MB; --tasks 5000: 15.4 accepted/s
+(19.5/s CPU), 230 MB (goal <= 300 met; 50,000 not measured). What went: the world red team's HTTP
+and MCP clients (-31 MB at 50 tasks), Arrow's C++ mimalloc pool (-38, ARROW_DEFAULT_MEMORY_POOL in
+the CLI), pandas loaded by pyarrow's first list conversion (-41, `store/arrow_memory.py`), eager
+validators of the imported services' records (-7), glibc's sliding mmap threshold (-9 at 5,000).
+What is left at 5,000 (stage samples of VmRSS): ~96 MB after the CLI's imports (pyarrow ~45 of it,
+most of that its libraries' code pages; DuckDB ~16), ~60 MB loading the service library (114
+services, ~3,400 pydantic models), ~25 MB of composing working set, ~25 MB for the library partition
+(JSON schemas complete ~2,400 deferred argument models), ~25 MB for the DuckDB catalog refresh (its
+engine's code pages). No help: MALLOC_ARENA_MAX=1, MALLOC_TRIM_THRESHOLD_, malloc_trim between
+stages (<= 3 MB), DuckDB threads=1 / memory_limit for the refresh, lazy CLI command imports (~1 MB).
+
 Usage: python bench/compose_cli.py [--tasks 500 5000] [--large] [--core-seeds 300]
   --large adds a 50,000-task run (peak RSS target <= 300 MB).
 """
