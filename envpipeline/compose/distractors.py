@@ -69,11 +69,14 @@ def _scalar_fields(record: BaseModel) -> dict[str, str]:
     return {k: v for k, v in record.__dict__.items() if isinstance(v, str)}
 
 
-def _first_id(rid: str, collection: dict[str, Any]) -> str:
-    """A free id of the same shape that sorts before the others (``flt_03`` before ``flt_1``).
+def _first_id(rid: str | int, collection: dict[Any, Any]) -> str | int:
+    """A free id of the same shape that sorts before the others (``flt_03`` before ``flt_1``; in an
+    integer-id collection, one below the smallest).
 
     Environments list records in key order (`canonical_order`), so the twin comes first.
     """
+    if isinstance(rid, int):
+        return min(collection) - 1
     prefix = rid.rsplit("_", 1)[0] if "_" in rid else rid
     n = 1
     while f"{prefix}_0{n}" in collection:

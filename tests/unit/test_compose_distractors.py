@@ -52,6 +52,33 @@ def test_a_twin_differs_from_the_right_record_only_in_its_key_and_value_and_is_l
     assert [f["date"] for f in found] == [plan.output]  # the key still finds exactly the right one
 
 
+def test_a_twin_in_an_integer_id_collection_gets_an_integer_id_listed_first():
+    """Imported services keep integer ids where their tools take them (Freshdesk's ticket_id); a
+    twin there crashed composing with ``--library-scope all`` (a text prefix of an int)."""
+    from pydantic import BaseModel
+
+    class Ticket(BaseModel):
+        id: int
+        subject: str
+        requester: str
+
+    class Desk(BaseModel):
+        tickets: dict[int, Ticket]
+
+    state = Desk(
+        tickets={
+            i: Ticket(id=i, subject=s, requester=r)
+            for i, s, r in [(1, "Printer jam", "ana@acme.test"), (2, "VPN down", "li@acme.test")]
+        }
+    )
+    changed = plant_twin(state, "li@acme.test", "email", vocab.seeded("int-twin"))
+    assert changed is not None and set(changed) == {"requester"}
+    first_id, twin = next(iter(state.tickets.items()))
+    assert first_id == twin.id == 0 and twin.subject == "VPN down"
+    assert twin.requester == changed["requester"] != "li@acme.test"
+    assert sorted(state.tickets) == [0, 1, 2]
+
+
 @pytest.mark.parametrize("day", ["2026-03-10", "2026-12-10"])
 def test_a_one_day_leave_twin_is_another_one_day_leave_that_does_not_cover_the_day(day):
     """The key is both the start and the end date: both move, or the twin would end before it starts
