@@ -85,7 +85,7 @@ def follow_persona(server: MCPServer, persona_id: str) -> None:
     """Point a server's instructions at `persona_id` (clients read them when they initialize).
 
     A pooled server is rebound to other worlds through its store; rebuilding it tool by tool for
-    every new persona cost about a tenth of world gating's CPU. MCPServer exposes its instructions
+    every new persona cost about 60 ms of CPU each time. MCPServer exposes its instructions
     read-only, so they are set on the low-level server it wraps (mcp 2.3.0; a test checks what a
     client receives)."""
     server._lowlevel_server.instructions = world_instructions(persona_id)  # pyright: ignore[reportPrivateUsage]
