@@ -16,7 +16,10 @@ before the spool's read-ahead fix, same bench run); --tasks 50000 (47 min, 55,68
 Measured 2026-12-05 (2 cores; the two trees' benches side by side, one core each), fixed costs cut:
 before (65704ff) --tasks 50: 6.4 accepted/s, peak RSS 344 MB; --tasks 5000: 15.3 accepted/s
 (19.8/s CPU), 377 MB. After: --tasks 50: 7.6 accepted/s, 226 MB; --tasks 5000: 15.4 accepted/s
-(19.5/s CPU), 230 MB (goal <= 300 met; 50,000 not measured). What went: the world red team's HTTP
+(19.5/s CPU), 230 MB (goal <= 300 met). The CLI alone at 50,000 (451c767's code, one core, the
+test suite on the other core for its first 38 minutes; `/usr/bin/time -v`): 50,000 accepted of
+53,983 in 3,028 s (16.5/s), peak RSS 264 MB (goal met): VmRSS went 164 MB at the start to 205 MB
+after composing, then 248-264 MB while publishing and refreshing the catalog. What went: the world red team's HTTP
 and MCP clients (-31 MB at 50 tasks), Arrow's C++ mimalloc pool (-38, ARROW_DEFAULT_MEMORY_POOL in
 the CLI), pandas loaded by pyarrow's first list conversion (-41, `store/arrow_memory.py`), eager
 validators of the imported services' records (-7), glibc's sliding mmap threshold (-9 at 5,000).
