@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-import os
-
+import envpipeline.arrow_allocator  # noqa: F401  (loads pyarrow with the system allocator, before any command)
 from envpipeline.errors import MissingExtraError
-
-# Arrow's C++ allocator is picked once, when pyarrow loads (mimalloc unless this says otherwise),
-# and the Parquet writer allocates from it whatever pool pyarrow's Python side is set to: the first
-# chunk `compose` spooled left ~20 MB of huge pages resident for the rest of the run. A command is
-# held to its peak memory (issue #16), and the system allocator hands back what it frees.
-os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
 try:
     import click

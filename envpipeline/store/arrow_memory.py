@@ -27,7 +27,7 @@ def use_lean_arrow() -> None:
 
     Arrow's default pool (mimalloc) keeps what each chunk's conversion freed, tens of MB over a run;
     the system allocator hands it back. (Arrow's C++ side picks its allocator when pyarrow loads:
-    the command line sets ``ARROW_DEFAULT_MEMORY_POOL`` for that.)
+    the command line loads it through `envpipeline.arrow_allocator` for that.)
 
     The first time pyarrow converts a Python list it imports pandas (about 40 MB resident) only to
     ask whether the list is a pandas object, and remembers the answer. With pandas hidden for that

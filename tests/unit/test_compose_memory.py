@@ -42,11 +42,15 @@ def test_the_command_line_gives_arrow_the_system_allocator():
     # set before pyarrow loads, or the Parquet writer keeps allocating from mimalloc
     found = run_python(
         "import json\n"
+        "import os\n"
         "import envpipeline.cli\n"
         "import pyarrow\n"
-        "print(json.dumps({'backend': pyarrow.default_memory_pool().backend_name}))\n"
+        "print(json.dumps({'backend': pyarrow.default_memory_pool().backend_name,"
+        " 'inherited': os.environ.get('ARROW_DEFAULT_MEMORY_POOL')}))\n"
     )
     assert found["backend"] == "system"
+    # the processes a command starts (the Dagster daemon, its runs) keep their own allocator
+    assert found["inherited"] is None
 
 
 def test_lean_arrow_converts_rows_without_loading_pandas():
