@@ -8,6 +8,7 @@ reward file and closes the session, which removes everything it created.
 
 from __future__ import annotations
 
+import shlex
 from abc import ABC, abstractmethod
 from pathlib import Path
 from types import TracebackType
@@ -20,6 +21,8 @@ from envpipeline.models.bundle import Bundle
 
 #: The offline image every generated bundle builds FROM (``make base-image`` builds it).
 BASE_IMAGE = "envpipeline/base:bookworm"
+#: Where `SandboxSession.pack` writes its archive inside the sandbox (removed once read back).
+PACK_ARCHIVE = "/tmp/.envpipeline-pack.tar"
 
 
 class Limits(BaseModel):
@@ -75,6 +78,25 @@ class SandboxSession(ABC):
     @abstractmethod
     def read_file(self, path: str) -> bytes | None:
         """Read a file from the sandbox (None if it does not exist)."""
+
+    def pack(self, directory: str) -> bytes:
+        """A tar archive of `directory`'s contents as the sandbox user sees them (members ``./...``,
+        symlinks stored as links); SandboxError when the user's ``tar`` cannot read it all.
+
+        This default packs inside the sandbox (``tar`` into a file under ``/tmp``, read back, then
+        removed); a backend may read the folder from outside instead, with the same result."""
+        archive = PACK_ARCHIVE
+        packed = self.exec(
+            f"tar -cf {archive} -C {shlex.quote(directory)} . && chmod 600 {archive}", 120, workdir="/"
+        )
+        if packed.exit_code != 0:
+            self.exec(f"rm -f {archive}", 30, workdir="/")
+            raise SandboxError(f"cannot pack {directory}: {packed.stderr.strip()[-500:]}")
+        data = self.read_file(archive)
+        self.exec(f"rm -f {archive}", 30, workdir="/")
+        if data is None:
+            raise SandboxError(f"the archive of {directory} vanished before it was read")
+        return data
 
     @abstractmethod
     def kill_all(self) -> None:

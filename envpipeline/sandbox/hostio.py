@@ -16,6 +16,7 @@ the host touch anything outside the session folder, because held descriptors do 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import stat
 import tarfile
@@ -209,3 +210,82 @@ def extract(
             raise Unsafe(str(e)) from e
         finally:
             writer.close()
+
+
+def pack(root: Path, mounts: dict[str, str], directory: str, uid: int, gid: int, limit: int) -> bytes:
+    """A tar of sandbox `directory`'s contents (members ``./name``), as the sandbox user's
+    ``tar -cf - -C directory .`` would make it, read from the host (Unsafe: pack in the sandbox).
+
+    Directories, regular files and symlinks (stored as links, never followed) only; anything the
+    sandbox user could not read or list, any other kind of file, or more than `limit` bytes of
+    archive raises Unsafe, so the sandbox's own ``tar`` decides (and reports) those cases."""
+    folder, names = split(root, mounts, directory)
+    buffer = io.BytesIO()
+    with _opened(folder, uid, gid, write=False) as top:
+        if not _allowed(os.fstat(top), uid, gid, 0o5):
+            raise Unsafe(directory)
+        fds: list[int] = []
+        try:
+            parent = top
+            for name in names:
+                parent = _enter(parent, name, uid, gid, write=False)
+                fds.append(parent)
+            if names and not _allowed(os.fstat(parent), uid, gid, 0o5):
+                raise Unsafe(directory)
+            with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as tar:
+                tar.addfile(_member(".", os.fstat(parent)))
+                _pack_folder(tar, parent, ".", uid, gid, buffer, limit)
+        except OSError as e:
+            raise Unsafe(str(e)) from e
+        finally:
+            for fd in fds:
+                os.close(fd)
+    return buffer.getvalue()
+
+
+def _member(name: str, info: os.stat_result, link: str = "") -> tarfile.TarInfo:
+    """The archive entry of one directory, symlink or regular file."""
+    member = tarfile.TarInfo(name)
+    member.mode, member.mtime = stat.S_IMODE(info.st_mode), int(info.st_mtime)
+    member.uid, member.gid = info.st_uid, info.st_gid
+    if stat.S_ISDIR(info.st_mode):
+        member.type = tarfile.DIRTYPE
+    elif stat.S_ISLNK(info.st_mode):
+        member.type, member.linkname = tarfile.SYMTYPE, link
+    else:
+        member.type, member.size = tarfile.REGTYPE, info.st_size
+    return member
+
+
+def _pack_folder(
+    tar: tarfile.TarFile, folder: int, prefix: str, uid: int, gid: int, buffer: io.BytesIO, limit: int
+) -> None:
+    """Add everything under the open directory `folder` (named `prefix` in the archive)."""
+    for name in sorted(os.listdir(folder)):
+        arcname = f"{prefix}/{name}"
+        info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        if stat.S_ISLNK(info.st_mode):
+            tar.addfile(_member(arcname, info, os.readlink(name, dir_fd=folder)))
+        elif stat.S_ISDIR(info.st_mode):
+            child = _enter(folder, name, uid, gid, write=False)
+            try:
+                if not _allowed(os.fstat(child), uid, gid, 0o5):
+                    raise Unsafe(arcname)
+                tar.addfile(_member(arcname, os.fstat(child)))
+                _pack_folder(tar, child, arcname, uid, gid, buffer, limit)
+            finally:
+                os.close(child)
+        elif stat.S_ISREG(info.st_mode):
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
+            try:
+                opened = os.fstat(fd)
+                if not stat.S_ISREG(opened.st_mode) or not _allowed(opened, uid, gid, 0o4):
+                    raise Unsafe(arcname)
+                if buffer.tell() + opened.st_size > limit:
+                    raise Unsafe(f"{arcname}: the archive would pass {limit} bytes")
+                with os.fdopen(os.dup(fd), "rb") as data:
+                    tar.addfile(_member(arcname, opened), data)
+            finally:
+                os.close(fd)
+        else:
+            raise Unsafe(arcname)

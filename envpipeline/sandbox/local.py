@@ -348,6 +348,15 @@ class LocalSession(SandboxSession):
             raise SandboxError(f"cannot read {path}: {err.decode(errors='replace').strip()}")
         return out
 
+    def pack(self, directory: str) -> bytes:
+        """`SandboxSession.pack`, read from the host when `hostio` finds that safe (no process in
+        the sandbox: two fewer launches through the namespaces, the ``tar`` and the ``rm``), else packed inside."""
+        if self._closed:
+            raise SandboxError(f"session {self.session_id} is closed")
+        with contextlib.suppress(hostio.Unsafe):
+            return hostio.pack(self.root, iso.MOUNTS, directory, self.uid, self.gid, READ_LIMIT)
+        return super().pack(directory)
+
     def cgroup(self) -> cgroups.SessionCgroup | None:
         """The session's cgroup with its current limits (made once; None where cgroups are not
         writable: then memory is limited per process and processes per uid, by rlimits)."""

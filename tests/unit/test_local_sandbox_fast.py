@@ -138,3 +138,76 @@ def test_spare_sessions_share_nothing(local_sandbox, tmp_path: Path) -> None:
         assert result.stdout.split() == ["0", "data.txt"]
     local_sandbox.close()
     assert local_sandbox._spare is None
+
+
+def _listing(archive: bytes) -> list[tuple[str, bytes, int, str, bytes]]:
+    """(name, type, mode, link target, bytes) of every member; hard links read as the file."""
+    rows = []
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        for member in tar:
+            data = tar.extractfile(member) if member.isreg() or member.islnk() else None
+            kind = tarfile.REGTYPE if member.islnk() else member.type
+            name = member.name.removeprefix("./").rstrip("/") or "."
+            link = member.linkname if member.issym() else ""
+            rows.append((name, kind, member.mode, link, data.read() if data is not None else b""))
+    return sorted(rows)
+
+
+def test_host_pack_matches_the_sandbox_tar_without_a_process(
+    local_sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from envpipeline.sandbox.base import SandboxSession
+    from envpipeline.sandbox.local import LocalSession
+
+    with local_sandbox.open(bundle_at(tmp_path / "b"), LIMITS) as session:
+        made = session.exec(
+            "mkdir -p a/b/c empty && echo hi > a/b/c/f.txt && printf 'x\\0y' > bin && chmod 640 bin "
+            "&& chmod 700 a/b && ln -s a/b/c/f.txt near && ln -s /etc/passwd far && touch a/e && ln a/e a/h",
+            timeout_sec=20,
+        )
+        assert made.exit_code == 0, made.stderr
+        inside = SandboxSession.pack(session, "/app")  # tar run by the sandbox user
+        spawned: list[list[str]] = []
+        real_spawn = LocalSession._spawn
+        monkeypatch.setattr(
+            LocalSession,
+            "_spawn",
+            lambda self, argv, **kw: spawned.append(argv) or real_spawn(self, argv, **kw),
+        )
+        host = session.pack("/app")
+    assert spawned == []
+    assert _listing(host) == _listing(inside)
+
+
+@pytest.mark.parametrize("plant", ["unreadable-file", "unlistable-dir", "fifo"])
+def test_host_pack_leaves_the_sandbox_to_decide(root: Path, plant: str) -> None:
+    app = root / "app"
+    (app / "ok.txt").write_text("fine\n")
+    if plant == "unreadable-file":
+        (app / "secret.txt").write_text("x\n")
+        os.chown(app / "secret.txt", UID, GID)
+        os.chmod(app / "secret.txt", 0)
+    elif plant == "unlistable-dir":
+        (app / "dir").mkdir(mode=0o311)
+        os.chown(app / "dir", UID, GID)
+    else:
+        os.mkfifo(app / "pipe")
+    with pytest.raises(hostio.Unsafe):
+        hostio.pack(root, MOUNTS, "/app", UID, GID, 1 << 20)
+
+
+def test_host_pack_never_follows_a_planted_link(root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("TOPSECRET\n")
+    (root / "app" / "sub").symlink_to(outside)
+    archive = hostio.pack(root, MOUNTS, "/app", UID, GID, 1 << 20)
+    assert _listing(archive) == [
+        (".", tarfile.DIRTYPE, 0o755, "", b""),
+        ("sub", tarfile.SYMTYPE, 0o777, str(outside), b""),
+    ]
+    with pytest.raises(hostio.Unsafe):  # a link on the way to the folder itself
+        hostio.pack(root, MOUNTS, "/app/sub", UID, GID, 1 << 20)
+    with pytest.raises(hostio.Unsafe):  # past the size limit: the sandbox's tar decides
+        (root / "app" / "big.bin").write_bytes(b"0" * 4096)
+        hostio.pack(root, MOUNTS, "/app", UID, GID, 1024)

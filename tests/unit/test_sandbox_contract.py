@@ -10,10 +10,12 @@ no packet leaves the machine).
 
 from __future__ import annotations
 
+import io
 import os
 import random
 import socket
 import subprocess
+import tarfile
 import threading
 import time
 import uuid
@@ -21,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from envpipeline.errors import SandboxError
 from envpipeline.models.bundle import Bundle, TaskConfig
 from envpipeline.sandbox.base import EnvironmentBuildError, Limits, Sandbox, SandboxSession
 from envpipeline.terminal.bundle import dump_task_config, read_bundle, write_files
@@ -118,6 +121,53 @@ def test_upload_then_exec_a_script(session: SandboxSession, tmp_path: Path) -> N
     assert session.read_file("/app/answer.txt") == b"solved\n"
     with pytest.raises(Exception, match="upload destination"):
         session.upload(tmp_path / "solution", "/etc")
+
+
+def _members(archive: bytes) -> dict[str, tuple[str, str | bytes]]:
+    """name -> ("dir", ""), ("link", target) or ("file", bytes) of a tar archive."""
+    found: dict[str, tuple[str, str | bytes]] = {}
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        for member in tar:
+            name = member.name.removeprefix("./").rstrip("/") or "."
+            if member.isdir():
+                found[name] = ("dir", "")
+            elif member.issym():
+                found[name] = ("link", member.linkname)
+            else:
+                data = tar.extractfile(member)
+                found[name] = ("file", data.read() if data is not None else b"")
+    return found
+
+
+def test_pack_reads_a_folder_back_with_links_kept_as_links(session: SandboxSession, tmp_path: Path) -> None:
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("TOPSECRET-SENTINEL\n")
+    made = session.exec(
+        "mkdir -p notes/deep && echo hi > notes/deep/a.txt && ln -s notes/deep/a.txt near "
+        f"&& ln -s {secret} far && ln -s / root-link && mkdir empty",
+        timeout_sec=20,
+    )
+    assert made.exit_code == 0, made.stderr
+    members = _members(session.pack("/app"))
+    assert members["notes/deep/a.txt"] == ("file", b"hi\n")
+    assert members["data.txt"] == ("file", b"hello fixture\n")
+    assert members["near"] == ("link", "notes/deep/a.txt")
+    assert members["far"] == ("link", str(secret))  # stored as a link: the host file is not read
+    assert members["root-link"] == ("link", "/")  # never walked into
+    assert members["empty"] == ("dir", "")
+    assert not any(name.startswith("root-link/") for name in members)
+    assert all(b"TOPSECRET" not in value for kind, value in members.values() if kind == "file")
+    # the archive is gone from the sandbox once read
+    assert session.exec("ls -A /tmp", timeout_sec=20).stdout.strip() == ""
+
+
+def test_pack_refuses_what_the_sandbox_user_cannot_read(session: SandboxSession) -> None:
+    if session.exec("id -u", timeout_sec=20).stdout.strip() == "0":
+        pytest.skip("this backend's commands run as root, who reads every file")
+    made = session.exec("echo private > locked.txt && chmod 000 locked.txt", timeout_sec=20)
+    assert made.exit_code == 0, made.stderr
+    with pytest.raises(SandboxError, match="locked.txt"):
+        session.pack("/app")
 
 
 def test_reads_outside_fail(session: SandboxSession, tmp_path: Path) -> None:

@@ -2,9 +2,9 @@
 
 `WorldShell` opens one sandbox session (the local bubblewrap/namespace backend by default) from a
 tiny generated bundle whose Dockerfile sets ``HOME=/app`` and ``WORKDIR /app``, and uploads the day
-folder's ``home/`` as ``/app``. After every command it packs ``/app`` into a tar inside the sandbox,
-reads it back through the session API (`SandboxSession.read_file`, so any backend works) and
-mirrors it onto ``home/`` on the host with tarfile's ``data`` filter (no absolute paths, no links
+folder's ``home/`` as ``/app``. After every command it reads ``/app`` back as a tar through the session
+API (`SandboxSession.pack`: the local sandbox reads it from the host without following the
+agent's links, any other backend packs it inside) and mirrors it onto ``home/`` on the host with tarfile's ``data`` filter (no absolute paths, no links
 or devices escaping the folder). If ``home/`` changed on the host in between (the web app or a
 script wrote there), it is uploaded again before the next command. The app databases are not
 mounted: the shell sees files only.
@@ -25,8 +25,6 @@ from envpipeline.sandbox.base import ExecResult, Limits, Sandbox, SandboxSession
 from envpipeline.terminal.bundle import read_bundle
 
 DOCKERFILE = "FROM debian:bookworm-slim\nENV HOME=/app\nWORKDIR /app\n"
-#: Where the shell's home is packed before it is read back (outside /app, removed afterwards).
-ARCHIVE = "/tmp/.world-home.tar"
 
 
 def _tree_digest(folder: Path) -> str:
@@ -142,15 +140,12 @@ class WorldShell:
         self._synced = _tree_digest(self.home)
 
     def _pull(self) -> None:
-        """Pack /app in the sandbox, read the tar back and mirror it onto home/."""
+        """Read /app back as a tar (`SandboxSession.pack`) and mirror it onto home/."""
         assert self._session is not None
-        packed = self._session.exec(f"tar -cf {ARCHIVE} -C /app . && chmod 600 {ARCHIVE}", 120, workdir="/")
-        if packed.exit_code != 0:
-            raise SandboxError(f"cannot pack /app in the world shell: {packed.stderr.strip()[-500:]}")
-        data = self._session.read_file(ARCHIVE)
-        self._session.exec(f"rm -f {ARCHIVE}", 30, workdir="/")
-        if data is None:
-            raise SandboxError("the world shell's home archive vanished")
+        try:
+            data = self._session.pack("/app")
+        except SandboxError as e:
+            raise SandboxError(f"cannot read the world shell's home back: {e}") from e
         staging = Path(tempfile.mkdtemp(prefix=".home-", dir=self.day_dir))
         try:
             with tarfile.open(fileobj=io.BytesIO(data)) as tar:
