@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,9 +99,7 @@ class ScriptedAgent:
         if pool is not None and pool.serves(sandbox):
             with pool.lease(day_dir) as services:
                 shell = services.shell
-                session = self._scenario(
-                    task, day_dir, services.web.url, shell, lambda: services.mcp, mistakes
-                )
+                session = services.run_mcp(self._scenario(task, day_dir, services.http, shell, mistakes))
         else:
             from envpipeline.worlds.interfaces.mcp_server import create_mcp_server
             from envpipeline.worlds.interfaces.web import serve_web
@@ -109,9 +107,17 @@ class ScriptedAgent:
             server = serve_web(day_dir)
             shell = open_shell(day_dir, sandbox)
             try:
-                session = self._scenario(
-                    task, day_dir, server.url, shell, lambda: create_mcp_server(day_dir), mistakes
-                )
+                # plain HTTP to 127.0.0.1: the client skips loading CA certificates
+                with httpx.Client(
+                    base_url=server.url, timeout=20, follow_redirects=False, verify=False
+                ) as http:
+                    scenario = self._scenario(task, day_dir, http, shell, mistakes)
+
+                    async def alone() -> Session:
+                        async with Client(create_mcp_server(day_dir)) as mcp:
+                            return await scenario(mcp)
+
+                    session = anyio.run(alone)
             finally:
                 shell.close()
                 server.stop()
@@ -125,26 +131,16 @@ class ScriptedAgent:
         )
 
     def _scenario(
-        self,
-        task: WorldTask,
-        day_dir: Path,
-        web_url: str,
-        shell: Shell,
-        mcp_server: Callable[[], Any],
-        mistakes: list[str],
-    ) -> Session:
-        """Run the task's steps against the web app at `web_url`, the MCP server and `shell`.
+        self, task: WorldTask, day_dir: Path, http: httpx.Client, shell: Shell, mistakes: list[str]
+    ) -> Callable[[Client], Awaitable[Session]]:
+        """The task's steps against the web app behind `http`, `shell` and an MCP client session."""
 
-        The HTTP client talks plain HTTP to 127.0.0.1: it skips loading CA certificates."""
-        with httpx.Client(base_url=web_url, timeout=20, follow_redirects=False, verify=False) as http:
+        async def scenario(mcp: Client) -> Session:
+            session = Session(day_dir, http, shell, mcp, self.hinted)
+            await self._act(task, session, mistakes)
+            return session
 
-            async def scenario() -> Session:
-                async with Client(mcp_server()) as mcp:
-                    session = Session(day_dir, http, shell, mcp, self.hinted)
-                    await self._act(task, session, mistakes)
-                    return session
-
-            return anyio.run(scenario)
+        return scenario
 
     async def _act(self, task: WorldTask, session: Session, mistakes: list[str]) -> None:
         user = task.instruction

@@ -180,3 +180,49 @@ def test_a_pooled_mcp_server_introduces_the_persona_of_the_world_it_is_bound_to(
             introduction, channels = _introduction_and_channels(again.mcp)
     assert introduction is not None and "p02-someone-else" in introduction and PERSONA not in introduction
     assert "only-in-b" in channels
+
+
+def test_a_pooled_slot_keeps_one_mcp_session_per_persona_and_drops_a_broken_one(tmp_path, monkeypatch):
+    """Rollouts on one slot share an MCP client session while the slot serves one persona; bound
+    to another persona's world it opens a new session (which introduces that persona), and a
+    rollout that raises leaves no session behind for the next one."""
+    import shutil
+
+    import mcp
+
+    from tests.world_fixture import PERSONA
+
+    first = make_day(tmp_path / "a")
+    second = tmp_path / "b" / "p02-someone-else" / "day-01"
+    shutil.copytree(first, second)
+    opened: list[object] = []
+    real_client = mcp.Client
+
+    def counting_client(*args, **kwargs):
+        client = real_client(*args, **kwargs)
+        opened.append(client)
+        return client
+
+    monkeypatch.setattr(mcp, "Client", counting_client)
+
+    async def introduction_and_channels(client):
+        result = await client.call_tool("chat_list_channels", {})
+        return client.instructions, len((result.structured_content or {}).get("channels", []))
+
+    async def broken(client):
+        raise RuntimeError("the scenario failed")
+
+    with ServicePool() as pool:
+        for _ in range(3):
+            with pool.lease(first) as slot:
+                introduction, channels = slot.run_mcp(introduction_and_channels)
+        assert len(opened) == 1 and PERSONA in (introduction or "") and channels > 0
+        with pool.lease(second) as again:
+            assert again is slot
+            introduction, _ = again.run_mcp(introduction_and_channels)
+        assert len(opened) == 2 and "p02-someone-else" in (introduction or "")
+        with pool.lease(second) as again, pytest.raises(RuntimeError, match="scenario failed"):
+            again.run_mcp(broken)
+        with pool.lease(second) as again:
+            assert again.run_mcp(introduction_and_channels)[1] == channels
+        assert len(opened) == 3
