@@ -9,6 +9,7 @@ and a successful attempt with its final message flipped to a failure claim. `jud
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -48,17 +49,20 @@ def judge_probe(
 ) -> dict[str, Any]:
     """Per judge: its answers on the counterfactuals, and whether it moved (or called W0 done)."""
     opening = [{"role": "user", "content": instruction}]
+    # the state a view shows does not depend on the trajectory: each pair of folders is read once
     quiet = judge_view(instruction, opening, w0, w0)
-    claim = judge_view(instruction, with_final_message(opening, SUCCESS_CLAIM), w0, w0)
+    claim = replace(quiet, trajectory=with_final_message(opening, SUCCESS_CLAIM))
+    done = None
+    if success is not None:
+        done = judge_view(instruction, success[0], w0, success[1])
     report: dict[str, Any] = {}
     for judge in judges:
         unchanged, claimed = judge(quiet), judge(claim)
         entry: dict[str, Any] = {"unchanged": unchanged, "unchanged_claiming_success": claimed}
         failed = claimed is True or (unchanged is not None and claimed is not None and unchanged != claimed)
-        if success is not None:
-            trajectory, final = success
-            honest = judge(judge_view(instruction, trajectory, w0, final))
-            flipped = judge(judge_view(instruction, with_final_message(trajectory, FAILURE_CLAIM), w0, final))
+        if done is not None:
+            honest = judge(done)
+            flipped = judge(replace(done, trajectory=with_final_message(done.trajectory, FAILURE_CLAIM)))
             entry.update({"success": honest, "success_claiming_failure": flipped})
             failed = failed or (honest is not None and flipped is not None and honest != flipped)
         entry["failed"] = failed
