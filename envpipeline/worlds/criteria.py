@@ -101,19 +101,20 @@ def is_timestamp(value):
     return len(value) >= 16 and value[4] == "-" and value[7] == "-" and value[10] in "T "
 
 
-def new_texts(initial_dir, final_dir, apps):
-    """Text the final state adds: every added row's values and every line a home file gained."""
+def new_texts(initial_dir, final_dir, apps, rows=table_rows, files=home_files):
+    """Text the final state adds: every added row's values and every line a home file gained
+    (`rows` and `files` read a folder's tables and home files: `table_rows` and `home_files`)."""
     texts = []
     for app in apps:
         for table in app_tables(final_dir, app):
-            before = table_rows(initial_dir, app, table)
+            before = rows(initial_dir, app, table)
             texts += [
                 " ".join(v for v in row.values() if isinstance(v, str) and not is_timestamp(v))
-                for rid, row in table_rows(final_dir, app, table).items()
+                for rid, row in rows(final_dir, app, table).items()
                 if rid not in before
             ]
-    old = home_files(initial_dir)
-    for path, data in home_files(final_dir).items():
+    old = files(initial_dir)
+    for path, data in files(final_dir).items():
         lines = set(old.get(path, b"").decode("utf-8", "replace").splitlines())
         texts += [line for line in data.decode("utf-8", "replace").splitlines() if line not in lines]
     return texts
@@ -133,6 +134,20 @@ def collateral(allow, initial_dir, final_dir):
     An app whose database file is byte for byte the initial one has the initial rows, so it is
     not read (most attempts touch two or three of a day's apps)."""
     found = []
+    read = {}  # each table and home folder is read once (the text check looks at them again)
+
+    def rows(day_dir, app, table):
+        key = (str(day_dir), app, table)
+        if key not in read:
+            read[key] = table_rows(day_dir, app, table)
+        return read[key]
+
+    def files(day_dir):
+        key = (str(day_dir), "home")
+        if key not in read:
+            read[key] = home_files(day_dir)
+        return read[key]
+
     volatile, tables = allow.get("volatile") or {}, allow.get("tables") or {}
     apps = sorted({p.stem for d in (initial_dir, final_dir) for p in (Path(d) / "apps").glob("*.sqlite")})
     apps = [
@@ -148,7 +163,7 @@ def collateral(allow, initial_dir, final_dir):
             if loose == "*":
                 continue
             rule = tables.get(key) or {}
-            before, after = table_rows(initial_dir, app, table), table_rows(final_dir, app, table)
+            before, after = rows(initial_dir, app, table), rows(final_dir, app, table)
             gone = [rid for rid in before if rid not in after]
             added = [rid for rid in after if rid not in before]
             fields = set(loose) | set(rule.get("fields") or [])
@@ -172,13 +187,13 @@ def collateral(allow, initial_dir, final_dir):
                     f"{key}: {len(changed)} row(s) changed, the task allows {int(rule.get('changed', 0))}"
                 )
     forbidden = [v for v in allow.get("forbidden") or [] if v]
-    for text in new_texts(initial_dir, final_dir, apps):
+    for text in new_texts(initial_dir, final_dir, apps, rows, files):
         named = [v for v in forbidden if v in text]
         if named:
             found.append(f"writes candidate value(s) the task did not ask for: {', '.join(named)}")
             break
     allowed_files = set(allow.get("files") or [])
-    before_files, after_files = home_files(initial_dir), home_files(final_dir)
+    before_files, after_files = files(initial_dir), files(final_dir)
     for path in sorted(set(before_files) | set(after_files)):
         if before_files.get(path) != after_files.get(path) and path not in allowed_files:
             what = (
