@@ -98,6 +98,17 @@ class SandboxSession(ABC):
             raise SandboxError(f"the archive of {directory} vanished before it was read")
         return data
 
+    def empty(self, *folders: str) -> None:
+        """Remove everything inside each of `folders` (absolute sandbox paths; each folder stays,
+        with its owner and mode); SandboxError when something could not be removed.
+
+        This default runs ``find -delete`` inside as the sandbox user; a backend may remove the
+        contents from outside instead (never following a link the agent planted)."""
+        quoted = " ".join(shlex.quote(folder) for folder in folders)
+        done = self.exec(f"find {quoted} -mindepth 1 -delete", 60, workdir="/")
+        if done.exit_code != 0:
+            raise SandboxError(f"cannot empty {', '.join(folders)}: {done.stderr.strip()[-500:]}")
+
     @abstractmethod
     def kill_all(self) -> None:
         """Kill every process the commands of this session left running (the session stays open)."""

@@ -279,6 +279,25 @@ class LocalSession(SandboxSession):
             os.chown(made, self.uid, self.gid, follow_symlinks=False)
             os.chmod(made, 0o755)
 
+    def empty(self, *folders: str) -> None:
+        """`SandboxSession.empty` from the host, as root, for the session's own folders (``/app``,
+        ``/tmp``...: links inside are removed, never followed; other paths go to the sandbox)."""
+        if self._closed:
+            raise SandboxError(f"session {self.session_id} is closed")
+        mounts = {where: name for name, where in iso.MOUNTS.items()}
+        inside = [folder for folder in folders if os.path.normpath(folder) not in mounts]
+        for folder in folders:
+            name = mounts.get(os.path.normpath(folder))
+            if name is None:
+                continue
+            for child in os.scandir(self.root / name):
+                if child.is_dir(follow_symlinks=False):
+                    shutil.rmtree(child.path)
+                else:
+                    os.unlink(child.path)
+        if inside:
+            super().empty(*inside)
+
     def make_read_only(self, path: str) -> None:
         """Chown a session folder's tree to root and drop every write bit, from the host (links are
         changed themselves, never followed)."""

@@ -211,3 +211,26 @@ def test_host_pack_never_follows_a_planted_link(root: Path, tmp_path: Path) -> N
     with pytest.raises(hostio.Unsafe):  # past the size limit: the sandbox's tar decides
         (root / "app" / "big.bin").write_bytes(b"0" * 4096)
         hostio.pack(root, MOUNTS, "/app", UID, GID, 1024)
+
+
+def test_host_empty_needs_no_process_and_other_paths_go_to_the_sandbox(
+    local_sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from envpipeline.sandbox.local import LocalSession
+
+    with local_sandbox.open(bundle_at(tmp_path / "b"), LIMITS) as session:
+        made = session.exec("mkdir -p sub/x && touch sub/x/f top && chmod 555 sub/x", timeout_sec=20)
+        assert made.exit_code == 0, made.stderr
+        spawned: list[list[str]] = []
+        real_spawn = LocalSession._spawn
+        monkeypatch.setattr(
+            LocalSession,
+            "_spawn",
+            lambda self, argv, **kw: spawned.append(argv) or real_spawn(self, argv, **kw),
+        )
+        session.empty("/app")  # a folder the sandbox user could not empty (sub/x is read-only)
+        assert spawned == [] and list((session.root / "app").iterdir()) == []
+        session.exec("mkdir -p sub && touch sub/f", timeout_sec=20)
+        spawned.clear()
+        session.empty("/app/sub")
+        assert len(spawned) == 1 and list((session.root / "app" / "sub").iterdir()) == []

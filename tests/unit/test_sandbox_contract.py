@@ -170,6 +170,24 @@ def test_pack_refuses_what_the_sandbox_user_cannot_read(session: SandboxSession)
         session.pack("/app")
 
 
+def test_empty_removes_what_a_command_left_and_nothing_outside(
+    session: SandboxSession, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("host file\n")
+    made = session.exec(
+        f"mkdir -p deep/er && echo x > deep/er/f && ln -s {outside} link-dir && ln -s {outside}/keep.txt link-file "
+        "&& touch /tmp/scratch && mkdir /tmp/d && touch /tmp/d/x",
+        timeout_sec=20,
+    )
+    assert made.exit_code == 0, made.stderr
+    session.empty("/app", "/tmp")
+    listed = session.exec("ls -A /app /tmp; touch /app/again /tmp/again && echo writable", timeout_sec=20)
+    assert listed.stdout.split() == ["/app:", "/tmp:", "writable"], listed.stdout + listed.stderr
+    assert (outside / "keep.txt").read_text() == "host file\n"
+
+
 def test_reads_outside_fail(session: SandboxSession, tmp_path: Path) -> None:
     secret = tmp_path / "host-secret.txt"
     secret.write_text("TOPSECRET-SENTINEL\n")

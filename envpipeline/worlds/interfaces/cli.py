@@ -63,7 +63,7 @@ class WorldShell:
         self._session: SandboxSession | None = None
         self._bundle_dir: Path | None = None
         self._synced: str | None = None
-        self._wipe = "/app"
+        self._wipe: tuple[str, ...] = ("/app",)
 
     @property
     def backend(self) -> str:
@@ -115,7 +115,7 @@ class WorldShell:
             raise FileNotFoundError(f"{day_dir}: not a world day folder (no home/)")
         self.day_dir, self.home = day_dir, day_dir / "home"
         self._synced = None
-        self._wipe = "/app /tmp"
+        self._wipe = ("/app", "/tmp")
 
     # -- commands -------------------------------------------------------------------------------
     def run(self, command: str, timeout_sec: float = 30.0) -> ExecResult:
@@ -131,10 +131,11 @@ class WorldShell:
     def _push(self) -> None:
         """Replace /app's contents with home/."""
         assert self._session is not None
-        wipe = self._session.exec(f"find {self._wipe} -mindepth 1 -delete", 60, workdir="/")
-        if wipe.exit_code != 0:
-            raise SandboxError(f"cannot clear {self._wipe} in the world shell: {wipe.stderr.strip()}")
-        self._wipe = "/app"
+        try:
+            self._session.empty(*self._wipe)
+        except SandboxError as e:
+            raise SandboxError(f"cannot clear {' '.join(self._wipe)} in the world shell: {e}") from e
+        self._wipe = ("/app",)
         if any(self.home.iterdir()):
             self._session.upload(self.home, "/app")
         self._synced = _tree_digest(self.home)
