@@ -25,6 +25,14 @@ byte-identical before and after, threads, 30 tasks). Goal 300 tasks/min: missed.
 changes the gate code uses the scratch folder in every setting, so `baseline` no longer shows the
 disk-backed copies of the earlier code.
 
+Measured again later that day on another (slower) 2-core machine, the code before (d1d7b41) and
+after the world shell stopped launching processes to read its home back and to empty it, pooled
+slots kept their MCP and HTTP clients, and diffs stopped re-reading an unchanged W0 (51eff27),
+back to back: before, baseline 29.9, threads 84.5, new 141.9 tasks/min (CPU 21.6 s, 45.2 spawns
+a task with threads); after, baseline 31.5, threads 98.0, **new 188.8 tasks/min** (CPU 15.3 s,
+14.3 spawns a task): 1.33x, 1.41x less CPU, the same decisions in every setting. On 70 tasks (6
+personas) paired runs gave 147-153 before and 223-224 after. Goal 300 tasks/min: still missed.
+
 Usage: python bench/world_gating.py [--tasks 8] [--personas 1] [--days 3] [--seed 3]
                                     [--task-workers 4] [--root /dev/shm]
 """
