@@ -4,14 +4,15 @@ A scripted rollout (`agents.ScriptedAgent.run`) acts on its own copy of W0 throu
 MCP server and a CLI shell. Started per rollout, those cost a uvicorn start and stop, an MCP server
 built tool by tool, and a sandbox session (a keeper process, a disk volume and its mount) -- most
 of a gate's time. A `ServicePool` keeps `RolloutServices` slots instead: each holds a `LifeStore`
-that both servers act through, and a shell. A slot also keeps its clients: an HTTP client of its
-web server, and an MCP client session on its own event-loop thread (`run_mcp`), opened once per
-persona the slot serves -- a session per rollout cost its handshake, a tool listing and the
-compilation of every output-schema validator (about 4.7 ms of CPU a rollout, 11 rollouts a task). `lease(day_dir)` hands out an idle slot rebound to
+that both servers act through, and a shell. `lease(day_dir)` hands out an idle slot rebound to
 `day_dir` (the store follows it; the shell empties ``/app`` and ``/tmp`` and uploads the new
 ``home/`` before its next command), so one slot serves one rollout at a time and parallel
-rollouts get different slots. The pool is used where `sharing(pool)` installed it
-(`ScriptedAgent.run` asks `active_pool()`), for the sandbox it was made with.
+rollouts get different slots. A slot also keeps its clients: an HTTP client of its web server, and
+an MCP client session on its own event-loop thread (`run_mcp`), opened once per persona the slot
+serves (a session per rollout cost its handshake, a tool listing and the compilation of every
+output-schema validator: about 4.7 ms of CPU a rollout, 11 rollouts a task). The pool is used
+where `sharing(pool)` installed it (`ScriptedAgent.run` asks `active_pool()`), for the sandbox it
+was made with.
 """
 
 from __future__ import annotations

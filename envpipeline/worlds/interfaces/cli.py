@@ -2,12 +2,13 @@
 
 `WorldShell` opens one sandbox session (the local bubblewrap/namespace backend by default) from a
 tiny generated bundle whose Dockerfile sets ``HOME=/app`` and ``WORKDIR /app``, and uploads the day
-folder's ``home/`` as ``/app``. After every command it reads ``/app`` back as a tar through the session
-API (`SandboxSession.pack`: the local sandbox reads it from the host without following the
-agent's links, any other backend packs it inside) and mirrors it onto ``home/`` on the host with tarfile's ``data`` filter (no absolute paths, no links
-or devices escaping the folder). If ``home/`` changed on the host in between (the web app or a
-script wrote there), it is uploaded again before the next command. The app databases are not
-mounted: the shell sees files only.
+folder's ``home/`` as ``/app``. After every command it reads ``/app`` back as a tar through the
+session API (`SandboxSession.pack`: the local sandbox reads it from the host without following the
+agent's links, any other backend packs it inside) and mirrors it onto ``home/`` on the host with
+tarfile's ``data`` filter (no absolute paths, no links or devices escaping the folder). If
+``home/`` changed on the host in between (the web app or a script wrote there), it is uploaded
+again before the next command; moved to another day folder, it empties ``/app`` and ``/tmp`` first
+(`SandboxSession.empty`). The app databases are not mounted: the shell sees files only.
 """
 
 from __future__ import annotations
