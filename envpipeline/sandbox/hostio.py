@@ -235,7 +235,7 @@ def pack(root: Path, mounts: dict[str, str], directory: str, uid: int, gid: int,
             with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as tar:
                 tar.addfile(_member(".", os.fstat(parent)))
                 _pack_folder(tar, parent, ".", uid, gid, buffer, limit)
-        except OSError as e:
+        except (OSError, ValueError, tarfile.TarError) as e:  # e.g. a file that shrank meanwhile
             raise Unsafe(str(e)) from e
         finally:
             for fd in fds:

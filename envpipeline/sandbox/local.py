@@ -369,7 +369,7 @@ class LocalSession(SandboxSession):
 
     def pack(self, directory: str) -> bytes:
         """`SandboxSession.pack`, read from the host when `hostio` finds that safe (no process in
-        the sandbox: two fewer launches through the namespaces, the ``tar`` and the ``rm``), else packed inside."""
+        the sandbox: two launches fewer, the ``tar`` and the ``rm``), else packed inside."""
         if self._closed:
             raise SandboxError(f"session {self.session_id} is closed")
         with contextlib.suppress(hostio.Unsafe):
