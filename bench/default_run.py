@@ -21,7 +21,9 @@ after the world red team stopped re-running the reference (less work in both mod
 serial 146.1 s, queued 85.7 s, 1.71x. A later session, one pair each on a slower machine (load
 average 1.6-3.1 at the start): that head 1.62x (160.8 s against 99.4 s); with the importer's new
 classes and world gating in worker processes 1.51x (154.3 s against 102.3 s), 1.52x with gating
-threads (164.4 s against 107.9 s): the goal missed there. Earlier:
+threads (164.4 s against 107.9 s): the goal missed there. Later again, another quiet machine, one
+pair after world gating stopped launching processes for the shell's copies: 1.54x (143.6 s against
+93.0 s; machine CPU 141.8 s and 156.8 s). Earlier:
 1.57x on 2026-12-04; 1.23x with a run per partition; 1.44x with ranges alone.
 """
 
