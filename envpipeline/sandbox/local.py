@@ -290,11 +290,14 @@ class LocalSession(SandboxSession):
             name = mounts.get(os.path.normpath(folder))
             if name is None:
                 continue
-            for child in os.scandir(self.root / name):
-                if child.is_dir(follow_symlinks=False):
-                    shutil.rmtree(child.path)
-                else:
-                    os.unlink(child.path)
+            try:
+                for child in os.scandir(self.root / name):
+                    if child.is_dir(follow_symlinks=False):
+                        shutil.rmtree(child.path)  # descriptor-based: refuses a link swapped in
+                    else:
+                        os.unlink(child.path)
+            except OSError as e:  # e.g. a folder a sandbox process replaced by a link meanwhile
+                raise SandboxError(f"cannot empty {folder}: {e}") from e
         if inside:
             super().empty(*inside)
 

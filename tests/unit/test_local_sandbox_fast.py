@@ -234,3 +234,23 @@ def test_host_empty_needs_no_process_and_other_paths_go_to_the_sandbox(
         spawned.clear()
         session.empty("/app/sub")
         assert len(spawned) == 1 and list((session.root / "app" / "sub").iterdir()) == []
+
+
+def test_host_empty_reports_what_it_could_not_remove(
+    local_sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder swapped for a link while it is removed makes rmtree refuse (it never follows
+    one): the session says so as a SandboxError naming the folder."""
+    from envpipeline.errors import SandboxError
+    from envpipeline.sandbox import local
+
+    with local_sandbox.open(bundle_at(tmp_path / "b"), LIMITS) as session:
+        assert session.exec("mkdir -p sub && touch sub/f", timeout_sec=20).exit_code == 0
+
+        def refuses(path: str, **_: object) -> None:
+            raise OSError("Cannot call rmtree on a symbolic link")
+
+        with monkeypatch.context() as patch:  # only while emptying: closing the session removes trees
+            patch.setattr(local.shutil, "rmtree", refuses)
+            with pytest.raises(SandboxError, match="cannot empty /app: Cannot call rmtree"):
+                session.empty("/app")
