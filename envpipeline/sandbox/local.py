@@ -267,11 +267,7 @@ class LocalSession(SandboxSession):
             if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
                 folder.unlink()
         if folder.is_dir():
-            for child in list(folder.iterdir()):
-                if child.is_dir() and not child.is_symlink():
-                    shutil.rmtree(child)
-                else:
-                    child.unlink()
+            _remove_contents(folder)
         folder.mkdir(parents=True, exist_ok=True)
         for made in [folder, *folder.parents]:
             if made == self.root:
@@ -291,11 +287,7 @@ class LocalSession(SandboxSession):
             if name is None:
                 continue
             try:
-                for child in os.scandir(self.root / name):
-                    if child.is_dir(follow_symlinks=False):
-                        shutil.rmtree(child.path)  # descriptor-based: refuses a link swapped in
-                    else:
-                        os.unlink(child.path)
+                _remove_contents(self.root / name)
             except OSError as e:  # e.g. a folder a sandbox process replaced by a link meanwhile
                 raise SandboxError(f"cannot empty {folder}: {e}") from e
         if inside:
@@ -396,6 +388,16 @@ class LocalSession(SandboxSession):
             self._finalizer()
             if self._cgroup is not None:
                 self._cgroup.remove()
+
+
+def _remove_contents(folder: Path) -> None:
+    """Remove everything inside a host folder of a session; links are removed, never followed
+    (`shutil.rmtree` works through descriptors and refuses a folder swapped for a link meanwhile)."""
+    for child in os.scandir(folder):
+        if child.is_dir(follow_symlinks=False):
+            shutil.rmtree(child.path)
+        else:
+            os.unlink(child.path)
 
 
 class LocalSandbox(Sandbox):
