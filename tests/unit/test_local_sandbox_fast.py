@@ -153,11 +153,24 @@ def _listing(archive: bytes) -> list[tuple[str, bytes, int, str, bytes]]:
     return sorted(rows)
 
 
+def _recorded_spawns(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The commands local sessions start inside their sandbox from now on (each one recorded)."""
+    from envpipeline.sandbox.local import LocalSession
+
+    spawned: list[list[str]] = []
+    real_spawn = LocalSession._spawn
+    monkeypatch.setattr(
+        LocalSession,
+        "_spawn",
+        lambda self, argv, **kw: spawned.append(argv) or real_spawn(self, argv, **kw),
+    )
+    return spawned
+
+
 def test_host_pack_matches_the_sandbox_tar_without_a_process(
     local_sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from envpipeline.sandbox.base import SandboxSession
-    from envpipeline.sandbox.local import LocalSession
 
     with local_sandbox.open(bundle_at(tmp_path / "b"), LIMITS) as session:
         made = session.exec(
@@ -167,13 +180,7 @@ def test_host_pack_matches_the_sandbox_tar_without_a_process(
         )
         assert made.exit_code == 0, made.stderr
         inside = SandboxSession.pack(session, "/app")  # tar run by the sandbox user
-        spawned: list[list[str]] = []
-        real_spawn = LocalSession._spawn
-        monkeypatch.setattr(
-            LocalSession,
-            "_spawn",
-            lambda self, argv, **kw: spawned.append(argv) or real_spawn(self, argv, **kw),
-        )
+        spawned = _recorded_spawns(monkeypatch)
         host = session.pack("/app")
     assert spawned == []
     assert _listing(host) == _listing(inside)
@@ -216,18 +223,10 @@ def test_host_pack_never_follows_a_planted_link(root: Path, tmp_path: Path) -> N
 def test_host_empty_needs_no_process_and_other_paths_go_to_the_sandbox(
     local_sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from envpipeline.sandbox.local import LocalSession
-
     with local_sandbox.open(bundle_at(tmp_path / "b"), LIMITS) as session:
         made = session.exec("mkdir -p sub/x && touch sub/x/f top && chmod 555 sub/x", timeout_sec=20)
         assert made.exit_code == 0, made.stderr
-        spawned: list[list[str]] = []
-        real_spawn = LocalSession._spawn
-        monkeypatch.setattr(
-            LocalSession,
-            "_spawn",
-            lambda self, argv, **kw: spawned.append(argv) or real_spawn(self, argv, **kw),
-        )
+        spawned = _recorded_spawns(monkeypatch)
         session.empty("/app")  # a folder the sandbox user could not empty (sub/x is read-only)
         assert spawned == [] and list((session.root / "app").iterdir()) == []
         session.exec("mkdir -p sub && touch sub/f", timeout_sec=20)

@@ -44,11 +44,17 @@ def _set_price(day_dir: Path, sku: str, cents: int) -> None:
         db.execute("UPDATE products SET price_cents = ? WHERE sku = ?", (cents, sku))
 
 
-def test_an_unchanged_initial_folder_is_read_once_and_every_change_to_it_is_seen(tmp_path, monkeypatch):
+def _w0_and_final(tmp_path: Path, kettle_cents: int) -> tuple[Path, Path]:
+    """An aged W0 and a copy of it where the kettle's price is `kettle_cents`."""
     w0 = _aged(make_day(tmp_path / "w0"))
     final = tmp_path / "final" / w0.name
     shutil.copytree(w0, final)
-    _set_price(final, "SKU-KETTLE", 3399)
+    _set_price(final, "SKU-KETTLE", kettle_cents)
+    return w0, final
+
+
+def test_an_unchanged_initial_folder_is_read_once_and_every_change_to_it_is_seen(tmp_path, monkeypatch):
+    w0, final = _w0_and_final(tmp_path, 3399)
     read = _dumps(monkeypatch)
     first = state.diff(w0, final)
     assert [c["after"]["price_cents"] for c in first["shop/products"]["changed"]] == [3399]
@@ -74,10 +80,7 @@ def test_a_recently_written_folder_is_read_each_time(tmp_path, monkeypatch):
 
 
 def test_a_folder_against_itself_is_not_read_and_rows_handed_out_are_copies(tmp_path, monkeypatch):
-    w0 = _aged(make_day(tmp_path / "w0"))
-    final = tmp_path / "final" / w0.name
-    shutil.copytree(w0, final)
-    _set_price(final, "SKU-KETTLE", 1)
+    w0, final = _w0_and_final(tmp_path, 1)
     read = _dumps(monkeypatch)
     assert state.diff(w0, w0) == {"files": {"added": [], "removed": [], "changed": []}}
     assert read == []
@@ -88,10 +91,7 @@ def test_a_folder_against_itself_is_not_read_and_rows_handed_out_are_copies(tmp_
 
 
 def test_the_judge_probe_reads_each_folder_once(tmp_path, monkeypatch):
-    w0 = _aged(make_day(tmp_path / "w0"))
-    final = tmp_path / "final" / w0.name
-    shutil.copytree(w0, final)
-    _set_price(final, "SKU-KETTLE", 1)
+    w0, final = _w0_and_final(tmp_path, 1)
     read = _dumps(monkeypatch)
     trajectory = [
         {"role": "user", "content": "cut the kettle's price"},
