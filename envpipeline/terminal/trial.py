@@ -75,8 +75,12 @@ TrialVerdict = Literal[
 #: What a sandbox backend raises when a session cannot go on (a failure of this bundle's trial,
 #: reported as ``sandbox_error``, never an abort of the batch).
 SESSION_ERRORS = (SandboxError, OSError, subprocess.SubprocessError)
-#: Lists what sits in the verifier's folders: reward files in /logs/verifier, anything under /tests.
+#: Lists what sits in the verifier's folders: a reward file the verifier would read (``test -f``
+#: follows links as a read does: a /logs/verifier that is itself a link is not listed by ``find``),
+#: any reward* entry of /logs/verifier, and anything under /tests. One process in the sandbox: on
+#: Docker an exec costs about 70 ms, and this probe used to read each reward file on its own first.
 _PLANTED_PROBE = (
+    f'for f in {REWARD_JSON} {REWARD_TXT}; do if test -f "$f"; then echo "$f"; fi; done; '
     "find /logs/verifier -mindepth 1 -maxdepth 1 -name 'reward*' 2>/dev/null; "
     "find /tests -mindepth 1 ! -type d 2>/dev/null | head -n 20; true"
 )
@@ -187,11 +191,10 @@ def _read_reward_file(session: SandboxSession, path: str) -> tuple[bytes | None,
 
 
 def planted_files(session: SandboxSession) -> list[str]:
-    """Reward files in ``/logs/verifier`` and files under ``/tests`` present right now."""
-    found = {path for path in (REWARD_JSON, REWARD_TXT) if _read_reward_file(session, path) != (None, "")}
+    """Reward files in ``/logs/verifier`` and files under ``/tests`` present right now (a reward
+    file counts when it is a regular file as the sandbox user sees it, readable or not)."""
     listing = checked_exec(session, _PLANTED_PROBE, timeout_sec=30)
-    found.update(line.strip() for line in listing.stdout.splitlines() if line.strip().startswith("/"))
-    return sorted(found)
+    return sorted({line.strip() for line in listing.stdout.splitlines() if line.strip().startswith("/")})
 
 
 def _tamper_reason(agent: str, before: list[str], after: list[str], runtime: list[str]) -> str:
