@@ -23,8 +23,8 @@ average 1.6-3.1 at the start): that head 1.62x (160.8 s against 99.4 s); with th
 classes and world gating in worker processes 1.51x (154.3 s against 102.3 s), 1.52x with gating
 threads (164.4 s against 107.9 s): the goal missed there. Later again, another quiet machine, one
 pair after world gating stopped launching processes for the shell's copies: 1.54x (143.6 s against
-93.0 s; machine CPU 141.8 s and 156.8 s). Earlier:
-1.57x on 2026-12-04; 1.23x with a run per partition; 1.44x with ranges alone.
+93.0 s; machine CPU 141.8 s and 156.8 s). A slower machine after that, one pair at 4f563cb:
+1.48x (187.6 s against 126.7 s; machine CPU 188.9 s and 211.4 s). Earlier: 1.57x on 2026-12-04; 1.23x with a run per partition; 1.44x with ranges alone.
 """
 
 from __future__ import annotations
