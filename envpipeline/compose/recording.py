@@ -6,6 +6,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,31 @@ def record_verified(
     lake.write_partition("verified_composed_tasks", partition, rows, lineage)
 
 
-def touches_simulated(record: TaskRecord, simulated: set[str]) -> bool:
+@dataclass(frozen=True)
+class LibraryShape:
+    """What a summary needs of the service library: its simulated tools (namespaced) and its size."""
+
+    simulated: frozenset[str]
+    total_tools: int
+
+    @classmethod
+    def built(cls) -> LibraryShape:
+        """The shape of the library this process builds (`all_services`: about 2.5 s of CPU the
+        first time, for the imported services)."""
+        return cls(frozenset(simulated_tool_names()), sum(len(c.tools) for c in all_services().values()))
+
+    @classmethod
+    def stored(cls, lake: Lake) -> LibraryShape | None:
+        """The shape of the library `record_library` last wrote to `lake` (the one its composed
+        tasks were made with), or None when the lake has none."""
+        rows = lake.read("service_library", "all")
+        if not rows:
+            return None
+        simulated = {f"{r['service']}.{t}" for r in rows for t in json.loads(r["simulated_tools"])}
+        return cls(frozenset(simulated), sum(int(r["n_tools"]) for r in rows))
+
+
+def touches_simulated(record: TaskRecord, simulated: frozenset[str] | set[str]) -> bool:
     """Whether a task's reference solution calls a world-model simulated tool."""
     return any(step.tool in simulated for step in record.reference_solution)
 
@@ -54,7 +79,8 @@ def touches_simulated(record: TaskRecord, simulated: set[str]) -> bool:
 class SummaryTally:
     """`summarize` one record at a time: a streamed run keeps counts, never the records."""
 
-    def __init__(self) -> None:
+    def __init__(self, library: LibraryShape | None = None) -> None:
+        self.library = library or LibraryShape.built()
         self.candidates = 0
         self.accepted = 0
         self.rejected = 0
@@ -62,7 +88,6 @@ class SummaryTally:
         self.reasons: Counter[str] = Counter()
         self.red_team = RedTeamTally()
         self.touching_simulated = 0
-        self._simulated = simulated_tool_names()
 
     def add(self, record: TaskRecord) -> None:
         """Count one judged record."""
@@ -77,12 +102,12 @@ class SummaryTally:
             self.reasons.update(r.split(":", 1)[0] for r in record.reasons)
         self.red_team.add(record)
         if record.status == "accepted":
-            self.touching_simulated += touches_simulated(record, self._simulated)
+            self.touching_simulated += touches_simulated(record, self.library.simulated)
 
     def summary(self) -> dict[str, Any]:
         """What `summarize` gives for the records added."""
         candidates = self.candidates
-        total_tools = sum(len(cls.tools) for cls in all_services().values())
+        simulated, total_tools = self.library.simulated, self.library.total_tools
         return {
             "candidates": candidates,
             "accepted": self.accepted,
@@ -94,16 +119,17 @@ class SummaryTally:
             },
             "top_rejection_reasons": dict(self.reasons.most_common(5)),
             "red_team": self.red_team.summary(),
-            "simulated_tool_share": round(len(self._simulated) / total_tools, 4) if total_tools else 0.0,
+            "simulated_tool_share": round(len(simulated) / total_tools, 4) if total_tools else 0.0,
             "tasks_touching_simulated_share": (
                 round(self.touching_simulated / self.accepted, 4) if self.accepted else 0.0
             ),
         }
 
 
-def summarize(records: Iterable[TaskRecord]) -> dict[str, Any]:
-    """Counts, gate pass rates, top rejection reasons and simulated-tool shares."""
-    tally = SummaryTally()
+def summarize(records: Iterable[TaskRecord], library: LibraryShape | None = None) -> dict[str, Any]:
+    """Counts, gate pass rates, top rejection reasons and simulated-tool shares (against `library`,
+    by default the library this process builds)."""
+    tally = SummaryTally(library)
     for record in records:
         tally.add(record)
     return tally.summary()
