@@ -84,6 +84,22 @@ def test_rewriting_a_partition_replaces_it(tmp_path):
     assert lake.query("SELECT count(*) AS n FROM numbers")[0]["n"] == 5
 
 
+def test_a_query_reads_only_the_assets_it_names(tmp_path):
+    """A damaged file of one asset fails the queries that read that asset, not the others (a query
+    used to make a view of every asset, reading every file's schema)."""
+    lake = Lake(tmp_path)
+    lake.write_partition("numbers", "p0", rows(3), LINEAGE)
+    lake.write_partition("numbers_extra", "p0", rows(2), LINEAGE)
+    lake.write_partition("letters", "p0", rows(2), LINEAGE)
+    lake.partition_path("letters", "p0").write_bytes(b"not parquet")
+    assert lake.query("SELECT count(*) AS n FROM numbers")[0]["n"] == 3
+    assert lake.query('SELECT count(*) AS n FROM "Numbers_Extra"')[0]["n"] == 2
+    joined = "SELECT count(*) AS n FROM numbers JOIN numbers_extra USING (id)"
+    assert lake.query(joined)[0]["n"] == 2
+    with pytest.raises(StoreError):
+        lake.query("SELECT count(*) AS n FROM letters")
+
+
 def test_refresh_catalog_is_idempotent(tmp_path):
     lake = Lake(tmp_path)
     lake.write_partition("numbers", "p0", rows(4), LINEAGE)
