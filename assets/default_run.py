@@ -36,9 +36,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 MANAGED_MARK = "envpipeline-managed"
 #: A partitioned stage of the queued plan is spread over at least this many runs (two cores).
 RUNS_PER_STAGE = 2
-#: The tag of the plan's runs off its longest chain (`dagster.yaml` limits them to three at a time).
+#: The tag of the plan's runs off its longest chain (`dagster.yaml` limits them to four at a time).
 SIDE_LANE = {"envpipeline/lane": "side"}
-#: The tag of the plan's runs that only fill idle cores (the library and the composition batches).
+#: The tag of the plan's runs that only fill idle cores (the library and the composition batches;
+#: `dagster.yaml` limits them to two at a time).
 FILLER = {**SIDE_LANE, "envpipeline/nice": "10"}
 #: Run config that executes a run's steps one after another in its own process.
 IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
@@ -65,10 +66,11 @@ def default_plan(
     tasks (about 60 s of work, mostly in one run that gates tasks with several worker threads),
     then the seeds -> selector -> forge bundles chain (about 55 s), then the library and the
     composition batches that wait for it (about 30 s). The stages off the first chain run in the
-    "side" lane (`SIDE_LANE`), which `dagster.yaml` limits to three of the four runs at a time: the
+    "side" lane (`SIDE_LANE`), which `dagster.yaml` limits to four of the five runs at a time: the
     chain's next run never waits for a place. The library and the composition batches, the chain
     with the most slack, are fillers (`FILLER`): their workers run at nice 10, so they take the
-    cores the two longer chains leave idle instead of slowing them. The datasets come last, as
+    cores the two longer chains leave idle instead of slowing them, and they hold at most two of
+    the places, so that the forge runs never wait for one. The datasets come last, as
     three runs side by side once the accepted tasks are collected: the training files, the
     Harbor tasks and the catalog.
 

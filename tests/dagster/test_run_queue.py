@@ -42,10 +42,10 @@ def instance(tmp_path, monkeypatch):
     home = tmp_path / "dagster_home"
     home.mkdir()
     settings = (REPO / "dagster.yaml").read_text()
-    assert "max_concurrent_runs: 4" in settings
+    assert "max_concurrent_runs: 5" in settings
     # the repo's settings, with a limit below the number of letters runs so that it has to bite
     (home / "dagster.yaml").write_text(
-        settings.replace("max_concurrent_runs: 4", f"max_concurrent_runs: {LIMIT}")
+        settings.replace("max_concurrent_runs: 5", f"max_concurrent_runs: {LIMIT}")
     )
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     with DagsterInstance.get() as instance:
