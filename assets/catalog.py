@@ -42,7 +42,7 @@ def catalog(context: AssetExecutionContext, store: LakeResource) -> MaterializeR
     """Create or replace one DuckDB view per asset over its Parquet partitions."""
     views = store.refresh_catalog()
     lake = store.lake()
-    counts = {view: lake.query(f"SELECT count(*) AS n FROM {view}")[0]["n"] for view in views}
+    counts = {view: lake.count_rows(view) for view in views}
     context.log.info(f"catalog views: {counts}")
     return MaterializeResult(
         metadata={

@@ -403,9 +403,7 @@ def summarize_lake(home: Path, keys: list[str], seed_keys: list[str]) -> dict[st
             "zero_signal": sum(bool(r["zero_signal"]) for r in groups),
         },
         "home": str(home),
-        # each asset's own files on the lake's shared connection (`Lake.query` opens a connection
-        # per call, and it made a view of every asset then: 17 counts took 0.75 s of CPU, measured)
-        "asset_rows": {asset: lake.scan(asset, None, "count(*) AS n")[0]["n"] for asset in lake.assets()},
+        "asset_rows": {asset: lake.count_rows(asset) for asset in lake.assets()},
         # the library the lake's tasks were composed with, as the library run stored it: the queued
         # plan's process need not build the library itself (about 2.5 s of CPU)
         "compose": summarize(verified, LibraryShape.stored(lake)),

@@ -237,11 +237,17 @@ class Lake:
         except duckdb.Error as e:
             # partitions written with no rows have only the lineage columns: a query naming a data
             # column finds none of them, and there is no row to return
-            if select != "count(*) AS n" and not self.scan(asset, partitions, "count(*) AS n")[0]["n"]:
+            if select != _COUNT and not self.count_rows(asset, partitions):
                 return []
             raise StoreError(f"scan of {asset} failed: {e}") from e
         finally:
             con.close()
+
+    def count_rows(self, asset: str, partitions: Sequence[str] | None = None) -> int:
+        """Rows of `partitions` of an asset (all when None), counted in DuckDB on those partitions'
+        files only; 0 when none is written."""
+        found = self.scan(asset, partitions, _COUNT)
+        return int(found[0]["n"]) if found else 0
 
     def tally(
         self, asset: str, partitions: Sequence[str] | None, label: str, failing: str
@@ -253,7 +259,7 @@ class Lake:
             found = self.scan(asset, partitions, select)
         except StoreError:
             # partitions written with no rows have no data columns to name: nothing can fail there
-            if not self.scan(asset, partitions, "count(*) AS n")[0]["n"]:
+            if not self.count_rows(asset, partitions):
                 return 0, []
             raise
         if not found:
@@ -316,6 +322,10 @@ def _shared_database(pid: int) -> duckdb.DuckDBPyConnection:
     which creates nothing in it; each scan reads through its own cursor."""
     del pid
     return duckdb.connect(":memory:")
+
+
+#: The select of a row count (`Lake.count_rows`).
+_COUNT = "count(*) AS n"
 
 
 def _names_table(sql: str, name: str) -> bool:

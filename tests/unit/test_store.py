@@ -100,6 +100,16 @@ def test_a_query_reads_only_the_assets_it_names(tmp_path):
         lake.query("SELECT count(*) AS n FROM letters")
 
 
+def test_row_counts_cover_the_partitions_asked_for_and_zero_when_none_is_written(tmp_path):
+    lake = Lake(tmp_path)
+    lake.write_partition("numbers", "p0", rows(3), LINEAGE)
+    lake.write_partition("numbers", "p1", rows(2, "b"), LINEAGE)
+    lake.write_partition("numbers", "p2", [], LINEAGE)
+    assert lake.count_rows("numbers") == 5
+    assert lake.count_rows("numbers", ["p1", "p2", "p9"]) == 2
+    assert lake.count_rows("letters") == 0
+
+
 def test_refresh_catalog_is_idempotent(tmp_path):
     lake = Lake(tmp_path)
     lake.write_partition("numbers", "p0", rows(4), LINEAGE)
