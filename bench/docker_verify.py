@@ -41,18 +41,12 @@ from envpipeline.terminal import trial
 from envpipeline.terminal.seeds import default_procedural_keys, materialize_seed
 from envpipeline.terminal.verify import verify_bundle
 
-#: The listing the probe ran before it tested the reward files itself.
-LEGACY_PROBE = (
-    "find /logs/verifier -mindepth 1 -maxdepth 1 -name 'reward*' 2>/dev/null; "
-    "find /tests -mindepth 1 ! -type d 2>/dev/null | head -n 20; true"
-)
-
 
 def legacy_planted_files(session: SandboxSession) -> list[str]:
     """The planted-files probe before: a read per reward file, then the listing (three processes)."""
     rewards = (trial.REWARD_JSON, trial.REWARD_TXT)
     found = {path for path in rewards if trial._read_reward_file(session, path) != (None, "")}
-    listing = checked_exec(session, LEGACY_PROBE, timeout_sec=30)
+    listing = checked_exec(session, trial._PLANTED_LISTING, timeout_sec=30)
     found.update(line.strip() for line in listing.stdout.splitlines() if line.strip().startswith("/"))
     return sorted(found)
 

@@ -75,14 +75,17 @@ TrialVerdict = Literal[
 #: What a sandbox backend raises when a session cannot go on (a failure of this bundle's trial,
 #: reported as ``sandbox_error``, never an abort of the batch).
 SESSION_ERRORS = (SandboxError, OSError, subprocess.SubprocessError)
-#: Lists what sits in the verifier's folders: a reward file the verifier would read (``test -f``
-#: follows links as a read does: a /logs/verifier that is itself a link is not listed by ``find``),
-#: any reward* entry of /logs/verifier, and anything under /tests. One process in the sandbox: on
-#: Docker an exec costs about 70 ms, and this probe used to read each reward file on its own first.
-_PLANTED_PROBE = (
-    f'for f in {REWARD_JSON} {REWARD_TXT}; do if test -f "$f"; then echo "$f"; fi; done; '
+#: Lists any reward* entry of /logs/verifier and anything under /tests.
+_PLANTED_LISTING = (
     "find /logs/verifier -mindepth 1 -maxdepth 1 -name 'reward*' 2>/dev/null; "
     "find /tests -mindepth 1 ! -type d 2>/dev/null | head -n 20; true"
+)
+#: What sits in the verifier's folders: a reward file the verifier would read (``test -f`` follows
+#: links as a read does: a /logs/verifier that is itself a link is not listed by ``find``), then
+#: `_PLANTED_LISTING`. One process in the sandbox: on Docker an exec costs about 70 ms, and the
+#: reward files used to be read one by one before the listing.
+_PLANTED_PROBE = (
+    f'for f in {REWARD_JSON} {REWARD_TXT}; do if test -f "$f"; then echo "$f"; fi; done; ' + _PLANTED_LISTING
 )
 
 #: What acts in the agent phase: given the live session, it returns its last command's result.
