@@ -26,7 +26,8 @@ pair after world gating stopped launching processes for the shell's copies: 1.54
 93.0 s; machine CPU 141.8 s and 156.8 s). A slower machine after that, one pair at 4f563cb:
 1.48x (187.6 s against 126.7 s; machine CPU 188.9 s and 211.4 s); after five places with the fillers
 held to two and the summary reading the stored library: 1.58x (176.4 s against 112.0 s), then
-``--repeats 2``: 1.54x on the medians (184.0 s against 119.5 s). Earlier: 1.57x on 2026-12-04; 1.23x with a run per partition; 1.44x with ranges alone.
+``--repeats 2``: 1.54x on the medians (184.0 s against 119.5 s). Earlier: 1.57x on 2026-12-04;
+1.23x with a run per partition; 1.44x with ranges alone.
 """
 
 from __future__ import annotations
