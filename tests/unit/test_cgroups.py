@@ -12,9 +12,11 @@ import pytest
 from envpipeline.sandbox.base import Limits
 from envpipeline.sandbox.cgroups import SessionCgroup
 
-#: Four children, each touching 300 MB.
+#: Four children, each touching 300 MB and holding it for two seconds, so that the four overlap
+#: however the machine schedules them (without the hold, a loaded machine could run them one
+#: after another, each freeing its 300 MB before the next touched its own, and all four fit).
 FOUR_ALLOCATIONS = """
-import os
+import os, time
 kids = []
 for _ in range(4):
     pid = os.fork()
@@ -22,6 +24,7 @@ for _ in range(4):
         block = bytearray(300 * 2**20)
         for i in range(0, len(block), 4096):
             block[i] = 1
+        time.sleep(2)
         os._exit(0)
     kids.append(pid)
 print(sum(os.waitstatus_to_exitcode(os.waitpid(k, 0)[1]) == 0 for k in kids))
