@@ -58,6 +58,11 @@ class SharedCodeServer:
     def wait_until_serving(self, timeout_s: float = SERVE_TIMEOUT_SEC) -> None:
         wait_until_serving(self.socket, timeout_s, self.pid, self.log_file)
 
+    def request_shutdown(self) -> None:
+        """Ask the server to shut down, without waiting for it (the plan's daemon, which stops at
+        the same time, may still have calls open); `shared_code_server` waits for it at exit."""
+        _request_shutdown(self.socket)
+
 
 def workspace_location(workspace_file: Path) -> ModuleLocation | None:
     """The workspace's only code location, when it is a Python module; None otherwise."""
@@ -161,15 +166,19 @@ def _heartbeats(socket: Path, done: threading.Event) -> None:
             client.heartbeat("envpipeline-plan")
 
 
+def _request_shutdown(socket: Path) -> None:
+    from dagster._grpc.client import DagsterGrpcClient
+
+    with contextlib.suppress(Exception):  # gone already, or shutting down
+        DagsterGrpcClient(socket=str(socket)).shutdown_server(timeout=5)
+
+
 def _stop(process: subprocess.Popen[bytes], socket: Path) -> None:
     """Ask the server to shut down (a SIGTERM leaves it waiting up to 60 s for open calls, the
     daemon's among them), and kill it if it is still there 2 s later: it holds no state."""
-    from dagster._grpc.client import DagsterGrpcClient
-
     if process.poll() is not None:
         return
-    with contextlib.suppress(Exception):
-        DagsterGrpcClient(socket=str(socket)).shutdown_server(timeout=5)
+    _request_shutdown(socket)
     try:
         process.wait(2.0)
     except subprocess.TimeoutExpired:

@@ -63,6 +63,8 @@ PENDING = [
     DagsterRunStatus.STARTING,
     DagsterRunStatus.STARTED,
 ]
+#: Pending runs that were submitted (a plan creates some runs ahead, NOT_STARTED until submitted).
+SUBMITTED = [status for status in PENDING if status != DagsterRunStatus.NOT_STARTED]
 
 
 @dataclass(frozen=True)
@@ -207,6 +209,19 @@ class RunSubmitter:
     ) -> str:
         """Create one run of `job_name` (for one partition, a range of them in the partition set's
         order, or none) and submit it; its run id."""
+        run_id = self.create(job_name, partitions, run_config, tags)
+        self.enqueue(run_id)
+        return run_id
+
+    def create(
+        self,
+        job_name: str,
+        partitions: str | Sequence[str] | None,
+        run_config: dict[str, Any],
+        tags: dict[str, str],
+    ) -> str:
+        """Create one run of `job_name` as `submit` does, without submitting it (it stays
+        NOT_STARTED until `enqueue`); its run id."""
         from dagster._core.definitions.selector import JobSubsetSelector
         from dagster._core.storage.tags import (
             ASSET_PARTITION_RANGE_END_TAG,
@@ -252,8 +267,11 @@ class RunSubmitter:
             asset_check_selection=None,
             asset_graph=self._repository.asset_graph,
         )
-        self.instance.submit_run(run.run_id, self._context)
         return run.run_id
+
+    def enqueue(self, run_id: str) -> None:
+        """Submit a run `create` made to the instance's run queue."""
+        self.instance.submit_run(run_id, self._context)
 
 
 #: The daemon `running_daemon` started, by pid, in DAGSTER_HOME (removed when it stops).
@@ -337,7 +355,8 @@ def running_daemon(
         log(f"started the Dagster daemon (pid {process.pid}; log {log_file})")
         yield process
     finally:
-        _stop(process)
+        # the daemon and its code server stop side by side (about 0.5 s each)
+        _stop(process, code_server.request_shutdown if code_server is not None else None)
         # its last heartbeats would pass for a live daemon for a while: a stopped daemon has none
         instance.wipe_daemon_heartbeats()
         _pid_file().unlink(missing_ok=True)
@@ -364,10 +383,15 @@ def _stop_left_behind(instance: DagsterInstance, log: Callable[[str], None]) -> 
     pid_file.unlink(missing_ok=True)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def _stop(process: subprocess.Popen[bytes], meanwhile: Callable[[], None] | None = None) -> None:
+    """Terminate the daemon (killed after 30 s); `meanwhile` is called once it is told to stop."""
     if process.poll() is not None:
+        if meanwhile is not None:
+            meanwhile()
         return
     os.killpg(process.pid, signal.SIGTERM)
+    if meanwhile is not None:
+        meanwhile()
     try:
         process.wait(timeout=30)
     except subprocess.TimeoutExpired:
@@ -380,7 +404,8 @@ class DaemonStopped(RuntimeError):
 
 
 def fail_orphaned_runs(instance: DagsterInstance) -> dict[str, str]:
-    """Mark failed every queued or started run that nothing can finish any more; run id -> why.
+    """Mark failed every queued or started run that nothing can finish any more (canceled, when it
+    was created and never submitted); run id -> why.
 
     Two kinds are orphaned: a run executed in a process of ours that is gone (killed while
     STARTED; `OWNER_TAG`), and, while no daemon is alive, a plan's run that the stopped daemon left
@@ -402,7 +427,11 @@ def fail_orphaned_runs(instance: DagsterInstance) -> dict[str, str]:
             why = "left behind when the daemon that launched it stopped"
         else:
             continue
-        instance.report_run_failed(run, message=why)
+        if run.status == DagsterRunStatus.NOT_STARTED:  # created ahead by a plan, never submitted
+            why = f"never submitted: {why}"
+            instance.report_run_canceled(run, message=why)
+        else:
+            instance.report_run_failed(run, message=why)
         orphaned[run.run_id] = why
     return orphaned
 
@@ -457,7 +486,9 @@ def plan_in_progress(instance: DagsterInstance) -> bool:
     now = time.time()
     if any(now - heartbeat < PLAN_LEASE_TTL_SEC for heartbeat in _leases(instance).values()):
         return True
-    runs = instance.get_runs(filters=RunsFilter(statuses=PENDING), limit=50)
+    # a run a plan created ahead and never submitted (NOT_STARTED) does not count: only a live
+    # plan (which holds the lease) would submit it
+    runs = instance.get_runs(filters=RunsFilter(statuses=SUBMITTED), limit=50)
     return any(PLAN_TAG in run.tags for run in runs)
 
 
@@ -476,7 +507,15 @@ def run_plan(
 
     `daemon` is the daemon process started for this plan, if any: when it exits, waiting is
     pointless and `DaemonStopped` says which runs were left (start again: `fail_orphaned_runs`).
-    `stage_done` is called with a stage's name once every run of it succeeded."""
+    `stage_done` is called with a stage's name once every run of it succeeded.
+
+    The runs of a stage that waits for others are created ahead (`RunSubmitter.create`: NOT_STARTED,
+    with their partitions, tags and execution plan), one stage a poll while the first runs work,
+    so that when its predecessors are done only the submission is left: creating a run costs
+    0.1-0.2 s of CPU (its event-log shard, its planned materializations), about 1 s on a busy
+    machine, once per hand-off on the plan's longest chain. A stage whose partitions are known only
+    later (a callable) is created when it starts. Runs created ahead are submitted with the stage,
+    or canceled (with the reason) when the stage is skipped or the plan stops."""
     check_plan(stages)
     plan_id = uuid.uuid4().hex[:12]
     last_check = [time.monotonic(), True]
@@ -492,19 +531,47 @@ def run_plan(
     run_slot: dict[str, _Slot] = {}
     announced: set[str] = set()
 
-    def submit(slot: _Slot) -> None:
-        run_tags = {
+    #: stage name -> its runs created ahead (partitions, run id), not submitted yet
+    ahead: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+
+    def run_tags(stage: Stage, attempt: int) -> dict[str, str]:
+        return {
             **(tags or {}),
-            **slot.stage.tags,
+            **stage.tags,
             PLAN_TAG: plan_id,
-            STAGE_TAG: slot.stage.name,
-            ATTEMPT_TAG: str(len(slot.runs) + 1),
-            "dagster/priority": str(slot.stage.priority),
+            STAGE_TAG: stage.name,
+            ATTEMPT_TAG: str(attempt),
+            "dagster/priority": str(stage.priority),
         }
-        run_id = submitter.submit(slot.stage.job, slot.partitions, slot.stage.run_config, run_tags)
+
+    def submit(slot: _Slot, created: str | None = None) -> None:
+        """Submit the slot's next attempt: the run created ahead, or a new one."""
+        if created is None:
+            attempt = run_tags(slot.stage, len(slot.runs) + 1)
+            run_id = submitter.submit(slot.stage.job, slot.partitions, slot.stage.run_config, attempt)
+        else:
+            submitter.enqueue(created)
+            run_id = created
         slot.runs.append(run_id)
         slot.status = DagsterRunStatus.QUEUED
         run_slot[run_id] = slot
+
+    def create_ahead() -> None:
+        """Create the runs of the next stage that waits for others (one stage a call)."""
+        for stage in stages:
+            known = not callable(stage.partitions)
+            if stage.after and known and not {stage.name} & (set(slots) | set(skipped) | set(ahead)):
+                ahead[stage.name] = [
+                    (keys, submitter.create(stage.job, keys, stage.run_config, run_tags(stage, 1)))
+                    for keys in stage.run_partitions(instance)
+                ]
+                return
+
+    def cancel_ahead(name: str, why: str) -> None:
+        for _, run_id in ahead.pop(name, []):
+            run = instance.get_run_by_id(run_id)
+            if run is not None and run.status == DagsterRunStatus.NOT_STARTED:
+                instance.report_run_canceled(run, message=why)
 
     def stage_state(name: str) -> str:
         if name in skipped:
@@ -518,7 +585,7 @@ def run_plan(
             return "failed" if all(s in FINISHED for s in states) else "running"
         return "running"
 
-    with plan_lease(instance, plan_id) as renew:
+    with plan_lease(instance, plan_id) as renew, _canceling_ahead(ahead, cancel_ahead):
         while True:
             for stage in stages:
                 if stage.name in slots or stage.name in skipped:
@@ -527,11 +594,18 @@ def run_plan(
                 if any(state in ("failed", "skipped") for state in before):
                     skipped.append(stage.name)
                     log(f"skipped {stage.name}: a stage it waits for failed")
+                    cancel_ahead(stage.name, "stage skipped: a stage it waits for failed")
                     continue
                 if all(state == "done" for state in before):
-                    slots[stage.name] = [_Slot(stage, keys) for keys in stage.run_partitions(instance)]
-                    for slot in slots[stage.name]:
-                        submit(slot)
+                    created = ahead.pop(stage.name, None)
+                    if created is None:
+                        slots[stage.name] = [_Slot(stage, keys) for keys in stage.run_partitions(instance)]
+                        for slot in slots[stage.name]:
+                            submit(slot)
+                    else:
+                        slots[stage.name] = [_Slot(stage, keys) for keys, _ in created]
+                        for slot, (_, run_id) in zip(slots[stage.name], created, strict=True):
+                            submit(slot, run_id)
             open_runs = [
                 run_id
                 for run_id, slot in run_slot.items()
@@ -577,6 +651,7 @@ def run_plan(
             if all(s.status in FINISHED for s in every) and len(slots) + len(skipped) == len(stages):
                 break
             renew()
+            create_ahead()
             time.sleep(POLL_SEC)
     failed = {
         slot.label: slot.runs
@@ -594,6 +669,20 @@ def run_plan(
         skipped=[s.name for s in stages if s.name not in slots],
         materializations=sum(s.materializations for group in slots.values() for s in group),
     )
+
+
+@contextmanager
+def _canceling_ahead(
+    ahead: dict[str, list[tuple[tuple[str, ...], str]]], cancel: Callable[[str, str], None]
+) -> Iterator[None]:
+    """Cancel the runs still created ahead when the plan stops early (an error, the daemon gone,
+    Ctrl-C): nothing would ever submit them."""
+    try:
+        yield
+    finally:
+        for name in list(ahead):
+            with contextlib.suppress(Exception):  # keep the plan's own error
+                cancel(name, "the plan stopped before this stage could start")
 
 
 def _counts(slots: list[_Slot], stages: int, skipped: int) -> dict[str, int]:

@@ -60,3 +60,32 @@ def test_a_killed_runs_status_becomes_failure_and_a_live_ones_stays(tmp_path):
             assert run.tags[OWNER_TAG].endswith(f":{proc.pid}")
     finally:
         proc.kill()
+
+
+def test_a_run_a_killed_plan_created_ahead_is_canceled_and_holds_nothing_back(tmp_path):
+    """A plan creates the runs of its later stages ahead (NOT_STARTED) and submits them when their
+    stage starts; killed before that, it leaves them behind: they must not hold back the sensors
+    and the freshness automation forever, and the next plan's start cancels them."""
+    from dagster import job, op
+
+    from assets.launch import PLAN_TAG, plan_in_progress
+
+    @op
+    def nothing() -> None:
+        pass
+
+    @job
+    def later_stage() -> None:
+        nothing()
+
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    dead_plan = f"{os.uname().nodename}:{int(gone.stdout)}"
+    with DagsterInstance.ephemeral(tempdir=str(tmp_path)) as instance:
+        run = instance.create_run_for_job(later_stage, tags={PLAN_TAG: "killed", OWNER_TAG: dead_plan})
+        assert run.status == DagsterRunStatus.NOT_STARTED
+        assert not plan_in_progress(instance), "a run nothing will submit holds nothing back"
+        assert list(fail_orphaned_runs(instance)) == [run.run_id]
+        left = instance.get_run_by_id(run.run_id)
+        assert left is not None and left.status == DagsterRunStatus.CANCELED  # it never ran: not failed

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from dagster import DagsterInstance, DagsterRunStatus
+from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
 from assets.launch import (
     ATTEMPT_TAG,
@@ -92,6 +92,15 @@ def test_a_failed_partition_is_submitted_again_and_the_plan_completes(instance, 
     assert runs[("letters_job", "b", "2")].status == DagsterRunStatus.SUCCESS
     assert {k[1] for k in runs if k[0] == "letters_job"} == set(KEYS)  # each run carries its partition
     assert daemon is not None and daemon.poll() is not None  # the daemon it started is stopped
+    # the summary's run was created ahead, while the letters still ran, and submitted after them
+    records = {
+        r.dagster_run.run_id: r
+        for r in instance.get_run_records(filters=RunsFilter(run_ids=list(r.run_id for r in runs.values())))
+    }
+    summary = records[runs[("summary_job", None, "1")].run_id]
+    letters_ends = [records[r.run_id].end_time for k, r in runs.items() if k[0] == "letters_job"]
+    assert summary.create_timestamp.timestamp() < max(e for e in letters_ends if e)
+    assert summary.start_time is not None and summary.start_time >= max(e for e in letters_ends if e)
 
 
 def test_a_partition_that_keeps_failing_is_reported_and_the_rest_go_on(instance, tmp_path):
@@ -103,6 +112,10 @@ def test_a_partition_that_keeps_failing_is_reported_and_the_rest_go_on(instance,
     assert result.skipped == ["summary"]
     assert sorted(p.name for p in out.glob("?.txt")) == ["a.txt", "c.txt"]
     assert not (out / "summary.txt").exists()
+    # the summary's run, created ahead, is canceled with the reason, never left NOT_STARTED
+    [summary] = [r for r in runs_of_plan(instance, result.plan_id) if r.job_name == "summary_job"]
+    assert summary.status == DagsterRunStatus.CANCELED
+    assert not instance.get_runs(filters=RunsFilter(statuses=[DagsterRunStatus.NOT_STARTED]))
 
 
 def test_independent_runs_run_side_by_side_and_no_more_than_the_limit(instance, tmp_path):
@@ -143,6 +156,9 @@ def test_killing_the_daemon_mid_plan_then_starting_again_converges(instance, tmp
         submitter.close()
     assert outcome and isinstance(outcome[0], DaemonStopped), outcome
     assert "run the plan again" in str(outcome[0])
+    # the stopped plan canceled the summary's run it had created ahead: nothing would submit it
+    [summary] = [r for r in instance.get_runs() if r.job_name == "summary_job"]
+    assert summary.status == DagsterRunStatus.CANCELED
     left = fail_orphaned_runs(instance)
     assert left  # the queued and started runs of the killed plan
     assert all(instance.get_run_by_id(r).status == DagsterRunStatus.FAILURE for r in left)
