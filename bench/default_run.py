@@ -26,7 +26,10 @@ pair after world gating stopped launching processes for the shell's copies: 1.54
 93.0 s; machine CPU 141.8 s and 156.8 s). A slower machine after that, one pair at 4f563cb:
 1.48x (187.6 s against 126.7 s; machine CPU 188.9 s and 211.4 s); after five places with the fillers
 held to two and the summary reading the stored library: 1.58x (176.4 s against 112.0 s), then
-``--repeats 2``: 1.54x on the medians (184.0 s against 119.5 s). Earlier: 1.57x on 2026-12-04;
+``--repeats 2``: 1.54x on the medians (184.0 s against 119.5 s). A faster machine, later: 1.63x
+at the start (one pair, 135.5 s against 83.1 s); with the later stages' runs created ahead of
+their hand-off and the daemon and code server stopped side by side, ``--repeats 2``: 1.71x on the
+medians (130.4 s against 76.2 s). Earlier: 1.57x on 2026-12-04;
 1.23x with a run per partition; 1.44x with ranges alone.
 """
 
