@@ -547,8 +547,8 @@ def run_plan(
     def submit(slot: _Slot, created: str | None = None) -> None:
         """Submit the slot's next attempt: the run created ahead, or a new one."""
         if created is None:
-            attempt = run_tags(slot.stage, len(slot.runs) + 1)
-            run_id = submitter.submit(slot.stage.job, slot.partitions, slot.stage.run_config, attempt)
+            attempt_tags = run_tags(slot.stage, len(slot.runs) + 1)
+            run_id = submitter.submit(slot.stage.job, slot.partitions, slot.stage.run_config, attempt_tags)
         else:
             submitter.enqueue(created)
             run_id = created
