@@ -29,7 +29,8 @@ held to two and the summary reading the stored library: 1.58x (176.4 s against 1
 ``--repeats 2``: 1.54x on the medians (184.0 s against 119.5 s). A faster machine, later: 1.63x
 at the start (one pair, 135.5 s against 83.1 s); with the later stages' runs created ahead of
 their hand-off and the daemon and code server stopped side by side, ``--repeats 2``: 1.71x on the
-medians (130.4 s against 76.2 s). Earlier: 1.57x on 2026-12-04;
+medians (130.4 s against 76.2 s), and 1.54x an hour later (128.3 s against 83.2 s; queued machine
+CPU 142-151 s against 129-136 s before, for the same work). Earlier: 1.57x on 2026-12-04;
 1.23x with a run per partition; 1.44x with ranges alone.
 """
 
