@@ -385,11 +385,8 @@ def _stop_left_behind(instance: DagsterInstance, log: Callable[[str], None]) -> 
 
 def _stop(process: subprocess.Popen[bytes], meanwhile: Callable[[], None] | None = None) -> None:
     """Terminate the daemon (killed after 30 s); `meanwhile` is called once it is told to stop."""
-    if process.poll() is not None:
-        if meanwhile is not None:
-            meanwhile()
-        return
-    os.killpg(process.pid, signal.SIGTERM)
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
     if meanwhile is not None:
         meanwhile()
     try:
@@ -559,8 +556,8 @@ def run_plan(
     def create_ahead() -> None:
         """Create the runs of the next stage that waits for others (one stage a call)."""
         for stage in stages:
-            known = not callable(stage.partitions)
-            if stage.after and known and not {stage.name} & (set(slots) | set(skipped) | set(ahead)):
+            handled = stage.name in slots or stage.name in skipped or stage.name in ahead
+            if stage.after and not callable(stage.partitions) and not handled:
                 ahead[stage.name] = [
                     (keys, submitter.create(stage.job, keys, stage.run_config, run_tags(stage, 1)))
                     for keys in stage.run_partitions(instance)
