@@ -1,21 +1,27 @@
 """WildAWM gating throughput: the old settings (baseline) and the new ones, in the same run.
 
-Builds the worlds (not timed), takes the first M candidate tasks and gates them three times with
+Builds the worlds (not timed), takes the first M candidate tasks and gates them four times with
 `pipeline.gate_all`:
 
   baseline  one task at a time, web + MCP servers and a sandbox session started per rollout
             (``GateConfig(task_workers=1, reuse_services=False)``: main's behaviour before pooling)
   threads   pooled servers and sandbox sessions, `--task-workers` tasks gated at once by threads
             of this process (``task_processes=1``: the GIL keeps them on one core)
-  new       the same in worker processes, one per core (the default config, `gate_processes`)
+  new, cold the same in worker processes, one per core (the default config, `gate_processes`),
+            the workers' fork server started inside the timed span: the first gating of a process
+            that did not start it ahead (the Dagster asset's run)
+  new       the same again, the fork server running (`worlds build` starts it before it builds
+            the worlds, so that its imports overlap the build)
 
 Each is preceded by a one-task warm-up (imports, image tree lookup, sandbox helper), not counted;
-one task is too few for worker processes, so `new` pays its workers' start-up in the timed run,
-as a user does. Printed per setting: tasks/min (wall), wall and CPU seconds (busy CPU of the whole
-machine), tasks per CPU-minute, process spawns started by this process (subprocess.Popen; the
-workers of `new` spawn theirs out of sight, so its count is not comparable), the load average;
-then the ratios, and whether the three settings took the same decisions (every record but the
-rollouts' seconds). Run it on a quiet machine: the CPU count is machine-wide.
+one task is too few for worker processes, so both `new` settings pay their workers' start-up in the
+timed run, as a user does. The bench process loads numpy as the command line does
+(`envpipeline.blas_threads`: one BLAS thread). Printed per setting: tasks/min (wall), wall and CPU
+seconds (busy CPU of the whole machine), tasks per CPU-minute, process spawns started by this
+process (subprocess.Popen; the workers of `new` spawn theirs out of sight, so its count is not
+comparable), the load average; then the ratios, and whether the four settings took the same
+decisions (every record but the rollouts' seconds). Run it on a quiet machine: the CPU count is
+machine-wide.
 
 Measured 2026-12-05 (2 cores, --tasks 30 --personas 3 --days 4, the code before and after world
 gating moved to a memory-backed scratch folder, run back to back): before (65704ff) baseline 25.5,
@@ -33,6 +39,17 @@ a task with threads); after, baseline 31.5, threads 98.0, **new 188.8 tasks/min*
 14.3 spawns a task): 1.33x, 1.41x less CPU, the same decisions in every setting. On 70 tasks (6
 personas) paired runs gave 147-153 before and 223-224 after. Goal 300 tasks/min: still missed.
 
+Measured 2026-12-05 (a third, faster 2-core machine), the code before (76854ba) and after the
+workers' fork server preloaded the gates' code (`gate_worker_preload`: each worker had imported the
+project on its own, 12% of gating's CPU), the diversity gate computed one row of similarities
+instead of the whole matrix, and numpy got one BLAS thread (`envpipeline.blas_threads`: OpenBLAS's
+threads spun after every product, 2.1 s of the gating process's CPU in 70 tasks). --tasks 70
+--personas 6 --days 4: before, new 263.3 and 298.2 tasks/min (CPU 26.3 and 23.5 s) in two runs an
+hour apart; after, new, cold 315.7 and **new 322.4 tasks/min** (CPU 20.1-20.3 s). --tasks 30
+--personas 3: before 273.1 (CPU 10.0 s); after, cold 287.8, new 314.8 (CPU 8.7-9.0 s). The same
+decisions in every setting. Goal 300 tasks/min: met with the fork server started ahead (`worlds
+build`) and at 70 tasks cold; not at 30 tasks cold.
+
 Usage: python bench/world_gating.py [--tasks 8] [--personas 1] [--days 3] [--seed 3]
                                     [--task-workers 4] [--root /dev/shm]
 """
@@ -47,6 +64,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import envpipeline.blas_threads  # noqa: F401  (as the command line: before numpy loads)
 from envpipeline.models.world_task import GatedTask, WorldTask
 from envpipeline.worlds.build import build_world
 from envpipeline.worlds.gates import GateConfig
@@ -134,10 +152,12 @@ def main() -> None:
         threads = measure(
             "threads", candidates, root, GateConfig(task_workers=args.task_workers, task_processes=1)
         )
+        # first in this process, so its fork server starts inside the timed span (a Dagster run)
+        cold = measure("new, cold", candidates, root, GateConfig(task_workers=args.task_workers))
         new = measure("new", candidates, root, GateConfig(task_workers=args.task_workers))
-    for r in (baseline, threads, new):
+    for r in (baseline, threads, cold, new):
         print(
-            f"{r['name']:9s} {r['tasks']} tasks ({r['accepted']} accepted): {r['tasks_per_min']:7.1f} tasks/min, "
+            f"{r['name']:10s} {r['tasks']} tasks ({r['accepted']} accepted): {r['tasks_per_min']:7.1f} tasks/min, "
             f"wall {r['wall_s']:6.2f} s, CPU {r['cpu_s']:6.2f} s ({r['tasks_per_cpu_min']:6.1f} tasks/CPU-min), "
             f"{r['spawns']} spawns ({r['spawns_per_task']:.1f}/task), load avg {r['load']:.1f}"
         )
@@ -147,8 +167,9 @@ def main() -> None:
         f"{baseline['spawns'] / max(threads['spawns'], 1):.2f}x fewer spawns"
     )
     print(f"new / threads: {new['tasks_per_min'] / threads['tasks_per_min']:.2f}x tasks/min (wall)")
-    same = new["decisions"] == baseline["decisions"] == threads["decisions"]
-    print(f"same decisions in all three (every record but rollout seconds): {same}")
+    print(f"new, cold / baseline: {cold['tasks_per_min'] / baseline['tasks_per_min']:.2f}x tasks/min (wall)")
+    same = new["decisions"] == cold["decisions"] == baseline["decisions"] == threads["decisions"]
+    print(f"same decisions in all four (every record but rollout seconds): {same}")
 
 
 if __name__ == "__main__":

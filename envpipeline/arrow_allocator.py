@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import sys
 
+import envpipeline.blas_threads  # noqa: F401  (pyarrow loads numpy: its BLAS thread count first)
+
 
 def _load_with_the_system_allocator() -> None:
     if "ARROW_DEFAULT_MEMORY_POOL" in os.environ or "pyarrow" in sys.modules:

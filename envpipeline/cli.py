@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import envpipeline.arrow_allocator  # noqa: F401  (loads pyarrow with the system allocator, before any command)
+import envpipeline.blas_threads  # noqa: F401  (one BLAS thread; arrow_allocator, which loads numpy, imports it first)
 from envpipeline.errors import MissingExtraError
 
 try:

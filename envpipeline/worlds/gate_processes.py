@@ -9,13 +9,20 @@ gating process runs server threads, which a plain ``fork`` would copy mid-flight
 
 Only what crosses a process boundary can go: the offline (scripted) default. A judge LLM or a
 custom rollout policy keeps the thread pool (`processes_for`).
+
+The fork server imports what the workers need once (`gate_worker_preload`), so that workers
+start warm instead of each importing the project; `warm_workers` starts it ahead of the gating,
+and a run that builds its worlds first (`pipeline.build_and_gate`) starts it before it builds
+them, so that those imports overlap the build.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.forkserver
 import multiprocessing.util
 import os
+import threading
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
@@ -28,7 +35,11 @@ from envpipeline.worlds.rollout_services import ServicePool, sharing
 #: Fewest candidates worth starting worker processes for (each pays its imports, about a second).
 MIN_TASKS_FOR_PROCESSES = 4
 
+#: Imported by the workers' fork server before it forks them.
+PRELOAD_MODULE = "envpipeline.worlds.gate_worker_preload"
+
 _worker_stack: ExitStack | None = None
+_warm_lock = threading.Lock()
 
 
 def processes_for(config: GateConfig, tasks: int, portable: bool) -> int:
@@ -45,10 +56,23 @@ def processes_for(config: GateConfig, tasks: int, portable: bool) -> int:
     return wanted
 
 
+def warm_workers() -> None:
+    """Start this process's fork server now, importing what gating workers need (`PRELOAD_MODULE`)
+    while the caller goes on; a no-op when it runs already.
+
+    One fork server serves the whole process (``multiprocessing`` keeps one): when another part of
+    the process started it first, with its own imports, it is used as it is and the workers import
+    the rest themselves."""
+    with _warm_lock:
+        multiprocessing.set_forkserver_preload([PRELOAD_MODULE])
+        multiprocessing.forkserver.ensure_running()
+
+
 def gate_pool(config: GateConfig, processes: int) -> Executor:
     """A process pool of `processes` gating workers (threads when 0), `config.task_workers` wide."""
     if processes <= 0:
         return ThreadPoolExecutor(max_workers=config.task_workers)
+    warm_workers()
     return ProcessPoolExecutor(
         max_workers=processes,
         mp_context=multiprocessing.get_context("forkserver"),

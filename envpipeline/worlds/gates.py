@@ -42,7 +42,7 @@ from envpipeline.worlds.criteria import (
 from envpipeline.worlds.judge_panel import judge_probe, panel, votes
 from envpipeline.worlds.judge_view import judge_view
 from envpipeline.worlds.judges import default_judges
-from envpipeline.worlds.metrics import cosine_matrix, group_rewards, tfidf, trajectory_well_formed
+from envpipeline.worlds.metrics import cosine_to_last, group_rewards, tfidf, trajectory_well_formed
 from envpipeline.worlds.tasks import prepare_initial, task_text
 from envpipeline.worlds.verifier import evaluate
 
@@ -85,7 +85,7 @@ def diversity_gate(task: WorldTask, accepted: list[str], threshold: float) -> Ga
     """Max TF-IDF cosine between the task text and the accepted tasks' texts must stay below `threshold`."""
     if not accepted:
         return GateResult(name="diversity", passed=True, evidence={"max_similarity": 0.0, "compared": 0})
-    sims = cosine_matrix(tfidf([*accepted, task_text(task)]))[-1, :-1]
+    sims = cosine_to_last(tfidf([*accepted, task_text(task)]))
     best = float(sims.max())
     return GateResult(
         name="diversity",

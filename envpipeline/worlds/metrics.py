@@ -102,6 +102,15 @@ def cosine_matrix(x: np.ndarray) -> np.ndarray:
     return unit @ unit.T
 
 
+def cosine_to_last(x: np.ndarray) -> np.ndarray:
+    """Cosine similarity of the last row vector to each of the others (rows normalized here):
+    the last row of `cosine_matrix` without its diagonal, a matrix-vector product instead of the
+    whole matrix."""
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    unit = x / np.where(norms == 0, 1.0, norms)
+    return unit[:-1] @ unit[-1]
+
+
 def vendi_score(x: np.ndarray) -> float:
     """Vendi score of row embeddings (cosine kernel): exp of the entropy of eig(K/n)."""
     n = x.shape[0]

@@ -24,7 +24,13 @@ from envpipeline.models.task import GateResult
 from envpipeline.models.world_task import GatedTask, Rollout, WorldTask
 from envpipeline.policies.base import Policy
 from envpipeline.worlds.build import build_world
-from envpipeline.worlds.gate_processes import gate_pool, gates_in_worker, processes_for
+from envpipeline.worlds.gate_processes import (
+    MIN_TASKS_FOR_PROCESSES,
+    gate_pool,
+    gates_in_worker,
+    processes_for,
+    warm_workers,
+)
 from envpipeline.worlds.gates import (
     GateConfig,
     diversity_gate,
@@ -216,6 +222,10 @@ def build_and_gate(
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    if processes_for(
+        config or GateConfig(), MIN_TASKS_FOR_PROCESSES, portable=llm is None and policy is None
+    ):
+        warm_workers()  # the gating workers' fork server imports their code while the worlds build
     personas, rejected_personas = propose_personas(n_personas, seed)
     worlds, world_texts, candidates = [], [], []
     for persona in personas:

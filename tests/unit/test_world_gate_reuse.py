@@ -3,7 +3,11 @@ exactly what gating one task after another with fresh interfaces per rollout dec
 
 from __future__ import annotations
 
+import json
 import os
+import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,8 @@ from envpipeline.worlds.personas import generate_persona
 from envpipeline.worlds.pipeline import gate_all, world_candidates
 from envpipeline.worlds.rollout_services import ServicePool
 from tests.world_fixture import make_day
+
+REPO = Path(__file__).resolve().parents[2]
 
 #: The slow reference: one task at a time, web/MCP servers and a sandbox session per rollout.
 ONE_BY_ONE = GateConfig(task_workers=1, reuse_services=False)
@@ -116,6 +122,44 @@ def test_worker_processes_decide_what_threads_decide_and_leave_nothing_running(t
     )
     assert _decisions(in_processes) == _decisions(in_threads)
     assert any(g.status == "accepted" for g in in_processes)
+
+
+_PROBE_IN_A_FRESH_PROCESS = """
+import json, pickle, sys
+from pathlib import Path
+from envpipeline.worlds.gate_processes import gate_pool
+from envpipeline.worlds.gates import GateConfig
+from tests.gate_worker_probe import gate_and_list_imports
+task, day_dir, work = pickle.loads(Path(sys.argv[1]).read_bytes())
+with gate_pool(GateConfig(task_workers=2, task_processes=2), 1) as pool:
+    print(json.dumps(pool.submit(gate_and_list_imports, task, day_dir, work).result()))
+"""
+
+
+def test_gating_workers_start_with_what_gating_imports(tmp_path):
+    """The workers' fork server imports the gates' code once (`gate_worker_preload`), so a worker
+    gates its first task without importing any of the project (each worker imported about 250
+    modules, a second of CPU, when the fork server preloaded nothing). A fresh interpreter, so
+    that its fork server is this pool's."""
+    build = build_world(generate_persona(0, 3), 2, tmp_path / "worlds", live_health=False, replay=False)
+    assert build.passed
+    task, day_dir = world_candidates(Path(build.root), [1], 1)[0]
+    job = tmp_path / "job.pickle"
+    job.write_bytes(pickle.dumps((task, day_dir, tmp_path / "work")))
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE_IN_A_FRESH_PROCESS, str(job)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "red_team" in found["gates"] or "solvability" in found["gates"]  # it really gated
+    assert found["agents_ready"]
+    assert [m for m in found["imported"] if m.split(".")[0] == "envpipeline"] == []
+    assert len(found["imported"]) <= 5, found["imported"]  # third-party leftovers: add them to the preload
 
 
 def test_processes_only_where_they_can_help_and_the_work_can_cross():
