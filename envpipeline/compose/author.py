@@ -22,7 +22,7 @@ from envpipeline.models.base import Strict
 from envpipeline.models.task import Binding, ComposeEnvironmentRef, Condition, Criterion, ToolCallStep
 from envpipeline.rubric import preservation_of
 from envpipeline.services import vocab
-from envpipeline.services.base import Service, dump_state
+from envpipeline.services.base import Service, copy_state, dump_state
 from envpipeline.services.links import VALUE_NOUNS, Action, ActionPlan, Hop, HopPlan, PlannedCall, ValueType
 from envpipeline.services.registry import all_services
 
@@ -254,7 +254,7 @@ def _planted_until_clean(
 ) -> Plan:
     """`plant()` into `service`, again while the plan gives a value away, the state put back first."""
     for _ in range(PLANT_TRIES - 1):
-        before = service.state.model_copy(deep=True)
+        before = copy_state(service.state)
         plan = plant()
         if not gives_away(plan):
             return plan
