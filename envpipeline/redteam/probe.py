@@ -7,6 +7,7 @@ and strings those listings show, and fills the arguments of write tools from the
 from __future__ import annotations
 
 import types
+from collections import deque
 from collections.abc import Iterator
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -45,9 +46,9 @@ def listings(env: ComposedEnvironment, service: str) -> list[dict[str, Any]]:
 def ids_in(data: Any) -> list[str]:
     """Every id-like string value inside observation data, in order of appearance, once each."""
     seen: dict[str, None] = {}
-    stack = [data]
+    stack = deque([data])  # breadth first: a list's pop(0) made long listings quadratic
     while stack:
-        item = stack.pop(0)
+        item = stack.popleft()
         if isinstance(item, dict):
             for key, value in item.items():
                 if isinstance(value, str) and is_id_field(key):
@@ -62,9 +63,9 @@ def ids_in(data: Any) -> list[str]:
 def strings_in(data: Any) -> list[str]:
     """Every string leaf of observation data, once each, in order."""
     seen: dict[str, None] = {}
-    stack = [data]
+    stack = deque([data])
     while stack:
-        item = stack.pop(0)
+        item = stack.popleft()
         if isinstance(item, str):
             seen.setdefault(item, None)
         elif isinstance(item, dict):

@@ -23,7 +23,7 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import UnionType
-from typing import Any, ClassVar, Generic, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import Any, ClassVar, Generic, Literal, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel, ValidationError
 
@@ -282,7 +282,7 @@ def copy_state(state: StateT) -> StateT:
     memo: dict[int, Any] = {}
     copied = {name: _copied_field(value, memo) for name, value in state.__dict__.items()}
     clone = state.model_copy()  # its fields set, as a deep copy keeps them
-    clone.__dict__.update(copied)
+    cast("dict[str, Any]", clone.__dict__).update(copied)
     return clone
 
 
@@ -302,7 +302,7 @@ def _copied_field(value: Any, memo: dict[int, Any]) -> Any:
         if type(record) is not record_cls or record.__pydantic_private__ or record.__pydantic_extra__:
             return copy.deepcopy(value, memo)
         fresh = out[name] = record.model_copy()
-        fields = fresh.__dict__
+        fields = cast("dict[str, Any]", fresh.__dict__)  # a model's own field values
         for field in plan.lists:
             if fields[field] is not None:
                 fields[field] = list(fields[field])
