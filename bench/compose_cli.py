@@ -30,6 +30,14 @@ services, ~3,400 pydantic models), ~25 MB of composing working set, ~25 MB for t
 engine's code pages). No help: MALLOC_ARENA_MAX=1, MALLOC_TRIM_THRESHOLD_, malloc_trim between
 stages (<= 3 MB), DuckDB threads=1 / memory_limit for the refresh, lazy CLI command imports (~1 MB).
 
+Measured 2026-12-05 on a faster machine, the code before (b1eb25b) and after the plantings'
+state copies went record by record (`services.base.copy_state`), alternated, --tasks 1000: before
+28.0 and 30.8 accepted/s, after 32.0 and 29.9 (peak RSS 227 MB every time): no difference beyond
+this machine's noise. The core alone over seeds 0-299 (CPU time, three alternated pairs): 9.13 s
+before, 8.90 s after (2.5%). Goal 500 accepted/s: missed by far; under cProfile the red-team gate
+is about half of a candidate's time and each of its two drafts (the replay gate drafts it again)
+about a fifth.
+
 Usage: python bench/compose_cli.py [--tasks 500 5000] [--large] [--core-seeds 300]
   --large adds a 50,000-task run (peak RSS target <= 300 MB).
 """
