@@ -56,6 +56,7 @@ GATE_WORKER_MODULES = (
 
 
 def preload() -> None:
+    """Import `GATE_WORKER_MODULES`, load the policy registries, then freeze what was imported."""
     for name in GATE_WORKER_MODULES:
         with contextlib.suppress(Exception):
             importlib.import_module(name)

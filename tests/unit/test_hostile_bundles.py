@@ -144,7 +144,10 @@ def test_a_forged_pass_is_never_a_pass(
     trial = run_trial(sandbox, bundle, "oracle", LIMITS)
     assert trial.reward != 1.0, trial.reason
     if sandbox.backend in planted_on:
-        assert trial.verdict == "tampered" and trial.planted, (trial.verdict, trial.reason)
+        # (the agent phase's output in the message: CI once saw "ok" here, not reproduced since)
+        agent = trial.agent_exec
+        said = (agent.exit_code, agent.stdout[-500:], agent.stderr[-500:]) if agent else None
+        assert trial.verdict == "tampered" and trial.planted, (trial.verdict, trial.reason, said)
         assert "wrote" in trial.reason or "changed what the verifier runs" in trial.reason
     else:  # the backend did not let the solution write there: the real tests fail it
         assert (trial.verdict, trial.reward) == ("ok", 0.0), trial
