@@ -91,14 +91,18 @@ def tfidf(texts: Sequence[str], ngrams: tuple[int, int] = (1, 2)) -> np.ndarray:
     df = (matrix > 0).sum(axis=0)
     idf = np.log((1 + len(texts)) / (1 + df)) + 1.0
     matrix *= idf
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms == 0, 1.0, norms)
+    return unit_rows(matrix)
+
+
+def unit_rows(x: np.ndarray) -> np.ndarray:
+    """`x` with every row scaled to length 1 (an all-zero row stays zero)."""
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(norms == 0, 1.0, norms)
 
 
 def cosine_matrix(x: np.ndarray) -> np.ndarray:
     """Pairwise cosine similarity of row vectors (rows normalized here)."""
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    unit = x / np.where(norms == 0, 1.0, norms)
+    unit = unit_rows(x)
     return unit @ unit.T
 
 
@@ -106,8 +110,7 @@ def cosine_to_last(x: np.ndarray) -> np.ndarray:
     """Cosine similarity of the last row vector to each of the others (rows normalized here):
     the last row of `cosine_matrix` without its diagonal, a matrix-vector product instead of the
     whole matrix."""
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    unit = x / np.where(norms == 0, 1.0, norms)
+    unit = unit_rows(x)
     return unit[:-1] @ unit[-1]
 
 
@@ -116,8 +119,7 @@ def vendi_score(x: np.ndarray) -> float:
     n = x.shape[0]
     if n == 0:
         return 0.0
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    unit = x / np.where(norms == 0, 1.0, norms)
+    unit = unit_rows(x)
     small = unit.T @ unit / n if unit.shape[1] < n else unit @ unit.T / n
     eig = np.clip(np.linalg.eigvalsh(small), 0.0, None)
     eig = eig[eig > 1e-12]
