@@ -584,25 +584,6 @@ def run_plan(
 
     with plan_lease(instance, plan_id) as renew, _canceling_ahead(ahead, cancel_ahead):
         while True:
-            for stage in stages:
-                if stage.name in slots or stage.name in skipped:
-                    continue
-                before = [stage_state(a) for a in stage.after]
-                if any(state in ("failed", "skipped") for state in before):
-                    skipped.append(stage.name)
-                    log(f"skipped {stage.name}: a stage it waits for failed")
-                    cancel_ahead(stage.name, "stage skipped: a stage it waits for failed")
-                    continue
-                if all(state == "done" for state in before):
-                    created = ahead.pop(stage.name, None)
-                    if created is None:
-                        slots[stage.name] = [_Slot(stage, keys) for keys in stage.run_partitions(instance)]
-                        for slot in slots[stage.name]:
-                            submit(slot)
-                    else:
-                        slots[stage.name] = [_Slot(stage, keys) for keys, _ in created]
-                        for slot, (_, run_id) in zip(slots[stage.name], created, strict=True):
-                            submit(slot, run_id)
             open_runs = [
                 run_id
                 for run_id, slot in run_slot.items()
@@ -628,6 +609,27 @@ def run_plan(
                     submit(slot)
                 else:
                     log(f"{slot.label}: run {run_id} {run.status.value.lower()} (no retries left)")
+            # stages whose predecessors just settled start in the same pass (a pass later they
+            # waited a whole poll more: about 0.5 s at each hand-off of the plan's longest chain)
+            for stage in stages:
+                if stage.name in slots or stage.name in skipped:
+                    continue
+                before = [stage_state(a) for a in stage.after]
+                if any(state in ("failed", "skipped") for state in before):
+                    skipped.append(stage.name)
+                    log(f"skipped {stage.name}: a stage it waits for failed")
+                    cancel_ahead(stage.name, "stage skipped: a stage it waits for failed")
+                    continue
+                if all(state == "done" for state in before):
+                    created = ahead.pop(stage.name, None)
+                    if created is None:
+                        slots[stage.name] = [_Slot(stage, keys) for keys in stage.run_partitions(instance)]
+                        for slot in slots[stage.name]:
+                            submit(slot)
+                    else:
+                        slots[stage.name] = [_Slot(stage, keys) for keys, _ in created]
+                        for slot, (_, run_id) in zip(slots[stage.name], created, strict=True):
+                            submit(slot, run_id)
             for name in slots:
                 if name not in announced and stage_state(name) == "done":
                     announced.add(name)
