@@ -124,7 +124,8 @@ def shared_code_server(workspace_file: Path, log_file: Path) -> Iterator[SharedC
     grpc_server = {"socket": str(socket), "location_name": location.location_name}
     workspace.write_text(yaml.safe_dump({"load_from": [{"grpc_server": grpc_server}]}))
     command = [
-        sys.executable, "-m", "dagster", "api", "grpc",
+        # (through `quick_exit`: the server exits without the interpreter's last collections)
+        sys.executable, "-m", "envpipeline.quick_exit", "dagster", "api", "grpc",
         "--module-name", location.module,
         "--working-directory", location.working_directory,
         "--location-name", location.location_name,

@@ -25,6 +25,7 @@ import threading
 from pathlib import Path
 
 from assets.code_server import wait_until_serving, workspace_location
+from envpipeline.quick_exit import freeze_for_exit
 
 
 def _take_option(argv: list[str], flag: str, values: int) -> list[str] | None:
@@ -81,7 +82,10 @@ def main(argv: list[str] | None = None) -> None:
             wait_until_serving(Path(code_server[0]), pid=int(code_server[1]))
         except RuntimeError as error:
             raise SystemExit(f"dagster-daemon not started: {error}") from None
-    cli.main(args=args, prog_name="dagster-daemon")
+    try:
+        cli.main(args=args, prog_name="dagster-daemon")
+    finally:
+        freeze_for_exit()  # stopped: exit without the interpreter's last collections
 
 
 if __name__ == "__main__":
