@@ -34,7 +34,10 @@ CPU 142-151 s against 129-136 s before, for the same work). A faster machine aga
 session, after world gating's workers started warm and numpy got one BLAS thread (no pair of the
 earlier code on it), ``--repeats 2``: serial 98.6 and 96.5 s, queued 59.3 and 59.0 s, **1.65x** on
 the medians (machine CPU 90.5 s against 97.5 s); two more pairs at that session's last commit:
-1.66x (102.3 s against 61.5 s). Earlier: 1.57x on 2026-12-04;
+1.66x (102.3 s against 61.5 s). The next session, the same machine type (slower that hour),
+``--repeats 2``: the code before 1.75x (111.9 s against 64.1 s); with stages started in the poll
+that sees their predecessors end and the plan's processes exiting without the last garbage
+collections, **1.76x** (109.8 s against 62.2 s). Earlier: 1.57x on 2026-12-04;
 1.23x with a run per partition; 1.44x with ranges alone.
 """
 

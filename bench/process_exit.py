@@ -10,7 +10,8 @@ alternating the modes.
 
 Usage: python bench/process_exit.py [--repeats 5]
 
-Measured 2026-12-05 on a 2-core machine, ``--repeats 5``: see README (Performance).
+Measured 2026-12-05 on a 2-core machine, ``--repeats 5``: plain 756 ms of wall time (773 ms of
+CPU) from the last line to the exit, frozen 24 ms (34 ms of CPU): 31.6x.
 """
 
 from __future__ import annotations
