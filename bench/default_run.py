@@ -37,7 +37,9 @@ the medians (machine CPU 90.5 s against 97.5 s); two more pairs at that session'
 1.66x (102.3 s against 61.5 s). The next session, the same machine type (slower that hour),
 ``--repeats 2``: the code before 1.75x (111.9 s against 64.1 s); with stages started in the poll
 that sees their predecessors end and the plan's processes exiting without the last garbage
-collections, **1.76x** (109.8 s against 62.2 s). Earlier: 1.57x on 2026-12-04;
+collections, **1.76x** (109.8 s against 62.2 s); an hour later, the machine slower (serial
+122 s), the code before 1.70x (122.2 s against 72.0 s) and the new code 1.68x (122.0 s against
+72.5 s): no measurable difference. Earlier: 1.57x on 2026-12-04;
 1.23x with a run per partition; 1.44x with ranges alone.
 """
 
