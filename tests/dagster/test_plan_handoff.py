@@ -20,18 +20,16 @@ from assets.launch import Stage, run_plan
 
 
 class _RecordingSubmitter:
-    """Creates NOT_STARTED runs and records, per job, the polls at which each was created and submitted."""
+    """Creates NOT_STARTED runs and records, per job, the poll at which each was submitted."""
 
     def __init__(self, instance: DagsterInstance, polls: list[int]) -> None:
         self.instance, self.polls = instance, polls
-        self.created: dict[str, int] = {}
         self.submitted: dict[str, int] = {}
         self.queued: list[str] = []
         self.started: list[str] = []
 
     def create(self, job: str, partitions: Any, run_config: dict, tags: dict[str, str]) -> str:
         run = create_run_for_test(self.instance, job_name=job, tags=tags, status=DagsterRunStatus.NOT_STARTED)
-        self.created[job] = self.polls[0]
         return run.run_id
 
     def enqueue(self, run_id: str) -> None:
