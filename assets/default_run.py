@@ -446,8 +446,6 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     from rich.console import Console
 
-    from envpipeline.quick_exit import freeze_for_exit
-
     summary = run_default_job(
         args.home.resolve(),
         batches=args.batches,
@@ -458,8 +456,12 @@ def main(argv: list[str] | None = None) -> None:
         retries=args.retries,
     )
     args.summary.write_text(json.dumps(summary, indent=2, sort_keys=True, default=str))
-    freeze_for_exit()  # the job is done: exit without the interpreter's last collections (~1 s)
 
 
 if __name__ == "__main__":
-    main()
+    from envpipeline.quick_exit import freeze_for_exit
+
+    try:
+        main()
+    finally:
+        freeze_for_exit()  # the process is done: exit without the interpreter's last collections

@@ -82,11 +82,11 @@ def main(argv: list[str] | None = None) -> None:
             wait_until_serving(Path(code_server[0]), pid=int(code_server[1]))
         except RuntimeError as error:
             raise SystemExit(f"dagster-daemon not started: {error}") from None
-    try:
-        cli.main(args=args, prog_name="dagster-daemon")
-    finally:
-        freeze_for_exit()  # stopped: exit without the interpreter's last collections
+    cli.main(args=args, prog_name="dagster-daemon")
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        freeze_for_exit()  # stopped: exit without the interpreter's last collections

@@ -14,11 +14,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _python(code: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(cwd or REPO)])}
+def _python(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(cwd)])}
     return subprocess.run(
-        [sys.executable, *(["-c", code] if code else []), *args],
-        cwd=cwd or REPO,
+        [sys.executable, *args],
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
@@ -38,7 +38,7 @@ def test_the_command_line_freezes_the_heap_when_done_and_its_exit_handlers_still
         entrypoint()
         """
     )
-    done = _python(code)
+    done = _python("-c", code)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "before: frozen False"
@@ -48,7 +48,7 @@ def test_the_command_line_freezes_the_heap_when_done_and_its_exit_handlers_still
 
 def test_a_failing_command_keeps_its_exit_status():
     code = "import sys; sys.argv = ['envpipeline', 'compose', '--tasks', '-3']; from envpipeline.cli import entrypoint; entrypoint()"
-    done = _python(code)
+    done = _python("-c", code)
     assert done.returncode == 2, (done.stdout, done.stderr)
 
 
@@ -66,12 +66,12 @@ def test_run_module_runs_a_module_as_main_with_its_arguments_status_and_exit_han
         )
     )
     out = tmp_path / "out.txt"
-    done = _python("", "-m", "envpipeline.quick_exit", "probe_main", str(out), "3", "x", cwd=tmp_path)
+    done = _python("-m", "envpipeline.quick_exit", "probe_main", str(out), "3", "x", cwd=tmp_path)
     assert done.returncode == 3, done.stderr
     assert out.read_text() == "__main__ ['3', 'x'] frozen=True"
 
 
 def test_run_module_names_a_module_that_is_not_there():
-    done = _python("", "-m", "envpipeline.quick_exit", "no_such_module_here")
+    done = _python("-m", "envpipeline.quick_exit", "no_such_module_here")
     assert done.returncode != 0
     assert "No module named no_such_module_here" in done.stderr
