@@ -65,6 +65,23 @@ PENDING = [
 ]
 #: Pending runs that were submitted (a plan creates some runs ahead, NOT_STARTED until submitted).
 SUBMITTED = [status for status in PENDING if status != DagsterRunStatus.NOT_STARTED]
+#: A run created ahead is made again this long before Dagster's run monitoring would fail it.
+AHEAD_MARGIN_SEC = 30.0
+
+
+def ahead_lifetime(instance: DagsterInstance) -> float | None:
+    """How long a run created ahead may wait NOT_STARTED; None for as long as it takes.
+
+    Dagster's run monitoring fails a NOT_STARTED run older than its start timeout ("Run timed out
+    due to taking longer than 180 seconds to start", ``run_monitoring.start_timeout_seconds``), as
+    it does a run whose worker never started: a plan whose first stages take longer would find its
+    later stages' runs failed before it could submit them. A plan makes them again (and deletes the
+    old ones) `AHEAD_MARGIN_SEC` before that; 0 when the timeout leaves no time (nothing is made ahead).
+    """
+    timeout = instance.run_monitoring_start_timeout_seconds
+    if not instance.run_monitoring_enabled or timeout <= 0:
+        return None
+    return max(0.0, timeout - AHEAD_MARGIN_SEC)
 
 
 @dataclass(frozen=True)
@@ -512,7 +529,10 @@ def run_plan(
     0.1-0.2 s of CPU (its event-log shard, its planned materializations), about 1 s on a busy
     machine, once per hand-off on the plan's longest chain. A stage whose partitions are known only
     later (a callable) is created when it starts. Runs created ahead are submitted with the stage,
-    or canceled (with the reason) when the stage is skipped or the plan stops."""
+    or canceled (with the reason) when the stage is skipped or the plan stops. They are made again
+    before the instance's run monitoring would fail them for waiting (`ahead_lifetime`), and a run
+    created ahead that is no longer NOT_STARTED when its stage starts (failed or canceled by
+    someone else) is replaced by a new run, which does not count as a retry."""
     check_plan(stages)
     plan_id = uuid.uuid4().hex[:12]
     last_check = [time.monotonic(), True]
@@ -530,6 +550,9 @@ def run_plan(
 
     #: stage name -> its runs created ahead (partitions, run id), not submitted yet
     ahead: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+    #: stage name -> when its runs were created ahead (time.monotonic)
+    ahead_made: dict[str, float] = {}
+    lifetime = ahead_lifetime(instance)
 
     def run_tags(stage: Stage, attempt: int) -> dict[str, str]:
         return {
@@ -554,7 +577,15 @@ def run_plan(
         run_slot[run_id] = slot
 
     def create_ahead() -> None:
-        """Create the runs of the next stage that waits for others (one stage a call)."""
+        """Create the runs of the next stage that waits for others (one stage a call), after
+        deleting the runs created ahead that would soon be too old to wait (`ahead_lifetime`)."""
+        if lifetime is not None:
+            for name in [n for n, made in ahead_made.items() if time.monotonic() - made >= lifetime]:
+                for _, run_id in ahead.pop(name, []):
+                    instance.delete_run(run_id)
+                del ahead_made[name]
+            if lifetime <= 0:
+                return
         for stage in stages:
             handled = stage.name in slots or stage.name in skipped or stage.name in ahead
             if stage.after and not callable(stage.partitions) and not handled:
@@ -562,9 +593,18 @@ def run_plan(
                     (keys, submitter.create(stage.job, keys, stage.run_config, run_tags(stage, 1)))
                     for keys in stage.run_partitions(instance)
                 ]
+                ahead_made[stage.name] = time.monotonic()
                 return
 
+    def still_waiting(created: list[tuple[tuple[str, ...], str]]) -> list[str | None]:
+        """The runs created ahead that can still be submitted (None for one that cannot)."""
+        ids = [run_id for _, run_id in created]
+        runs = {r.run_id: r for r in instance.get_runs(filters=RunsFilter(run_ids=ids))}
+        waiting = {i for i, r in runs.items() if r.status == DagsterRunStatus.NOT_STARTED}
+        return [run_id if run_id in waiting else None for run_id in ids]
+
     def cancel_ahead(name: str, why: str) -> None:
+        ahead_made.pop(name, None)
         for _, run_id in ahead.pop(name, []):
             run = instance.get_run_by_id(run_id)
             if run is not None and run.status == DagsterRunStatus.NOT_STARTED:
@@ -622,13 +662,14 @@ def run_plan(
                     continue
                 if all(state == "done" for state in before):
                     created = ahead.pop(stage.name, None)
+                    ahead_made.pop(stage.name, None)
                     if created is None:
                         slots[stage.name] = [_Slot(stage, keys) for keys in stage.run_partitions(instance)]
                         for slot in slots[stage.name]:
                             submit(slot)
                     else:
                         slots[stage.name] = [_Slot(stage, keys) for keys, _ in created]
-                        for slot, (_, run_id) in zip(slots[stage.name], created, strict=True):
+                        for slot, run_id in zip(slots[stage.name], still_waiting(created), strict=True):
                             submit(slot, run_id)
             for name in slots:
                 if name not in announced and stage_state(name) == "done":

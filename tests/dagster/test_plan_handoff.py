@@ -1,4 +1,5 @@
-"""A plan starts a stage in the same poll that sees the stage it waits for succeed.
+"""A plan starts a stage in the same poll that sees the stage it waits for succeed, and keeps
+the runs it creates ahead alive past Dagster's run-monitoring start timeout.
 
 No daemon here: an ephemeral instance holds the runs, a recording submitter stands in for the
 code location, and each of the plan's sleeps between polls is one tick of a fake clock: at each
@@ -102,3 +103,95 @@ def test_a_failed_predecessor_skips_the_stage_in_the_same_poll(recorded, monkeyp
     assert not result.ok and result.skipped == ["second"]
     assert list(submitter.submitted) == ["first_job"]
     assert polls[0] == 1
+
+
+#: seconds of the fake clock per poll in the tests of runs created ahead
+TICK_SEC = 5.0
+
+
+class _SlowFirstStage(_RecordingSubmitter):
+    """The first job's run takes `first_ticks` polls; Dagster's run monitoring is played too: at
+    each tick a NOT_STARTED run older than `start_timeout` fake seconds is failed, as the daemon
+    fails it ("Run timed out due to taking longer than ... seconds to start"). Submitting a run that
+    is no longer NOT_STARTED does nothing, as `DagsterInstance.submit_run` skips it."""
+
+    def __init__(self, instance: DagsterInstance, polls: list[int], first_ticks: int, start_timeout: float):
+        super().__init__(instance, polls)
+        self.first_ticks, self.start_timeout = first_ticks, start_timeout
+        self.born: dict[str, float] = {}
+        self.timed_out: list[str] = []
+
+    def create(self, job: str, partitions: Any, run_config: dict, tags: dict[str, str]) -> str:
+        run_id = super().create(job, partitions, run_config, tags)
+        self.born[run_id] = self.polls[0] * TICK_SEC
+        return run_id
+
+    def enqueue(self, run_id: str) -> None:
+        run = self.instance.get_run_by_id(run_id)
+        assert run is not None
+        if run.status == DagsterRunStatus.NOT_STARTED:
+            super().enqueue(run_id)
+
+    def advance(self) -> None:
+        now = self.polls[0] * TICK_SEC
+        for run_id, born in self.born.items():
+            run = self.instance.get_run_by_id(run_id)
+            waiting = run is not None and run.status == DagsterRunStatus.NOT_STARTED
+            if waiting and run_id not in self.queued and now - born >= self.start_timeout:
+                self.instance.report_run_failed(run, message="Run timed out (monitoring, played)")
+                self.timed_out.append(run_id)
+        slow = [r for r in self.started if self._job(r) == "first_job" and self.polls[0] < self.first_ticks]
+        self.started = [r for r in self.started if r not in slow]
+        super().advance()
+        self.started += slow
+
+    def _job(self, run_id: str) -> str:
+        run = self.instance.get_run_by_id(run_id)
+        assert run is not None
+        return run.job_name
+
+
+def _slow_plan(monkeypatch, settings: dict, first_ticks: int, start_timeout: float):
+    polls = [0]
+    instance = DagsterInstance.ephemeral(settings=settings)
+    submitter = _SlowFirstStage(instance, polls, first_ticks, start_timeout)
+
+    def tick(_seconds: float) -> None:
+        polls[0] += 1
+        submitter.advance()
+
+    monkeypatch.setattr(launch.time, "sleep", tick)
+    monkeypatch.setattr(launch.time, "monotonic", lambda: polls[0] * TICK_SEC)
+    monkeypatch.setattr(launch, "daemon_alive", lambda *_: True)  # asked every 15 s of the fake clock
+    return instance, submitter
+
+
+def test_runs_created_ahead_are_made_again_before_run_monitoring_would_fail_them(monkeypatch):
+    """A first stage that takes 200 s (40 polls) outlives a 60 s start timeout: the second stage's
+    run, created ahead, is deleted and made again every 30 s, so monitoring never fails it and the
+    plan needs no retry. (Before, it was failed while waiting and the plan spent its retry.)"""
+    settings = {"run_monitoring": {"enabled": True, "start_timeout_seconds": 60}}
+    instance, submitter = _slow_plan(monkeypatch, settings, first_ticks=40, start_timeout=60.0)
+    stages = [Stage("first", "first_job"), Stage("second", "second_job", after=("first",))]
+    result = run_plan(instance, submitter, stages, retries=0)
+    assert result.ok, result
+    assert submitter.timed_out == []
+    runs = instance.get_runs()
+    assert sorted(r.job_name for r in runs) == ["first_job", "second_job"], "the old ones are deleted"
+    assert all(r.status == DagsterRunStatus.SUCCESS for r in runs)
+    assert len(submitter.born) > 4, "the second stage's run was made again several times"
+
+
+def test_a_run_created_ahead_that_was_failed_meanwhile_is_replaced_without_a_retry(monkeypatch):
+    """Where the plan cannot know the limit (monitoring off in its instance's settings, on in the
+    daemon's), a run created ahead may be failed before its stage starts: the stage gets a new run,
+    and the plan's retries are left for real failures."""
+    settings = {"run_monitoring": {"enabled": False}}
+    instance, submitter = _slow_plan(monkeypatch, settings, first_ticks=20, start_timeout=60.0)
+    stages = [Stage("first", "first_job"), Stage("second", "second_job", after=("first",))]
+    result = run_plan(instance, submitter, stages, retries=0)
+    assert result.ok, result
+    assert len(submitter.timed_out) == 1
+    second = [r for r in instance.get_runs() if r.job_name == "second_job"]
+    assert sorted(r.status.value for r in second) == ["FAILURE", "SUCCESS"]
+    assert {r.tags[launch.ATTEMPT_TAG] for r in second} == {"1"}, "not counted as a retry"
