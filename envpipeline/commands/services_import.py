@@ -26,7 +26,6 @@ from envpipeline.commands.common import WritableFolder, emit_json
 from envpipeline.errors import SpecError
 from envpipeline.files import write_atomically
 from envpipeline.services.mcp_import import ImportedService, synthesis_report, verified_service
-from envpipeline.services.mcp_spec import VERBS
 from envpipeline.services.mcp_values import words
 
 if TYPE_CHECKING:
@@ -42,22 +41,19 @@ def service_name_for(path: Path, payload: Any) -> str:
 
 
 def simulated_reason(cls: type[ImportedService], tool: str) -> str:
-    """Why a tool is simulated (its name fits no CRUD shape, or its id argument is missing)."""
-    parts = words(tool)
-    spec_writes = cls.tools[tool].writes
-    kind = "write (its writes are recorded)" if spec_writes else "read"
-    if not parts or parts[0] not in VERBS:
-        return f"name does not start with a CRUD verb; simulated {kind}"
-    return f"CRUD verb '{parts[0]}' but no required id argument naming its collection; simulated {kind}"
+    """Why a tool is simulated (what the classification found), and whether its writes are recorded."""
+    kind = "write (its writes are recorded)" if cls.tools[tool].writes else "read"
+    return f"{cls.simulated_reasons.get(tool, 'simulated')}; simulated {kind}"
 
 
 def report_of(cls: type[ImportedService], source: Path) -> dict[str, Any]:
     """The machine-readable import report of one accepted service."""
     summary = synthesis_report(cls)
     implemented = {
-        tool: {"collection": coll, "operation": op}
-        for coll, info in _ops(cls).items()
-        for tool, op in info.items()
+        tool: {"collection": coll, "operation": cls.operations[tool]}
+        for coll, tools in cls.collections.items()
+        for tool in tools
+        if not cls.tools[tool].simulated
     }
     return {
         "service": cls.name,
@@ -71,20 +67,6 @@ def report_of(cls: type[ImportedService], source: Path) -> dict[str, Any]:
         "links": len(cls.links()),
         "contract": "passed",
     }
-
-
-def _ops(cls: type[ImportedService]) -> dict[str, dict[str, str]]:
-    out: dict[str, dict[str, str]] = {}
-    for coll, tools in cls.collections.items():
-        for tool in tools:
-            if not cls.tools[tool].simulated:
-                out.setdefault(coll, {})[tool] = _op_name(tool, cls.tools[tool].writes)
-    return out
-
-
-def _op_name(tool: str, writes: bool) -> str:
-    first = words(tool)[0] if words(tool) else ""
-    return f"{first} ({'write' if writes else 'read'})"
 
 
 def import_one(

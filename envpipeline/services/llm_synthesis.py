@@ -156,6 +156,9 @@ def plan_shapes(specs: list[ToolSpec], plan: ServicePlan) -> list[Shape]:
         Shape(s, None if (r := plan.tools[s.name]).role == "simulated" else r.role, r.collection)
         for s in specs
     ]
+    for shape in shapes:
+        if shape.simulated:
+            shape.reason = "the model's plan gives it to the world model"
     collections = {s.collection for s in shapes if s.collection}
     problems = []
     for shape in shapes:

@@ -90,6 +90,8 @@ class Shape:
     #: JSON type of its collection's record ids: ``integer`` where `classify` found every id
     #: argument of that collection an integer (`_id_kinds`), else ``string``
     id_type: str = "string"
+    #: why the tool is simulated, in words (empty for a CRUD tool)
+    reason: str = ""
 
     @property
     def simulated(self) -> bool:
@@ -352,6 +354,19 @@ def _id_kinds(shapes: list[Shape], collections: set[str], listed: set[str]) -> d
     return {c: "integer" if found == {"integer"} else "string" for c, found in kinds.items()}
 
 
+#: `Shape.reason` of a tool whose name holds no CRUD verb
+NO_VERB = "its name has no CRUD verb (create, get, list, update, delete, search or a synonym)"
+
+
+def _no_id_reason(shape: Shape) -> str:
+    """Why a get/update/delete tool is simulated: no required argument carries its record's id."""
+    required = shape.spec.required
+    shown = f"required: {', '.join(required)}" if required else "no argument is required"
+    operation = str(shape.op)
+    article = "an" if operation[:1] in "aeiou" else "a"
+    return f"{article} {operation} on {shape.collection}, but no required argument carries one's id ({shown})"
+
+
 def classify(specs: list[ToolSpec], service: str = "") -> list[Shape]:
     """The shape of every tool: its CRUD operation and collection, or simulated (op None).
 
@@ -368,7 +383,8 @@ def classify(specs: list[ToolSpec], service: str = "") -> list[Shape]:
     shapes: list[Shape] = []
     for spec, op, noun in parsed:
         if op is None or not noun:
-            shapes.append(Shape(spec, None, None))
+            why = NO_VERB if op is None else f"its name has the CRUD verb ({op}) but names no object"
+            shapes.append(Shape(spec, None, None, reason=why))
             continue
         collection = collection_of(noun)
         if op in ("get", "update", "delete"):
@@ -401,6 +417,7 @@ def classify(specs: list[ToolSpec], service: str = "") -> list[Shape]:
             ]
             shape.id_arg = next((a for a in own if a in shape.spec.required), None)
             if shape.id_arg is None:
+                shape.reason = _no_id_reason(shape)
                 shape.op, shape.collection = None, None
             else:
                 shape.refs[shape.id_arg] = shape.collection  # type: ignore[assignment]
@@ -409,6 +426,7 @@ def classify(specs: list[ToolSpec], service: str = "") -> list[Shape]:
             shape.query_arg = next((a for a in QUERY_ARGS if a in strings), None)
     for shape in shapes:
         if shape.op == "update" and not (set(shape.spec.properties) - {shape.id_arg}):
+            shape.reason = f"an update of {shape.collection} with no argument to change"
             shape.op, shape.collection = None, None
     alive = {s.collection for s in shapes if s.collection}
     for shape in shapes:

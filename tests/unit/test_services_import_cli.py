@@ -64,6 +64,43 @@ def test_import_reports_implemented_and_simulated_tools_as_json(tmp_path):
     assert check_service(cls) == [], "the written spec re-imports and passes"
 
 
+def _tool(name: str, properties: dict, required: list[str]) -> dict:
+    schema = {"type": "object", "properties": properties, "required": required}
+    return {"name": name, "description": name.replace("_", " "), "inputSchema": schema}
+
+
+#: a vendor-prefixed spec (``acme_`` on every tool) whose get takes a key, not an id
+PREFIXED = {
+    "tools": [
+        _tool("acme_create_ticket", {"title": {"type": "string"}}, ["title"]),
+        _tool("acme_list_tickets", {}, []),
+        _tool("acme_get_ticket", {"ticket_key": {"type": "string"}}, ["ticket_key"]),
+        _tool("acme_update_ticket", {"ticket_id": {"type": "string"}}, ["ticket_id"]),
+        _tool("acme_assign_ticket", {"ticket_id": {"type": "string"}}, ["ticket_id"]),
+    ]
+}
+
+
+def test_import_report_gives_the_classifications_operations_and_reasons(tmp_path):
+    """The report says what the importer decided: the operation after the vendor prefix (not the
+    name's first word) and, for each simulated tool, the check it failed (not a guess from its name)."""
+    spec = tmp_path / "acme.json"
+    spec.write_text(json.dumps(PREFIXED))
+    result = CliRunner().invoke(main, ["services", "import", str(spec), "--json"])
+    assert result.exit_code == 0, result.output
+    (report,) = json.loads(result.output)
+    assert report["implemented"] == {
+        "acme_create_ticket": {"collection": "tickets", "operation": "create"},
+        "acme_list_tickets": {"collection": "tickets", "operation": "list"},
+    }
+    reasons = report["simulated"]
+    assert "no required argument carries one's id (required: ticket_key)" in reasons["acme_get_ticket"]
+    assert "update of tickets with no argument to change" in reasons["acme_update_ticket"]
+    assert reasons["acme_assign_ticket"].startswith("its name has no CRUD verb")
+    assert reasons["acme_assign_ticket"].endswith("simulated write (its writes are recorded)")
+    assert not any("does not start with" in r for r in reasons.values())
+
+
 def test_import_of_a_shipped_spec_prints_a_table(tmp_path):
     path = tmp_path / "issue_tracker.json"
     shutil.copy(str(SPECS / "issue_tracker.json"), path)
