@@ -129,7 +129,7 @@ class SimulatedTools:
         return cls(
             mine,
             {s.spec.name: family(s.spec.name, prefixes) for s in mine},
-            {s.spec.name for s in mine if is_write(s.spec.name, s.spec.annotations)},
+            {s.spec.name for s in mine if is_write(s.spec.name, s.spec.annotations, prefixes)},
             _free_ids(shapes),
         )
 

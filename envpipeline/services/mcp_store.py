@@ -10,9 +10,10 @@ agent does is remembered and what it reads is consistent:
   ``list_notifications`` answers with ids that ``get_notification_details`` accepts.
 - **Recorded calls, per family.** Tools form a *family* by the words of their name other than
   verbs and the service prefix (``set_status``/``get_status`` -> ``status``,
-  ``issue_write``/``issue_read`` -> ``issue``). A simulated *write* (readOnlyHint false, or a
-  write verb) appends its arguments and response to its family's records, so it changes the
-  state like any write. A simulated *read* answers:
+  ``issue_write``/``issue_read`` -> ``issue``). A simulated *write* (readOnlyHint false,
+  destructiveHint true, or a write verb after the service prefix: `is_write`) appends its
+  arguments and response to its family's records, so it changes the state like any write. A
+  simulated *read* answers:
   1. exactly the recorded response of an earlier identical call of the same tool (the initial
      state holds one such seeded call per read tool: the world as it is in this episode);
   2. else the world model's response, overlaid with the values of the latest recorded call of
@@ -96,13 +97,34 @@ def _singular(word: str) -> str:
     return word
 
 
-def is_write(tool: str, annotations: dict[str, Any] | None) -> bool:
-    """Whether a simulated tool changes the world: its readOnlyHint, else its leading verb."""
-    hint = (annotations or {}).get("readOnlyHint")
+#: HTTP methods that lead generated tool names before their real verb (Notion's ``API-post-search``);
+#: ``get`` and ``delete`` are left out: there they are the verb (``get_open_position``)
+HTTP_METHODS = frozenset({"post", "put", "patch"})
+
+
+def is_write(tool: str, annotations: dict[str, Any] | None, prefixes: frozenset[str] = frozenset()) -> bool:
+    """Whether a simulated tool changes the world.
+
+    Its ``readOnlyHint`` decides where the spec gives one. Else its name, read after the service's
+    `prefixes` and a leading HTTP method (``jira_delete_issue`` deletes, ``API-post-search``
+    searches): a write verb first or ``write``/``create`` last makes a write; so does
+    ``destructiveHint: true`` (MCP gives it meaning only for tools that are not read-only), unless
+    the name starts with a read verb.
+    """
+    notes = annotations or {}
+    hint = notes.get("readOnlyHint")
     if isinstance(hint, bool):
         return not hint
     parts = words(tool)
-    return bool(parts) and (parts[0] in WRITE_WORDS or (len(parts) > 1 and parts[-1] in {"write", "create"}))
+    while len(parts) > 1 and parts[0] in prefixes:
+        parts = parts[1:]
+    if len(parts) > 1 and parts[0] in HTTP_METHODS and parts[1] in WRITE_WORDS | READ_WORDS:
+        parts = parts[1:]
+    if not parts:
+        return False
+    if parts[0] in WRITE_WORDS or (len(parts) > 1 and parts[-1] in {"write", "create"}):
+        return True
+    return notes.get("destructiveHint") is True and parts[0] not in READ_WORDS
 
 
 def seed_known(id_names: set[str], rng: random.Random) -> dict[str, list[str]]:

@@ -108,6 +108,54 @@ def test_read_only_hint_overrides_the_verb():
     assert not cls.tools["publish_preview"].writes and cls.tools["fetch_and_store"].writes
 
 
+def test_a_vendor_prefixed_or_destructive_simulated_tool_is_a_write():
+    """The verb is read after the service's prefix (``jira_delete_issue`` deletes), a
+    ``destructiveHint`` makes a write of a name without a known verb, and an HTTP method before a
+    read verb does not (``API-post-search`` searches). Each such write is recorded; a read is not."""
+    destructive = tool("jira_transition_issue", {"issueKey": S, "transition": S}, ["issueKey"])
+    destructive["annotations"] = {"destructiveHint": True}
+    search = tool("API-post-search", {"query": S})
+    search["annotations"] = {"destructiveHint": True}  # as Notion's server marks every POST
+    specs = [
+        tool("jira_delete_issue", {"issueKey": S}, ["issueKey"]),
+        tool("jira_get_issue", {"issueKey": S}, ["issueKey"]),
+        tool("get_open_position", {"symbol": S}, ["symbol"]),
+        destructive,
+        search,
+    ]
+    cls = synthesize_service("jira", {"tools": specs})
+    writes = {n for n, d in cls.tools.items() if d.writes}
+    assert writes == {"jira_delete_issue", "jira_transition_issue"}
+    assert all(d.simulated for d in cls.tools.values())
+    service = cls(cls.generate_state(random.Random(4)))
+    before = service.state.model_dump(mode="json")
+    assert service.call("API-post-search", {"query": "login bug"})["success"]
+    assert service.state.model_dump(mode="json") == before, "a search records nothing"
+
+    def deletes() -> list[dict]:
+        records = service.state.model_dump(mode="json")["simulated"]["records"]
+        return [c["arguments"] for f in records.values() for c in f if c["tool"] == "jira_delete_issue"]
+
+    seeded = deletes()  # the world's history before the episode
+    assert service.call("jira_delete_issue", {"issueKey": "PROJ-7"})["success"]
+    assert deletes() == [*seeded, {"issueKey": "PROJ-7"}]
+    assert check_service(cls) == []
+
+
+def test_the_shipped_corpus_records_its_prefixed_deletes_and_updates():
+    """Simulated tools of the shipped corpus that delete or update under a vendor prefix write."""
+    library = all_services()
+    for service, tool_name in [
+        ("jira", "jira_delete_issue"),
+        ("jira", "jira_update_issue"),
+        ("google_meet", "google_meet_delete_meeting"),
+        ("todoist", "todoist_update_task"),
+        ("spotify", "spotify_remove_user_saved_tracks"),
+    ]:
+        definition = library[service].tools[tool_name]
+        assert definition.simulated and definition.writes, f"{service}.{tool_name}"
+
+
 def test_simulated_list_answers_with_ids_the_get_accepts():
     list_out = {
         "type": "object",
