@@ -7,7 +7,7 @@ appeared, once no dependency is missing or in progress, never twice for one upda
 `outside_plans`, and `freshness_sensor` evaluates them every FRESHNESS_INTERVAL_SEC. The sensor is
 on by default, so `make ui` (its Automation tab) shows each evaluation and the runs it requested.
 
-`outside_plans` holds everything back while `envpipeline run` works (`assets.launch.plan_lease`):
+`outside_plans` holds everything back while `envpipeline run` works (`assets.plan_lease`):
 the plan materializes the whole graph itself, and requests made between two of its stages would
 duplicate runs it is about to submit. What updated meanwhile is remembered by `eager()` and handled
 by the plan's own materializations, so a finished plan leaves nothing for the sensor to redo.
@@ -32,7 +32,7 @@ from dagster import (
     DefaultSensorStatus,
 )
 
-from assets.launch import plan_in_progress
+from assets.plan_lease import plan_in_progress
 
 FRESHNESS_INTERVAL_SEC = 30
 #: Tag of every run the freshness sensor requests (beside Dagster's own automation tags).

@@ -157,7 +157,7 @@ def run_default_job(
     from dagster import DagsterInstance
 
     from assets.compose import COMPOSITION_BATCHES
-    from assets.launch import fail_orphaned_runs
+    from assets.daemon_control import fail_orphaned_runs
     from assets.terminal import TERMINAL_SEEDS
     from envpipeline.terminal.seeds import default_procedural_keys, discover_seed_folders
 
@@ -216,7 +216,7 @@ def _run_serially(plan: list["Stage"], instance: Any, console: Any) -> int:
     """Today's baseline: every stage's runs one after another, executed in this process (holding
     the plan lease, so that a daemon's sensors and freshness automation leave them to it)."""
     from assets.definitions import defs
-    from assets.launch import plan_lease
+    from assets.plan_lease import plan_lease
 
     runs = 0
     with plan_lease(instance, f"serial-{os.getpid()}") as renew:
@@ -239,7 +239,9 @@ def _run_queued(
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from assets.code_server import shared_code_server
-    from assets.launch import OWNER_TAG, daemon_alive, run_plan, running_daemon
+    from assets.daemon_control import daemon_alive, running_daemon
+    from assets.launch import run_plan
+    from assets.run_tags import OWNER_TAG
     from envpipeline.sandbox.ownership import owner
 
     workspace = REPO_ROOT / "workspace.yaml"
@@ -413,7 +415,7 @@ def summarize_lake(home: Path, keys: list[str], seed_keys: list[str]) -> dict[st
 def _execute(
     defs: Any, job_name: str, instance: Any, partition_key: str | None, console: Any, run_config: dict
 ) -> None:
-    from assets.launch import OWNER_TAG
+    from assets.run_tags import OWNER_TAG
     from envpipeline.sandbox.ownership import owner
 
     if console is not None:

@@ -20,7 +20,7 @@ from dagster import (
 )
 
 from assets.forge import pass_rate_job, selector_job
-from assets.launch import plan_in_progress
+from assets.plan_lease import plan_in_progress
 
 #: Pass rates come from `pass_rate_job` runs (the refresh schedule) and from the freshness
 #: automation's runs (`assets.automation`), which select the asset in an ad-hoc asset job.

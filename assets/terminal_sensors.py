@@ -16,7 +16,7 @@ from dagster import (
     sensor,
 )
 
-from assets.launch import plan_in_progress
+from assets.plan_lease import plan_in_progress
 from assets.terminal import TERMINAL_SEEDS, seed_verification, terminal_seed_partitions, terminal_seeds
 from envpipeline.terminal.seeds import discover_seed_folders, source_fingerprint
 from envpipeline.terminal.verify import VERIFIER_VERSION, bundle_fingerprint

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from dagster import DagsterInstance, DagsterRunStatus
 
-from assets.launch import OWNER_TAG, fail_orphaned_runs
+from assets.daemon_control import fail_orphaned_runs
+from assets.run_tags import OWNER_TAG
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -19,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 SLEEPER = """
 import sys, time
 from dagster import DagsterInstance, job, op
-from assets.launch import OWNER_TAG
+from assets.run_tags import OWNER_TAG
 from envpipeline.sandbox.ownership import owner
 
 @op
@@ -68,7 +69,8 @@ def test_a_run_a_killed_plan_created_ahead_is_canceled_and_holds_nothing_back(tm
     and the freshness automation forever, and the next plan's start cancels them."""
     from dagster import job, op
 
-    from assets.launch import PLAN_TAG, plan_in_progress
+    from assets.plan_lease import plan_in_progress
+    from assets.run_tags import PLAN_TAG
 
     @op
     def nothing() -> None:

@@ -14,7 +14,7 @@ from dagster import AssetMaterialization, DagsterInstance, evaluate_automation_c
 
 from assets.automation import FRESH
 from assets.definitions import defs
-from assets.launch import PLAN_LEASE_TTL_SEC, plan_in_progress, plan_lease, write_lease
+from assets.plan_lease import PLAN_LEASE_TTL_SEC, plan_in_progress, plan_lease, write_lease
 
 BATCHES = "composition_batches"
 SEEDS = "terminal_seeds"

@@ -15,7 +15,7 @@ import pytest
 from dagster import AssetKey, DagsterInstance, DagsterRunStatus
 
 from assets.automation import FRESHNESS_TAG
-from assets.launch import running_daemon
+from assets.daemon_control import running_daemon
 from envpipeline.terminal.families.base import write_generated
 from envpipeline.terminal.families.registry import get_family
 

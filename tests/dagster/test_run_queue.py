@@ -16,18 +16,9 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
-from assets.launch import (
-    ATTEMPT_TAG,
-    DaemonStopped,
-    RunSubmitter,
-    Stage,
-    check_plan,
-    fail_orphaned_runs,
-    partition_ranges,
-    run_plan,
-    running_daemon,
-    runs_of_plan,
-)
+from assets.daemon_control import DaemonStopped, fail_orphaned_runs, running_daemon
+from assets.launch import RunSubmitter, Stage, check_plan, partition_ranges, run_plan, runs_of_plan
+from assets.run_tags import ATTEMPT_TAG
 
 pytestmark = pytest.mark.slow
 

@@ -20,7 +20,8 @@ import pytest
 from dagster import DagsterInstance, DagsterRunStatus
 
 from assets.code_server import ModuleLocation, shared_code_server, workspace_location
-from assets.launch import RunSubmitter, Stage, run_plan, running_daemon, runs_of_plan
+from assets.daemon_control import running_daemon
+from assets.launch import RunSubmitter, Stage, run_plan, runs_of_plan
 from assets.warm_launcher import NICE_TAG, WORKER_HOST_TAG, WORKER_PID_TAG, WarmRunLauncher
 
 pytestmark = pytest.mark.slow
