@@ -23,7 +23,16 @@ from envpipeline.models.task import Binding, ComposeEnvironmentRef, Condition, C
 from envpipeline.rubric import preservation_of
 from envpipeline.services import vocab
 from envpipeline.services.base import Service, copy_state, dump_state
-from envpipeline.services.links import VALUE_NOUNS, Action, ActionPlan, Hop, HopPlan, PlannedCall, ValueType
+from envpipeline.services.links import (
+    VALUE_NOUNS,
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    PlannedCall,
+    ValueType,
+    spoken_title,
+)
 from envpipeline.services.registry import all_services
 
 GENERATOR = "compoworld.random_walk"
@@ -338,7 +347,7 @@ def _plant_and_write(
         reveal_at[i + 1] = Binding(step=base + last, path=list(plan.calls[last].reveals or ()))
         visit = PlannedVisit(
             service=service_name,
-            service_title=library[service_name].title,
+            service_title=spoken_title(library[service_name].title),
             hop=hops[i].name,
             phrase=plan.phrase,
             relation=hops[i].relation or hops[i].relation_of("{of}"),

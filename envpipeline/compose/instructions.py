@@ -44,7 +44,9 @@ class PlannedVisit(Strict):
     """One visit of the walk: the hop made there and the action taken there, if any."""
 
     service: Annotated[str, Field(description="service name")]
-    service_title: Annotated[str, Field(description="the service's human title")]
+    service_title: Annotated[
+        str, Field(description="the service's title as a request says it (`spoken_title`)")
+    ]
     hop: Annotated[str, Field(description="the hop's link name")]
     phrase: Annotated[str, Field(description="procedural phrase of the lookup")]
     relation: Annotated[str, Field(description="the revealed value as a noun phrase over '{of}'")]

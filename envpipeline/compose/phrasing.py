@@ -26,7 +26,7 @@ _VERB = re.compile(r"\b(" + "|".join(sorted(VERB_VARIANTS, key=len, reverse=True
 SERVICE_HINTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.IGNORECASE), r)
     for p, r in (
-        (r"^in [^,]+, ", ""),
+        (r"^in (?:[^,(]|\([^)]*\))+, ", ""),  # a parenthesis may hold commas
         (r"\bteam chat (?=directory|channel|member)", "chat "),
         (
             r"\s+in (?:the )?(?:crm|hr|maps|online banking|team chat|the shop admin|shop admin|the cloud drive)\b",

@@ -123,6 +123,13 @@ class Action(Generic[StateT]):
     kind: str = field(default="action", init=False)
 
 
+def spoken_title(title: str) -> str:
+    """A service's title as a request names it: without parenthetical remarks ("GitHub (official
+    MCP server)" is "GitHub"; "Cloudflare Workers bindings (KV, R2, D1, Hyperdrive)" is "Cloudflare
+    Workers bindings"), which read badly in an instruction and whose commas broke its phrasing."""
+    return " ".join(re.sub(r"\([^)]*\)", " ", title).split()) or title
+
+
 _FIELD_HOP = re.compile(r"^(?P<noun>[a-z]+)_(?P<key>[A-Za-z]+)_to_(?P<out>[A-Za-z]+)$")
 
 

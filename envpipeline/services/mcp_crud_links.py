@@ -25,10 +25,16 @@ from envpipeline.services.links import (
     HopPlan,
     PlannedCall,
     expect_record,
+    spoken_title,
 )
 from envpipeline.services.mcp_spec import CollectionInfo, ImportedState, Shape, dump_record, python_name
 from envpipeline.services.mcp_store import id_key
 from envpipeline.services.mcp_values import harmonize, sample, words
+
+
+def service_where(title: str) -> str:
+    """Where a phrase of an imported service's link acts: ``in the <spoken title> service``."""
+    return f"in the {spoken_title(title).lower()} service"
 
 
 def _say(name: str) -> str:
@@ -81,7 +87,7 @@ def get_hop(
             shape.spec.name, {id_arg: value}, inputs={id_arg: "{value}"}, reveals=(info.noun, out_field)
         )
         phrase = (
-            f"in the {title.lower()} service, open the {_say(info.noun)} whose id is {VALUE_PHRASES['code']} "
+            f"{service_where(title)}, open the {_say(info.noun)} whose id is {VALUE_PHRASES['code']} "
             f"and note its {_say(out_field)}"
         )
         return HopPlan([call], output, phrase)
@@ -109,7 +115,7 @@ def update_action(
             f"{_say(info.noun)} {rid!r} has {_say(field)} {value!r}",
             **{"id": rid, python_name(field): value},  # pyright: ignore[reportArgumentType]
         )
-        phrase = f"in the {title.lower()} service, set the {_say(field)} of {_say(info.noun)} '{rid}' to {VALUE_PHRASES[value_type]}"  # type: ignore[index]
+        phrase = f"{service_where(title)}, set the {_say(field)} of {_say(info.noun)} '{rid}' to {VALUE_PHRASES[value_type]}"  # type: ignore[index]
         return ActionPlan([call], [crit], phrase)
 
     return Action(f"{shape.spec.name}_{field}", value_type, plant)  # type: ignore[arg-type]
@@ -125,7 +131,7 @@ def delete_action(title: str, info: CollectionInfo, shape: Shape) -> Action[Impo
         _record_with_id(info, state, rng, value, {})
         call = PlannedCall(shape.spec.name, {id_arg: value}, inputs={id_arg: "{value}"})
         crit = expect_record(info.name, f"the {_say(info.noun)} {value!r} is gone", absent=True, id=value)
-        phrase = f"in the {title.lower()} service, delete the {_say(info.noun)} whose id is {VALUE_PHRASES['code']}"
+        phrase = f"{service_where(title)}, delete the {_say(info.noun)} whose id is {VALUE_PHRASES['code']}"
         return ActionPlan([call], [crit], phrase)
 
     return Action(f"{shape.spec.name}_by_id", "code", plant)

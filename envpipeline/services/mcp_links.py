@@ -33,7 +33,7 @@ from envpipeline.services.links import (
     ValueType,
     expect_record,
 )
-from envpipeline.services.mcp_crud_links import delete_action, get_hop, update_action
+from envpipeline.services.mcp_crud_links import delete_action, get_hop, service_where, update_action
 from envpipeline.services.mcp_simulated import simulated_answer
 from envpipeline.services.mcp_spec import (
     CollectionInfo,
@@ -103,10 +103,6 @@ def _a(noun: str) -> str:
     return f"an {said}" if said[:1] in "aeiou" else f"a {said}"
 
 
-def _where(title: str) -> str:
-    return f"in the {title.lower()} service"
-
-
 def _fresh(value_type: str, rng: random.Random, avoid: str) -> str:
     for _ in range(100):
         candidate = vocab.sample_value(value_type, rng)
@@ -166,7 +162,7 @@ def _field_hop(
             finder.spec.name, {arg: value}, inputs={arg: "{value}"}, reveals=(info.name, 0, out_field)
         )
         phrase = (
-            f"{_where(title)}, find the {_say(info.noun)} whose {_say(in_field)} is "
+            f"{service_where(title)}, find the {_say(info.noun)} whose {_say(in_field)} is "
             f"{VALUE_PHRASES[in_type]} and note its {_say(out_field)}"
         )
         return HopPlan([call], output, phrase)
@@ -209,7 +205,7 @@ def _create_action(
         match = {python_name(field): value, **{python_name(m): constants[m] for m in markers[:1]}}
         described = ", ".join(f"{_say(p)} {_quote(v)}" for p, v in constants.items())
         crit = expect_record(info.name, f"{_a(info.noun)} with {_say(field)} {value!r} exists", **match)
-        phrase = f"{_where(title)}, create {_a(info.noun)} with its {_say(field)} set to {VALUE_PHRASES[value_type]}"
+        phrase = f"{service_where(title)}, create {_a(info.noun)} with its {_say(field)} set to {VALUE_PHRASES[value_type]}"
         return ActionPlan([call], [crit], f"{phrase} ({described})" if described else phrase)
 
     return Action(f"{spec.name}_with_{field}", value_type, plant)

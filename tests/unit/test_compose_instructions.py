@@ -17,7 +17,7 @@ from envpipeline.compose.phrasing import HINT_FRAMES, HINT_INTROS, without_servi
 from envpipeline.compose.pipeline import compose_task
 from envpipeline.services import vocab
 from envpipeline.services.library.calendar import Event
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall
+from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, spoken_title
 from envpipeline.services.registry import all_services, get_service
 
 SEEDS = range(40)
@@ -143,6 +143,26 @@ def test_service_hints_are_removed_from_goal_phrases():
         "log a call with that person on 2026-01-08"
     )
     assert "team chat" not in without_service_hints("look up that person in the team chat directory")
+
+
+def test_a_service_title_with_a_parenthesis_reads_as_a_name():
+    """Imported services carry remarks in their titles ("GitHub (official MCP server)"): requests
+    name them without the remark, and a remark's commas no longer cut a goal-level phrase short
+    (it read "Please r2, d1, hyperdrive) service, create a d1 database ...")."""
+    assert (
+        spoken_title("Cloudflare Workers bindings (KV, R2, D1, Hyperdrive)") == "Cloudflare Workers bindings"
+    )
+    assert spoken_title("GitHub (official MCP server)") == "GitHub" and spoken_title("Calendar") == "Calendar"
+    phrase = "in the cloudflare workers bindings (kv, r2, d1, hyperdrive) service, create a d1 database"
+    assert without_service_hints(phrase) == "create a d1 database"
+    config = ComposeConfig(library_scope="all")
+    drafts = [draft_task(seed, config) for seed in range(60)]
+    texts = [d.instruction for d in drafts if d.failure is None]
+    titled = [t for t in texts if "(" in t and "service" in t]
+    assert len(texts) >= 10
+    assert not any(re.search(r"\) service|\(official|\(reference mcp", t, re.IGNORECASE) for t in texts), (
+        titled[:2]
+    )
 
 
 def test_an_unknown_style_is_refused_in_config_and_cli(tmp_path):
