@@ -32,6 +32,7 @@ from envpipeline.services.links import (
     PlannedCall,
     ValueType,
     expect_record,
+    spoken_title,
 )
 from envpipeline.services.mcp_crud_links import delete_action, get_hop, service_where, update_action
 from envpipeline.services.mcp_simulated import simulated_answer
@@ -254,7 +255,7 @@ def _simulated_hop(
         for key in path:
             response = response[key]
         call = PlannedCall(spec.name, {arg: value}, inputs={arg: "{value}"}, reveals=path)
-        phrase = f"use the {title.lower()} service's '{spec.name}' tool on {VALUE_PHRASES[value_type]} and note the {_say(path[-1])} it returns"
+        phrase = f"use the {spoken_title(title).lower()} service's '{spec.name}' tool on {VALUE_PHRASES[value_type]} and note the {_say(path[-1])} it returns"
         return HopPlan([call], str(response), phrase)
 
     return Hop(f"{spec.name}_lookup", value_type, "code", plant)
