@@ -39,6 +39,8 @@ GENERATOR = "compoworld.random_walk"
 GENERATOR_VERSION = "2"
 #: the longest final reply a composed task accepts
 ANSWER_CHARS = 200
+#: service sets a candidate over the whole library may draw by default (`ComposeConfig.service_draws`)
+WHOLE_LIBRARY_DRAWS = 16
 
 
 class ComposeConfig(Strict):
@@ -61,8 +63,18 @@ class ComposeConfig(Strict):
         ),
     ] = "curated"
     walk_attempts: Annotated[
-        int, Field(ge=1, description="walks tried per candidate before rejecting it")
+        int, Field(ge=1, description="walks tried per set of services before another set is drawn")
     ] = 60
+    service_draws: Annotated[
+        int | None,
+        Field(
+            ge=1,
+            le=100,
+            description="sets of services a candidate may draw before it is rejected as not composable "
+            "(default: 1 over the curated services, whose records stay as they were; "
+            f"{WHOLE_LIBRARY_DRAWS} over the whole library, where most sets share no typed data flow)",
+        ),
+    ] = None
     instruction_style: Annotated[
         Literal["explicit", "hinted", "goal", "balanced"],
         Field(
@@ -94,6 +106,12 @@ class ComposeConfig(Strict):
     def length(self) -> int:
         """The effective walk length."""
         return self.walk_length or self.services + 1
+
+    def draws(self) -> int:
+        """The effective number of service sets a candidate may draw (`service_draws`)."""
+        if self.service_draws is not None:
+            return self.service_draws
+        return WHOLE_LIBRARY_DRAWS if self.library is None and self.library_scope == "all" else 1
 
 
 @dataclass
@@ -182,20 +200,12 @@ def draft_task(seed: int, config: ComposeConfig) -> Draft:
             f"{config.services} services requested but only {len(composable)} of the library's "
             f"{len(pool)} take part in a hop"
         )
-    chosen = sorted(rng.sample(composable, config.services))
-    distractors = sorted(rng.sample([name for name in pool if name not in chosen], config.distractors))
-    hops_by, actions_by = _links(chosen)
-    weights = {name: link_weights(all_services()[name]) for name in chosen}
-    walk, hops, actions = [], None, None
-    for _ in range(config.walk_attempts):
-        walk = random_walk(chosen, config.length(), rng)
-        hops = assign_hops(walk, hops_by, rng, weights=weights)
-        if hops is None:
-            continue
-        actions = assign_actions(
-            walk, hops, actions_by, rng, config.min_actions, config.min_action_services, weights=weights
-        )
-        if actions is not None:
+    walk, hops, actions, chosen, distractors = [], None, None, [], []
+    for _ in range(config.draws()):
+        chosen = sorted(rng.sample(composable, config.services))
+        distractors = sorted(rng.sample([name for name in pool if name not in chosen], config.distractors))
+        walk, hops, actions = _walk_and_flow(chosen, config, rng)
+        if hops is not None and actions is not None:
             break
     if hops is None or actions is None:
         failure = (
@@ -211,6 +221,26 @@ def draft_task(seed: int, config: ComposeConfig) -> Draft:
     style = draw_style(config.instruction_style, seed)
     draft = _plant_and_write(seed, walk, distractors, services, hops, actions, rng, style)
     return with_preservation(draft)
+
+
+def _walk_and_flow(
+    chosen: list[str], config: ComposeConfig, rng: random.Random
+) -> tuple[list[str], list[Hop] | None, list[tuple[int, Action, int]] | None]:
+    """A walk over `chosen` with a typed hop per visit and enough actions (None where none fit)."""
+    hops_by, actions_by = _links(chosen)
+    weights = {name: link_weights(all_services()[name]) for name in chosen}
+    walk, hops, actions = [], None, None
+    for _ in range(config.walk_attempts):
+        walk = random_walk(chosen, config.length(), rng)
+        hops = assign_hops(walk, hops_by, rng, weights=weights)
+        if hops is None:
+            continue
+        actions = assign_actions(
+            walk, hops, actions_by, rng, config.min_actions, config.min_action_services, weights=weights
+        )
+        if actions is not None:
+            break
+    return walk, hops, actions
 
 
 def with_preservation(draft: Draft) -> Draft:
