@@ -50,6 +50,14 @@ hour apart; after, new, cold 315.7 and **new 322.4 tasks/min** (CPU 20.1-20.3 s)
 decisions in every setting. Goal 300 tasks/min: met with the fork server started ahead (`worlds
 build`) and at 70 tasks cold; not at 30 tasks cold.
 
+Measured 2026-12-06 on a slower 2-core machine (I/O wait up to a third of the time), --tasks 70
+--personas 6 --days 4, the previous session's last commit (d55a8cd) and this session's (54d4e5c)
+back to back: before, new, cold 208.7 and **new 217.6 tasks/min** (CPU 31.7 / 30.9 s); after,
+208.5 and **227.3** (CPU 31.2 / 29.6 s); the same decisions in every setting. No regression:
+this machine spends 1.5x the CPU per task of the faster one (29.6 s against 20.2 s for 70 tasks),
+and the goal of 300 tasks/min is missed on it with either code. `envpipeline worlds build
+--personas 30 --days 3` on it gated 270 tasks in 65.3 s (248 tasks/min).
+
 Usage: python bench/world_gating.py [--tasks 8] [--personas 1] [--days 3] [--seed 3]
                                     [--task-workers 4] [--root /dev/shm]
 """
