@@ -47,6 +47,12 @@ WRITE_WORDS = frozenset(
         "lock", "unlock", "react", "comment", "resolve", "reopen", "schedule", "clear", "reset",
     }
 )  # fmt: skip
+#: More verbs that make a simulated tool a write, kept out of family names (``list_releases`` and
+#: ``get_release`` stay one family): actions found among the corpus's tools that nothing marks.
+ACTION_WORDS = frozenset(
+    {"exercise", "kill", "purchase", "release", "buy", "sell", "import", "install", "uninstall",
+     "deploy", "restart", "revoke", "grant", "terminate", "suspend", "resume", "pause", "rollback"}
+)  # fmt: skip
 #: Verbs of reads (left out of family names, like the write verbs).
 READ_WORDS = frozenset(
     {"get", "read", "fetch", "retrieve", "show", "list", "search", "find", "query", "describe", "view",
@@ -122,7 +128,7 @@ def is_write(tool: str, annotations: dict[str, Any] | None, prefixes: frozenset[
         parts = parts[1:]
     if not parts:
         return False
-    if parts[0] in WRITE_WORDS or (len(parts) > 1 and parts[-1] in {"write", "create"}):
+    if parts[0] in WRITE_WORDS | ACTION_WORDS or (len(parts) > 1 and parts[-1] in {"write", "create"}):
         return True
     return notes.get("destructiveHint") is True and parts[0] not in READ_WORDS
 

@@ -143,7 +143,8 @@ def test_a_vendor_prefixed_or_destructive_simulated_tool_is_a_write():
 
 
 def test_the_shipped_corpus_records_its_prefixed_deletes_and_updates():
-    """Simulated tools of the shipped corpus that delete or update under a vendor prefix write."""
+    """Simulated tools of the shipped corpus that delete, update, buy or kill under a vendor prefix
+    write, and so serve no lookup hop (a purchase is not a way to look a value up)."""
     library = all_services()
     for service, tool_name in [
         ("jira", "jira_delete_issue"),
@@ -151,9 +152,12 @@ def test_the_shipped_corpus_records_its_prefixed_deletes_and_updates():
         ("google_meet", "google_meet_delete_meeting"),
         ("todoist", "todoist_update_task"),
         ("spotify", "spotify_remove_user_saved_tracks"),
+        ("twilio", "twilio_purchase_phone_number"),  # verbs no spec marks (`ACTION_WORDS`)
+        ("cloudflare_browser", "kill_browser_session"),
     ]:
         definition = library[service].tools[tool_name]
         assert definition.simulated and definition.writes, f"{service}.{tool_name}"
+        assert f"{tool_name}_lookup" not in {link.name for link in library[service].links()}
 
 
 def test_simulated_list_answers_with_ids_the_get_accepts():
