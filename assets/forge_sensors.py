@@ -10,7 +10,6 @@ it is the one owner of `selector_decisions`, which carries no automation conditi
 
 from dagster import (
     AssetKey,
-    DagsterRunStatus,
     DefaultSensorStatus,
     RunRequest,
     RunsFilter,
@@ -21,16 +20,11 @@ from dagster import (
 
 from assets.forge import pass_rate_job, selector_job
 from assets.plan_lease import plan_in_progress
+from assets.run_tags import PENDING
 
 #: Pass rates come from `pass_rate_job` runs (the refresh schedule) and from the freshness
 #: automation's runs (`assets.automation`), which select the asset in an ad-hoc asset job.
 RATES = AssetKey("seed_pass_rates")
-PENDING = [
-    DagsterRunStatus.QUEUED,
-    DagsterRunStatus.NOT_STARTED,
-    DagsterRunStatus.STARTING,
-    DagsterRunStatus.STARTED,
-]
 
 
 def _newest(context: SensorEvaluationContext, asset: str) -> int | None:
