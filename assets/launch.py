@@ -141,6 +141,15 @@ class _Slot:
         return f"{self.stage.job}[{self.partitions[0]}...{self.partitions[-1]}]"
 
 
+@dataclass(frozen=True)
+class _Ahead:
+    """The runs of one stage created ahead of its hand-off: (partitions, run id) each, and when
+    they were made (time.monotonic)."""
+
+    runs: list[tuple[tuple[str, ...], str]]
+    at: float
+
+
 @dataclass
 class PlanResult:
     """What happened: run ids per (stage, partition), failures and skipped stages."""
@@ -306,10 +315,8 @@ def run_plan(
     run_slot: dict[str, _Slot] = {}
     announced: set[str] = set()
 
-    #: stage name -> its runs created ahead (partitions, run id), not submitted yet
-    ahead: dict[str, list[tuple[tuple[str, ...], str]]] = {}
-    #: stage name -> when its runs were created ahead (time.monotonic)
-    ahead_made: dict[str, float] = {}
+    #: stage name -> its runs created ahead, not submitted yet
+    ahead: dict[str, _Ahead] = {}
     lifetime = ahead_lifetime(instance)
 
     def run_tags(stage: Stage, attempt: int) -> dict[str, str]:
@@ -338,20 +345,19 @@ def run_plan(
         """Create the runs of the next stage that waits for others (one stage a call), after
         deleting the runs created ahead that would soon be too old to wait (`ahead_lifetime`)."""
         if lifetime is not None:
-            for name in [n for n, made in ahead_made.items() if time.monotonic() - made >= lifetime]:
-                for _, run_id in ahead.pop(name, []):
+            for name in [n for n, entry in ahead.items() if time.monotonic() - entry.at >= lifetime]:
+                for _, run_id in ahead.pop(name).runs:
                     instance.delete_run(run_id)
-                del ahead_made[name]
             if lifetime <= 0:
                 return
         for stage in stages:
             handled = stage.name in slots or stage.name in skipped or stage.name in ahead
             if stage.after and not callable(stage.partitions) and not handled:
-                ahead[stage.name] = [
+                runs = [
                     (keys, submitter.create(stage.job, keys, stage.run_config, run_tags(stage, 1)))
                     for keys in stage.run_partitions(instance)
                 ]
-                ahead_made[stage.name] = time.monotonic()
+                ahead[stage.name] = _Ahead(runs, time.monotonic())
                 return
 
     def still_waiting(created: list[tuple[tuple[str, ...], str]]) -> list[str | None]:
@@ -362,8 +368,8 @@ def run_plan(
         return [run_id if run_id in waiting else None for run_id in ids]
 
     def cancel_ahead(name: str, why: str) -> None:
-        ahead_made.pop(name, None)
-        for _, run_id in ahead.pop(name, []):
+        entry = ahead.pop(name, None)
+        for _, run_id in entry.runs if entry is not None else []:
             run = instance.get_run_by_id(run_id)
             if run is not None and run.status == DagsterRunStatus.NOT_STARTED:
                 instance.report_run_canceled(run, message=why)
@@ -419,15 +425,14 @@ def run_plan(
                     cancel_ahead(stage.name, "stage skipped: a stage it waits for failed")
                     continue
                 if all(state == "done" for state in before):
-                    created = ahead.pop(stage.name, None)
-                    ahead_made.pop(stage.name, None)
-                    if created is None:
+                    entry = ahead.pop(stage.name, None)
+                    if entry is None:
                         slots[stage.name] = [_Slot(stage, keys) for keys in stage.run_partitions(instance)]
                         for slot in slots[stage.name]:
                             submit(slot)
                     else:
-                        slots[stage.name] = [_Slot(stage, keys) for keys, _ in created]
-                        for slot, run_id in zip(slots[stage.name], still_waiting(created), strict=True):
+                        slots[stage.name] = [_Slot(stage, keys) for keys, _ in entry.runs]
+                        for slot, run_id in zip(slots[stage.name], still_waiting(entry.runs), strict=True):
                             submit(slot, run_id)
             for name in slots:
                 if name not in announced and stage_state(name) == "done":
@@ -470,9 +475,7 @@ def run_plan(
 
 
 @contextmanager
-def _canceling_ahead(
-    ahead: dict[str, list[tuple[tuple[str, ...], str]]], cancel: Callable[[str, str], None]
-) -> Iterator[None]:
+def _canceling_ahead(ahead: dict[str, _Ahead], cancel: Callable[[str, str], None]) -> Iterator[None]:
     """Cancel the runs still created ahead when the plan stops early (an error, the daemon gone,
     Ctrl-C): nothing would ever submit them."""
     try:
