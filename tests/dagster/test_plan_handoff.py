@@ -10,6 +10,8 @@ to its successor's submission, not one more.
 
 from __future__ import annotations
 
+import time
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -68,7 +70,10 @@ def recorded(monkeypatch):
             polls[0] += 1
             submitter.advance()
 
-        monkeypatch.setattr(launch.time, "sleep", tick)
+        # the plan's clock only (the time module itself, which Dagster uses too, is left alone)
+        monkeypatch.setattr(
+            launch, "time", SimpleNamespace(sleep=tick, monotonic=time.monotonic, time=time.time)
+        )
         yield instance, submitter, polls
 
 
@@ -136,8 +141,9 @@ class _SlowFirstStage(_RecordingSubmitter):
         now = self.polls[0] * TICK_SEC
         for run_id, born in self.born.items():
             run = self.instance.get_run_by_id(run_id)
-            waiting = run is not None and run.status == DagsterRunStatus.NOT_STARTED
-            if waiting and run_id not in self.queued and now - born >= self.start_timeout:
+            if run is None or run.status != DagsterRunStatus.NOT_STARTED or run_id in self.queued:
+                continue
+            if now - born >= self.start_timeout:
                 self.instance.report_run_failed(run, message="Run timed out (monitoring, played)")
                 self.timed_out.append(run_id)
         slow = [r for r in self.started if self._job(r) == "first_job" and self.polls[0] < self.first_ticks]
@@ -160,8 +166,9 @@ def _slow_plan(monkeypatch, settings: dict, first_ticks: int, start_timeout: flo
         polls[0] += 1
         submitter.advance()
 
-    monkeypatch.setattr(launch.time, "sleep", tick)
-    monkeypatch.setattr(launch.time, "monotonic", lambda: polls[0] * TICK_SEC)
+    monkeypatch.setattr(
+        launch, "time", SimpleNamespace(sleep=tick, monotonic=lambda: polls[0] * TICK_SEC, time=time.time)
+    )
     monkeypatch.setattr(launch, "daemon_alive", lambda *_: True)  # asked every 15 s of the fake clock
     return instance, submitter
 
