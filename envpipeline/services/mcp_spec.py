@@ -25,7 +25,7 @@ from envpipeline.models.base import Strict
 from envpipeline.services.base import ToolArgs, next_id, next_int_id, plain_dump
 from envpipeline.services.mcp_bounds import check_schema_bounds
 from envpipeline.services.mcp_schema import normalize_schema
-from envpipeline.services.mcp_store import SimulatedStore
+from envpipeline.services.mcp_store import HTTP_METHODS, SimulatedStore
 from envpipeline.services.mcp_values import NULL, schema_type, words
 
 TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
@@ -255,7 +255,7 @@ def _verb_and_noun(
         parts = _verb_inside(parts, nouns)
     if not parts or parts[0] not in VERBS:
         return None, []
-    if len(parts) > 1 and parts[0] in ("post", "put") and parts[1] in VERBS:
+    if len(parts) > 1 and parts[0] in HTTP_METHODS and parts[1] in VERBS:
         parts = parts[1:]  # ``post_search``: an HTTP method before the real verb
     op = VERBS[parts[0]]
     noun: list[str] = []

@@ -103,7 +103,8 @@ def _singular(word: str) -> str:
     return word
 
 
-#: HTTP methods that lead generated tool names before their real verb (Notion's ``API-post-search``);
+#: HTTP methods that lead generated tool names before their real verb (Notion's ``API-post-search``),
+#: for `is_write` and `mcp_spec.classify` alike;
 #: ``get`` and ``delete`` are left out: there they are the verb (``get_open_position``)
 HTTP_METHODS = frozenset({"post", "put", "patch"})
 
