@@ -43,7 +43,7 @@ def service_name_for(path: Path, payload: Any) -> str:
 def simulated_reason(cls: type[ImportedService], tool: str) -> str:
     """Why a tool is simulated (what the classification found), and whether its writes are recorded."""
     kind = "write (its writes are recorded)" if cls.tools[tool].writes else "read"
-    return f"{cls.simulated_reasons.get(tool, 'simulated')}; simulated {kind}"
+    return f"{cls.simulated_reasons[tool]}; simulated {kind}"
 
 
 def report_of(cls: type[ImportedService], source: Path) -> dict[str, Any]:
