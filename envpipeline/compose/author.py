@@ -380,7 +380,7 @@ def _plant_and_write(
             service_title=spoken_title(library[service_name].title),
             hop=hops[i].name,
             phrase=plan.phrase,
-            relation=hops[i].relation or hops[i].relation_of("{of}"),
+            relation=plan.relation or hops[i].relation or hops[i].relation_of("{of}"),
         )
         if i in action_plans:
             action, j, aplan = action_plans[i]

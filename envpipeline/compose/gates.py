@@ -8,6 +8,7 @@ from typing import Any
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.models.task import Criterion, GateResult, ToolCallStep
 from envpipeline.rubric import pass_vector
+from envpipeline.services.links import PathKey, selected
 
 
 def canonical_json(value: Any) -> str:
@@ -71,11 +72,14 @@ def chain_hidden(instruction: str, hidden_values: list[str]) -> GateResult:
     return GateResult(name="chain_hidden", passed=not leaked, evidence={"leaked": leaked})
 
 
-def _values_at(data: Any, path: list[str | int]) -> set[str]:
-    """Every value the path could pick when each list index on it is free (the other matches)."""
+def _values_at(data: Any, path: list[PathKey]) -> set[str]:
+    """Every value the path could pick when each list index on it is free (the other matches) and
+    each selector takes any item it matches (two records holding the key are two answers)."""
     if not path:
         return {canonical_json(data)}
     key, rest = path[0], path[1:]
+    if isinstance(key, dict):  # a selector: every item it picks
+        return set().union(*(_values_at(item, rest) for item in selected(data, key)))
     if isinstance(key, int):
         items = data if isinstance(data, list) else []
         return set().union(*(_values_at(item, rest) for item in items)) if items else set()
@@ -93,7 +97,7 @@ def unique_hops(steps: list[ToolCallStep], observations: list[dict[str, Any]]) -
     ambiguous = []
     for index, step in enumerate(steps):
         for arg, binding in step.bindings.items():
-            if binding.step >= len(observations) or not any(isinstance(k, int) for k in binding.path):
+            if binding.step >= len(observations) or all(isinstance(k, str) for k in binding.path):
                 continue
             values = _values_at(observations[binding.step].get("data"), list(binding.path))
             if len(values) > 1:

@@ -51,7 +51,13 @@ class Binding(Strict):
     """Where a reference-solution argument comes from: an earlier observation."""
 
     step: Annotated[int, Field(description="index of the earlier step in the solution")]
-    path: Annotated[list[str | int], Field(description="path inside that step's `data`")]
+    path: Annotated[
+        list[str | int | dict[str, Any]],
+        Field(
+            description="path inside that step's `data`: keys, list indexes, and selectors "
+            "(field -> value: the list's first item whose fields hold those values)"
+        ),
+    ]
     template: Annotated[str, Field(description="format string applied to the value")] = "{value}"
 
 

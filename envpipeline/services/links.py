@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, get_args
 
@@ -63,6 +63,11 @@ VALUE_PHRASES: dict[str, str] = {
 }
 
 
+#: One step of a path inside observation data: a key, a list index, or a selector (field -> value)
+#: that picks the first item of a list whose fields hold those values ("the row whose name is X").
+PathKey = str | int | dict[str, Any]
+
+
 @dataclass(frozen=True)
 class PlannedCall:
     """One tool call of a hop or action (tool is the service-local name)."""
@@ -71,9 +76,9 @@ class PlannedCall:
     arguments: dict[str, Any]
     #: arguments filled from the carried value: arg -> format template ("{value}" by default)
     inputs: dict[str, str] = field(default_factory=dict)
-    reveals: tuple[str | int, ...] | None = None
+    reveals: tuple[PathKey, ...] | None = None
     #: arguments read from an earlier call of the same plan: arg -> (call index, path in data)
-    bind: dict[str, tuple[int, tuple[str | int, ...]]] = field(default_factory=dict)
+    bind: Mapping[str, tuple[int, tuple[PathKey, ...]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,9 @@ class HopPlan:
     calls: list[PlannedCall]
     output: str
     phrase: str
+    #: the revealed value over ``{of}`` where this plant needs more than the hop's own relation
+    #: (constants the calls state: a listing's required filter); empty: the hop's relation
+    relation: str = ""
 
 
 @dataclass(frozen=True)
@@ -171,10 +179,26 @@ def expect_record(collection: str, description: str, *, absent: bool = False, **
     )
 
 
-def read_path(data: Any, path: tuple[str | int, ...] | list[str | int]) -> Any:
-    """Follow `path` (keys and list indexes) inside observation data; KeyError if absent."""
+def selected(items: Any, selector: dict[str, Any]) -> list[Any]:
+    """The items of a list whose fields hold every value of `selector` (none when not a list)."""
+    if not isinstance(items, list):
+        return []
+    return [
+        item
+        for item in items
+        if isinstance(item, dict) and all(k in item and item[k] == v for k, v in selector.items())
+    ]
+
+
+def read_path(data: Any, path: tuple[PathKey, ...] | list[PathKey]) -> Any:
+    """Follow `path` (keys, list indexes, selectors) inside observation data; KeyError if absent."""
     for key in path:
-        if isinstance(key, int):
+        if isinstance(key, dict):
+            matches = selected(data, key)
+            if not matches:
+                raise KeyError(str(key))
+            data = matches[0]
+        elif isinstance(key, int):
             if not isinstance(data, list) or key >= len(data):
                 raise KeyError(key)
             data = data[key]

@@ -27,7 +27,14 @@ from envpipeline.services.links import (
     expect_record,
     spoken_title,
 )
-from envpipeline.services.mcp_spec import CollectionInfo, ImportedState, Shape, dump_record, python_name
+from envpipeline.services.mcp_spec import (
+    CollectionInfo,
+    ImportedState,
+    Shape,
+    dump_record,
+    python_name,
+    texts,
+)
 from envpipeline.services.mcp_store import id_key
 from envpipeline.services.mcp_values import harmonize, sample, words
 
@@ -37,14 +44,21 @@ def service_where(title: str) -> str:
     return f"in the {spoken_title(title).lower()} service"
 
 
-def _say(name: str) -> str:
+def say(name: str) -> str:
+    """An identifier in words (``dueDate`` -> ``due date``)."""
     return " ".join(words(name))
 
 
-def _record_with_id(
-    info: CollectionInfo, state: ImportedState, rng: random.Random, rid: str | int, fixed: dict[str, Any]
+def record_with_id(
+    info: CollectionInfo,
+    state: ImportedState,
+    rng: random.Random,
+    rid: str | int,
+    fixed: dict[str, Any],
+    avoid: str = "",
 ) -> None:
-    """Insert (or replace) the record `rid` with `fixed` values, other fields sampled."""
+    """Insert (or replace) the record `rid` with `fixed` values, other fields sampled (drawn again,
+    up to five times, while one shows `avoid`: a carried value only the planted record may hold)."""
     row: dict[str, Any] = {}
     for prop, schema in info.fields.items():
         if prop in fixed:
@@ -55,10 +69,15 @@ def _record_with_id(
             row[prop] = rng.choice(state.simulated.known[id_key(prop) or ""])
         else:
             row[prop] = sample(schema, rng, prop)
+            for _ in range(5 if avoid else 0):
+                if not any(avoid.lower() in t.lower() for t in texts(row[prop])):
+                    break
+                row[prop] = sample(schema, rng, prop)
     getattr(state, info.name)[rid] = info.record.model_validate({"id": rid, **harmonize(row, set(fixed))})
 
 
-def _fresh(value_type: str, rng: random.Random, avoid: str) -> str:
+def fresh_value(value_type: str, rng: random.Random, avoid: str) -> str:
+    """A new value of `value_type` that neither holds nor is held in `avoid` (the carried value)."""
     for _ in range(100):
         candidate = vocab.sample_value(value_type, rng)
         if avoid.lower() not in candidate.lower() and candidate.lower() not in avoid.lower():
@@ -81,14 +100,14 @@ def get_hop(
         return None
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> HopPlan:
-        output = _fresh(out_type, rng, value)
-        _record_with_id(info, state, rng, value, {out_field: output})
+        output = fresh_value(out_type, rng, value)
+        record_with_id(info, state, rng, value, {out_field: output})
         call = PlannedCall(
             shape.spec.name, {id_arg: value}, inputs={id_arg: "{value}"}, reveals=(info.noun, out_field)
         )
         phrase = (
-            f"{service_where(title)}, open the {_say(info.noun)} whose id is {VALUE_PHRASES['code']} "
-            f"and note its {_say(out_field)}"
+            f"{service_where(title)}, open the {say(info.noun)} whose id is {VALUE_PHRASES['code']} "
+            f"and note its {say(out_field)}"
         )
         return HopPlan([call], output, phrase)
 
@@ -108,14 +127,14 @@ def update_action(
         rid = next((r for r, rec in records.items() if dump_record(rec).get(field) != value), None)
         if rid is None:
             rid = rng.randint(100, 999) if info.integer_ids else f"{info.noun}_{rng.randint(100, 999)}"
-            _record_with_id(info, state, rng, rid, {field: _fresh(value_type, rng, value)})
+            record_with_id(info, state, rng, rid, {field: fresh_value(value_type, rng, value)})
         call = PlannedCall(shape.spec.name, {id_arg: rid, field: value}, inputs={field: "{value}"})
         crit = expect_record(
             info.name,
-            f"{_say(info.noun)} {rid!r} has {_say(field)} {value!r}",
+            f"{say(info.noun)} {rid!r} has {say(field)} {value!r}",
             **{"id": rid, python_name(field): value},  # pyright: ignore[reportArgumentType]
         )
-        phrase = f"{service_where(title)}, set the {_say(field)} of {_say(info.noun)} '{rid}' to {VALUE_PHRASES[value_type]}"  # type: ignore[index]
+        phrase = f"{service_where(title)}, set the {say(field)} of {say(info.noun)} '{rid}' to {VALUE_PHRASES[value_type]}"  # type: ignore[index]
         return ActionPlan([call], [crit], phrase)
 
     return Action(f"{shape.spec.name}_{field}", value_type, plant)  # type: ignore[arg-type]
@@ -128,10 +147,10 @@ def delete_action(title: str, info: CollectionInfo, shape: Shape) -> Action[Impo
         return None  # an integer id is never a carried code
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> ActionPlan:
-        _record_with_id(info, state, rng, value, {})
+        record_with_id(info, state, rng, value, {})
         call = PlannedCall(shape.spec.name, {id_arg: value}, inputs={id_arg: "{value}"})
-        crit = expect_record(info.name, f"the {_say(info.noun)} {value!r} is gone", absent=True, id=value)
-        phrase = f"{service_where(title)}, delete the {_say(info.noun)} whose id is {VALUE_PHRASES['code']}"
+        crit = expect_record(info.name, f"the {say(info.noun)} {value!r} is gone", absent=True, id=value)
+        phrase = f"{service_where(title)}, delete the {say(info.noun)} whose id is {VALUE_PHRASES['code']}"
         return ActionPlan([call], [crit], phrase)
 
     return Action(f"{shape.spec.name}_by_id", "code", plant)

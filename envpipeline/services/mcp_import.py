@@ -266,11 +266,6 @@ def _validated_record(record: type[BaseModel], data: dict[str, Any]) -> BaseMode
         raise bad_request(format_validation_error(e)) from e
 
 
-def _scalar(schema: dict[str, Any]) -> bool:
-    """Whether a property is a plain scalar (a list filter compares those; objects differ per tool)."""
-    return schema_type(schema) in ("string", "integer", "number", "boolean") or bool(schema.get("enum"))
-
-
 def _matches(row: dict[str, Any], filters: dict[str, Any]) -> bool:
     for key, wanted in filters.items():
         actual = row.get(key)
@@ -381,7 +376,7 @@ def _implementation(
             and k in given
             and k not in skip
             and v is not None
-            and _scalar(shape.spec.properties[k])
+            and mcp_values.scalar(shape.spec.properties[k])
         }
         query = None
         if shape.query_arg:
@@ -437,7 +432,7 @@ def _examples(shapes: list[Shape], infos: dict[str, CollectionInfo], state: Impo
                 {
                     p: first[p]
                     for p in spec.required
-                    if p in first and p not in shape.refs and _scalar(props[p])
+                    if p in first and p not in shape.refs and mcp_values.scalar(props[p])
                 }
             )
         if shape.op == "search" and shape.query_arg:
@@ -510,7 +505,7 @@ def synthesize_service(
     def links(cls: type[ImportedService]) -> list[Link[ImportedState]]:
         if not cached_links or links_model[0] is not cls.world_model:  # derived again after a swap
             cached_links[:] = derive_links(
-                cls.title, shapes, infos, tools, cls.world_model, service_name, sim
+                cls.title, shapes, infos, tools, cls.world_model, service_name, sim, listings=not cls.curated
             )
             links_model[:] = [cls.world_model]
         return list(cached_links)

@@ -11,6 +11,8 @@
   required one, or its only one; an id-like argument carries a ``code``, registered as a known id
   when planted) offers a hop producing a ``code``: the first string of its simulated response.
 - Get hops, update and delete actions: `envpipeline.services.mcp_crud_links`.
+- Listing hops through the list and search tools the field hops leave unused:
+  `envpipeline.services.mcp_list_links`.
 """
 
 from __future__ import annotations
@@ -34,7 +36,15 @@ from envpipeline.services.links import (
     expect_record,
     spoken_title,
 )
-from envpipeline.services.mcp_crud_links import delete_action, get_hop, service_where, update_action
+from envpipeline.services.mcp_crud_links import (
+    delete_action,
+    fresh_value,
+    get_hop,
+    say,
+    service_where,
+    update_action,
+)
+from envpipeline.services.mcp_list_links import listing_hops
 from envpipeline.services.mcp_simulated import simulated_answer
 from envpipeline.services.mcp_spec import (
     CollectionInfo,
@@ -95,21 +105,9 @@ def typed_fields(info: CollectionInfo, names: list[str] | None = None) -> dict[V
     return found
 
 
-def _say(name: str) -> str:
-    return " ".join(words(name))
-
-
 def _a(noun: str) -> str:
-    said = _say(noun)
+    said = say(noun)
     return f"an {said}" if said[:1] in "aeiou" else f"a {said}"
-
-
-def _fresh(value_type: str, rng: random.Random, avoid: str) -> str:
-    for _ in range(100):
-        candidate = vocab.sample_value(value_type, rng)
-        if avoid.lower() not in candidate.lower() and candidate.lower() not in avoid.lower():
-            return candidate
-    return f"{vocab.code(rng, 'ALT')}"
 
 
 def _plant_record(
@@ -157,14 +155,14 @@ def _field_hop(
             _drop(info, state, lambda r: not any(low in t.lower() for t in texts(r)))
         else:
             _drop(info, state, lambda r: r.get(in_field) != value)
-        output = _fresh(out_type, rng, value)
+        output = fresh_value(out_type, rng, value)
         _plant_record(info, state, rng, {in_field: value, out_field: output}, value)
         call = PlannedCall(
             finder.spec.name, {arg: value}, inputs={arg: "{value}"}, reveals=(info.name, 0, out_field)
         )
         phrase = (
-            f"{service_where(title)}, find the {_say(info.noun)} whose {_say(in_field)} is "
-            f"{VALUE_PHRASES[in_type]} and note its {_say(out_field)}"
+            f"{service_where(title)}, find the {say(info.noun)} whose {say(in_field)} is "
+            f"{VALUE_PHRASES[in_type]} and note its {say(out_field)}"
         )
         return HopPlan([call], output, phrase)
 
@@ -204,9 +202,9 @@ def _create_action(
         constants = {k: v for k, v in harmonize({**constants, field: value}, {field}).items() if k != field}
         call = PlannedCall(spec.name, {**constants, field: value}, inputs={field: "{value}"})
         match = {python_name(field): value, **{python_name(m): constants[m] for m in markers[:1]}}
-        described = ", ".join(f"{_say(p)} {_quote(v)}" for p, v in constants.items())
-        crit = expect_record(info.name, f"{_a(info.noun)} with {_say(field)} {value!r} exists", **match)
-        phrase = f"{service_where(title)}, create {_a(info.noun)} with its {_say(field)} set to {VALUE_PHRASES[value_type]}"
+        described = ", ".join(f"{say(p)} {_quote(v)}" for p, v in constants.items())
+        crit = expect_record(info.name, f"{_a(info.noun)} with {say(field)} {value!r} exists", **match)
+        phrase = f"{service_where(title)}, create {_a(info.noun)} with its {say(field)} set to {VALUE_PHRASES[value_type]}"
         return ActionPlan([call], [crit], f"{phrase} ({described})" if described else phrase)
 
     return Action(f"{spec.name}_with_{field}", value_type, plant)
@@ -255,7 +253,7 @@ def _simulated_hop(
         for key in path:
             response = response[key]
         call = PlannedCall(spec.name, {arg: value}, inputs={arg: "{value}"}, reveals=path)
-        phrase = f"use the {spoken_title(title).lower()} service's '{spec.name}' tool on {VALUE_PHRASES[value_type]} and note the {_say(path[-1])} it returns"
+        phrase = f"use the {spoken_title(title).lower()} service's '{spec.name}' tool on {VALUE_PHRASES[value_type]} and note the {say(path[-1])} it returns"
         return HopPlan([call], str(response), phrase)
 
     return Hop(f"{spec.name}_lookup", value_type, "code", plant)
@@ -284,9 +282,17 @@ def derive_links(
     world_model: WorldModel,
     service: str,
     sim: Any,
+    *,
+    listings: bool = True,
 ) -> list[Link[ImportedState]]:
-    """Every hop and action of a synthesized service, in a deterministic order."""
+    """Every hop and action of a synthesized service, in a deterministic order.
+
+    `listings`: whether list and search tools that no field hop uses get listing hops
+    (`mcp_list_links`); the curated imported services keep the link set the default generator's
+    records were made with.
+    """
     found: list[Link[ImportedState]] = []
+    finders: set[str] = set()  # listings the field hops use (the others get listing hops)
     for info in infos.values():
         typed = typed_fields(info)
         mine = [s for s in shapes if s.collection == info.name]
@@ -305,11 +311,14 @@ def derive_links(
             )
             if finder is None or len(typed) < 2:
                 continue
+            finders.add(finder.spec.name)
             for out_type, out_field in typed.items():
                 if out_type != in_type:
                     found.append(_field_hop(title, info, finder, (in_type, in_field), (out_type, out_field)))
         for shape in mine:
             found += _crud_links(title, info, shape, typed)
+            if listings and shape.spec.name not in finders:
+                found += listing_hops(title, info, shape, typed)
             if shape.op != "create" or any(p in shape.refs for p in shape.spec.required):
                 continue
             for value_type, field in typed_fields(info, list(shape.spec.properties)).items():

@@ -107,6 +107,11 @@ def schema_type(schema: dict[str, Any]) -> str | None:
     return kind
 
 
+def scalar(schema: dict[str, Any]) -> bool:
+    """Whether a property is a plain scalar (a list filter compares those; objects differ per tool)."""
+    return schema_type(schema) in ("string", "integer", "number", "boolean") or bool(schema.get("enum"))
+
+
 @functools.lru_cache(maxsize=4096)
 def _string_kind(name: str) -> tuple[str, str]:
     """How `_named_string` fills a field called `name` (cached: the name alone decides)."""

@@ -40,3 +40,29 @@ def accepted(composed: list[TaskRecord]) -> list[TaskRecord]:
     tasks = [r for r in composed if r.status == "accepted"]
     assert tasks, "no seed in 0..59 produced an accepted task"
     return tasks
+
+
+@pytest.fixture(scope="session")
+def scanned() -> list[TaskRecord]:
+    """Accepted whole-library tasks whose reference picks a record out of a scanned listing (a
+    listing call not given the value that selects the record: `mcp_list_links`)."""
+    config = ComposeConfig(library_scope="all")
+    records = [compose_task(seed, config, "scope-all") for seed in range(24)]
+    tasks = [r for r in records if r.status == "accepted" and scanned_selectors(r)]
+    assert tasks, "no accepted whole-library task in seeds 0..23 scans a listing"
+    return tasks
+
+
+def scanned_selectors(task: TaskRecord) -> list[tuple[int, list]]:
+    """(listing step, binding path) of each selector whose value the listing call was not given."""
+    paths = [(b.step, b.path) for s in task.reference_solution for b in s.bindings.values()]
+    final = task.metadata.get("final_reveal")
+    if final:
+        paths.append((final["step"], final["path"]))
+    found = []
+    for step, path in paths:
+        given = {str(v) for v in task.reference_solution[step].arguments.values()}
+        keys = [k for k in path if isinstance(k, dict)]
+        if any(str(v) not in given for key in keys for v in key.values()) and (step, path) not in found:
+            found.append((step, path))
+    return found

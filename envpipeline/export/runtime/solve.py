@@ -2,7 +2,7 @@
 """Reference solution of an exported CompoWorld task, replayed through /app/envtool.py.
 
 ``steps.json`` beside this script holds the gold calls; an argument with a binding is read from
-the ``data`` of an earlier step's observation (path of keys and indexes, then the template), as
+the ``data`` of an earlier step's observation (path of keys, indexes and selectors, then the template), as
 the task's verification did. The gold final answer goes to /app/answer.txt.
 """
 
@@ -19,8 +19,18 @@ sys.path.insert(0, APP)
 
 
 def read_path(data: Any, path: list[Any]) -> Any:
-    """Follow keys and list indexes inside observation data; KeyError when absent."""
+    """Follow keys, list indexes and selectors (field -> value: the list's first item whose fields
+    hold those values) inside observation data; KeyError when absent."""
     for key in path:
+        if isinstance(key, dict):
+            items = data if isinstance(data, list) else []
+            matches = [
+                i for i in items if isinstance(i, dict) and all(f in i and i[f] == v for f, v in key.items())
+            ]
+            if not matches:
+                raise KeyError(str(key))
+            data = matches[0]
+            continue
         if isinstance(key, int):
             if not isinstance(data, list) or key >= len(data):
                 raise KeyError(key)
