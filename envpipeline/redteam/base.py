@@ -49,6 +49,9 @@ class ComposeAttack:
     env: ComposedEnvironment
     reference: ReferenceRun
     calls: list[str] = field(default_factory=list)
+    #: set by a policy that skipped what the task asks it to use (a value that picks a record out
+    #: of a listing): its attempt is then never moot, even when it ends where the reference ends
+    blind: bool = False
 
     def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Call one namespaced tool of the environment, counting it."""
@@ -96,6 +99,11 @@ class RedTeamPolicy(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     families: ClassVar[frozenset[Family]]
+
+    def applies_to(self, task: TaskRecord) -> bool:
+        """Whether the policy has anything to attack in `task` (one that has not is left out of the
+        task's group: its attempt would only repeat the reference)."""
+        return True
 
     def attack_compose(self, attack: ComposeAttack) -> str:
         """Act on a composed task's environment; return the final reply."""

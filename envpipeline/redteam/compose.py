@@ -41,7 +41,11 @@ def attack(
     attempt = ComposeAttack(task, ComposedEnvironment.from_initial_state(stored), reference)
     reply = policy.attack_compose(attempt)
     passes = pass_vector(task.criteria, attempt.env.states, reply)
-    moot = reply == reference.output and canonical_hash(attempt.env.snapshot()) == reference.final_hash
+    moot = (
+        not attempt.blind
+        and reply == reference.output
+        and canonical_hash(attempt.env.snapshot()) == reference.final_hash
+    )
     return passes, moot, len(attempt.calls)
 
 
@@ -53,7 +57,9 @@ def red_team(
     """Every composed-task policy (or the given ones) against `task`, scored as a group with the reference."""
     stored = stored if stored is not None else stored_states(task)
     reference = reference_run(task, stored)
-    policies = policies if policies is not None else policies_for("compose")
+    policies = [
+        p for p in (policies if policies is not None else policies_for("compose")) if p.applies_to(task)
+    ]
     results = [attack(task, policy, stored, reference) for policy in policies]
     matrix = [[True] * len(task.criteria)] + [passes for passes, _, _ in results]
     rewards = cfrr_rewards(matrix)[1:]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 
 import pytest
@@ -11,6 +12,7 @@ from envpipeline.models.task import Condition, Criterion, TaskRecord
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
 from envpipeline.redteam.compose import red_team
 from envpipeline.redteam.registry import all_policies, get_policy, policies_for, register_policy
+from tests.unit.conftest import scanned_selectors
 
 Weakening = Callable[[TaskRecord], TaskRecord]
 
@@ -41,6 +43,25 @@ def without_last_action(task: TaskRecord) -> TaskRecord:
     return keep(task, lambda c: c.kind not in ("record_exists", "record_absent") or c.achieved_by != last)
 
 
+def only_the_selected_row(task: TaskRecord) -> TaskRecord:
+    """Each scanned listing shows the record to find and nothing else (and no state digest pins
+    the records taken away): reading the first row is then as good as reading by value."""
+    initial = copy.deepcopy(task.environment.initial_state)
+    for step, path in scanned_selectors(task):
+        service = task.reference_solution[step].tool.partition(".")[0]
+        selector = next(k for k in path if isinstance(k, dict))
+        records = initial[service][path[0]]
+        keep_ids = [
+            rid
+            for rid, record in records.items()
+            if all(record.get(f, rid if f == "id" else None) == v for f, v in selector.items())
+        ]
+        initial[service][path[0]] = {rid: records[rid] for rid in keep_ids}
+    environment = task.environment.model_copy(update={"initial_state": initial})
+    weak = keep(task, lambda c: c.kind != "state_preserved")
+    return weak.model_copy(update={"environment": environment})
+
+
 #: For each policy, a deliberately weak version of a task that the policy should break.
 WEAKENINGS: dict[str, Weakening] = {
     "nop": lambda t: keep(t, lambda c: c.kind == "state_preserved"),
@@ -52,7 +73,10 @@ WEAKENINGS: dict[str, Weakening] = {
     "destructive-after-reference": lambda t: keep(t, lambda c: c.kind != "state_preserved"),
     "over-act": lambda t: keep(t, lambda c: c.kind != "state_preserved"),
     "early-stop": without_last_action,
+    "fixed-row": only_the_selected_row,
 }
+#: Policies that attack only some tasks, and the fixture of tasks they attack.
+POOLS = {"fixed-row": "scanned"}
 
 
 def test_every_policy_is_registered_once_with_a_name_and_families():
@@ -75,11 +99,12 @@ def test_every_compose_policy_brings_a_weak_task_to_break():
 
 
 @pytest.mark.parametrize("name", sorted(WEAKENINGS))
-def test_each_policy_breaks_a_deliberately_weak_task(name: str, accepted: list[TaskRecord]):
+def test_each_policy_breaks_a_deliberately_weak_task(name: str, request: pytest.FixtureRequest):
     policy = get_policy(name)
+    tasks: list[TaskRecord] = request.getfixturevalue(POOLS.get(name, "accepted"))
     broken = [
         task.task_id
-        for task in accepted[:20]
+        for task in tasks[:20]
         if any(o.broke for o in red_team(WEAKENINGS[name](task), policies=[policy]))
     ]
     assert broken, f"{name} broke none of 20 weakened tasks: it has no teeth"
@@ -112,3 +137,24 @@ def test_the_gate_rejects_a_task_a_policy_breaks(accepted: list[TaskRecord]):
     weak = legacy_answer(task)
     (outcome,) = red_team(weak, policies=[get_policy("enumerate")])
     assert outcome.broke and outcome.binary == 1.0
+
+
+def test_reading_a_fixed_row_fails_every_accepted_task_that_scans_a_listing(scanned: list[TaskRecord]):
+    """The record a scanned listing hides never comes first, so the policy earns nothing; it is
+    blind there (the value that picks the row never reached the call): never moot."""
+    policy = get_policy("fixed-row")
+    for task in scanned:
+        (outcome,) = red_team(task, policies=[policy])
+        assert outcome.binary == 0.0 and not outcome.moot, task.task_id
+        gate = next(g for g in task.gates if g.name == "red_team")
+        assert gate.evidence["policies"]["fixed-row"]["binary"] == 0.0
+
+
+def test_a_policy_with_nothing_to_attack_is_left_out_of_the_group(accepted: list[TaskRecord]):
+    """The curated tasks select no row by value: fixed-row does not run on them, so their groups
+    (and every other policy's CFRR) are what they were before the policy existed."""
+    policy = get_policy("fixed-row")
+    task = accepted[0]
+    assert not policy.applies_to(task)
+    assert red_team(task, policies=[policy]) == []
+    assert "fixed-row" not in next(g for g in task.gates if g.name == "red_team").evidence["policies"]

@@ -1,0 +1,79 @@
+"""`fixed-row`: the reference, but every record it picks out of a listing by a known value is read
+from the listing's first row instead.
+
+A scanned listing (`envpipeline.services.mcp_list_links`) shows several records, and the reference
+selects the one that holds the value it carries (a selector in its binding path). A policy that
+ignores that value and reads a fixed row must not earn the reward. Where the carried value went
+into the listing's call (a search or a filter), the first row is the policy's informed choice;
+where it did not (a scan), the policy is blind (`ComposeAttack.blind`): full reward is then a break
+even when the first row was the right one, because the lookup taught nothing. The policy attacks
+only tasks whose reference selects rows this way (`applies_to`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envpipeline.models.task import Binding, TaskRecord, ToolCallStep
+from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
+from envpipeline.redteam.registry import register_policy
+from envpipeline.services.links import PathKey, read_path
+
+
+def _selectors(path: list[PathKey]) -> list[dict[str, Any]]:
+    return [key for key in path if isinstance(key, dict)]
+
+
+def _first_row(path: list[PathKey]) -> list[PathKey]:
+    return [0 if isinstance(key, dict) else key for key in path]
+
+
+def _read(observations: list[dict[str, Any]], binding: Binding, path: list[PathKey]) -> Any:
+    """The value at `path` of the observation `binding` reads (None where there is none)."""
+    try:
+        return read_path(observations[binding.step].get("data"), path)
+    except (KeyError, IndexError):
+        return None
+
+
+def _scanned(binding: Binding, steps: list[ToolCallStep]) -> bool:
+    """Whether a selector of `binding` picks by a value its listing's call was not given."""
+    given = set(map(str, steps[binding.step].arguments.values()))
+    return any(str(v) not in given for key in _selectors(binding.path) for v in key.values())
+
+
+class FixedRow(RedTeamPolicy):
+    name = "fixed-row"
+    description = "the reference, reading the first row of every listing it picks a record from by value"
+    families = frozenset({"compose"})
+
+    def applies_to(self, task: TaskRecord) -> bool:
+        final = task.metadata.get("final_reveal", {}).get("path", [])
+        bound = [b.path for s in task.reference_solution for b in s.bindings.values()]
+        return any(_selectors(path) for path in [final, *bound])
+
+    def attack_compose(self, attack: ComposeAttack) -> str:
+        resolved = attack.reference.steps
+        observations: list[dict[str, Any]] = []
+        for gold, step in zip(attack.task.reference_solution, resolved):
+            arguments = dict(step.arguments)
+            for arg, binding in gold.bindings.items():
+                value = _read(observations, binding, _first_row(binding.path))
+                arguments[arg] = (
+                    value if binding.template == "{value}" else binding.template.format(value=value)
+                )
+                attack.blind |= _scanned(binding, resolved)
+            observations.append(attack.call(gold.tool, arguments))
+        final = attack.task.metadata.get("final_reveal")
+        if not final:
+            return attack.reference.output
+        reveal = Binding.model_validate(final)
+        attack.blind |= _scanned(reveal, resolved)
+        expected = _read(attack.reference.observations, reveal, reveal.path)
+        mine = _read(observations, reveal, _first_row(reveal.path))
+        if isinstance(expected, str) and expected and mine is not None:
+            return attack.reference.output.replace(expected, str(mine))
+        return attack.reference.output
+
+
+register_policy(FixedRow())
