@@ -159,7 +159,14 @@ def state_fields(state: Any) -> dict[str, Any]:
 
 
 def record_map(value: Any) -> dict[str, Any]:
-    """One state field as records by key: a dict by its keys, a list by position, else one record."""
+    """One state field as records by key: a dict by its keys, a list by position, else one record.
+
+    A nested model (an imported service's simulated store) reads as its JSON dump, a dict by its
+    fields, so a live state and its dump give the same records (they once gave one opaque record
+    and two, and every task allowed the whole store to change).
+    """
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
