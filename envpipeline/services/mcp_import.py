@@ -505,7 +505,7 @@ def synthesize_service(
     def links(cls: type[ImportedService]) -> list[Link[ImportedState]]:
         if not cached_links or links_model[0] is not cls.world_model:  # derived again after a swap
             cached_links[:] = derive_links(
-                cls.title, shapes, infos, tools, cls.world_model, service_name, sim, listings=not cls.curated
+                cls.title, shapes, infos, tools, cls.world_model, service_name, sim, extended=not cls.curated
             )
             links_model[:] = [cls.world_model]
         return list(cached_links)

@@ -10,6 +10,8 @@
 - **Simulated hops**: a simulated read-like tool with one typed string argument (its only
   required one, or its only one; an id-like argument carries a ``code``, registered as a known id
   when planted) offers a hop producing a ``code``: the first string of its simulated response.
+  Outside the curated services, a tool with several required arguments carries the value in the
+  first typed one and states the others as constants.
 - Get hops, update and delete actions: `envpipeline.services.mcp_crud_links`.
 - Listing hops through the list and search tools the field hops leave unused:
   `envpipeline.services.mcp_list_links`.
@@ -44,7 +46,7 @@ from envpipeline.services.mcp_crud_links import (
     service_where,
     update_action,
 )
-from envpipeline.services.mcp_list_links import listing_hops
+from envpipeline.services.mcp_list_links import listing_hops, stated, stated_constant
 from envpipeline.services.mcp_simulated import simulated_answer
 from envpipeline.services.mcp_spec import (
     CollectionInfo,
@@ -210,9 +212,28 @@ def _create_action(
     return Action(f"{spec.name}_with_{field}", value_type, plant)
 
 
+def _carried_type(shape: Shape, arg: str) -> ValueType | None:
+    """The value type an argument of a simulated tool can carry: a plain string named like a type
+    (or like an id: a ``code``) that points at no typed collection."""
+    schema = shape.spec.properties[arg]
+    if arg in shape.refs or schema.get("enum") or schema_type(schema) != "string":
+        return None
+    return field_value_type(arg) or ("code" if id_key(arg) else None)
+
+
 def _simulated_hop(
-    title: str, service: str, shape: Shape, tool: ToolDef, world_model: WorldModel, sim: Any
+    title: str,
+    service: str,
+    shape: Shape,
+    tool: ToolDef,
+    world_model: WorldModel,
+    sim: Any,
+    *,
+    constants: bool = False,
 ) -> Hop[ImportedState] | None:
+    """A hop through a simulated read that takes the carried value in one argument. With
+    `constants`, a tool with several required arguments carries it in the first that can, and its
+    other required arguments are constants the phrase (and goal-level relation) state."""
     spec = shape.spec
     props = spec.properties
     if not props or words(spec.name)[0] in WRITE_VERBS:
@@ -221,22 +242,20 @@ def _simulated_hop(
         arg = spec.required[0]
     elif len(props) == 1 and not spec.required:
         arg = next(iter(props))
+    elif constants and len(spec.required) > 1:
+        arg = next((p for p in spec.required if _carried_type(shape, p)), spec.required[0])
     else:
         return None
-    schema = props[arg]
-    value_type = field_value_type(arg) or ("code" if id_key(arg) else None)
+    value_type = _carried_type(shape, arg)
     path = first_string_path(spec.output_schema)
-    if (
-        arg in shape.refs
-        or schema.get("enum")
-        or schema_type(schema) != "string"
-        or not value_type
-        or not path
-    ):
+    if not value_type or not path:
         return None
+    others = [p for p in spec.required if p != arg]
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> HopPlan:
-        arguments = tool.args_model.model_validate({arg: value}).model_dump(mode="json", by_alias=True)
+        fixed = {p: stated_constant(shape, p, state, rng) for p in others}
+        given = {**fixed, arg: value}
+        arguments = tool.args_model.model_validate(given).model_dump(mode="json", by_alias=True)
         key = id_key(arg)
         if key in state.simulated.known and value not in state.simulated.known[key]:
             state.simulated.known[key].append(value)
@@ -252,9 +271,14 @@ def _simulated_hop(
         )
         for key in path:
             response = response[key]
-        call = PlannedCall(spec.name, {arg: value}, inputs={arg: "{value}"}, reveals=path)
-        phrase = f"use the {spoken_title(title).lower()} service's '{spec.name}' tool on {VALUE_PHRASES[value_type]} and note the {say(path[-1])} it returns"
-        return HopPlan([call], str(response), phrase)
+        call = PlannedCall(spec.name, given, inputs={arg: "{value}"}, reveals=path)
+        with_ = f" with {stated(fixed)}" if fixed else ""
+        phrase = f"use the {spoken_title(title).lower()} service's '{spec.name}' tool on {VALUE_PHRASES[value_type]}{with_} and note the {say(path[-1])} it returns"
+        relation = ""
+        if fixed:  # a goal-level request must say which constants, as the phrase does
+            said = with_.replace("{", "{{").replace("}", "}}")
+            relation = f"the {say(path[-1])} that {say(spec.name)} gives for {{of}}{said}"
+        return HopPlan([call], str(response), phrase, relation)
 
     return Hop(f"{spec.name}_lookup", value_type, "code", plant)
 
@@ -283,13 +307,14 @@ def derive_links(
     service: str,
     sim: Any,
     *,
-    listings: bool = True,
+    extended: bool = True,
 ) -> list[Link[ImportedState]]:
     """Every hop and action of a synthesized service, in a deterministic order.
 
-    `listings`: whether list and search tools that no field hop uses get listing hops
-    (`mcp_list_links`); the curated imported services keep the link set the default generator's
-    records were made with.
+    `extended`: whether the links that reach the rest of the corpus are derived too (listing hops
+    through the list and search tools no field hop uses, `mcp_list_links`; simulated reads with
+    several required arguments, the others stated as constants); the curated imported services
+    keep the link set the default generator's records were made with.
     """
     found: list[Link[ImportedState]] = []
     finders: set[str] = set()  # listings the field hops use (the others get listing hops)
@@ -317,7 +342,7 @@ def derive_links(
                     found.append(_field_hop(title, info, finder, (in_type, in_field), (out_type, out_field)))
         for shape in mine:
             found += _crud_links(title, info, shape, typed)
-            if listings and shape.spec.name not in finders:
+            if extended and shape.spec.name not in finders:
                 found += listing_hops(title, info, shape, typed)
             if shape.op != "create" or any(p in shape.refs for p in shape.spec.required):
                 continue
@@ -327,7 +352,9 @@ def derive_links(
         if shape.simulated:
             if shape.spec.name in sim.writes:
                 continue
-            hop = _simulated_hop(title, service, shape, tools[shape.spec.name], world_model, sim)
+            hop = _simulated_hop(
+                title, service, shape, tools[shape.spec.name], world_model, sim, constants=extended
+            )
             if hop is not None:
                 found.append(hop)
     return found

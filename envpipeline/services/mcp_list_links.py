@@ -63,7 +63,7 @@ def _pairs(
     return pairs
 
 
-def _constant(shape: Shape, prop: str, state: ImportedState, rng: random.Random) -> Any:
+def stated_constant(shape: Shape, prop: str, state: ImportedState, rng: random.Random) -> Any:
     """A stated value for a required argument the carried value does not fill."""
     schema = shape.spec.properties[prop]
     target = shape.refs.get(prop)
@@ -153,7 +153,9 @@ def listing_hop(
         ]:
             del records[rid]  # no other record holds the carried value
         constants = {
-            p: _constant(shape, p, state, rng) for p in spec.required if p != carried_arg and p != in_field
+            p: stated_constant(shape, p, state, rng)
+            for p in spec.required
+            if p != carried_arg and p != in_field
         }
         shared = {p: v for p, v in constants.items() if p in info.fields}  # what the listing filters on
         taken = set(records)
@@ -191,7 +193,8 @@ def listing_hop(
     return Hop(f"{spec.name}_{in_field}_to_{out_field}", in_type, out_type, plant, relation)  # type: ignore[arg-type]
 
 
-def _stated(constants: dict[str, Any]) -> str:
+def stated(constants: dict[str, Any]) -> str:
+    """Constant arguments as a request states them: ``issue key 'IK-3201', limit 100``."""
     return ", ".join(f"{say(p)} {v!r}" for p, v in constants.items())
 
 
@@ -200,7 +203,7 @@ def _relation(info: CollectionInfo, pair: tuple[str, str, str, str], constants: 
     names no tool, so they are how the agent knows which listing to read)."""
     _, in_field, _, out_field = pair
     known = "id" if in_field == ID else say(in_field)
-    listed = f" (listed with {_stated(constants)})".replace("{", "{{").replace("}", "}}") if constants else ""
+    listed = f" (listed with {stated(constants)})".replace("{", "{{").replace("}", "}}") if constants else ""
     return f"the {'id' if out_field == ID else say(out_field)} of the {say(info.noun)}{listed} whose {known} is {{of}}"
 
 
@@ -209,10 +212,10 @@ def _phrase(
 ) -> str:
     in_type, in_field, _, out_field = pair
     known = "id" if in_field == ID else say(in_field)
-    stated = _stated(constants)
+    said = stated(constants)
     return (
         f"{service_where(title)}, look through the {say(info.name)} ('{tool}'"
-        + (f" with {stated}" if stated else "")
+        + (f" with {said}" if said else "")
         + f") for the {say(info.noun)} whose {known} is {VALUE_PHRASES[in_type]} and note its "
         + ("id" if out_field == ID else say(out_field))
     )
