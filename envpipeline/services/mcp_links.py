@@ -6,7 +6,8 @@
   collection's search tool (or its list tool filtered on the consumed field).
 - **Create actions**: a create tool with a typed field offers an action that creates a record
   carrying the consumed value; its criterion is an `expect_record` on that field (plus a new
-  constant title-like marker when there is one).
+  constant title-like marker when there is one). Outside the curated services a create tool that
+  requires a parent record (``project_id``) names an existing one as a constant.
 - **Simulated hops**: a simulated read-like tool with one typed string argument (its only
   required one, or its only one; an id-like argument carries a ``code``, registered as a known id
   when planted) offers a hop producing a ``code``: the first string of its simulated response.
@@ -199,11 +200,14 @@ def _create_action(
             known = state.simulated.known.get(id_key(prop) or "")
             if prop in markers:
                 constants[prop] = f"{vocab.title(rng)} {vocab.code(rng, 'N')}"
+            elif prop in shape.refs:  # the record it belongs to (outside the curated library)
+                constants[prop] = rng.choice(sorted(getattr(state, shape.refs[prop]), key=str) or ["none"])
             else:
                 constants[prop] = rng.choice(known) if known else sample(schema, rng, prop)
         constants = {k: v for k, v in harmonize({**constants, field: value}, {field}).items() if k != field}
         call = PlannedCall(spec.name, {**constants, field: value}, inputs={field: "{value}"})
         match = {python_name(field): value, **{python_name(m): constants[m] for m in markers[:1]}}
+        match |= {python_name(p): constants[p] for p in spec.required if p in shape.refs and p in info.fields}
         described = ", ".join(f"{say(p)} {_quote(v)}" for p, v in constants.items())
         crit = expect_record(info.name, f"{_a(info.noun)} with {say(field)} {value!r} exists", **match)
         phrase = f"{service_where(title)}, create {_a(info.noun)} with its {say(field)} set to {VALUE_PHRASES[value_type]}"
@@ -313,7 +317,8 @@ def derive_links(
 
     `extended`: whether the links that reach the rest of the corpus are derived too (listing hops
     through the list and search tools no field hop uses, `mcp_list_links`; simulated reads with
-    several required arguments, the others stated as constants); the curated imported services
+    several required arguments, the others stated as constants; create actions of tools that
+    require a parent record, named as a constant); the curated imported services
     keep the link set the default generator's records were made with.
     """
     found: list[Link[ImportedState]] = []
@@ -344,7 +349,7 @@ def derive_links(
             found += _crud_links(title, info, shape, typed)
             if extended and shape.spec.name not in finders:
                 found += listing_hops(title, info, shape, typed)
-            if shape.op != "create" or any(p in shape.refs for p in shape.spec.required):
+            if shape.op != "create" or (not extended and any(p in shape.refs for p in shape.spec.required)):
                 continue
             for value_type, field in typed_fields(info, list(shape.spec.properties)).items():
                 found.append(_create_action(title, info, shape, value_type, field))

@@ -1,11 +1,13 @@
-"""Simulated reads with several required arguments serve lookups: the carried value goes into the
-first argument that can take it, and the others are constants the request states."""
+"""Links that reach the rest of the corpus: simulated reads with several required arguments (the
+carried value goes into the first argument that can take it, the others are constants the request
+states), and creates that need a parent record (named, and checked)."""
 
 from __future__ import annotations
 
 import random
 
 from envpipeline.agents.environment import canonical_order
+from envpipeline.rubric import pass_vector
 from envpipeline.services.library.imported import load_spec
 from envpipeline.services.links import HopPlan, execute_planned, read_path
 from envpipeline.services.mcp_import import synthesize_service
@@ -53,3 +55,24 @@ def test_curated_services_keep_their_link_set():
     assert set(curated) < set(extended)
     assert any(n.startswith("list_issues_") for n in extended)
     assert not any(n.startswith("list_issues_") for n in curated)
+
+
+def test_a_create_that_needs_a_parent_record_names_one_and_checks_it():
+    """Asana creates a task in a project: the request names the project, and a task created
+    elsewhere fails the criterion."""
+    cls = get_service("asana")
+    link = next(link for link in cls.links() if link.name == "asana_create_task_with_name")
+    state = cls.generate_state(random.Random(1))
+    plan = link.plant(state, random.Random(1), "Quarterly Ledger Maple")
+    (call,) = plan.calls
+    project = call.arguments["project_id"]
+    assert project in state.projects and f"project id '{project}'" in plan.phrase
+    (criterion,) = plan.criteria
+    assert criterion.match["project_id"].value == project
+    service = cls(canonical_order(state))
+    other = next(p for p in sorted(state.projects) if p != project)
+    assert service.call("asana_create_task", {**call.arguments, "project_id": other})["success"]
+    checked = criterion.model_copy(update={"service": "asana"})
+    assert not pass_vector([checked], {"asana": service.state})[0]
+    assert service.call("asana_create_task", call.arguments)["success"]
+    assert pass_vector([checked], {"asana": service.state})[0]
