@@ -10,6 +10,13 @@ Tasks are the drafts of seeds 0, 1, ... that compose (an uncomposable seed is sk
 counted); `--verify` instead keeps only tasks every gate accepts (slower).
 
 Usage: python bench/compose_content.py [--tasks 1000] [--verify] [--style balanced]
+                                      [--library-scope curated|all]
+
+Whole library (`--library-scope all`, 114 services, 2,251 tools), 1,000 tasks, measured
+2026-12-06: 23.2% of the tools in some reference solution before the corpus links of that day;
+43.5% with listing hops (gate-accepted tasks, 1,000 of 1,047 candidates accepted); 48.4% of the
+drafts with simulated reads stating constants, creates under a parent record and simulated write
+actions as well. The curated default: 96.5%.
 """
 
 import argparse
@@ -115,6 +122,11 @@ def main() -> None:
         f"whole library (imported MCP corpus included): {len(used & whole_tools)} of {len(whole_tools)} "
         f"tools used = {len(used & whole_tools) / len(whole_tools):.1%}; services: {len(whole)}"
     )
+    simulated = {
+        f"{name}.{tool}" for name, cls in whole.items() for tool, d in cls.tools.items() if d.simulated
+    }
+    calling = sum(any(t in simulated for t in tools) for _, _, tools, _ in tasks)
+    print(f"tasks calling a simulated tool: {calling / n:.1%} (paper: about 10% of samples)")
     print(f"distinct phrases (masked sentences): {len(phrase_set)}")
     print(f"walk length: {distribution(walks)}")
     print(f"criteria per task: {distribution(criteria)}")

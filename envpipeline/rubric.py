@@ -23,6 +23,13 @@ from envpipeline.models.task import Condition, Criterion
 TEXT_KINDS = ("output_contains", "final_answer")
 #: the longest final reply a final_answer criterion accepts by default (one value and a sentence)
 DEFAULT_ANSWER_CHARS = 200
+#: The state field of an imported service that holds its simulated tools' store (known ids and
+#: recorded calls, `envpipeline.services.mcp_store`). ``state_preserved`` keeps it per recorded
+#: call (``records/<family>/<n>``), so a task allows the one call it asks for and no other.
+SIMULATED_FIELD = "simulated"
+#: Criteria read one family's recorded calls as the collection ``simulated.records.<family>``
+#: (each call a record: ``tool``, ``arguments``, ``response``).
+SIMULATED_CALLS = "simulated.records."
 _TRAILING = " \t\n.,;:!?\"'"
 
 
@@ -49,11 +56,21 @@ def normalize_text(text: str) -> str:
     return " ".join(text.lower().split()).strip(_TRAILING)
 
 
+def _field(record: Any, name: str) -> Any:
+    """A record's field; in a JSON record, ``a.b`` reads field ``b`` inside field ``a`` where the
+    record has no field named ``a.b`` (a recorded call's ``arguments.symbol``)."""
+    if not isinstance(record, dict):
+        return getattr(record, name, None)
+    if name in record:
+        return record[name]
+    head, dot, rest = name.partition(".")
+    return _field(record[head], rest) if dot and isinstance(record.get(head), dict) else None
+
+
 def record_matches(record: Any, match: Mapping[str, Condition]) -> bool:
     """Whether a record satisfies every condition; unrelated fields are ignored."""
-    fields = record if isinstance(record, dict) else None
     for name, cond in match.items():
-        actual = fields.get(name) if fields is not None else getattr(record, name, None)
+        actual = _field(record, name)
         if cond.op == "eq":
             if actual != cond.value:
                 return False
@@ -63,6 +80,10 @@ def record_matches(record: Any, match: Mapping[str, Condition]) -> bool:
 
 
 def _records(state: Any, collection: str) -> list[Any]:
+    if collection.startswith(SIMULATED_CALLS):  # a simulated tool family's recorded calls
+        store = _plain(state_fields(state).get(SIMULATED_FIELD))
+        calls = store.get("records", {}) if isinstance(store, dict) else {}
+        return list(calls.get(collection.removeprefix(SIMULATED_CALLS), []))
     items = state.get(collection) if isinstance(state, dict) else getattr(state, collection, None)
     if items is None:
         return []
@@ -174,17 +195,39 @@ def record_map(value: Any) -> dict[str, Any]:
     return {"": _plain(value)}
 
 
-def untouched_digest(value: Any, allowed: Iterable[str] = ()) -> str:
-    """A short hash of a state field's records outside `allowed` (key order does not matter)."""
+def field_records(field: str, value: Any) -> dict[str, Any]:
+    """One state field's records as ``state_preserved`` keys them: `record_map`, except that the
+    simulated store gives one record per recorded call (``records/<family>/<n>``) beside ``known``."""
+    records = record_map(value)
+    calls = records.get("records") if field == SIMULATED_FIELD else None
+    if not isinstance(calls, Mapping):
+        return records
+    del records["records"]
+    for family, made in calls.items():
+        for n, call in enumerate(made if isinstance(made, list) else []):
+            records[f"records/{family}/{n}"] = call
+    return records
+
+
+def untouched_digest(value: Any, allowed: Iterable[str] = (), field: str = "") -> str:
+    """A short hash of a state field's records outside `allowed` (key order does not matter).
+
+    In the simulated store an allowed ``records`` covers every recorded call (how tasks made before
+    the store was kept per call allowed it), so those tasks verify as they did.
+    """
     skip = set(allowed)
-    kept = {k: v for k, v in record_map(value).items() if k not in skip}
+    kept = {
+        k: v
+        for k, v in field_records(field, value).items()
+        if k not in skip and not (field == SIMULATED_FIELD and k.partition("/")[0] in skip)
+    }
     payload = json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def changed_records(before: Any, after: Any) -> list[str]:
+def changed_records(before: Any, after: Any, field: str = "") -> list[str]:
     """Keys of the records of one state field that were added, removed or changed."""
-    old, new = record_map(before), record_map(after)
+    old, new = field_records(field, before), field_records(field, after)
     missing = object()
     return sorted(k for k in old.keys() | new.keys() if old.get(k, missing) != new.get(k, missing))
 
@@ -198,7 +241,7 @@ def state_preserved(
         if service not in states:
             return False
         value = state_fields(states[service]).get(field)
-        if untouched_digest(value, allowed.get(key, ())) != digest:
+        if untouched_digest(value, allowed.get(key, ()), field) != digest:
             return False
     return True
 
@@ -216,8 +259,8 @@ def preservation_of(
         old_fields = state_fields(before.get(service, {}))
         for field, value in sorted(state_fields(after[service]).items()):
             key = f"{service}.{field}"
-            changed = changed_records(old_fields.get(field), value)
+            changed = changed_records(old_fields.get(field), value, field)
             if changed:
                 allowed[key] = changed
-            preserved[key] = untouched_digest(value, changed)
+            preserved[key] = untouched_digest(value, changed, field)
     return preserved, allowed

@@ -13,6 +13,8 @@
   when planted) offers a hop producing a ``code``: the first string of its simulated response.
   Outside the curated services, a tool with several required arguments carries the value in the
   first typed one and states the others as constants.
+- **Simulated write actions** (outside the curated services): a simulated write called with the
+  carried value; checked among its family's recorded calls (`rubric.SIMULATED_CALLS`).
 - Get hops, update and delete actions: `envpipeline.services.mcp_crud_links`.
 - Listing hops through the list and search tools the field hops leave unused:
   `envpipeline.services.mcp_list_links`.
@@ -25,6 +27,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from envpipeline.rubric import SIMULATED_CALLS
 from envpipeline.services import vocab
 from envpipeline.services.base import ToolDef
 from envpipeline.services.links import (
@@ -287,6 +290,39 @@ def _simulated_hop(
     return Hop(f"{spec.name}_lookup", value_type, "code", plant)
 
 
+def _simulated_write_action(
+    title: str, shape: Shape, tool: ToolDef, family: str
+) -> Action[ImportedState] | None:
+    """An action through a simulated write: call it with the carried value in its first required
+    argument that can take it, the others stated as constants. The criterion is that call among the
+    family's recorded calls (``simulated.records.<family>``, `rubric.SIMULATED_CALLS`), every stated
+    argument included; ``state_preserved`` allows that one recorded call and no other."""
+    spec = shape.spec
+    arg = next((p for p in spec.required if _carried_type(shape, p)), None)
+    value_type = _carried_type(shape, arg) if arg else None
+    if arg is None or value_type is None or any("." in p for p in spec.required):
+        return None
+    others = [p for p in spec.required if p != arg]
+
+    def plant(state: ImportedState, rng: random.Random, value: str) -> ActionPlan:
+        fixed = {p: stated_constant(shape, p, state, rng) for p in others}
+        given = {**fixed, arg: value}
+        recorded = tool.args_model.model_validate(given).model_dump(mode="json", by_alias=True)
+        key = id_key(arg)
+        if key in state.simulated.known and value not in state.simulated.known[key]:
+            state.simulated.known[key].append(value)  # the carried id names something of this world
+        call = PlannedCall(spec.name, given, inputs={arg: "{value}"})
+        match = {"tool": spec.name, **{f"arguments.{p}": recorded[p] for p in given}}
+        crit = expect_record(
+            f"{SIMULATED_CALLS}{family}", f"'{spec.name}' was called with {say(arg)} {value!r}", **match
+        )
+        with_ = f" ({stated(fixed)})" if fixed else ""
+        phrase = f"{service_where(title)}, call '{spec.name}' with its {say(arg)} set to {VALUE_PHRASES[value_type]}{with_}"
+        return ActionPlan([call], [crit], phrase)
+
+    return Action(f"{spec.name}_call", value_type, plant)
+
+
 def _crud_links(
     title: str, info: CollectionInfo, shape: Shape, typed: dict[ValueType, str]
 ) -> list[Link[ImportedState]]:
@@ -318,7 +354,8 @@ def derive_links(
     `extended`: whether the links that reach the rest of the corpus are derived too (listing hops
     through the list and search tools no field hop uses, `mcp_list_links`; simulated reads with
     several required arguments, the others stated as constants; create actions of tools that
-    require a parent record, named as a constant); the curated imported services
+    require a parent record, named as a constant; actions through simulated writes); the curated
+    imported services
     keep the link set the default generator's records were made with.
     """
     found: list[Link[ImportedState]] = []
@@ -356,6 +393,11 @@ def derive_links(
     for shape in shapes:
         if shape.simulated:
             if shape.spec.name in sim.writes:
+                action = _simulated_write_action(
+                    title, shape, tools[shape.spec.name], sim.family[shape.spec.name]
+                )
+                if extended and action is not None:
+                    found.append(action)
                 continue
             hop = _simulated_hop(
                 title, service, shape, tools[shape.spec.name], world_model, sim, constants=extended
