@@ -228,6 +228,27 @@ def _carried_type(shape: Shape, arg: str) -> ValueType | None:
     return field_value_type(arg) or ("code" if id_key(arg) else None)
 
 
+def _simulated_call(
+    shape: Shape,
+    tool: ToolDef,
+    arg: str,
+    others: list[str],
+    state: ImportedState,
+    rng: random.Random,
+    value: str,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A planted call of a simulated tool with the carried value in `arg`: the constants stated for
+    `others`, the arguments given, and the arguments as the tool receives them (validated, defaults
+    filled). A carried id becomes one the simulated world knows, so the call is no 404."""
+    fixed = {p: stated_constant(shape, p, state, rng) for p in others}
+    given = {**fixed, arg: value}
+    received = tool.args_model.model_validate(given).model_dump(mode="json", by_alias=True)
+    key = id_key(arg)
+    if key in state.simulated.known and value not in state.simulated.known[key]:
+        state.simulated.known[key].append(value)
+    return fixed, given, received
+
+
 def _simulated_hop(
     title: str,
     service: str,
@@ -260,12 +281,7 @@ def _simulated_hop(
     others = [p for p in spec.required if p != arg]
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> HopPlan:
-        fixed = {p: stated_constant(shape, p, state, rng) for p in others}
-        given = {**fixed, arg: value}
-        arguments = tool.args_model.model_validate(given).model_dump(mode="json", by_alias=True)
-        key = id_key(arg)
-        if key in state.simulated.known and value not in state.simulated.known[key]:
-            state.simulated.known[key].append(value)
+        fixed, given, arguments = _simulated_call(shape, tool, arg, others, state, rng, value)
         response: Any = simulated_answer(
             service,
             state,
@@ -305,12 +321,7 @@ def _simulated_write_action(
     others = [p for p in spec.required if p != arg]
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> ActionPlan:
-        fixed = {p: stated_constant(shape, p, state, rng) for p in others}
-        given = {**fixed, arg: value}
-        recorded = tool.args_model.model_validate(given).model_dump(mode="json", by_alias=True)
-        key = id_key(arg)
-        if key in state.simulated.known and value not in state.simulated.known[key]:
-            state.simulated.known[key].append(value)  # the carried id names something of this world
+        fixed, given, recorded = _simulated_call(shape, tool, arg, others, state, rng, value)
         call = PlannedCall(spec.name, given, inputs={arg: "{value}"})
         match = {"tool": spec.name, **{f"arguments.{p}": recorded[p] for p in given}}
         crit = expect_record(
