@@ -50,9 +50,16 @@ class Criterion(Strict):
         ),
     ]
     service: Annotated[str | None, Field(description="service namespace; None for outputs")] = None
-    collection: Annotated[str | None, Field(description="state collection, e.g. events")] = None
+    collection: Annotated[
+        str | None,
+        Field(
+            description="state collection, e.g. events; simulated.records.<family>: the recorded "
+            "calls of a simulated tool family (tool, arguments, response)"
+        ),
+    ] = None
     match: Annotated[
-        dict[str, Condition], Field(description="field name -> condition; other fields ignored")
+        dict[str, Condition],
+        Field(description="field name -> condition (a.b: field b inside field a); other fields ignored"),
     ] = {}
     value_kind: Annotated[
         ValueKind | None,
