@@ -8,7 +8,7 @@ title, ``ownerEmail`` an email) or, where the collection's ids are text, the rec
 - a **list** tool that filters on the known field gets it as that filter;
 - any other list tool is **scanned**: two to four other records are planted beside the one to
   find, with their own values and ids drawn so that the store's order (by id) puts the record
-  anywhere among them; a policy that reads a fixed row fails.
+  among them, never first nor last: a policy that reads the first or the last row fails.
 
 The hop's reveal path selects the row by the known value (``(collection, {field: value},
 revealed field)``, `links.read_path`), not by its position: the reference reads what the agent
@@ -103,25 +103,29 @@ def _record_id(info: CollectionInfo, taken: set[Any], rng: random.Random, avoid:
             return rid
 
 
-def _not_first(
+def _inside(
     rid: Any, others: list[Any], movable: bool, draw: Callable[[], Any], rng: random.Random
 ) -> tuple[Any, list[Any]]:
-    """The ids of a scanned record and of its neighbours, some neighbour sorting before it (the
-    store lists records by id, so a policy that reads the first row fails): a record whose id is
-    free (`movable`) takes any drawn id but the smallest; else neighbours are drawn again until one
-    sorts first (50 tries, then a code like the record's own with lower digits)."""
-    if any(other < rid for other in others):
-        return rid, others
+    """The ids of a scanned record and of its neighbours, some neighbour sorting before it and some
+    after (the store lists records by id, so a policy that reads the first or the last row fails):
+    a record whose id is free (`movable`) takes any drawn id but the smallest and the largest; else
+    a neighbour is drawn again until one sorts before it and another after it (50 tries each, then
+    a code like the record's own with lower digits, or its own code extended)."""
     if movable:
         ids = sorted([rid, *others])
-        chosen = rng.choice(ids[1:])
+        chosen = rng.choice(ids[1:-1])
         return chosen, [i for i in ids if i != chosen]
-    for _ in range(50):
-        candidate = draw()
-        if candidate < rid:
-            return rid, [candidate, *others[1:]]
-    lower = _below(rid, rng)
-    return rid, ([lower, *others[1:]] if lower is not None and lower not in others else others)
+    others = list(others)
+    if not any(other < rid for other in others):
+        others[0] = _drawn(lambda c: c < rid, draw) or _below(rid, rng) or others[0]
+    if not any(other > rid for other in others):
+        others[-1] = _drawn(lambda c: c > rid, draw) or f"{rid}0"
+    return rid, others
+
+
+def _drawn(fits: Callable[[Any], bool], draw: Callable[[], Any]) -> Any:
+    """The first of 50 draws that `fits`, or None."""
+    return next((c for c in (draw() for _ in range(50)) if fits(c)), None)
 
 
 def _below(rid: Any, rng: random.Random) -> str | None:
@@ -163,7 +167,7 @@ def listing_hop(
         others: list[Any] = []
         if carried_arg is None:  # a scan: other records beside it, so no fixed row of the listing is it
             others = [_record_id(info, taken, rng, value) for _ in range(rng.randint(2, 4))]
-            rid, others = _not_first(
+            rid, others = _inside(
                 rid, others, in_field != ID, lambda: _record_id(info, taken, rng, value), rng
             )
         output = rid if out_field == ID else fresh_value(out_type, rng, value)

@@ -74,9 +74,10 @@ WEAKENINGS: dict[str, Weakening] = {
     "over-act": lambda t: keep(t, lambda c: c.kind != "state_preserved"),
     "early-stop": without_last_action,
     "fixed-row": only_the_selected_row,
+    "last-row": only_the_selected_row,
 }
 #: Policies that attack only some tasks, and the fixture of tasks they attack.
-POOLS = {"fixed-row": "scanned"}
+POOLS = {"fixed-row": "scanned", "last-row": "scanned"}
 
 
 def test_every_policy_is_registered_once_with_a_name_and_families():
@@ -139,22 +140,26 @@ def test_the_gate_rejects_a_task_a_policy_breaks(accepted: list[TaskRecord]):
     assert outcome.broke and outcome.binary == 1.0
 
 
-def test_reading_a_fixed_row_fails_every_accepted_task_that_scans_a_listing(scanned: list[TaskRecord]):
-    """The record a scanned listing hides never comes first, so the policy earns nothing; it is
-    blind there (the value that picks the row never reached the call): never moot."""
-    policy = get_policy("fixed-row")
+@pytest.mark.parametrize("name", ["fixed-row", "last-row"])
+def test_reading_a_fixed_row_fails_every_accepted_task_that_scans_a_listing(
+    name: str, scanned: list[TaskRecord]
+):
+    """The record a scanned listing hides is never its first row nor its last, so the policy earns
+    nothing; it is blind there (the value that picks the row never reached the call): never moot."""
+    policy = get_policy(name)
     for task in scanned:
         (outcome,) = red_team(task, policies=[policy])
         assert outcome.binary == 0.0 and not outcome.moot, task.task_id
         gate = next(g for g in task.gates if g.name == "red_team")
-        assert gate.evidence["policies"]["fixed-row"]["binary"] == 0.0
+        assert gate.evidence["policies"][name]["binary"] == 0.0
 
 
 def test_a_policy_with_nothing_to_attack_is_left_out_of_the_group(accepted: list[TaskRecord]):
     """The curated tasks select no row by value: fixed-row does not run on them, so their groups
     (and every other policy's CFRR) are what they were before the policy existed."""
-    policy = get_policy("fixed-row")
     task = accepted[0]
-    assert not policy.applies_to(task)
-    assert red_team(task, policies=[policy]) == []
-    assert "fixed-row" not in next(g for g in task.gates if g.name == "red_team").evidence["policies"]
+    for name in ("fixed-row", "last-row"):
+        policy = get_policy(name)
+        assert not policy.applies_to(task)
+        assert red_team(task, policies=[policy]) == []
+        assert name not in next(g for g in task.gates if g.name == "red_team").evidence["policies"]

@@ -1,5 +1,5 @@
-"""`fixed-row`: the reference, but every record it picks out of a listing by a known value is read
-from the listing's first row instead.
+"""`fixed-row` and `last-row`: the reference, but every record it picks out of a listing by a known
+value is read from the listing's first (last) row instead.
 
 A scanned listing (`envpipeline.services.mcp_list_links`) shows several records, and the reference
 selects the one that holds the value it carries (a selector in its binding path). A policy that
@@ -12,7 +12,7 @@ only tasks whose reference selects rows this way (`applies_to`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from envpipeline.models.task import Binding, TaskRecord, ToolCallStep
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
@@ -24,8 +24,8 @@ def _selectors(path: list[PathKey]) -> list[dict[str, Any]]:
     return [key for key in path if isinstance(key, dict)]
 
 
-def _first_row(path: list[PathKey]) -> list[PathKey]:
-    return [0 if isinstance(key, dict) else key for key in path]
+def _fixed_row(path: list[PathKey], row: int) -> list[PathKey]:
+    return [row if isinstance(key, dict) else key for key in path]
 
 
 def _read(observations: list[dict[str, Any]], binding: Binding, path: list[PathKey]) -> Any:
@@ -46,6 +46,8 @@ class FixedRow(RedTeamPolicy):
     name = "fixed-row"
     description = "the reference, reading the first row of every listing it picks a record from by value"
     families = frozenset({"compose"})
+    #: the row it reads (an index: 0 the first, -1 the last)
+    row: ClassVar[int] = 0
 
     def applies_to(self, task: TaskRecord) -> bool:
         final = task.metadata.get("final_reveal", {}).get("path", [])
@@ -58,7 +60,7 @@ class FixedRow(RedTeamPolicy):
         for gold, step in zip(attack.task.reference_solution, resolved):
             arguments = dict(step.arguments)
             for arg, binding in gold.bindings.items():
-                value = _read(observations, binding, _first_row(binding.path))
+                value = _read(observations, binding, _fixed_row(binding.path, self.row))
                 arguments[arg] = (
                     value if binding.template == "{value}" else binding.template.format(value=value)
                 )
@@ -70,10 +72,17 @@ class FixedRow(RedTeamPolicy):
         reveal = Binding.model_validate(final)
         attack.blind |= _scanned(reveal, resolved)
         expected = _read(attack.reference.observations, reveal, reveal.path)
-        mine = _read(observations, reveal, _first_row(reveal.path))
+        mine = _read(observations, reveal, _fixed_row(reveal.path, self.row))
         if isinstance(expected, str) and expected and mine is not None:
             return attack.reference.output.replace(expected, str(mine))
         return attack.reference.output
 
 
+class LastRow(FixedRow):
+    name = "last-row"
+    description = "the reference, reading the last row of every listing it picks a record from by value"
+    row = -1
+
+
 register_policy(FixedRow())
+register_policy(LastRow())
