@@ -162,9 +162,12 @@ def test_the_render_checks_catch_the_previous_struct_rows(
 def test_padding_figures_before_and_after(
     tasks: list[AcceptedTask], sft_rows: list[dict[str, Any]], tokenizer, tmp_path: Path
 ) -> None:
-    """The same compose trajectory, previous struct rows vs exported rows (printed with -s)."""
-    before = struct_padded_rows(tasks, tmp_path, wire=False)[0]
-    task_id = next(t.task_id for t in tasks if t.family == "compose")
+    """The same compose trajectory, previous struct rows vs exported rows (printed with -s): the
+    first composed task the split gives to SFT (the split goes by task id)."""
+    sft_ids = {r["task_id"] for r in sft_rows}
+    composed = [t for t in tasks if t.family == "compose"]
+    index, task_id = next((i, t.task_id) for i, t in enumerate(composed) if t.task_id in sft_ids)
+    before = struct_padded_rows(tasks, tmp_path, wire=False)[index]
     after = next(r for r in sft_rows if r["task_id"] == task_id)
     for name in TEMPLATE_NAMES:
         old = render(tokenizer, name, before["messages"], before["tools"])
