@@ -204,7 +204,7 @@ def _create_action(
             if prop in markers:
                 constants[prop] = f"{vocab.title(rng)} {vocab.code(rng, 'N')}"
             elif prop in shape.refs:  # the record it belongs to (outside the curated library)
-                constants[prop] = rng.choice(sorted(getattr(state, shape.refs[prop]), key=str) or ["none"])
+                constants[prop] = stated_constant(shape, prop, state, rng)
             else:
                 constants[prop] = rng.choice(known) if known else sample(schema, rng, prop)
         constants = {k: v for k, v in harmonize({**constants, field: value}, {field}).items() if k != field}
