@@ -163,3 +163,19 @@ def test_a_policy_with_nothing_to_attack_is_left_out_of_the_group(accepted: list
         assert not policy.applies_to(task)
         assert red_team(task, policies=[policy]) == []
         assert name not in next(g for g in task.gates if g.name == "red_team").evidence["policies"]
+
+
+def test_a_fixed_row_attempt_that_reveals_nothing_does_not_report_the_answer(scanned: list[TaskRecord]):
+    """Reading a row no listing has (every read then yields nothing), the policy's reply must not
+    carry the reference's final value: it would know the answer without reading anything, and the
+    gate would reject good tasks whose state criteria it meets by other means."""
+    from envpipeline.redteam.policies.fixed_row import FixedRow
+
+    class Beyond(FixedRow):
+        name = "beyond-the-last-row"
+        row = 10**6
+
+    for task in scanned:
+        answer = next(c for c in task.criteria if c.kind == "final_answer")
+        (outcome,) = red_team(task, policies=[Beyond()])
+        assert answer.id in outcome.failed and outcome.binary == 0.0, task.task_id

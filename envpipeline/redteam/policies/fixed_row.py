@@ -32,7 +32,7 @@ def _read(observations: list[dict[str, Any]], binding: Binding, path: list[PathK
     """The value at `path` of the observation `binding` reads (None where there is none)."""
     try:
         return read_path(observations[binding.step].get("data"), path)
-    except (KeyError, IndexError):
+    except (KeyError, IndexError, TypeError):
         return None
 
 
@@ -73,8 +73,10 @@ class FixedRow(RedTeamPolicy):
         attack.blind |= _scanned(reveal, resolved)
         expected = _read(attack.reference.observations, reveal, reveal.path)
         mine = _read(observations, reveal, _fixed_row(reveal.path, self.row))
-        if isinstance(expected, str) and expected and mine is not None:
-            return attack.reference.output.replace(expected, str(mine))
+        if isinstance(expected, str) and expected:
+            # what its own calls revealed; where they revealed nothing, it has nothing to report
+            # (answering the reference's value would be knowing the answer, not reading a row)
+            return attack.reference.output.replace(expected, "" if mine is None else str(mine))
         return attack.reference.output
 
 
