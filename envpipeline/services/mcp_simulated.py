@@ -33,7 +33,9 @@ def simulated_answer(
     seed = call_seed(service_name, spec.name, data)
 
     def ask() -> dict[str, Any]:
-        dumped = state.model_dump(mode="json")
+        # a world model that declares it never reads the state is spared its dump (`reads_state`):
+        # on a service of many collections the dump costs far more than the answer
+        dumped = state.model_dump(mode="json") if getattr(world_model, "reads_state", True) else None
         return world_model.simulate(service_name, spec.name, data, spec.output_schema, state=dumped)
 
     if writes:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from envpipeline.services import mcp_values
 
@@ -42,7 +42,9 @@ class WorldModel(Protocol):
 
         `state` is the service's current state as dumped JSON (``state.model_dump(mode="json")``,
         including the simulated-tool store under ``simulated``) when the caller has one; a model may
-        read it to answer consistently with earlier writes. It must not mutate it.
+        read it to answer consistently with earlier writes. It must not mutate it. A model that
+        never reads it may say so with a class attribute ``reads_state = False``: callers then
+        pass None and skip the dump.
         """
         ...
 
@@ -66,10 +68,14 @@ class OfflineWorldModel:
     """Deterministic, schema-conformant simulated responses; no network, no model.
 
     With an ``outputSchema`` of type object the response is a sample of it (every declared
-    property, realistic values chosen by property name). Without one, or with a non-object schema,
-    the response is ``{"result": <value>, "simulated": True}``, where the value is a reference-like
-    string (or a sample of the non-object schema).
+    property, realistic values chosen by property name). Without one, with an open object schema
+    (no properties: Box's ``{"type": "object", "additionalProperties": true}``) or with a non-object
+    schema, the response is ``{"result": <value>, "simulated": True}``, where the value is a
+    reference-like string (or a sample of the non-object schema).
     """
+
+    #: the answer depends on the call alone: callers need not dump the state for it
+    reads_state: ClassVar[bool] = False
 
     def simulate(
         self,
@@ -82,12 +88,22 @@ class OfflineWorldModel:
     ) -> dict[str, Any]:
         """The deterministic response of one call; see the class docstring (`state` is unused here)."""
         rng = random.Random(call_seed(service, tool, arguments))
-        if output_schema and mcp_values.schema_type(output_schema) == "object":
+        if (
+            output_schema
+            and mcp_values.schema_type(output_schema) == "object"
+            and not open_object(output_schema)
+        ):
             return mcp_values.sample(output_schema, rng)
-        if output_schema:
+        if output_schema and mcp_values.schema_type(output_schema) != "object":
             return {"result": mcp_values.sample(output_schema, rng, "result"), "simulated": True}
         prefix = "".join(w[0] for w in mcp_values.words(tool)).upper()[:3] or "SIM"
         return {"result": f"{prefix}-{rng.randint(1000, 9999)}", "simulated": True}
+
+
+def open_object(schema: dict[str, Any]) -> bool:
+    """Whether an object schema declares no properties and allows any, of any type (its shape is
+    left open: a ``result`` string fits it)."""
+    return not schema.get("properties") and schema.get("additionalProperties", True) in (True, {})
 
 
 def first_string_path(schema: dict[str, Any] | None) -> tuple[str, ...] | None:
@@ -96,8 +112,9 @@ def first_string_path(schema: dict[str, Any] | None) -> tuple[str, ...] | None:
     Follows object properties in declaration order (not arrays, whose length varies); enums and
     formats count as strings. None when the schema has no such string.
     """
-    if not schema or mcp_values.schema_type(schema) != "object":
-        return ("result",) if not schema or mcp_values.schema_type(schema) == "string" else None
+    if not schema or mcp_values.schema_type(schema) != "object" or open_object(schema):
+        simple = not schema or mcp_values.schema_type(schema) == "string" or open_object(schema)
+        return ("result",) if simple else None
     for key, sub in schema.get("properties", {}).items():
         kind = mcp_values.schema_type(sub)
         if kind == "string" or (sub.get("enum") and all(isinstance(v, str) for v in sub["enum"])):
