@@ -15,7 +15,7 @@ from envpipeline.compose.discovery import with_discovery_calls
 from envpipeline.compose.distractors import plant_twin
 from envpipeline.compose.instructions import InstructionPlan, PlannedAction, PlannedVisit, draw_style, render
 from envpipeline.compose.limits import MAX_WALK_LENGTH
-from envpipeline.compose.variants import link_weights, links_of
+from envpipeline.compose.variants import link_weights, links_of, service_weight, weighted_order
 from envpipeline.compose.walk import assign_actions, assign_hops, random_walk
 from envpipeline.errors import CompositionError
 from envpipeline.models.base import Strict
@@ -202,7 +202,7 @@ def draft_task(seed: int, config: ComposeConfig) -> Draft:
         )
     walk, hops, actions, chosen, distractors = [], None, None, [], []
     for _ in range(config.draws()):
-        chosen = sorted(rng.sample(composable, config.services))
+        chosen = _drawn_services(composable, config, rng)
         distractors = sorted(rng.sample([name for name in pool if name not in chosen], config.distractors))
         walk, hops, actions = _walk_and_flow(chosen, config, rng)
         if hops is not None and actions is not None:
@@ -221,6 +221,17 @@ def draft_task(seed: int, config: ComposeConfig) -> Draft:
     style = draw_style(config.instruction_style, seed)
     draft = _plant_and_write(seed, walk, distractors, services, hops, actions, rng, style)
     return with_preservation(draft)
+
+
+def _drawn_services(composable: list[str], config: ComposeConfig, rng: random.Random) -> list[str]:
+    """The services of one draw: uniform over the curated services or a given `library` (their
+    records stay as they were); over the whole library, weighted by their tools (`service_weight`),
+    so that the large imported services' tools appear in references too."""
+    if config.library is not None or config.library_scope != "all":
+        return sorted(rng.sample(composable, config.services))
+    library = all_services()
+    weights = [service_weight(library[name]) for name in composable]
+    return sorted(weighted_order(composable, weights, rng)[: config.services])
 
 
 def _walk_and_flow(

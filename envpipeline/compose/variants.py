@@ -41,20 +41,38 @@ def _id_argument(service_cls: type[Service[Any]], tool: str) -> str | None:
     return required[0] if len(required) == 1 else None
 
 
+def _opener(service_cls: type[Service[Any]], collection: str) -> str | None:
+    """The tool that opens one record of `collection` by its id: ``get_<record>``, or outside the
+    curated services any get tool of that collection (``box_file_info_tool``, ``get_single_person``)."""
+    tool = f"get_{_singular(collection)}"
+    if _id_argument(service_cls, tool) is not None or service_cls.curated:
+        return tool
+    operations: dict[str, str] = getattr(service_cls, "operations", {})
+    tools: dict[str, list[str]] = getattr(service_cls, "collections", {})
+    getters = [t for t in tools.get(collection, []) if operations.get(t) == "get"]
+    return next((t for t in getters if _id_argument(service_cls, t) is not None), None)
+
+
 def detail_variant(service_cls: type[Service[Any]], hop: Hop[Any]) -> Hop[Any] | None:
-    """`hop` confirmed through ``get_<record>(id)``, or None when the service has no such tool."""
+    """`hop` confirmed through a tool that opens the record by its id (`_opener`), or None when the
+    service has no such tool. Outside the curated services a hop that selects its row by value
+    (a listing hop) gets one too."""
     probe = _plant_sample(service_cls, hop, 0)
     if probe is None:
         return None
     last = max(k for k, c in enumerate(probe.calls) if c.reveals)
     path = probe.calls[last].reveals or ()
-    if len(path) < 3 or not isinstance(path[0], str) or not isinstance(path[1], int):
+    # a row selected by value, unless what it reveals is the id (opening the record by the id just
+    # found, to read that id, would confirm nothing)
+    by_value = len(path) >= 3 and isinstance(path[1], dict) and path[-1] != "id"
+    by_row = len(path) >= 2 and (isinstance(path[1], int) or (by_value and not service_cls.curated))
+    if len(path) < 3 or not isinstance(path[0], str) or not by_row:
         return None
-    record = _singular(path[0])
-    tool = f"get_{record}"
-    id_arg = _id_argument(service_cls, tool)
-    if id_arg is None or any(c.tool == tool for c in probe.calls):
+    tool = _opener(service_cls, path[0])
+    id_arg = _id_argument(service_cls, tool) if tool else None
+    if tool is None or id_arg is None or any(c.tool == tool for c in probe.calls):
         return None
+    record = _record_key(service_cls, path[0])
 
     def plant(state: Any, rng: random.Random, value: str) -> HopPlan:
         plan = hop.plant(state, rng, value)
@@ -72,6 +90,12 @@ def detail_variant(service_cls: type[Service[Any]], hop: Hop[Any]) -> Hop[Any] |
     relation = hop.relation_of("{of}")
     variant = Hop(f"{hop.name}_via_{tool}", hop.consumes, hop.produces, plant, relation=relation)
     return variant if all(_runs(service_cls, variant, seed) for seed in _CHECK_SEEDS) else None
+
+
+def _record_key(service_cls: type[Service[Any]], collection: str) -> str:
+    """Where the opening tool's answer holds the record: its noun (``file`` for Box's ``files``)."""
+    nouns: dict[str, str] = getattr(service_cls, "nouns", {})
+    return nouns.get(collection, _singular(collection))
 
 
 def _plant_sample(service_cls: type[Service[Any]], hop: Hop[Any], seed: int) -> HopPlan | None:
@@ -121,6 +145,14 @@ def link_weights(service_cls: type[Service[Any]]) -> dict[str, float]:
             tools[link.name] = set()
     users = Counter(t for used in tools.values() for t in used)
     return {name: 1.0 + sum(1 for t in used if users[t] <= 2) for name, used in tools.items()}
+
+
+def service_weight(service_cls: type[Service[Any]]) -> float:
+    """How often a draw over the whole library picks a service: its number of tools, so that a
+    service of 150 tools is visited often enough for its references to use them. (Weighing by the
+    tools its links reach covers as much, 67.2% against 66.5% of 1,000 drafts, but derives every
+    service's links before the first draw: 7 s.)"""
+    return float(len(service_cls.tools))
 
 
 def weighted_order(items: list[Any], weights: list[float], rng: random.Random) -> list[Any]:

@@ -158,7 +158,7 @@ def _derived_relation(hop: Hop[Any]) -> str:
 Link = Hop[StateT] | Action[StateT]
 
 
-def expect_record(collection: str, description: str, *, absent: bool = False, **match: Any) -> Criterion:
+def expect_record(collection: str, description: str, /, *, absent: bool = False, **match: Any) -> Criterion:
     """A state criterion: a record in `collection` matching every condition (does not) exist.
 
     Each keyword is a field; its value is either a plain value (equality) or a tuple

@@ -76,6 +76,14 @@ def record_with_id(
     getattr(state, info.name)[rid] = info.record.model_validate({"id": rid, **harmonize(row, set(fixed))})
 
 
+def know_id(state: ImportedState, name: str, value: str) -> None:
+    """Make `value` an id the simulated world knows when `name` is an argument named like one of
+    its ids (``outcome_id``), so a call that carries it is no 404."""
+    known = state.simulated.known.get(id_key(name) or "")
+    if known is not None and value not in known:
+        known.append(value)
+
+
 def fresh_value(value_type: str, rng: random.Random, avoid: str) -> str:
     """A new value of `value_type` that neither holds nor is held in `avoid` (the carried value)."""
     for _ in range(100):
@@ -128,6 +136,7 @@ def update_action(
         if rid is None:
             rid = rng.randint(100, 999) if info.integer_ids else f"{info.noun}_{rng.randint(100, 999)}"
             record_with_id(info, state, rng, rid, {field: fresh_value(value_type, rng, value)})
+        know_id(state, field, value)
         call = PlannedCall(shape.spec.name, {id_arg: rid, field: value}, inputs={field: "{value}"})
         crit = expect_record(
             info.name,

@@ -106,6 +106,8 @@ class ImportedService(Service[ImportedState]):
     world_model: ClassVar[WorldModel]
     #: typed collection -> the tools serving it
     collections: ClassVar[dict[str, list[str]]]
+    #: typed collection -> its record noun, the key a get tool answers with (``{"file": {...}}``)
+    nouns: ClassVar[dict[str, str]]
     #: CRUD tool -> its operation (create, get, list, update, delete, search)
     operations: ClassVar[dict[str, str]]
     #: simulated tool -> why no CRUD operation serves it (`Shape.reason`)
@@ -519,6 +521,7 @@ def synthesize_service(
         "state_model": state_model,
         "world_model": model,
         "collections": {n: sorted(i.tools) for n, i in infos.items()},
+        "nouns": {n: i.noun for n, i in infos.items()},
         "operations": {s.spec.name: s.op for s in shapes if s.op is not None},
         "simulated_reasons": {s.spec.name: s.reason or "simulated" for s in shapes if s.simulated},
         "generate_state": classmethod(generate_state),

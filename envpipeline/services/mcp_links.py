@@ -7,14 +7,18 @@
 - **Create actions**: a create tool with a typed field offers an action that creates a record
   carrying the consumed value; its criterion is an `expect_record` on that field (plus a new
   constant title-like marker when there is one). Outside the curated services a create tool that
-  requires a parent record (``project_id``) names an existing one as a constant.
+  requires a parent record (``project_id``) names an existing one as a constant, and a create
+  with no typed field carries the value in the field `mcp_carriers.carrier` picks (a referenced
+  record's id: that record is planted).
 - **Simulated hops**: a simulated read-like tool with one typed string argument (its only
   required one, or its only one; an id-like argument carries a ``code``, registered as a known id
   when planted) offers a hop producing a ``code``: the first string of its simulated response.
-  Outside the curated services, a tool with several required arguments carries the value in the
-  first typed one and states the others as constants.
+  Outside the curated services the carrying argument is `mcp_carriers.carrier`'s (a referenced
+  record's id, an identifier, free text, a thing's name; an optional one where no required one
+  can) and the other required arguments are constants the request states.
 - **Simulated write actions** (outside the curated services): a simulated write called with the
-  carried value; checked among its family's recorded calls (`rubric.SIMULATED_CALLS`).
+  carried value (in `mcp_carriers.carrier`'s argument); checked among its family's recorded calls
+  (`rubric.SIMULATED_CALLS`).
 - Get hops, update and delete actions: `envpipeline.services.mcp_crud_links`.
 - Listing hops through the list and search tools the field hops leave unused:
   `envpipeline.services.mcp_list_links`.
@@ -42,10 +46,13 @@ from envpipeline.services.links import (
     expect_record,
     spoken_title,
 )
+from envpipeline.services.mcp_carriers import carried_type, carrier
 from envpipeline.services.mcp_crud_links import (
     delete_action,
     fresh_value,
     get_hop,
+    know_id,
+    record_with_id,
     say,
     service_where,
     update_action,
@@ -180,7 +187,12 @@ def _quote(value: Any) -> str:
 
 
 def _create_action(
-    title: str, info: CollectionInfo, shape: Shape, value_type: ValueType, field: str
+    title: str,
+    info: CollectionInfo,
+    shape: Shape,
+    value_type: ValueType,
+    field: str,
+    target: CollectionInfo | None = None,
 ) -> Action[ImportedState]:
     spec = shape.spec
     markers = [
@@ -195,6 +207,9 @@ def _create_action(
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> ActionPlan:
         _drop(info, state, lambda r: r.get(field) != value)
+        if target is not None:  # the field names a record of `target`: that record exists
+            record_with_id(target, state, rng, value, {}, avoid=value)
+        know_id(state, field, value)
         constants: dict[str, Any] = {}
         for prop in spec.required:
             if prop == field:
@@ -210,22 +225,17 @@ def _create_action(
         constants = {k: v for k, v in harmonize({**constants, field: value}, {field}).items() if k != field}
         call = PlannedCall(spec.name, {**constants, field: value}, inputs={field: "{value}"})
         match = {python_name(field): value, **{python_name(m): constants[m] for m in markers[:1]}}
-        match |= {python_name(p): constants[p] for p in spec.required if p in shape.refs and p in info.fields}
+        match |= {
+            python_name(p): constants[p]
+            for p in spec.required
+            if p in shape.refs and p in info.fields and p != field
+        }
         described = ", ".join(f"{say(p)} {_quote(v)}" for p, v in constants.items())
         crit = expect_record(info.name, f"{_a(info.noun)} with {say(field)} {value!r} exists", **match)
         phrase = f"{service_where(title)}, create {_a(info.noun)} with its {say(field)} set to {VALUE_PHRASES[value_type]}"
         return ActionPlan([call], [crit], f"{phrase} ({described})" if described else phrase)
 
     return Action(f"{spec.name}_with_{field}", value_type, plant)
-
-
-def _carried_type(shape: Shape, arg: str) -> ValueType | None:
-    """The value type an argument of a simulated tool can carry: a plain string named like a type
-    (or like an id: a ``code``) that points at no typed collection."""
-    schema = shape.spec.properties[arg]
-    if arg in shape.refs or schema.get("enum") or schema_type(schema) != "string":
-        return None
-    return field_value_type(arg) or ("code" if id_key(arg) else None)
 
 
 def _simulated_call(
@@ -236,16 +246,18 @@ def _simulated_call(
     state: ImportedState,
     rng: random.Random,
     value: str,
+    target: CollectionInfo | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """A planted call of a simulated tool with the carried value in `arg`: the constants stated for
     `others`, the arguments given, and the arguments as the tool receives them (validated, defaults
-    filled). A carried id becomes one the simulated world knows, so the call is no 404."""
+    filled). A carried id becomes one the simulated world knows, so the call is no 404; a carried
+    id of a record in `target` (the collection `arg` refers to) becomes that record's id."""
+    if target is not None:
+        record_with_id(target, state, rng, value, {}, avoid=value)
     fixed = {p: stated_constant(shape, p, state, rng) for p in others}
     given = {**fixed, arg: value}
     received = tool.args_model.model_validate(given).model_dump(mode="json", by_alias=True)
-    key = id_key(arg)
-    if key in state.simulated.known and value not in state.simulated.known[key]:
-        state.simulated.known[key].append(value)
+    know_id(state, arg, value)
     return fixed, given, received
 
 
@@ -256,32 +268,31 @@ def _simulated_hop(
     tool: ToolDef,
     world_model: WorldModel,
     sim: Any,
-    *,
-    constants: bool = False,
+    infos: dict[str, CollectionInfo] | None = None,
 ) -> Hop[ImportedState] | None:
-    """A hop through a simulated read that takes the carried value in one argument. With
-    `constants`, a tool with several required arguments carries it in the first that can, and its
+    """A hop through a simulated read that takes the carried value in one argument. With `infos`
+    (outside the curated services) the argument is the `mcp_carriers.carrier` of the tool, and its
     other required arguments are constants the phrase (and goal-level relation) state."""
     spec = shape.spec
     props = spec.properties
     if not props or words(spec.name)[0] in WRITE_VERBS:
         return None
-    if len(spec.required) == 1:
-        arg = spec.required[0]
-    elif len(props) == 1 and not spec.required:
-        arg = next(iter(props))
-    elif constants and len(spec.required) > 1:
-        arg = next((p for p in spec.required if _carried_type(shape, p)), spec.required[0])
+    if infos is not None:
+        found = carrier(shape, infos)
+        arg, value_type = found if found is not None else ("", None)
+    elif len(spec.required) == 1 or (len(props) == 1 and not spec.required):
+        arg = spec.required[0] if spec.required else next(iter(props))
+        value_type = carried_type(shape, arg)
     else:
         return None
-    value_type = _carried_type(shape, arg)
     path = first_string_path(spec.output_schema)
     if not value_type or not path:
         return None
     others = [p for p in spec.required if p != arg]
+    target = (infos or {}).get(shape.refs.get(arg, ""))
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> HopPlan:
-        fixed, given, arguments = _simulated_call(shape, tool, arg, others, state, rng, value)
+        fixed, given, arguments = _simulated_call(shape, tool, arg, others, state, rng, value, target)
         response: Any = simulated_answer(
             service,
             state,
@@ -307,21 +318,23 @@ def _simulated_hop(
 
 
 def _simulated_write_action(
-    title: str, shape: Shape, tool: ToolDef, family: str
+    title: str, shape: Shape, tool: ToolDef, family: str, infos: dict[str, CollectionInfo]
 ) -> Action[ImportedState] | None:
-    """An action through a simulated write: call it with the carried value in its first required
-    argument that can take it, the others stated as constants. The criterion is that call among the
+    """An action through a simulated write: call it with the carried value in the argument
+    `mcp_carriers.carrier` picks (a referenced record's id: that record planted), the required
+    others stated as constants. The criterion is that call among the
     family's recorded calls (``simulated.records.<family>``, `rubric.SIMULATED_CALLS`), every stated
     argument included; ``state_preserved`` allows that one recorded call and no other."""
     spec = shape.spec
-    arg = next((p for p in spec.required if _carried_type(shape, p)), None)
-    value_type = _carried_type(shape, arg) if arg else None
-    if arg is None or value_type is None or any("." in p for p in spec.required):
+    found = carrier(shape, infos)
+    if found is None or any("." in p for p in spec.required):
         return None
+    arg, value_type = found
     others = [p for p in spec.required if p != arg]
+    target = infos.get(shape.refs.get(arg, ""))
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> ActionPlan:
-        fixed, given, recorded = _simulated_call(shape, tool, arg, others, state, rng, value)
+        fixed, given, recorded = _simulated_call(shape, tool, arg, others, state, rng, value, target)
         call = PlannedCall(spec.name, given, inputs={arg: "{value}"})
         match = {"tool": spec.name, **{f"arguments.{p}": recorded[p] for p in given}}
         crit = expect_record(
@@ -335,14 +348,24 @@ def _simulated_write_action(
 
 
 def _crud_links(
-    title: str, info: CollectionInfo, shape: Shape, typed: dict[ValueType, str]
+    title: str,
+    info: CollectionInfo,
+    shape: Shape,
+    typed: dict[ValueType, str],
+    infos: dict[str, CollectionInfo] | None = None,
 ) -> list[Link[ImportedState]]:
-    """Get hops, update and delete actions of one tool (`mcp_crud_links`), at most two per tool."""
+    """Get hops, update and delete actions of one tool (`mcp_crud_links`), at most two per tool.
+    With `infos` (outside the curated services) an update with no typed field sets one a value can
+    be written into (`mcp_carriers.carrier`: a description, a name)."""
     links: list[Link[ImportedState] | None] = []
     if shape.op == "get":
         links += [get_hop(title, info, shape, t, f) for t, f in typed.items() if t != "code"][:2]
     elif shape.op == "update":
-        fields = typed_fields(info, list(shape.spec.properties))
+        fields: dict[ValueType, str] = typed_fields(info, list(shape.spec.properties))
+        among = {p for p in info.fields if p != shape.id_arg and p not in shape.refs}
+        wide = carrier(shape, infos, among) if infos is not None and not fields else None
+        if wide is not None:
+            fields = {wide[1]: wide[0]}
         links += [update_action(title, info, shape, t, f) for t, f in fields.items()][:2]
     elif shape.op == "delete":
         links.append(delete_action(title, info, shape))
@@ -394,24 +417,29 @@ def derive_links(
                 if out_type != in_type:
                     found.append(_field_hop(title, info, finder, (in_type, in_field), (out_type, out_field)))
         for shape in mine:
-            found += _crud_links(title, info, shape, typed)
+            found += _crud_links(title, info, shape, typed, infos if extended else None)
             if extended and shape.spec.name not in finders:
                 found += listing_hops(title, info, shape, typed)
             if shape.op != "create" or (not extended and any(p in shape.refs for p in shape.spec.required)):
                 continue
-            for value_type, field in typed_fields(info, list(shape.spec.properties)).items():
+            created = typed_fields(info, list(shape.spec.properties))
+            for value_type, field in created.items():
                 found.append(_create_action(title, info, shape, value_type, field))
+            wide = carrier(shape, infos, set(info.fields)) if extended and not created else None
+            if wide is not None:  # no typed field: one a value can be written into (`mcp_carriers`)
+                target = infos.get(shape.refs.get(wide[0], ""))
+                found.append(_create_action(title, info, shape, wide[1], wide[0], target))
     for shape in shapes:
         if shape.simulated:
             if shape.spec.name in sim.writes:
                 action = _simulated_write_action(
-                    title, shape, tools[shape.spec.name], sim.family[shape.spec.name]
+                    title, shape, tools[shape.spec.name], sim.family[shape.spec.name], infos
                 )
                 if extended and action is not None:
                     found.append(action)
                 continue
             hop = _simulated_hop(
-                title, service, shape, tools[shape.spec.name], world_model, sim, constants=extended
+                title, service, shape, tools[shape.spec.name], world_model, sim, infos if extended else None
             )
             if hop is not None:
                 found.append(hop)

@@ -23,9 +23,9 @@ def test_composing_over_the_whole_library_gives_every_seed_a_record():
 
 
 def test_a_whole_library_candidate_draws_services_again_until_a_typed_flow_links_them():
-    """Over 114 services many sets of five share no typed data flow: with one draw about half of
-    the seeds are rejected as not composable (70% before the listing hops), with the default
-    draws almost none are. The curated
+    """Over 114 services some sets of five share no typed data flow: with one draw about one seed
+    in six is rejected as not composable (half before the wider carriers, 70% before the listing
+    hops), with the default draws almost none are. The curated
     library keeps one draw (its records stay as they were), and an explicit setting wins."""
     assert ComposeConfig().draws() == 1
     assert ComposeConfig(library_scope="all").draws() == WHOLE_LIBRARY_DRAWS > 1
@@ -34,7 +34,7 @@ def test_a_whole_library_candidate_draws_services_again_until_a_typed_flow_links
     default = ComposeConfig(library_scope="all")
     composed_once = sum(draft_task(seed, once).failure is None for seed in range(30))
     composed = [draft_task(seed, default) for seed in range(30)]
-    assert composed_once <= 20  # 16 of 30 today
+    assert composed_once <= 27  # 25 of 30 today
     assert sum(d.failure is None for d in composed) >= 27
     again = draft_task(5, default)
     assert again.task_hash() == composed[5].task_hash(), "the draws are seeded: a replay gives the same task"

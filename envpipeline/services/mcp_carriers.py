@@ -1,0 +1,199 @@
+"""Which argument of a simulated tool carries the composer's value, and as what value type.
+
+The curated rule (`carried_type`): a plain string argument named like a value type
+(``assigneeEmail`` -> email) or like an id (a ``code``), pointing at no collection.
+
+Outside the curated services (`carrier`) an argument can carry more, read by its name:
+
+- an id of a record in a collection with text ids (``file_id`` of Box's ``files``): a ``code``,
+  the record planted with that id (`referenced`), so the simulated call names a record that
+  exists;
+- an identifier not spelled ``..._id`` (``tag_gid``, ``event_uuid``, ``caSlug``, a bare ``id``,
+  Stripe's ``invoice``): a ``code``;
+- free text a value can be written into (``message``, ``content``, ``query``, ``prompt``): a
+  ``code`` (post that reference code, search for it);
+- a value named in the plural (``symbols``, ``issue_keys``: a comma-separated string), as one;
+- the name of a thing (``app``, ``repository``, ``project``, ``zone``): a ``title``;
+- a user (``username``, ``user``): a ``person``.
+
+Such an argument may accept other types besides text (``chat_id: integer | string``), and when
+no required argument carries, an optional one may (Plane's ``cycle(action, cycle_id=...)``),
+the required ones then stated as constants. URLs, paths, selectors, scripts and queries in a
+query language carry nothing: a reference code there would be nonsense.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envpipeline.services.links import ValueType
+from envpipeline.services.mcp_spec import CollectionInfo, Shape, singular
+from envpipeline.services.mcp_store import id_key
+from envpipeline.services.mcp_values import TEXT_WORDS, field_value_type, schema_type, words
+
+#: last words of arguments that identify something without being spelled ``..._id``
+ID_WORDS = frozenset({"id", "gid", "uuid", "uid", "sid", "identifier", "slug", "ulid"})
+#: last words of arguments that name one record of an API by its id (Stripe's ``invoice``: ``in_...``)
+RECORD_ARGS = frozenset(
+    {"invoice", "dispute", "subscription", "customer", "charge", "payment", "refund", "session", "order"}
+)
+#: last words of free-text arguments a value can be written into
+TEXT_ARGS = TEXT_WORDS | frozenset(
+    {
+        "query",
+        "q",
+        "prompt",
+        "search",
+        "keyword",
+        "keywords",
+        "term",
+        "about",
+        "insight",
+        "thought",
+        "caption",
+    }
+)
+#: last words of arguments naming a thing (the value is its name: a ``title``)
+NAME_ARGS = frozenset(
+    {
+        "app",
+        "project",
+        "repository",
+        "repo",
+        "pipeline",
+        "zone",
+        "image",
+        "tag",
+        "channel",
+        "team",
+        "workspace",
+        "database",
+        "collection",
+        "table",
+        "branch",
+        "space",
+        "folder",
+        "bucket",
+        "domain",
+        "label",
+        "topic",
+        "model",
+        "template",
+        "profile",
+        "organization",
+        "org",
+        "group",
+        "site",
+        "board",
+        "playlist",
+        "album",
+        "artist",
+        "container",
+        "namespace",
+        "cluster",
+        "deployment",
+        "pod",
+        "node",
+        "wiki",
+        "dataset",
+        "queue",
+        "campaign",
+        "resource",
+        "addon",
+        "dyno",
+    }
+)
+#: last words of arguments naming a user
+USER_ARGS = frozenset({"user", "username", "login", "handle", "recipient"})
+#: words that mark an argument as a locator or a program, never a carried value
+NEVER_WORDS = frozenset(
+    {"url", "uri", "link", "path", "filepath", "selector", "script", "sql", "jql", "pql", "regex", "pattern"}
+)
+
+
+def carried_type(shape: Shape, arg: str) -> ValueType | None:
+    """The curated rule: a plain string named like a value type (or like an id: a ``code``) that
+    points at no collection."""
+    schema = shape.spec.properties[arg]
+    if arg in shape.refs or schema.get("enum") or schema_type(schema) != "string":
+        return None
+    return field_value_type(arg) or ("code" if id_key(arg) else None)
+
+
+def constrained(schema: dict[str, Any]) -> bool:
+    """Whether a string property restricts its text (a pattern, a length): a carried value may not fit."""
+    return any(key in schema for key in ("pattern", "minLength", "maxLength"))
+
+
+def takes_text(schema: dict[str, Any]) -> bool:
+    """Whether a property accepts a free string: a string without enum or format, or a union with one."""
+    if schema.get("enum") or schema.get("format") or schema.get("const") is not None or constrained(schema):
+        return False
+    if schema_type(schema) == "string":
+        return True
+    kinds = schema.get("type")
+    options = schema.get("anyOf") or ([{"type": k} for k in kinds] if isinstance(kinds, list) else [])
+    return any(o.get("type") == "string" and not o.get("enum") and not o.get("format") for o in options)
+
+
+def _curated_rule(shape: Shape, arg: str) -> ValueType | None:
+    """`carried_type` as the wider rule reads it: an id is a ``code`` whatever other words it has
+    (``destination_folder_id`` names a folder, not a city), and a constrained string carries nothing."""
+    found = carried_type(shape, arg)
+    if found is None or constrained(shape.spec.properties[arg]):
+        return None
+    return "code" if id_key(arg) else found
+
+
+def _named_type(shape: Shape, arg: str, infos: dict[str, CollectionInfo]) -> ValueType | None:
+    """The wider rule of the module docstring for one argument (None: it carries nothing)."""
+    parts = words(arg)
+    if not parts or set(parts) & NEVER_WORDS:
+        return None
+    target = shape.refs.get(arg)
+    if target is not None:
+        info = infos.get(target)
+        return "code" if info is not None and not info.integer_ids else None
+    if not takes_text(shape.spec.properties[arg]):
+        return None
+    last = parts[-1]
+    if last in ID_WORDS or last in RECORD_ARGS:
+        return "code"
+    typed = field_value_type(arg) or field_value_type(singular(last))  # ``symbols``: a symbol
+    if typed is not None:
+        return typed
+    if last in TEXT_ARGS:
+        return "code"
+    if last in USER_ARGS:
+        return "person"
+    return "title" if last in NAME_ARGS else None
+
+
+def carrier(
+    shape: Shape, infos: dict[str, CollectionInfo], among: set[str] | None = None
+) -> tuple[str, ValueType] | None:
+    """The argument that carries the value outside the curated services, and its type.
+
+    First what the curated rule finds among the required arguments (`_curated_rule`), then a required argument by the wider rule, then an optional one by either (one
+    named after the tool's own record first). `among`: the arguments that may carry (all by
+    default; a create or an update carries in a field of its record).
+    """
+    spec = shape.spec
+    allowed = set(spec.properties) if among is None else among
+    required = [a for a in spec.required if a in allowed]
+    for arg in required:
+        found = _curated_rule(shape, arg)
+        if found is not None:
+            return arg, found
+    for arg in required:
+        found = _named_type(shape, arg, infos)
+        if found is not None:
+            return arg, found
+    own = set(words(spec.name))
+    optional = [a for a in spec.properties if a not in spec.required and a in allowed]
+    # the tool's own record first: Plane's ``cycle`` carries ``cycle_id`` before ``project_id``
+    for arg in sorted(optional, key=lambda a: not own & set(words(a)[:-1])):
+        found = _curated_rule(shape, arg) or _named_type(shape, arg, infos)
+        if found is not None:
+            return arg, found
+    return None

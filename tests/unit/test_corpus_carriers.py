@@ -1,0 +1,160 @@
+"""Tools outside the curated library carry a value in more of their arguments
+(`mcp_carriers.carrier`): the id of a record of a typed collection (planted with that id), an
+identifier or free text by name, the name of a thing, a string inside a union, an optional
+argument when no required one can; locators and programs carry nothing. Simulated tools, creates
+and updates with no typed field use it. An open output schema is answered with a ``result``
+string a hop can reveal; a record found in a listing is confirmed through its collection's own get
+tool; the whole library's draws weigh services by their tools."""
+
+from __future__ import annotations
+
+import random
+
+from envpipeline.agents.environment import canonical_order
+from envpipeline.compose.author import ComposeConfig, draft_task
+from envpipeline.compose.variants import links_of, service_weight
+from envpipeline.rubric import pass_vector
+from envpipeline.services.links import ActionPlan, HopPlan, execute_planned, read_path
+from envpipeline.services.registry import all_services, get_service
+from envpipeline.services.worldmodel import OfflineWorldModel, first_string_path
+
+VALUE = "REF-4411"
+
+
+def _plan(service: str, link_name: str, value: str = VALUE, seed: int = 1):
+    cls = get_service(service)
+    link = next(link for link in cls.links() if link.name == link_name)
+    state = cls.generate_state(random.Random(seed))
+    plan = link.plant(state, random.Random(seed), value)
+    return cls(canonical_order(state)), plan
+
+
+def _passes(service, plan: ActionPlan, name: str) -> bool:
+    criteria = [c.model_copy(update={"service": name}) for c in plan.criteria]
+    return all(pass_vector(criteria, {name: service.state}))
+
+
+def _only_the_carried_record_passes(name: str, link: str, tool: str, arg: str, collection: str) -> None:
+    """The link carries VALUE in `arg`, a record of `collection` planted with that id; the call on
+    another record of the collection succeeds but fails the criteria, the planned call passes them."""
+    service, plan = _plan(name, link)
+    assert isinstance(plan, ActionPlan)
+    (call,) = plan.calls
+    records = getattr(service.state, collection)
+    assert call.arguments[arg] == VALUE and VALUE in records
+    other = next(rid for rid in sorted(records) if rid != VALUE)
+    assert not _passes(service, plan, name)
+    assert service.call(tool, {**call.arguments, arg: other})["success"]
+    assert not _passes(service, plan, name)
+    assert service.call(tool, call.arguments)["success"]
+    assert _passes(service, plan, name)
+
+
+def test_a_write_on_a_referenced_record_plants_it_and_checks_that_id():
+    """Docker's stop_container takes the id of a container (a typed collection): the container is
+    planted with the carried id, and stopping another container fails the criterion."""
+    _only_the_carried_record_passes(
+        "docker", "stop_container_call", "stop_container", "container_id", "containers"
+    )
+
+
+def test_an_optional_argument_carries_when_no_required_one_can():
+    """Plane's cycle(action, cycle_id=...): the tool's own id carries the value (not project_id,
+    listed first), and the required action is a stated constant."""
+    service, plan = _plan("plane", "cycle_call")
+    (call,) = plan.calls
+    assert call.inputs == {"cycle_id": "{value}"} and call.arguments["cycle_id"] == VALUE
+    assert "action" in call.arguments and f"action {call.arguments['action']!r}" in plan.phrase
+    assert not _passes(service, plan, "plane")
+    assert service.call("cycle", call.arguments)["success"]
+    assert _passes(service, plan, "plane")
+
+
+def test_a_union_with_a_string_and_a_thing_name_carry():
+    """telegram's chat_id (integer or string) carries a code; Heroku's app, a name (a title)."""
+    link = next(link for link in get_service("telegram").links() if link.name == "archive_chat_call")
+    assert link.consumes == "code"
+    hop = next(link for link in get_service("heroku_platform").links() if link.name == "pg_info_lookup")
+    assert hop.consumes == "title"
+
+
+def test_locators_and_programs_carry_nothing():
+    """A URL, a path or a selector holding a reference code would be nonsense: no link."""
+    for service, tool in [("web_fetch", "fetch"), ("filesystem_mcp", "read_media_file")]:
+        names = [link.name for link in get_service(service).links()]
+        assert not any(name.startswith(tool) for name in names), names
+    selectors = [
+        n.name for n in get_service("puppeteer_browser").links() if n.name.startswith("puppeteer_click")
+    ]
+    assert selectors == []
+
+
+def test_an_open_output_schema_is_answered_with_a_result_a_hop_reveals():
+    """Box answers with an open object; the offline world model fills its ``result``, so locking a
+    file is a hop, and another file gets another answer."""
+    schema = {"type": "object", "additionalProperties": True}
+    assert first_string_path(schema) == ("result",)
+    answer = OfflineWorldModel().simulate("box", "box_file_lock_tool", {"file_id": "F1"}, schema)
+    assert isinstance(answer["result"], str)
+    assert first_string_path({"type": "object", "additionalProperties": {"type": "integer"}}) is None
+    service, plan = _plan("box", "box_file_lock_tool_lookup")
+    assert isinstance(plan, HopPlan)
+    (observation,) = execute_planned(service, plan.calls, VALUE)
+    assert str(read_path(observation["data"], plan.calls[0].reveals or ())) == plan.output
+    assert VALUE in service.state.files
+    assert not service.call("box_file_lock_tool", {"file_id": "F-0001"})["success"]  # no such file
+    other = next(f for f in sorted(service.state.files) if f != VALUE)
+    answer = service.call("box_file_lock_tool", {"file_id": other})
+    assert answer["success"] and answer["data"]["result"] != plan.output
+
+
+def test_whole_library_draws_weigh_services_by_their_tools():
+    """Over the whole library a service of many tools is drawn more often than one of a few, so
+    that its references reach them."""
+    library = all_services()
+    big, small = "box", "time_zones"
+    assert service_weight(library[big]) > 10 * service_weight(library[small])
+    config = ComposeConfig(library_scope="all", service_draws=1)
+    walks = [set(draft_task(seed, config).walk) for seed in range(60)]
+    assert sum(big in w for w in walks) > 3 * max(1, sum(small in w for w in walks))
+
+
+def test_a_create_with_no_typed_field_carries_a_referenced_record():
+    """Box's file_tag_add(file_id, tag): the tag is created on the file whose id is carried (the
+    file planted with it); a tag added to another file fails the criterion."""
+    _only_the_carried_record_passes(
+        "box", "box_file_tag_add_tool_with_file_id", "box_file_tag_add_tool", "file_id", "files"
+    )
+
+
+def test_an_update_with_no_typed_field_writes_the_value_into_text():
+    """Box's file_set_description(file_id, description): the carried code becomes the description
+    of a named file; writing it on another file fails."""
+    service, plan = _plan("box", "box_file_set_description_tool_description")
+    (call,) = plan.calls
+    assert call.arguments["description"] == VALUE and call.inputs == {"description": "{value}"}
+    rid = call.arguments["file_id"]
+    assert f"'{rid}'" in plan.phrase
+    other = next(f for f in sorted(service.state.files) if f != rid)
+    assert service.call("box_file_set_description_tool", {**call.arguments, "file_id": other})["success"]
+    assert not _passes(service, plan, "box")
+    assert service.call("box_file_set_description_tool", call.arguments)["success"]
+    assert _passes(service, plan, "box")
+
+
+def test_a_listing_hop_is_confirmed_through_the_collections_own_get_tool():
+    """Outside the curated services a record found in a listing by value can be opened with its
+    collection's get tool whatever its name (Box's ``..._get_job_by_id_tool``); a hop that reveals
+    the id gets no such variant (opening by the id just found to read it confirms nothing)."""
+    hops, _ = links_of(get_service("box"))
+    names = [h.name for h in hops]
+    variant = next(h for h in hops if h.name.endswith("_via_box_docgen_get_job_by_id_tool"))
+    assert not any(n.endswith("_to_id_via_box_docgen_get_job_by_id_tool") for n in names)
+    cls = get_service("box")
+    state = cls.generate_state(random.Random(2))
+    value = "REF-7714" if variant.consumes == "code" else "Quarterly Ledger Maple"
+    plan = variant.plant(state, random.Random(2), value)
+    assert plan.calls[-1].tool == "box_docgen_get_job_by_id_tool" and plan.calls[-1].bind
+    observations = execute_planned(cls(canonical_order(state)), plan.calls, value)
+    assert all(o["success"] for o in observations)
+    assert str(read_path(observations[-1]["data"], plan.calls[-1].reveals or ())) == plan.output
