@@ -16,6 +16,9 @@ Outside the curated services (`carrier`) an argument can carry more, read by its
 - the name of a thing (``app``, ``repository``, ``project``, ``zone``): a ``title``;
 - a user (``username``, ``user``): a ``person``.
 
+A record's fields are typed by the same names where the curated rule types none of them
+(`field_types`: free text is then a ``title``), so its get, list and search tools serve lookups.
+
 Such an argument may accept other types besides text (``chat_id: integer | string``), and when
 no required argument carries, an optional one may (Plane's ``cycle(action, cycle_id=...)``),
 the required ones then stated as constants. URLs, paths, selectors, scripts and queries in a
@@ -156,17 +159,41 @@ def _named_type(shape: Shape, arg: str, infos: dict[str, CollectionInfo]) -> Val
         return "code" if info is not None and not info.integer_ids else None
     if not takes_text(shape.spec.properties[arg]):
         return None
+    return _by_name(arg, text="code")
+
+
+def _by_name(name: str, text: ValueType) -> ValueType | None:
+    """The wider rule by name alone; free text carries `text` (an argument a code, a field a title)."""
+    parts = words(name)
     last = parts[-1]
     if last in ID_WORDS or last in RECORD_ARGS:
         return "code"
-    typed = field_value_type(arg) or field_value_type(singular(last))  # ``symbols``: a symbol
+    typed = field_value_type(name) or field_value_type(singular(last))  # ``symbols``: a symbol
     if typed is not None:
         return typed
     if last in TEXT_ARGS:
-        return "code"
+        return text
     if last in USER_ARGS:
         return "person"
     return "title" if last in NAME_ARGS else None
+
+
+def field_types(info: CollectionInfo) -> dict[ValueType, str]:
+    """The fields of a record the wider rule types (type -> first field), for a collection the
+    curated rule types none of (Close's call activities: a ``note``, GitHub's gists: a
+    ``description``, Heroku's apps: an ``app``). Free text is a ``title`` here: a record found by
+    its note, a note read from a record. Ids and references are left out, as the curated rule does."""
+    found: dict[ValueType, str] = {}
+    for prop, schema in info.fields.items():
+        parts = words(prop)
+        if not parts or prop in info.refs or id_key(prop) or set(parts) & NEVER_WORDS:
+            continue
+        if not takes_text(schema) or schema_type(schema) != "string":
+            continue
+        value_type = _by_name(prop, text="title")
+        if value_type is not None and value_type != "code" and value_type not in found:
+            found[value_type] = prop
+    return found
 
 
 def carrier(

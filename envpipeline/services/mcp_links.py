@@ -46,7 +46,7 @@ from envpipeline.services.links import (
     expect_record,
     spoken_title,
 )
-from envpipeline.services.mcp_carriers import carried_type, carrier
+from envpipeline.services.mcp_carriers import carried_type, carrier, field_types
 from envpipeline.services.mcp_crud_links import (
     delete_action,
     fresh_value,
@@ -395,7 +395,7 @@ def derive_links(
     found: list[Link[ImportedState]] = []
     finders: set[str] = set()  # listings the field hops use (the others get listing hops)
     for info in infos.values():
-        typed = typed_fields(info)
+        typed = typed_fields(info) or (field_types(info) if extended else {})
         mine = [s for s in shapes if s.collection == info.name]
         search = next(
             (s for s in mine if s.op == "search" and s.query_arg and set(s.spec.required) <= {s.query_arg}),

@@ -14,7 +14,11 @@ from envpipeline.agents.environment import canonical_order
 from envpipeline.compose.author import ComposeConfig, draft_task
 from envpipeline.compose.variants import links_of, service_weight
 from envpipeline.rubric import pass_vector
+from envpipeline.services.library.imported import load_spec
 from envpipeline.services.links import ActionPlan, HopPlan, execute_planned, read_path
+from envpipeline.services.mcp_carriers import field_types
+from envpipeline.services.mcp_import import _collections, classify
+from envpipeline.services.mcp_spec import CollectionInfo, parse_tools_list
 from envpipeline.services.registry import all_services, get_service
 from envpipeline.services.worldmodel import OfflineWorldModel, first_string_path
 
@@ -158,3 +162,25 @@ def test_a_listing_hop_is_confirmed_through_the_collections_own_get_tool():
     observations = execute_planned(cls(canonical_order(state)), plan.calls, value)
     assert all(o["success"] for o in observations)
     assert str(read_path(observations[-1]["data"], plan.calls[-1].reveals or ())) == plan.output
+
+
+def test_a_record_the_curated_rule_types_no_field_of_is_typed_by_name():
+    """Close's call activities have a note and no typed field: the note is a title, so the get
+    tool reveals it and the search finds the activity by it; ids, references, URLs and numbers
+    stay untyped."""
+    cls = get_service("close_crm")
+    assert field_types(_info("close_crm", "call_activities")) == {"title": "note"}
+    service, plan = _plan("close_crm", "close_get_call_activity_to_note")
+    assert isinstance(plan, HopPlan)
+    (observation,) = execute_planned(service, plan.calls, VALUE)
+    assert read_path(observation["data"], plan.calls[0].reveals or ()) == plan.output
+    names = [link.name for link in cls.links()]
+    assert "close_search_call_activities_note_to_id" in names
+    typed = field_types(_info("box", "web_links"))
+    assert "url" not in typed.values() and "parent_folder_id" not in typed.values()
+
+
+def _info(service: str, collection: str) -> CollectionInfo:
+    """One collection of a corpus service, as the synthesis derives it."""
+    shapes = classify(parse_tools_list(load_spec(f"corpus/{service}.json")), service)
+    return _collections(service, shapes)[collection]
