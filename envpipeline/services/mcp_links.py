@@ -271,8 +271,9 @@ def _simulated_hop(
     infos: dict[str, CollectionInfo] | None = None,
 ) -> Hop[ImportedState] | None:
     """A hop through a simulated read that takes the carried value in one argument. With `infos`
-    (outside the curated services) the argument is the `mcp_carriers.carrier` of the tool, and its
-    other required arguments are constants the phrase (and goal-level relation) state."""
+    (outside the curated services) the argument is the `mcp_carriers.carrier` of the tool, named
+    by the phrase and the goal-level relation, and its other required arguments are constants
+    they state."""
     spec = shape.spec
     props = spec.properties
     if not props or words(spec.name)[0] in WRITE_VERBS:
@@ -290,6 +291,7 @@ def _simulated_hop(
         return None
     others = [p for p in spec.required if p != arg]
     target = (infos or {}).get(shape.refs.get(arg, ""))
+    named = infos is not None  # outside the curated services the phrase names the argument
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> HopPlan:
         fixed, given, arguments = _simulated_call(shape, tool, arg, others, state, rng, value, target)
@@ -307,11 +309,17 @@ def _simulated_hop(
             response = response[key]
         call = PlannedCall(spec.name, given, inputs={arg: "{value}"}, reveals=path)
         with_ = f" with {stated(fixed)}" if fixed else ""
-        phrase = f"use the {spoken_title(title).lower()} service's '{spec.name}' tool on {VALUE_PHRASES[value_type]}{with_} and note the {say(path[-1])} it returns"
-        relation = ""
-        if fixed:  # a goal-level request must say which constants, as the phrase does
-            said = with_.replace("{", "{{").replace("}", "}}")
-            relation = f"the {say(path[-1])} that {say(spec.name)} gives for {{of}}{said}"
+        tool_words = f"use the {spoken_title(title).lower()} service's '{spec.name}' tool"
+        said = with_.replace("{", "{{").replace("}", "}}")
+        if named:  # which argument takes the value: a tool may take several ids (Plane's cycle)
+            phrase = f"{tool_words} with its {say(arg)} set to {VALUE_PHRASES[value_type]}{with_} and note the {say(path[-1])} it returns"
+            relation = f"the {say(path[-1])} that {say(spec.name)} gives for {{of}} as its {say(arg)}{said}"
+        else:
+            phrase = (
+                f"{tool_words} on {VALUE_PHRASES[value_type]}{with_} and note the {say(path[-1])} it returns"
+            )
+            # a goal-level request must say which constants, as the phrase does
+            relation = f"the {say(path[-1])} that {say(spec.name)} gives for {{of}}{said}" if fixed else ""
         return HopPlan([call], str(response), phrase, relation)
 
     return Hop(f"{spec.name}_lookup", value_type, "code", plant)

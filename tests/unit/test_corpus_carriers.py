@@ -74,6 +74,14 @@ def test_an_optional_argument_carries_when_no_required_one_can():
     assert _passes(service, plan, "plane")
 
 
+def test_a_simulated_read_names_the_argument_that_takes_the_value():
+    """The request says which argument of Box's file lock takes the value (a tool may take several
+    ids: Plane's cycle), so an agent does not have to guess."""
+    _, plan = _plan("box", "box_file_lock_tool_lookup")
+    assert "with its file id set to that reference code" in plan.phrase
+    assert plan.relation.format(of="'X'").endswith("gives for 'X' as its file id")
+
+
 def test_a_union_with_a_string_and_a_thing_name_carry():
     """telegram's chat_id (integer or string) carries a code; Heroku's app, a name (a title)."""
     link = next(link for link in get_service("telegram").links() if link.name == "archive_chat_call")

@@ -28,8 +28,10 @@ def test_a_simulated_read_states_its_other_required_arguments_and_answers_as_pla
     (call,) = plan.calls
     assert call.arguments["from_symbol"] == "REF-4411" and call.inputs == {"from_symbol": "{value}"}
     to_symbol = call.arguments["to_symbol"]
-    assert f"with to symbol {to_symbol!r}" in plan.phrase
-    assert plan.relation.format(of="'X'").endswith(f"gives for 'X' with to symbol {to_symbol!r}")
+    assert f"with its from symbol set to that reference code with to symbol {to_symbol!r}" in plan.phrase
+    assert plan.relation.format(of="'X'").endswith(
+        f"gives for 'X' as its from symbol with to symbol {to_symbol!r}"
+    )
     (observation,) = execute_planned(service, plan.calls, "REF-4411")
     assert observation["success"] and str(read_path(observation["data"], call.reveals)) == plan.output
 
