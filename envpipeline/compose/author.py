@@ -59,7 +59,8 @@ class ComposeConfig(Strict):
         Literal["curated", "all"],
         Field(
             description="services drawn when `library` is not given: the curated ones (hand-written "
-            "links and phrasings), or all, the imported MCP corpus included (links derived from names)"
+            "links and phrasings), or all, the imported MCP corpus included (links derived from names; "
+            "a service drawn in proportion to its tools)"
         ),
     ] = "curated"
     walk_attempts: Annotated[

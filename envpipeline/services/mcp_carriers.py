@@ -1,13 +1,13 @@
-"""Which argument of a simulated tool carries the composer's value, and as what value type.
+"""Which argument of an imported tool carries the composer's value, and as what value type.
 
-The curated rule (`carried_type`): a plain string argument named like a value type
-(``assigneeEmail`` -> email) or like an id (a ``code``), pointing at no collection.
+The curated rule (`carried_type`): a plain string argument of a simulated tool named like a value
+type (``assigneeEmail`` -> email) or like an id (a ``code``), pointing at no collection.
 
-Outside the curated services (`carrier`) an argument can carry more, read by its name:
+Outside the curated services (`carrier`: simulated tools, and creates and updates whose record
+has no typed field) an argument can carry more, read by its name:
 
 - an id of a record in a collection with text ids (``file_id`` of Box's ``files``): a ``code``,
-  the record planted with that id (`referenced`), so the simulated call names a record that
-  exists;
+  the record planted with that id by the link, so the call names a record that exists;
 - an identifier not spelled ``..._id`` (``tag_gid``, ``event_uuid``, ``caSlug``, a bare ``id``,
   Stripe's ``invoice``): a ``code``;
 - free text a value can be written into (``message``, ``content``, ``query``, ``prompt``): a
@@ -201,9 +201,10 @@ def carrier(
 ) -> tuple[str, ValueType] | None:
     """The argument that carries the value outside the curated services, and its type.
 
-    First what the curated rule finds among the required arguments (`_curated_rule`), then a required argument by the wider rule, then an optional one by either (one
-    named after the tool's own record first). `among`: the arguments that may carry (all by
-    default; a create or an update carries in a field of its record).
+    First what the curated rule finds among the required arguments (`_curated_rule`), then a
+    required argument by the wider rule, then an optional one by either (one named after the
+    tool's own record first). `among`: the arguments that may carry (all by default; a create or
+    an update carries in a field of its record).
     """
     spec = shape.spec
     allowed = set(spec.properties) if among is None else among
