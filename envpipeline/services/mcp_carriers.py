@@ -21,8 +21,9 @@ A record's fields are typed by the same names where the curated rule types none 
 
 Such an argument may accept other types besides text (``chat_id: integer | string``), and when
 no required argument carries, an optional one may (Plane's ``cycle(action, cycle_id=...)``),
-the required ones then stated as constants. URLs, paths, selectors, scripts and queries in a
-query language carry nothing: a reference code there would be nonsense.
+the required ones then stated as constants. URLs, paths, selectors, scripts, queries in a query
+language and the program a tool runs (``execute_blender_code(code)``) carry nothing: a
+reference code there would be nonsense.
 """
 
 from __future__ import annotations
@@ -113,6 +114,17 @@ NEVER_WORDS = frozenset(
     {"url", "uri", "link", "path", "filepath", "selector", "script", "sql", "jql", "pql", "regex", "pattern"}
 )
 
+#: words of tools that run what they are given (``execute_blender_code``, ``read_query``) and the
+#: arguments that hold the program there: a reference code is no program
+RUNNING_WORDS = frozenset({"execute", "exec", "run", "eval", "evaluate", "sql", "query"})
+PROGRAM_ARGS = frozenset({"code", "command", "cmd", "expression", "statement", "query", "source"})
+
+
+def _program(shape: Shape, arg: str) -> bool:
+    """Whether `arg` holds the program a tool runs (Blender's ``execute_blender_code(code)``)."""
+    last = words(arg)[-1:]
+    return bool(last) and last[0] in PROGRAM_ARGS and bool(set(words(shape.spec.name)) & RUNNING_WORDS)
+
 
 def carried_type(shape: Shape, arg: str) -> ValueType | None:
     """The curated rule: a plain string named like a value type (or like an id: a ``code``) that
@@ -143,7 +155,7 @@ def _curated_rule(shape: Shape, arg: str) -> ValueType | None:
     """`carried_type` as the wider rule reads it: an id is a ``code`` whatever other words it has
     (``destination_folder_id`` names a folder, not a city), and a constrained string carries nothing."""
     found = carried_type(shape, arg)
-    if found is None or constrained(shape.spec.properties[arg]):
+    if found is None or constrained(shape.spec.properties[arg]) or _program(shape, arg):
         return None
     return "code" if id_key(arg) else found
 
@@ -157,7 +169,7 @@ def _named_type(shape: Shape, arg: str, infos: dict[str, CollectionInfo]) -> Val
     if target is not None:
         info = infos.get(target)
         return "code" if info is not None and not info.integer_ids else None
-    if not takes_text(shape.spec.properties[arg]):
+    if not takes_text(shape.spec.properties[arg]) or _program(shape, arg):
         return None
     return _by_name(arg, text="code")
 

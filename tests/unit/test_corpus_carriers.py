@@ -91,7 +91,7 @@ def test_a_union_with_a_string_and_a_thing_name_carry():
 
 
 def test_locators_and_programs_carry_nothing():
-    """A URL, a path or a selector holding a reference code would be nonsense: no link."""
+    """A URL, a path, a selector or a program to run holding a reference code would be nonsense."""
     for service, tool in [("web_fetch", "fetch"), ("filesystem_mcp", "read_media_file")]:
         names = [link.name for link in get_service(service).links()]
         assert not any(name.startswith(tool) for name in names), names
@@ -99,6 +99,8 @@ def test_locators_and_programs_carry_nothing():
         n.name for n in get_service("puppeteer_browser").links() if n.name.startswith("puppeteer_click")
     ]
     assert selectors == []
+    _, plan = _plan("blender", "execute_blender_code_call")  # the program a tool runs: not the code
+    assert plan.calls[0].inputs == {"user_prompt": "{value}"}
 
 
 def test_an_open_output_schema_is_answered_with_a_result_a_hop_reveals():
