@@ -102,7 +102,9 @@ def _explicit(plan: InstructionPlan, rng: random.Random) -> str:
             j = visit.action.value
             noun = plan.noun(j)
             source = f"the starting {noun}" if j == 0 else f"the {noun} from step {j}"
-            line += rng.choice(phrasing.ACTION_JOINS).format(source=source, phrase=visit.action.phrase)
+            line += phrasing.action_join(rng.choice(phrasing.ACTION_JOINS), visit.action.phrase).format(
+                source=source, phrase=visit.action.phrase
+            )
         lines.append(line)
     n = len(plan.visits)
     lines.append(rng.choice(phrasing.CLOSINGS["explicit"]).format(noun=plan.noun(n), n=n))

@@ -124,6 +124,15 @@ def vary(phrase: str, rng: random.Random) -> str:
     return _VERB.sub(lambda m: rng.choice(VERB_VARIANTS[m.group(1)]), phrase)
 
 
+def action_join(join: str, phrase: str) -> str:
+    """`join` fitted to `phrase`: a phrase that opens with where it acts ("in the close crm
+    service, create a lead ...") cannot follow "use X to" ("use the title to in the close crm
+    service, create ..."); it follows "use X here:" instead."""
+    if phrase.startswith("in the ") and join.endswith(" to {phrase}."):
+        return join.removesuffix(" to {phrase}.") + " here: {phrase}."
+    return join
+
+
 def without_service_hints(phrase: str) -> str:
     """A phrase with every pointer at a service removed (goal-level text names none)."""
     for pattern, replacement in SERVICE_HINTS:
