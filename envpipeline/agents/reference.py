@@ -7,7 +7,7 @@ from typing import Any
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.models.task import Criterion, ToolCallStep
 from envpipeline.rubric import TEXT_KINDS, pass_vector
-from envpipeline.services.links import read_path
+from envpipeline.services.links import value_at
 
 
 def run_reference(
@@ -23,13 +23,7 @@ def run_reference(
     state_criteria = [k for k, c in enumerate(criteria) if c.kind not in TEXT_KINDS]
     for index, step in enumerate(steps):
         for arg, binding in step.bindings.items():
-            try:
-                value = read_path(observations[binding.step].get("data"), binding.path)
-            except (KeyError, IndexError):
-                value = None
-            step.arguments[arg] = (
-                binding.template.format(value=value) if binding.template != "{value}" else value
-            )
+            step.arguments[arg] = binding.fill(value_at(observations, binding.step, binding.path))
         observation = env.call(step.tool, step.arguments)
         observations.append(observation)
         namespace, _, local = step.tool.partition(".")

@@ -95,7 +95,7 @@ class ScriptedAgent:
                 value = read_path(observation["data"], binding.path)
             except KeyError:
                 return None
-            arguments[name] = value if binding.template == "{value}" else binding.template.format(value=value)
+            arguments[name] = binding.fill(value)
         return arguments
 
     @staticmethod

@@ -15,17 +15,13 @@ from typing import Any
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.models.task import Binding, ToolCallStep
 from envpipeline.services.base import is_id_field
-from envpipeline.services.links import read_path
+from envpipeline.services.links import value_at
 
 
 def _resolved(step: ToolCallStep, observations: list[dict[str, Any]]) -> dict[str, Any]:
     arguments = dict(step.arguments)
     for arg, binding in step.bindings.items():
-        try:
-            value = read_path(observations[binding.step].get("data"), binding.path)
-        except (KeyError, IndexError):
-            value = None
-        arguments[arg] = value if binding.template == "{value}" else binding.template.format(value=value)
+        arguments[arg] = binding.fill(value_at(observations, binding.step, binding.path))
     return arguments
 
 

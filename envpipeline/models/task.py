@@ -60,6 +60,11 @@ class Binding(Strict):
     ]
     template: Annotated[str, Field(description="format string applied to the value")] = "{value}"
 
+    def fill(self, value: Any) -> Any:
+        """The argument this binding gives for the `value` it read: the value itself, or the
+        template filled with it."""
+        return value if self.template == "{value}" else self.template.format(value=value)
+
 
 class ToolCallStep(Strict):
     """One call of a reference solution."""

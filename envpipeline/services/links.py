@@ -209,6 +209,14 @@ def read_path(data: Any, path: tuple[PathKey, ...] | list[PathKey]) -> Any:
     return data
 
 
+def value_at(observations: list[dict[str, Any]], step: int, path: list[PathKey] | tuple[PathKey, ...]) -> Any:
+    """What `path` holds in the data of observation `step` (`read_path`), or None where nothing is."""
+    try:
+        return read_path(observations[step].get("data"), path)
+    except (KeyError, IndexError):
+        return None
+
+
 def resolve_arguments(call: PlannedCall, value: str | None, earlier: list[dict[str, Any]]) -> dict[str, Any]:
     """The concrete arguments of a planned call, given the carried value and earlier observations."""
     arguments = dict(call.arguments)

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from envpipeline.models.task import Binding, TaskRecord, ToolCallStep
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
 from envpipeline.redteam.registry import register_policy
-from envpipeline.services.links import PathKey, read_path
+from envpipeline.services.links import PathKey, value_at
 
 
 def _selectors(path: list[PathKey]) -> list[dict[str, Any]]:
@@ -26,14 +26,6 @@ def _selectors(path: list[PathKey]) -> list[dict[str, Any]]:
 
 def _fixed_row(path: list[PathKey], row: int) -> list[PathKey]:
     return [row if isinstance(key, dict) else key for key in path]
-
-
-def _read(observations: list[dict[str, Any]], binding: Binding, path: list[PathKey]) -> Any:
-    """The value at `path` of the observation `binding` reads (None where there is none)."""
-    try:
-        return read_path(observations[binding.step].get("data"), path)
-    except (KeyError, IndexError, TypeError):
-        return None
 
 
 def _scanned(binding: Binding, steps: list[ToolCallStep]) -> bool:
@@ -60,10 +52,8 @@ class FixedRow(RedTeamPolicy):
         for gold, step in zip(attack.task.reference_solution, resolved):
             arguments = dict(step.arguments)
             for arg, binding in gold.bindings.items():
-                value = _read(observations, binding, _fixed_row(binding.path, self.row))
-                arguments[arg] = (
-                    value if binding.template == "{value}" else binding.template.format(value=value)
-                )
+                value = value_at(observations, binding.step, _fixed_row(binding.path, self.row))
+                arguments[arg] = binding.fill(value)
                 attack.blind |= _scanned(binding, resolved)
             observations.append(attack.call(gold.tool, arguments))
         final = attack.task.metadata.get("final_reveal")
@@ -71,8 +61,8 @@ class FixedRow(RedTeamPolicy):
             return attack.reference.output
         reveal = Binding.model_validate(final)
         attack.blind |= _scanned(reveal, resolved)
-        expected = _read(attack.reference.observations, reveal, reveal.path)
-        mine = _read(observations, reveal, _fixed_row(reveal.path, self.row))
+        expected = value_at(attack.reference.observations, reveal.step, reveal.path)
+        mine = value_at(observations, reveal.step, _fixed_row(reveal.path, self.row))
         if isinstance(expected, str) and expected:
             # what its own calls revealed; where they revealed nothing, it has nothing to report
             # (answering the reference's value would be knowing the answer, not reading a row)
