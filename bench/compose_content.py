@@ -16,7 +16,7 @@ Whole library (`--library-scope all`, 114 services, 2,251 tools), 1,000 tasks, m
 2026-12-06: 23.2% of the tools in some reference solution before the corpus links of that day;
 43.5% with listing hops (gate-accepted tasks, 1,000 of 1,047 candidates accepted); 48.4% of the
 drafts with simulated reads stating constants, creates under a parent record and simulated write
-actions as well; 69.8% with the wider carriers (`mcp_carriers`) and draws weighed by tools, the
+actions as well; 70.0% with the wider carriers (`mcp_carriers`) and draws weighed by tools, the
 next session. The curated default: 96.5%.
 """
 
