@@ -62,11 +62,12 @@ def detail_variant(service_cls: type[Service[Any]], hop: Hop[Any]) -> Hop[Any] |
         return None
     last = max(k for k, c in enumerate(probe.calls) if c.reveals)
     path = probe.calls[last].reveals or ()
-    # a row selected by value, unless what it reveals is the id (opening the record by the id just
-    # found, to read that id, would confirm nothing)
-    by_value = len(path) >= 3 and isinstance(path[1], dict) and path[-1] != "id"
-    by_row = len(path) >= 2 and (isinstance(path[1], int) or (by_value and not service_cls.curated))
-    if len(path) < 3 or not isinstance(path[0], str) or not by_row:
+    if len(path) < 3 or not isinstance(path[0], str):
+        return None
+    # a row picked by position, or (outside the curated services) selected by value unless what it
+    # reveals is the id: opening the record by the id just found, to read that id, confirms nothing
+    by_value = isinstance(path[1], dict) and path[-1] != "id" and not service_cls.curated
+    if not isinstance(path[1], int) and not by_value:
         return None
     tool = _opener(service_cls, path[0])
     id_arg = _id_argument(service_cls, tool) if tool else None

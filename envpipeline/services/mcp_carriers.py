@@ -28,6 +28,7 @@ reference code there would be nonsense.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from envpipeline.services.links import ValueType
@@ -190,22 +191,45 @@ def _by_name(name: str, text: ValueType) -> ValueType | None:
     return "title" if last in NAME_ARGS else None
 
 
+def fields_typed(
+    info: CollectionInfo,
+    rule: Callable[[str, dict[str, Any]], ValueType | None],
+    names: list[str] | None = None,
+) -> dict[ValueType, str]:
+    """Plain string fields of a record (no enum, not ids, not references) that `rule` types:
+    type -> first such field, among `names` (default: every field)."""
+    found: dict[ValueType, str] = {}
+    for prop in names if names is not None else info.fields:
+        schema = info.fields.get(prop)
+        if (
+            schema is None
+            or prop in info.refs
+            or id_key(prop)  # an id names a record, it is no value to carry
+            or schema.get("enum")
+            or schema_type(schema) != "string"
+        ):
+            continue
+        value_type = rule(prop, schema)
+        if value_type and value_type not in found:
+            found[value_type] = prop
+    return found
+
+
+def _wide_field_type(prop: str, schema: dict[str, Any]) -> ValueType | None:
+    """The wider rule for a record's field: free text is a title, a code is left out."""
+    parts = words(prop)
+    if not parts or set(parts) & NEVER_WORDS or not takes_text(schema):
+        return None
+    found = _by_name(prop, text="title")
+    return None if found == "code" else found
+
+
 def field_types(info: CollectionInfo) -> dict[ValueType, str]:
     """The fields of a record the wider rule types (type -> first field), for a collection the
     curated rule types none of (Close's call activities: a ``note``, GitHub's gists: a
     ``description``, Heroku's apps: an ``app``). Free text is a ``title`` here: a record found by
     its note, a note read from a record. Ids and references are left out, as the curated rule does."""
-    found: dict[ValueType, str] = {}
-    for prop, schema in info.fields.items():
-        parts = words(prop)
-        if not parts or prop in info.refs or id_key(prop) or set(parts) & NEVER_WORDS:
-            continue
-        if not takes_text(schema) or schema_type(schema) != "string":
-            continue
-        value_type = _by_name(prop, text="title")
-        if value_type is not None and value_type != "code" and value_type not in found:
-            found[value_type] = prop
-    return found
+    return fields_typed(info, _wide_field_type)
 
 
 def carrier(

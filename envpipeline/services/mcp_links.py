@@ -46,7 +46,7 @@ from envpipeline.services.links import (
     expect_record,
     spoken_title,
 )
-from envpipeline.services.mcp_carriers import carried_type, carrier, field_types
+from envpipeline.services.mcp_carriers import carried_type, carrier, field_types, fields_typed
 from envpipeline.services.mcp_crud_links import (
     delete_action,
     fresh_value,
@@ -101,21 +101,7 @@ WRITE_VERBS = frozenset(
 
 def typed_fields(info: CollectionInfo, names: list[str] | None = None) -> dict[ValueType, str]:
     """Plain string fields (no enum, not ids) whose names map to a value type: type -> first field."""
-    found: dict[ValueType, str] = {}
-    for prop in names if names is not None else info.fields:
-        schema = info.fields.get(prop)
-        if (
-            schema is None
-            or prop in info.refs
-            or id_key(prop)  # an id names a record, it is no value to carry
-            or schema.get("enum")
-            or schema_type(schema) != "string"
-        ):
-            continue
-        value_type = field_value_type(prop)
-        if value_type and value_type not in found:
-            found[value_type] = prop
-    return found
+    return fields_typed(info, lambda prop, _schema: field_value_type(prop), names)
 
 
 def _a(noun: str) -> str:
