@@ -150,6 +150,14 @@ def _named_string(name: str, rng: random.Random) -> str:
     return f"{rng.choice(vocab.WORDS)}-{rng.randint(100, 999)}"
 
 
+def few_values(name: str, schema: dict[str, Any]) -> bool:
+    """Whether `sample` fills a string property with one of a few values an agent can guess (an
+    enum, a constant, a status, a currency) rather than one of thousands."""
+    if "const" in schema or schema.get("enum"):
+        return True
+    return not schema.get("format") and _string_kind(name)[0] in ("status", "currency")
+
+
 def _string(name: str, schema: dict[str, Any], rng: random.Random) -> str:
     fmt = schema.get("format")
     if fmt == "date":

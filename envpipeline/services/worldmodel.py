@@ -107,17 +107,21 @@ def open_object(schema: dict[str, Any]) -> bool:
 
 
 def first_string_path(schema: dict[str, Any] | None) -> tuple[str, ...] | None:
-    """Where an `OfflineWorldModel` response to `schema` holds its first string, if structurally sure.
+    """Where an `OfflineWorldModel` response to `schema` holds its first string that could be
+    anything, if structurally sure.
 
-    Follows object properties in declaration order (not arrays, whose length varies); enums and
-    formats count as strings. None when the schema has no such string.
+    Follows object properties in declaration order (not arrays, whose length varies); formats count
+    as strings. A string drawn from a few values is passed over (an enum, a constant, a status or a
+    currency: `mcp_values.few_values`): a hop revealing MongoDB's ``disconnect`` outcome,
+    ``removed`` or ``disconnected``, asks for a value an agent guesses without the call. None when
+    the schema has no such string.
     """
     if not schema or mcp_values.schema_type(schema) != "object" or open_object(schema):
         simple = not schema or mcp_values.schema_type(schema) == "string" or open_object(schema)
-        return ("result",) if simple else None
+        return ("result",) if simple and not (schema and mcp_values.few_values("result", schema)) else None
     for key, sub in schema.get("properties", {}).items():
         kind = mcp_values.schema_type(sub)
-        if kind == "string" or (sub.get("enum") and all(isinstance(v, str) for v in sub["enum"])):
+        if kind == "string" and not mcp_values.few_values(key, sub):
             return (key,)
         if kind == "object":
             inner = first_string_path(sub)

@@ -194,3 +194,25 @@ def _info(service: str, collection: str) -> CollectionInfo:
     """One collection of a corpus service, as the synthesis derives it."""
     shapes = classify(parse_tools_list(load_spec(f"corpus/{service}.json")), service)
     return _collections(service, shapes)[collection]
+
+
+def test_a_hop_never_reveals_a_value_drawn_from_a_few():
+    """An enum, a constant, a status or a currency is guessed without the call: a simulated read
+    reveals the first string that could be anything, and a read with no such string is no hop
+    (MongoDB's `disconnect` answers 'removed' or 'disconnected'; `explain` names one of three
+    methods)."""
+    outcome = {"type": "string", "enum": ["removed", "disconnected"]}
+    schema = {
+        "type": "object",
+        "properties": {"outcome": outcome, "status": {"type": "string"}, "ticket": {"type": "string"}},
+    }
+    assert first_string_path(schema) == ("ticket",)
+    assert first_string_path({"type": "object", "properties": {"outcome": outcome}}) is None
+    assert first_string_path(outcome) is None
+    assert (
+        first_string_path({"type": "object", "properties": {"kind": {"const": "x", "type": "string"}}})
+        is None
+    )
+    names = {link.name for link in all_services()["mongodb_mcp"].links()}
+    assert "connect_lookup" in names
+    assert not {"disconnect_lookup", "explain_lookup"} & names
