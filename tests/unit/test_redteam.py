@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
+from envpipeline.compose.author import ComposeConfig
+from envpipeline.compose.pipeline import compose_task, draft_record
+from envpipeline.compose.variants import reset_link_caches
 from envpipeline.errors import ConfigError
 from envpipeline.models.task import Condition, Criterion, TaskRecord
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
 from envpipeline.redteam.compose import red_team
 from envpipeline.redteam.registry import all_policies, get_policy, policies_for, register_policy
+from envpipeline.services.llm_worldmodel import install_world_model
+from envpipeline.services.mcp_import import ImportedService
+from envpipeline.services.registry import all_services
+from envpipeline.services.worldmodel import OfflineWorldModel
 from tests.unit.conftest import scanned_selectors
 
 Weakening = Callable[[TaskRecord], TaskRecord]
@@ -75,9 +83,45 @@ WEAKENINGS: dict[str, Weakening] = {
     "early-stop": without_last_action,
     "fixed-row": only_the_selected_row,
     "last-row": only_the_selected_row,
+    "other-input": lambda t: t,  # the weakness is in the world that made them (`alike_answers`)
 }
 #: Policies that attack only some tasks, and the fixture of tasks they attack.
-POOLS = {"fixed-row": "scanned", "last-row": "scanned"}
+POOLS = {"fixed-row": "scanned", "last-row": "scanned", "other-input": "alike_answers"}
+
+
+class SameAnswers(OfflineWorldModel):
+    """A world model that answers every call of a tool alike, whatever it is asked (an LLM
+    simulator that ignores the arguments)."""
+
+    def simulate(
+        self,
+        service: str,
+        tool: str,
+        arguments: dict[str, Any],
+        output_schema: dict[str, Any] | None,
+        *,
+        state: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        return super().simulate(service, tool, {}, output_schema)
+
+
+@pytest.fixture
+def alike_answers() -> Iterator[list[TaskRecord]]:
+    """Whole-library candidates drafted (and attacked, while the fixture lasts) in a world whose
+    simulated tools answer alike, whose answer is read from a call given a chain value."""
+    imported = {n: c for n, c in all_services().items() if issubclass(c, ImportedService)}
+    before = {n: c.world_model for n, c in imported.items()}
+    install_world_model(SameAnswers())
+    reset_link_caches()
+    try:
+        config = ComposeConfig(library_scope="all")
+        policy = get_policy("other-input")
+        drafts = (draft_record(seed, config) for seed in range(60))
+        yield [t for t in drafts if t.status != "rejected" and policy.applies_to(t)]
+    finally:
+        for name, cls in imported.items():
+            cls.world_model = before[name]
+        reset_link_caches()
 
 
 def test_every_policy_is_registered_once_with_a_name_and_families():
@@ -179,3 +223,28 @@ def test_a_fixed_row_attempt_that_reveals_nothing_does_not_report_the_answer(sca
         answer = next(c for c in task.criteria if c.kind == "final_answer")
         (outcome,) = red_team(task, policies=[Beyond()])
         assert answer.id in outcome.failed and outcome.binary == 0.0, task.task_id
+
+
+def test_an_answer_that_does_not_depend_on_the_chain_is_rejected(alike_answers: list[TaskRecord]):
+    """Where the tool that reveals the answer says the same whatever it is asked, the gate rejects
+    the task, for `other-input` alone (every other policy fails it)."""
+    config = ComposeConfig(library_scope="all")
+    seeds = [t.provenance.seed for t in alike_answers[:12]]
+    judged = [compose_task(seed, config) for seed in seeds if seed is not None]
+    rejected = [r for r in judged if r.status == "rejected"]
+    assert rejected, "no candidate with an answer that ignores the chain was rejected"
+    for record in rejected:
+        gate = next(g for g in record.gates if g.name == "red_team")
+        assert gate.evidence["broke"] == ["other-input"], record.reasons
+
+
+def test_other_input_earns_nothing_on_accepted_tasks(accepted: list[TaskRecord]):
+    """Asked about other values, a curated lookup finds nothing or another record: no answer two
+    values agree on, so the policy's reply misses (and it is never moot: it is blind)."""
+    policy = get_policy("other-input")
+    attacked = [t for t in accepted if policy.applies_to(t)]
+    assert len(attacked) >= len(accepted) // 2
+    for task in attacked[:15]:
+        (outcome,) = red_team(task, policies=[policy])
+        answer = next(c for c in task.criteria if c.kind == "final_answer")
+        assert answer.id in outcome.failed and not outcome.moot, task.task_id
