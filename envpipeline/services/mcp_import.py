@@ -59,6 +59,7 @@ from envpipeline.services.mcp_spec import (
     dump_record,
     field_info,
     integer_ids,
+    noun_of,
     parse_tools_list,
     python_name,
     singular,
@@ -153,12 +154,12 @@ def _collections(service: str, shapes: list[Shape]) -> dict[str, CollectionInfo]
                 {p: s for p, s in shape.spec.properties.items() if p not in fields and p != shape.id_arg}
             )
         if not fields:
-            fields = {"name": {"type": "string", "description": f"{singular(name)} name"}}
+            fields = {"name": {"type": "string", "description": f"{noun_of(name)} name"}}
         required = set.intersection(*(set(s.required) for s in creates)) if creates else set()
         refs = {f: t for s in mine for f, t in s.refs.items() if f in fields}
         integer = integer_ids(name, shapes)
         record_fields: dict[str, Any] = {
-            "id": (int if integer else str, Field(description=f"{singular(name)} id")),
+            "id": (int if integer else str, Field(description=f"{noun_of(name)} id")),
             **{python_name(f): field_info(f, sch, f in required) for f, sch in fields.items()},
         }
         model = create_model(
@@ -167,7 +168,7 @@ def _collections(service: str, shapes: list[Shape]) -> dict[str, CollectionInfo]
             **record_fields,
         )
         tools = {s.spec.name: s.op or "" for s in mine}
-        infos[name] = CollectionInfo(name, singular(name), model, fields, refs, tools, integer)
+        infos[name] = CollectionInfo(name, noun_of(name), model, fields, refs, tools, integer)
     return infos
 
 
@@ -257,7 +258,7 @@ def _check_refs(service: ImportedService, shape: Shape, data: dict[str, Any]) ->
         if value == shape.spec.properties[arg].get("default"):
             continue  # a declared default (Box's root folder '0') names what the server knows
         if value is not None and value not in getattr(service.state, target):
-            raise not_found(singular(target).replace("_", " "), str(value))
+            raise not_found(noun_of(target).replace("_", " "), str(value))
 
 
 def _validated_record(record: type[BaseModel], data: dict[str, Any]) -> BaseModel:

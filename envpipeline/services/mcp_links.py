@@ -68,7 +68,14 @@ from envpipeline.services.mcp_spec import (
     texts,
 )
 from envpipeline.services.mcp_store import id_key
-from envpipeline.services.mcp_values import field_value_type, harmonize, sample, schema_type, words
+from envpipeline.services.mcp_values import (
+    field_value_type,
+    harmonize,
+    sample,
+    schema_type,
+    stated_sample,
+    words,
+)
 from envpipeline.services.worldmodel import WorldModel, first_string_path
 
 #: first words of simulated tools that (probably) change the outside world: no hop from them
@@ -207,7 +214,7 @@ def _create_action(
             elif prop in shape.refs:  # the record it belongs to (outside the curated library)
                 constants[prop] = stated_constant(shape, prop, state, rng)
             else:
-                constants[prop] = rng.choice(known) if known else sample(schema, rng, prop)
+                constants[prop] = rng.choice(known) if known else stated_sample(schema, rng, prop)
         constants = {k: v for k, v in harmonize({**constants, field: value}, {field}).items() if k != field}
         call = PlannedCall(spec.name, {**constants, field: value}, inputs={field: "{value}"})
         match = {python_name(field): value, **{python_name(m): constants[m] for m in markers[:1]}}

@@ -34,7 +34,7 @@ from envpipeline.services.links import VALUE_PHRASES, Hop, HopPlan, PlannedCall,
 from envpipeline.services.mcp_crud_links import fresh_value, record_with_id, say, service_where
 from envpipeline.services.mcp_spec import LIMIT_ARGS, CollectionInfo, ImportedState, Shape, dump_record, texts
 from envpipeline.services.mcp_store import id_key
-from envpipeline.services.mcp_values import sample, scalar, schema_type
+from envpipeline.services.mcp_values import scalar, schema_type, stated_sample
 
 #: The most listing hops one tool offers (its first pairs of known and revealed values).
 HOPS_PER_TOOL = 2
@@ -74,7 +74,7 @@ def stated_constant(shape: Shape, prop: str, state: ImportedState, rng: random.R
         return rng.choice(known)
     if prop.lower() in LIMIT_ARGS and schema_type(schema) == "integer":
         return min(schema.get("maximum", LISTING_LIMIT), LISTING_LIMIT)
-    return sample(schema, rng, prop)
+    return stated_sample(schema, rng, prop)
 
 
 def _carrier(info: CollectionInfo, shape: Shape, in_field: str) -> str | None:

@@ -110,6 +110,20 @@ def singular(word: str) -> str:
     return word
 
 
+#: plurals `singular` gets wrong, and the one a sentence names (a collection keeps its name)
+IRREGULAR_SINGULARS = {"statuses": "status", "aliases": "alias", "analyses": "analysis", "indices": "index"}
+
+
+def noun_of(collection: str) -> str:
+    """What one record of `collection` is called: its last word made singular, where `singular`
+    keeps a name's shape for `collection_of` (``timeseries`` -> ``timesery``, so that the plural
+    comes back) but a sentence must read ``timeseries`` (and ``status``, ``alias``, ``index``)."""
+    *head, last = collection.split("_")
+    invariant = last.endswith(("series", "species"))
+    one = last if invariant else IRREGULAR_SINGULARS.get(last, singular(last))
+    return "_".join([*head, one])
+
+
 def plural(word: str) -> str:
     """A naive English plural (``category`` -> ``categories``)."""
     if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":

@@ -11,6 +11,7 @@ import functools
 import math
 import random
 import re
+from collections.abc import Callable
 from typing import Any
 
 from envpipeline.services import vocab
@@ -59,6 +60,52 @@ AMOUNT_WORDS = frozenset({"amount", "price", "cost", "total", "sum", "rate", "fe
 COUNT_WORDS = frozenset({"number", "count", "page", "id", "index", "line", "size", "limit", "offset", "port"})
 CURRENCIES = ("EUR", "USD", "GBP", "JPY", "CHF", "CAD")
 NULL = "null"
+#: string kinds by a name's last word, where no value type, text, currency, URL or status claims it
+#: (`_string_kind`): MailChimp's contact reads '12 Maple Street', '60612', not 'maple-723'
+NAMED_KINDS: dict[str, frozenset[str]] = {
+    "phone": frozenset({"phone", "mobile", "fax", "telephone"}),
+    "postal": frozenset({"zip", "postcode", "postal", "zipcode"}),
+    "street": frozenset({"address", "address1", "address2", "street"}),
+    "first_name": frozenset({"firstname", "given"}),
+    "last_name": frozenset({"lastname", "surname", "family"}),
+    "company": frozenset({"company", "organization", "organisation", "employer"}),
+    "domain": frozenset({"domain", "hostname", "host"}),
+    "version": frozenset({"version"}),
+    "hash": frozenset({"sha", "hash", "commit"}),
+    "color": frozenset({"color", "colour"}),
+    "branch": frozenset({"branch"}),
+    "country": frozenset({"country"}),
+    "timezone": frozenset({"timezone", "tz"}),
+    "language": frozenset({"language", "locale", "lang"}),
+    "interval": frozenset({"interval", "frequency"}),
+    "datatype": frozenset({"datatype", "format"}),
+    "month": frozenset({"month"}),
+    "datetime": frozenset({"time", "timestamp", "datetime", "since", "until"}),
+}
+#: the kinds among them drawn from a few values
+NAMED_FEW: dict[str, tuple[str, ...]] = {
+    "country": (
+        "Germany",
+        "Japan",
+        "Brazil",
+        "Canada",
+        "Kenya",
+        "France",
+        "India",
+        "Portugal",
+        "Chile",
+        "Vietnam",
+    ),
+    "timezone": ("Europe/Berlin", "America/New_York", "Asia/Tokyo", "Africa/Nairobi", "America/Sao_Paulo"),
+    "language": ("en", "de", "fr", "es", "pt", "ja"),
+    "interval": ("1min", "5min", "15min", "30min", "60min", "daily", "weekly", "monthly"),
+    "datatype": ("json", "csv"),
+    "month": tuple(f"2026-{m:02d}" for m in range(1, 13)),
+}
+#: kinds an agent guesses in a few tries (`few_values`): the few above, and names from short lists
+FEW_KINDS = frozenset({"status", "currency", "first_name", "last_name", "company", *NAMED_FEW})
+#: a number range wider than this is a machine's bound, not a domain's: sampled as unbounded
+UNBOUNDED = 1_000_000
 
 
 @functools.lru_cache(maxsize=4096)
@@ -130,6 +177,12 @@ def _string_kind(name: str) -> tuple[str, str]:
         return "url", ""
     if "status" in parts:
         return "status", ""
+    if "ip" in parts:  # an ip_address is no street
+        return "ip", ""
+    last = _words(name)[-1] if _words(name) else ""
+    for kind, names in NAMED_KINDS.items():
+        if last in names:
+            return kind, ""
     return "word", ""
 
 
@@ -147,7 +200,30 @@ def _named_string(name: str, rng: random.Random) -> str:
         return f"https://files.example.com/{rng.choice(vocab.WORDS)}-{rng.randint(100, 999)}"
     if kind == "status":
         return rng.choice(("open", "pending", "done"))
+    if kind in NAMED_FEW:
+        return rng.choice(NAMED_FEW[kind])
+    return _NAMED_MAKERS.get(kind, _word)(rng)
+
+
+def _word(rng: random.Random) -> str:
     return f"{rng.choice(vocab.WORDS)}-{rng.randint(100, 999)}"
+
+
+_NAMED_MAKERS: dict[str, Callable[[random.Random], str]] = {
+    "phone": lambda rng: f"+1 555 {rng.randint(100, 999)} {rng.randint(1000, 9999)}",
+    "postal": lambda rng: f"{rng.randint(10000, 99999)}",
+    "street": lambda rng: f"{rng.randint(1, 999)} {rng.choice(vocab.WORDS).title()} Street",
+    "first_name": lambda rng: rng.choice(vocab.FIRST_NAMES),
+    "last_name": lambda rng: rng.choice(vocab.LAST_NAMES),
+    "company": lambda rng: f"{rng.choice(vocab.WORDS).title()} {rng.choice(('Labs', 'Ltd', 'Group', 'Inc'))}",
+    "domain": lambda rng: f"{rng.choice(vocab.WORDS)}-{rng.randint(10, 99)}.example.com",
+    "version": lambda rng: f"{rng.randint(1, 5)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}",
+    "hash": lambda rng: f"{rng.getrandbits(40):010x}",
+    "color": lambda rng: f"#{rng.getrandbits(24):06x}",
+    "branch": lambda rng: f"feature/{rng.choice(vocab.WORDS)}-{rng.randint(10, 99)}",
+    "datetime": lambda rng: f"{vocab.date(rng)}T{rng.randint(8, 18):02d}:{rng.choice(('00', '30'))}:00Z",
+    "ip": lambda rng: f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}",
+}
 
 
 def few_values(name: str, schema: dict[str, Any]) -> bool:
@@ -155,7 +231,7 @@ def few_values(name: str, schema: dict[str, Any]) -> bool:
     enum, a constant, a status, a currency) rather than one of thousands."""
     if "const" in schema or schema.get("enum"):
         return True
-    return not schema.get("format") and _string_kind(name)[0] in ("status", "currency")
+    return not schema.get("format") and _string_kind(name)[0] in FEW_KINDS
 
 
 def _string(name: str, schema: dict[str, Any], rng: random.Random) -> str:
@@ -198,6 +274,8 @@ def _number(name: str, schema: dict[str, Any], rng: random.Random, integer: bool
         low = low + (1 if integer else 0.01)
     if "exclusiveMaximum" in schema:
         high = high - (1 if integer else 0.01)
+    if high - low > UNBOUNDED:  # a machine bound (zod's 2**53 - 1, an int32's), not a domain's
+        high = low + (500 if is_amount else 10)
     high = max(high, low)
     if integer or _is_count(name):
         first, last = math.ceil(low), math.floor(high)
@@ -243,6 +321,31 @@ def sample(schema: dict[str, Any], rng: random.Random, name: str = "", depth: in
     if kind == NULL:
         return None
     return _string(name, schema, rng)  # strings, and untyped ``{}`` values
+
+
+def lean(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` cut to what a request states: objects keep their required properties (all of them
+    where none is required), arrays hold one item (or their minimum); unions are cut alike."""
+    if "anyOf" in schema:
+        return {**schema, "anyOf": [lean(option) for option in schema["anyOf"]]}
+    kind = schema_type(schema)
+    if kind == "object" and schema.get("properties"):
+        props = schema["properties"]
+        required = [p for p in schema.get("required", []) if p in props]
+        return {
+            **schema,
+            "properties": {p: lean(sub) for p, sub in props.items() if not required or p in required},
+        }
+    if kind == "array":
+        items = schema.get("items", {"type": "string"})
+        return {**schema, "maxItems": max(schema.get("minItems", 1), 1), "items": lean(items)}
+    return schema
+
+
+def stated_sample(schema: dict[str, Any], rng: random.Random, name: str = "") -> Any:
+    """A value of `schema` short enough for a request to state: a `sample` of its `lean` cut
+    (QuickBooks' invoice line states its amount and detail type, not its eleven fields)."""
+    return sample(lean(schema), rng, name)
 
 
 def harmonize(row: dict[str, Any], fixed: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:
