@@ -19,7 +19,14 @@ from envpipeline.compose.variants import link_weights, links_of, service_weight,
 from envpipeline.compose.walk import assign_actions, assign_hops, random_walk
 from envpipeline.errors import CompositionError
 from envpipeline.models.base import Strict
-from envpipeline.models.task import Binding, ComposeEnvironmentRef, Condition, Criterion, ToolCallStep
+from envpipeline.models.task import (
+    Binding,
+    ComposeEnvironmentRef,
+    Condition,
+    Criterion,
+    ToolCallStep,
+    fill_template,
+)
 from envpipeline.rubric import preservation_of
 from envpipeline.services import vocab
 from envpipeline.services.base import Service, copy_state, dump_state
@@ -170,7 +177,7 @@ def _steps_for(
         arguments = dict(call.arguments)
         bindings: dict[str, Binding] = {}
         for arg, template in call.inputs.items():
-            arguments[arg] = template.format(value=value)
+            arguments[arg] = fill_template(template, value)
             if value_source is not None:
                 bindings[arg] = Binding(step=value_source.step, path=value_source.path, template=template)
         for arg, (index, path) in call.bind.items():

@@ -47,6 +47,20 @@ __all__ = [
 ]
 
 
+#: the template that gives the value as a one-item list (Spotify's ``track_ids: ["TR-1"]``)
+LIST_TEMPLATE = "[{value}]"
+
+
+def fill_template(template: str, value: Any) -> Any:
+    """The argument a template makes of a value: the value itself (``{value}``), a one-item list
+    (`LIST_TEMPLATE`), or the template formatted with it."""
+    if template == "{value}":
+        return value
+    if template == LIST_TEMPLATE:
+        return [value]
+    return template.format(value=value)
+
+
 class Binding(Strict):
     """Where a reference-solution argument comes from: an earlier observation."""
 
@@ -58,12 +72,13 @@ class Binding(Strict):
             "(field -> value: the list's first item whose fields hold those values)"
         ),
     ]
-    template: Annotated[str, Field(description="format string applied to the value")] = "{value}"
+    template: Annotated[
+        str, Field(description="format string applied to the value; '[{value}]': a one-item list of it")
+    ] = "{value}"
 
     def fill(self, value: Any) -> Any:
-        """The argument this binding gives for the `value` it read: the value itself, or the
-        template filled with it."""
-        return value if self.template == "{value}" else self.template.format(value=value)
+        """The argument this binding gives for the `value` it read (`fill_template`)."""
+        return fill_template(self.template, value)
 
 
 class ToolCallStep(Strict):

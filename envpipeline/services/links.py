@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar, get_args
 from pydantic import BaseModel
 
 from envpipeline.models.criteria import ValueKind
-from envpipeline.models.task import Condition, Criterion
+from envpipeline.models.task import Condition, Criterion, fill_template
 
 #: The state model of one service (what its hops and actions plant into).
 StateT = TypeVar("StateT", bound=BaseModel)
@@ -221,7 +221,7 @@ def resolve_arguments(call: PlannedCall, value: str | None, earlier: list[dict[s
     """The concrete arguments of a planned call, given the carried value and earlier observations."""
     arguments = dict(call.arguments)
     for name, template in call.inputs.items():
-        arguments[name] = template.format(value=value)
+        arguments[name] = fill_template(template, value)
     for name, (index, path) in call.bind.items():
         observation = earlier[index]
         arguments[name] = read_path(observation.get("data"), path)

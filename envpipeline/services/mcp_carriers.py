@@ -14,7 +14,9 @@ has no typed field) an argument can carry more, read by its name:
   ``code`` (post that reference code, search for it);
 - a value named in the plural (``symbols``, ``issue_keys``: a comma-separated string), as one;
 - the name of a thing (``app``, ``repository``, ``project``, ``zone``): a ``title``;
-- a user (``username``, ``user``): a ``person``.
+- a user (``username``, ``user``): a ``person``;
+- a required list of free strings (Spotify's ``track_ids``, Google Maps' ``origins``): one item,
+  what the name made singular carries (`carried_template` makes the one-item list).
 
 A record's fields are typed by the same names where the curated rule types none of them
 (`field_types`: free text is then a ``title``), so its get, list and search tools serve lookups.
@@ -31,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from envpipeline.models.task import LIST_TEMPLATE
 from envpipeline.services.links import ValueType
 from envpipeline.services.mcp_spec import CollectionInfo, Shape, singular
 from envpipeline.services.mcp_store import id_key
@@ -191,6 +194,29 @@ def _by_name(name: str, text: ValueType) -> ValueType | None:
     return "title" if last in NAME_ARGS else None
 
 
+def list_of_text(schema: dict[str, Any]) -> bool:
+    """Whether a property is an array of free strings (Spotify's ``track_ids``)."""
+    return schema_type(schema) == "array" and takes_text(schema.get("items", {"type": "string"}))
+
+
+def carried_template(shape: Shape, arg: str) -> str:
+    """How the carried value fills `arg`: as itself, or as the one item of a list (`list_of_text`)."""
+    return LIST_TEMPLATE if list_of_text(shape.spec.properties.get(arg, {})) else "{value}"
+
+
+def _listed_type(shape: Shape, arg: str) -> ValueType | None:
+    """What one item of an array of free strings carries, by its name made singular: Spotify's
+    ``track_ids`` a code, Google Maps' ``origins`` a city, the memory graph's ``names`` a title;
+    never a path, a URL or a selector."""
+    parts = words(arg)
+    if not parts or not list_of_text(shape.spec.properties[arg]):
+        return None
+    one = [*parts[:-1], singular(parts[-1])]
+    if set(one) & NEVER_WORDS or set(parts) & NEVER_WORDS:
+        return None
+    return _by_name("_".join(one), text="code")
+
+
 def fields_typed(
     info: CollectionInfo,
     rule: Callable[[str, dict[str, Any]], ValueType | None],
@@ -238,8 +264,9 @@ def carrier(
     """The argument that carries the value outside the curated services, and its type.
 
     First what the curated rule finds among the required arguments (`_curated_rule`), then a
-    required argument by the wider rule, then an optional one by either (one named after the
-    tool's own record first). `among`: the arguments that may carry (all by default; a create or
+    required argument by the wider rule, then (where `among` is not given) a required list of free
+    strings, the value its one item (`_listed_type`, filled by `carried_template`), then an
+    optional argument by either rule (one named after the tool's own record first). `among`: the arguments that may carry (all by default; a create or
     an update carries in a field of its record).
     """
     spec = shape.spec
@@ -251,6 +278,10 @@ def carrier(
             return arg, found
     for arg in required:
         found = _named_type(shape, arg, infos)
+        if found is not None:
+            return arg, found
+    for arg in required if among is None else []:  # a tool's list, not a record's field
+        found = _listed_type(shape, arg)
         if found is not None:
             return arg, found
     own = set(words(spec.name))

@@ -31,6 +31,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from envpipeline.models.task import LIST_TEMPLATE, fill_template
 from envpipeline.rubric import SIMULATED_CALLS
 from envpipeline.services import vocab
 from envpipeline.services.base import ToolDef
@@ -46,7 +47,13 @@ from envpipeline.services.links import (
     expect_record,
     spoken_title,
 )
-from envpipeline.services.mcp_carriers import carried_type, carrier, field_types, fields_typed
+from envpipeline.services.mcp_carriers import (
+    carried_template,
+    carried_type,
+    carrier,
+    field_types,
+    fields_typed,
+)
 from envpipeline.services.mcp_crud_links import (
     delete_action,
     fresh_value,
@@ -231,6 +238,22 @@ def _create_action(
     return Action(f"{spec.name}_with_{field}", value_type, plant)
 
 
+def _carrying(shape: Shape, arg: str, value: str) -> str:
+    """How a request says that `arg` carries `value`: set to it, or, a list, holding it alone."""
+    if carried_template(shape, arg) == LIST_TEMPLATE:
+        return f"with {value} as the only item of its {say(arg)}"
+    return f"with its {say(arg)} set to {value}"
+
+
+def _as(shape: Shape, arg: str) -> str:
+    """Where a relation says the value went: ``its cycle id``, ``the only item of its track ids``."""
+    return (
+        f"the only item of its {say(arg)}"
+        if carried_template(shape, arg) == LIST_TEMPLATE
+        else f"its {say(arg)}"
+    )
+
+
 def _simulated_call(
     shape: Shape,
     tool: ToolDef,
@@ -248,7 +271,7 @@ def _simulated_call(
     if target is not None:
         record_with_id(target, state, rng, value, {}, avoid=value)
     fixed = {p: stated_constant(shape, p, state, rng) for p in others}
-    given = {**fixed, arg: value}
+    given = {**fixed, arg: fill_template(carried_template(shape, arg), value)}
     received = tool.args_model.model_validate(given).model_dump(mode="json", by_alias=True)
     know_id(state, arg, value)
     return fixed, given, received
@@ -300,13 +323,15 @@ def _simulated_hop(
         )
         for key in path:
             response = response[key]
-        call = PlannedCall(spec.name, given, inputs={arg: "{value}"}, reveals=path)
+        call = PlannedCall(spec.name, given, inputs={arg: carried_template(shape, arg)}, reveals=path)
         with_ = f" with {stated(fixed)}" if fixed else ""
         tool_words = f"use the {spoken_title(title).lower()} service's '{spec.name}' tool"
         said = with_.replace("{", "{{").replace("}", "}}")
         if named:  # which argument takes the value: a tool may take several ids (Plane's cycle)
-            phrase = f"{tool_words} with its {say(arg)} set to {VALUE_PHRASES[value_type]}{with_} and note the {say(path[-1])} it returns"
-            relation = f"the {say(path[-1])} that {say(spec.name)} gives for {{of}} as its {say(arg)}{said}"
+            phrase = f"{tool_words} {_carrying(shape, arg, VALUE_PHRASES[value_type])}{with_} and note the {say(path[-1])} it returns"
+            relation = (
+                f"the {say(path[-1])} that {say(spec.name)} gives for {{of}} as {_as(shape, arg)}{said}"
+            )
         else:
             phrase = (
                 f"{tool_words} on {VALUE_PHRASES[value_type]}{with_} and note the {say(path[-1])} it returns"
@@ -336,13 +361,13 @@ def _simulated_write_action(
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> ActionPlan:
         fixed, given, recorded = _simulated_call(shape, tool, arg, others, state, rng, value, target)
-        call = PlannedCall(spec.name, given, inputs={arg: "{value}"})
+        call = PlannedCall(spec.name, given, inputs={arg: carried_template(shape, arg)})
         match = {"tool": spec.name, **{f"arguments.{p}": recorded[p] for p in given}}
         crit = expect_record(
             f"{SIMULATED_CALLS}{family}", f"'{spec.name}' was called with {say(arg)} {value!r}", **match
         )
         with_ = f" ({stated(fixed)})" if fixed else ""
-        phrase = f"{service_where(title)}, call '{spec.name}' with its {say(arg)} set to {VALUE_PHRASES[value_type]}{with_}"
+        phrase = f"{service_where(title)}, call '{spec.name}' {_carrying(shape, arg, VALUE_PHRASES[value_type])}{with_}"
         return ActionPlan([call], [crit], phrase)
 
     return Action(f"{spec.name}_call", value_type, plant)

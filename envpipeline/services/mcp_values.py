@@ -57,7 +57,12 @@ TEXT_WORDS = frozenset(
     }
 )
 AMOUNT_WORDS = frozenset({"amount", "price", "cost", "total", "sum", "rate", "fee", "balance"})
-COUNT_WORDS = frozenset({"number", "count", "page", "id", "index", "line", "size", "limit", "offset", "port"})
+COUNT_WORDS = frozenset(
+    {
+        *("number", "count", "page", "id", "index", "line", "size", "limit", "offset", "port"),
+        *("period", "days", "hours", "minutes", "seconds", "quantity", "top", "skip", "depth"),
+    }
+)
 CURRENCIES = ("EUR", "USD", "GBP", "JPY", "CHF", "CAD")
 NULL = "null"
 #: string kinds by a name's last word, where no value type, text, currency, URL or status claims it

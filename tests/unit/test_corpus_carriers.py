@@ -13,9 +13,10 @@ import random
 from envpipeline.agents.environment import canonical_order
 from envpipeline.compose.author import ComposeConfig, draft_task
 from envpipeline.compose.variants import links_of, service_weight
+from envpipeline.models.task import LIST_TEMPLATE, Binding
 from envpipeline.rubric import pass_vector
 from envpipeline.services.library.imported import load_spec
-from envpipeline.services.links import ActionPlan, HopPlan, execute_planned, read_path
+from envpipeline.services.links import ActionPlan, HopPlan, execute_planned, read_path, resolve_arguments
 from envpipeline.services.mcp_carriers import field_types
 from envpipeline.services.mcp_import import _collections, classify
 from envpipeline.services.mcp_spec import CollectionInfo, parse_tools_list
@@ -216,3 +217,30 @@ def test_a_hop_never_reveals_a_value_drawn_from_a_few():
     names = {link.name for link in all_services()["mongodb_mcp"].links()}
     assert "connect_lookup" in names
     assert not {"disconnect_lookup", "explain_lookup"} & names
+
+
+def test_a_list_of_free_strings_carries_the_value_as_its_one_item():
+    """Spotify's save_tracks(track_ids: [...]) carries the code as the one track id: the request
+    says so, the reference (and its exported replay) fills a one-item list, and saving another
+    track fails the criterion."""
+    service, plan = _plan("spotify", "spotify_save_tracks_for_current_user_call")
+    assert isinstance(plan, ActionPlan)
+    (call,) = plan.calls
+    assert call.arguments["track_ids"] == [VALUE] and call.inputs == {"track_ids": LIST_TEMPLATE}
+    assert "as the only item of its track ids" in plan.phrase
+    assert Binding(step=0, path=["result"], template=LIST_TEMPLATE).fill(VALUE) == [VALUE]
+    assert resolve_arguments(call, VALUE, [])["track_ids"] == [VALUE]
+    assert service.call("spotify_save_tracks_for_current_user", {"track_ids": ["REF-0001"]})["success"]
+    assert not _passes(service, plan, "spotify")
+    assert service.call("spotify_save_tracks_for_current_user", call.arguments)["success"]
+    assert _passes(service, plan, "spotify")
+    # a read takes its list the same way: Google Maps' distance matrix from one origin, a city
+    _, hop = _plan("google_maps_legacy", "maps_distance_matrix_lookup", "Lisbon")
+    assert isinstance(hop, HopPlan) and hop.calls[0].arguments["origins"] == ["Lisbon"]
+
+
+def test_a_list_of_paths_or_of_enum_values_carries_nothing():
+    names = {link.name for link in get_service("obsidian").links()}
+    assert "obsidian_batch_get_file_contents_lookup" not in names  # filepaths: a list of paths
+    names = {link.name for link in get_service("playwright_browser").links()}
+    assert "browser_file_upload_call" not in names  # paths

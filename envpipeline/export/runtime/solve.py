@@ -54,7 +54,12 @@ def main() -> int:
             except (KeyError, IndexError):
                 value = None
             template = binding.get("template", "{value}")
-            arguments[name] = value if template == "{value}" else template.format(value=value)
+            if template == "{value}":
+                arguments[name] = value
+            elif template == "[{value}]":  # a one-item list (envpipeline.models.task.fill_template)
+                arguments[name] = [value]
+            else:
+                arguments[name] = template.format(value=value)
         observation = envtool.run_command("call", step["tool"], arguments)
         print(step["tool"], json.dumps(observation)[:300])
         observations.append(observation)
