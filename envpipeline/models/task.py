@@ -14,6 +14,7 @@ it was drawn from.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import Field
@@ -47,18 +48,32 @@ __all__ = [
 ]
 
 
-#: the template that gives the value as a one-item list (Spotify's ``track_ids: ["TR-1"]``)
-LIST_TEMPLATE = "[{value}]"
+#: a template that builds a JSON value around the value: this prefix, then JSON text in which the
+#: string "{value}" stands for the value (`fill_template`)
+JSON_TEMPLATE = "json:"
+#: the value as the one item of a list (Spotify's ``track_ids: ["TR-1"]``)
+LIST_TEMPLATE = JSON_TEMPLATE + '["{value}"]'
 
 
 def fill_template(template: str, value: Any) -> Any:
-    """The argument a template makes of a value: the value itself (``{value}``), a one-item list
-    (`LIST_TEMPLATE`), or the template formatted with it."""
+    """The argument a template makes of a value: the value itself (``{value}``), a JSON value built
+    around it (`JSON_TEMPLATE`: a one-item list, Neon's ``params`` object), or the template
+    formatted with it."""
     if template == "{value}":
         return value
-    if template == LIST_TEMPLATE:
-        return [value]
+    if template.startswith(JSON_TEMPLATE):
+        return _placed(json.loads(template[len(JSON_TEMPLATE) :]), value)
     return template.format(value=value)
+
+
+def _placed(shape: Any, value: Any) -> Any:
+    if shape == "{value}":
+        return value
+    if isinstance(shape, list):
+        return [_placed(item, value) for item in shape]
+    if isinstance(shape, dict):
+        return {key: _placed(item, value) for key, item in shape.items()}
+    return shape
 
 
 class Binding(Strict):
@@ -73,7 +88,11 @@ class Binding(Strict):
         ),
     ]
     template: Annotated[
-        str, Field(description="format string applied to the value; '[{value}]': a one-item list of it")
+        str,
+        Field(
+            description="format string applied to the value; 'json:' then JSON text: that JSON "
+            "value with the value where the string '{value}' stands"
+        ),
     ] = "{value}"
 
     def fill(self, value: Any) -> Any:

@@ -16,7 +16,9 @@ has no typed field) an argument can carry more, read by its name:
 - the name of a thing (``app``, ``repository``, ``project``, ``zone``): a ``title``;
 - a user (``username``, ``user``): a ``person``;
 - a required list of free strings (Spotify's ``track_ids``, Google Maps' ``origins``): one item,
-  what the name made singular carries (`carried_template` makes the one-item list).
+  what the name made singular carries (`carried_template` makes the one-item list);
+- for a simulated tool where no argument can, a property of a required object argument (Neon's
+  ``params.projectId``: `carry`, `carry_template`).
 
 A record's fields are typed by the same names where the curated rule types none of them
 (`field_types`: free text is then a ``title``), so its get, list and search tools serve lookups.
@@ -30,14 +32,17 @@ reference code there would be nonsense.
 
 from __future__ import annotations
 
+import json
+import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from envpipeline.models.task import LIST_TEMPLATE
+from envpipeline.models.task import JSON_TEMPLATE, LIST_TEMPLATE
 from envpipeline.services.links import ValueType
 from envpipeline.services.mcp_spec import CollectionInfo, Shape, singular
 from envpipeline.services.mcp_store import id_key
-from envpipeline.services.mcp_values import TEXT_WORDS, field_value_type, schema_type, words
+from envpipeline.services.mcp_values import TEXT_WORDS, field_value_type, schema_type, stated_sample, words
 
 #: last words of arguments that identify something without being spelled ``..._id``
 ID_WORDS = frozenset({"id", "gid", "uuid", "uid", "sid", "identifier", "slug", "ulid"})
@@ -215,6 +220,49 @@ def _listed_type(shape: Shape, arg: str) -> ValueType | None:
     if set(one) & NEVER_WORDS or set(parts) & NEVER_WORDS:
         return None
     return _by_name("_".join(one), text="code")
+
+
+@dataclass(frozen=True)
+class Carry:
+    """Where a simulated tool takes the chain's value: an argument, or a property (`inner`) of an
+    object argument, and the value's type."""
+
+    arg: str
+    value_type: ValueType
+    inner: str | None = None
+
+
+def carry(shape: Shape, infos: dict[str, CollectionInfo]) -> Carry | None:
+    """The `carrier` of a simulated tool outside the curated services; where no argument carries, a
+    property of a required object argument that does by the wider rule (Neon's tools take
+    everything in one ``params`` object: ``params.projectId``, a code)."""
+    found = carrier(shape, infos)
+    if found is not None:
+        return Carry(*found)
+    for arg in shape.spec.required:
+        schema = shape.spec.properties[arg]
+        props = schema.get("properties") or {}
+        if schema_type(schema) != "object" or not props:
+            continue
+        required = [p for p in schema.get("required", []) if p in props]
+        for inner in [*required, *(p for p in props if p not in required)]:
+            parts = words(inner)
+            if not parts or set(parts) & NEVER_WORDS or not takes_text(props[inner]):
+                continue
+            value_type = _by_name(inner, text="code")
+            if value_type is not None:
+                return Carry(arg, value_type, inner)
+    return None
+
+
+def carry_template(shape: Shape, carried: Carry, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """The binding template of a carrying argument (`carried_template`; an object: JSON around the
+    value, its other required properties sampled) and those properties, which a request states."""
+    if carried.inner is None:
+        return carried_template(shape, carried.arg), {}
+    sampled = stated_sample(shape.spec.properties[carried.arg], rng, carried.arg)
+    inside = {k: v for k, v in sampled.items() if k != carried.inner} if isinstance(sampled, dict) else {}
+    return JSON_TEMPLATE + json.dumps({**inside, carried.inner: "{value}"}), inside
 
 
 def fields_typed(

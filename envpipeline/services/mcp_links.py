@@ -48,9 +48,12 @@ from envpipeline.services.links import (
     spoken_title,
 )
 from envpipeline.services.mcp_carriers import (
+    Carry,
     carried_template,
     carried_type,
     carrier,
+    carry,
+    carry_template,
     field_types,
     fields_typed,
 )
@@ -238,43 +241,50 @@ def _create_action(
     return Action(f"{spec.name}_with_{field}", value_type, plant)
 
 
-def _carrying(shape: Shape, arg: str, value: str) -> str:
-    """How a request says that `arg` carries `value`: set to it, or, a list, holding it alone."""
-    if carried_template(shape, arg) == LIST_TEMPLATE:
-        return f"with {value} as the only item of its {say(arg)}"
-    return f"with its {say(arg)} set to {value}"
+def _carrying(shape: Shape, carried: Carry, value: str) -> str:
+    """How a request says where the value goes: an argument set to it, a list holding it alone,
+    a property of an object argument."""
+    arg = say(carried.arg)
+    if carried.inner is not None:
+        return f"with the {say(carried.inner)} in its {arg} set to {value}"
+    if carried_template(shape, carried.arg) == LIST_TEMPLATE:
+        return f"with {value} as the only item of its {arg}"
+    return f"with its {arg} set to {value}"
 
 
-def _as(shape: Shape, arg: str) -> str:
+def _as(shape: Shape, carried: Carry) -> str:
     """Where a relation says the value went: ``its cycle id``, ``the only item of its track ids``."""
-    return (
-        f"the only item of its {say(arg)}"
-        if carried_template(shape, arg) == LIST_TEMPLATE
-        else f"its {say(arg)}"
-    )
+    if carried.inner is not None:
+        return f"the {say(carried.inner)} in its {say(carried.arg)}"
+    if carried_template(shape, carried.arg) == LIST_TEMPLATE:
+        return f"the only item of its {say(carried.arg)}"
+    return f"its {say(carried.arg)}"
 
 
 def _simulated_call(
     shape: Shape,
     tool: ToolDef,
-    arg: str,
-    others: list[str],
+    carried: Carry,
     state: ImportedState,
     rng: random.Random,
     value: str,
     target: CollectionInfo | None = None,
-) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """A planted call of a simulated tool with the carried value in `arg`: the constants stated for
-    `others`, the arguments given, and the arguments as the tool receives them (validated, defaults
-    filled). A carried id becomes one the simulated world knows, so the call is no 404; a carried
-    id of a record in `target` (the collection `arg` refers to) becomes that record's id."""
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], str]:
+    """A planted call of a simulated tool with the carried value where `carried` puts it: the
+    constants a request states (the other required arguments, the carrying object's other
+    properties), the arguments given, the arguments as the tool receives them (validated,
+    defaults filled) and the carrying argument's template. A carried id becomes one the simulated
+    world knows, so the call is no 404; a carried id of a record in `target` (the collection the
+    argument refers to) becomes that record's id."""
     if target is not None:
         record_with_id(target, state, rng, value, {}, avoid=value)
-    fixed = {p: stated_constant(shape, p, state, rng) for p in others}
-    given = {**fixed, arg: fill_template(carried_template(shape, arg), value)}
+    arg = carried.arg
+    fixed = {p: stated_constant(shape, p, state, rng) for p in shape.spec.required if p != arg}
+    template, inside = carry_template(shape, carried, rng)
+    given = {**fixed, arg: fill_template(template, value)}
     received = tool.args_model.model_validate(given).model_dump(mode="json", by_alias=True)
-    know_id(state, arg, value)
-    return fixed, given, received
+    know_id(state, carried.inner or arg, value)
+    return {**fixed, **{f"{arg}_{k}": v for k, v in inside.items()}}, given, received, template
 
 
 def _simulated_hop(
@@ -294,23 +304,22 @@ def _simulated_hop(
     props = spec.properties
     if not props or words(spec.name)[0] in WRITE_VERBS:
         return None
+    carried: Carry | None = None
     if infos is not None:
-        found = carrier(shape, infos)
-        arg, value_type = found if found is not None else ("", None)
+        carried = carry(shape, infos)
     elif len(spec.required) == 1 or (len(props) == 1 and not spec.required):
-        arg = spec.required[0] if spec.required else next(iter(props))
-        value_type = carried_type(shape, arg)
-    else:
-        return None
+        only = spec.required[0] if spec.required else next(iter(props))
+        value_type = carried_type(shape, only)
+        carried = Carry(only, value_type) if value_type is not None else None
     path = first_string_path(spec.output_schema)
-    if not value_type or not path:
+    if carried is None or not path:
         return None
-    others = [p for p in spec.required if p != arg]
+    arg, value_type = carried.arg, carried.value_type
     target = (infos or {}).get(shape.refs.get(arg, ""))
     named = infos is not None  # outside the curated services the phrase names the argument
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> HopPlan:
-        fixed, given, arguments = _simulated_call(shape, tool, arg, others, state, rng, value, target)
+        fixed, given, arguments, template = _simulated_call(shape, tool, carried, state, rng, value, target)
         response: Any = simulated_answer(
             service,
             state,
@@ -323,14 +332,14 @@ def _simulated_hop(
         )
         for key in path:
             response = response[key]
-        call = PlannedCall(spec.name, given, inputs={arg: carried_template(shape, arg)}, reveals=path)
+        call = PlannedCall(spec.name, given, inputs={arg: template}, reveals=path)
         with_ = f" with {stated(fixed)}" if fixed else ""
         tool_words = f"use the {spoken_title(title).lower()} service's '{spec.name}' tool"
         said = with_.replace("{", "{{").replace("}", "}}")
         if named:  # which argument takes the value: a tool may take several ids (Plane's cycle)
-            phrase = f"{tool_words} {_carrying(shape, arg, VALUE_PHRASES[value_type])}{with_} and note the {say(path[-1])} it returns"
+            phrase = f"{tool_words} {_carrying(shape, carried, VALUE_PHRASES[value_type])}{with_} and note the {say(path[-1])} it returns"
             relation = (
-                f"the {say(path[-1])} that {say(spec.name)} gives for {{of}} as {_as(shape, arg)}{said}"
+                f"the {say(path[-1])} that {say(spec.name)} gives for {{of}} as {_as(shape, carried)}{said}"
             )
         else:
             phrase = (
@@ -352,22 +361,21 @@ def _simulated_write_action(
     family's recorded calls (``simulated.records.<family>``, `rubric.SIMULATED_CALLS`), every stated
     argument included; ``state_preserved`` allows that one recorded call and no other."""
     spec = shape.spec
-    found = carrier(shape, infos)
-    if found is None or any("." in p for p in spec.required):
+    carried = carry(shape, infos)
+    if carried is None or any("." in p for p in spec.required):
         return None
-    arg, value_type = found
-    others = [p for p in spec.required if p != arg]
+    arg, value_type = carried.arg, carried.value_type
     target = infos.get(shape.refs.get(arg, ""))
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> ActionPlan:
-        fixed, given, recorded = _simulated_call(shape, tool, arg, others, state, rng, value, target)
-        call = PlannedCall(spec.name, given, inputs={arg: carried_template(shape, arg)})
+        fixed, given, recorded, template = _simulated_call(shape, tool, carried, state, rng, value, target)
+        call = PlannedCall(spec.name, given, inputs={arg: template})
         match = {"tool": spec.name, **{f"arguments.{p}": recorded[p] for p in given}}
         crit = expect_record(
             f"{SIMULATED_CALLS}{family}", f"'{spec.name}' was called with {say(arg)} {value!r}", **match
         )
         with_ = f" ({stated(fixed)})" if fixed else ""
-        phrase = f"{service_where(title)}, call '{spec.name}' {_carrying(shape, arg, VALUE_PHRASES[value_type])}{with_}"
+        phrase = f"{service_where(title)}, call '{spec.name}' {_carrying(shape, carried, VALUE_PHRASES[value_type])}{with_}"
         return ActionPlan([call], [crit], phrase)
 
     return Action(f"{spec.name}_call", value_type, plant)

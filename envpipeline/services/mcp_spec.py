@@ -111,7 +111,10 @@ def singular(word: str) -> str:
 
 
 #: plurals `singular` gets wrong, and the one a sentence names (a collection keeps its name)
-IRREGULAR_SINGULARS = {"statuses": "status", "aliases": "alias", "analyses": "analysis", "indices": "index"}
+IRREGULAR_SINGULARS = {
+    **{"statuses": "status", "aliases": "alias", "analyses": "analysis", "indices": "index"},
+    **{"wikis": "wiki", "apis": "api"},
+}
 
 
 def noun_of(collection: str) -> str:

@@ -13,7 +13,7 @@ import random
 from envpipeline.agents.environment import canonical_order
 from envpipeline.compose.author import ComposeConfig, draft_task
 from envpipeline.compose.variants import links_of, service_weight
-from envpipeline.models.task import LIST_TEMPLATE, Binding
+from envpipeline.models.task import JSON_TEMPLATE, LIST_TEMPLATE, Binding, fill_template
 from envpipeline.rubric import pass_vector
 from envpipeline.services.library.imported import load_spec
 from envpipeline.services.links import ActionPlan, HopPlan, execute_planned, read_path, resolve_arguments
@@ -244,3 +244,29 @@ def test_a_list_of_paths_or_of_enum_values_carries_nothing():
     assert "obsidian_batch_get_file_contents_lookup" not in names  # filepaths: a list of paths
     names = {link.name for link in get_service("playwright_browser").links()}
     assert "browser_file_upload_call" not in names  # paths
+
+
+def test_a_property_of_an_object_argument_carries_where_no_argument_can():
+    """Neon's tools take everything in one ``params`` object: run_sql carries the code in
+    ``params.projectId``, its other required property stated (the SQL); the binding template is
+    JSON around the value, so the reference, Binding.fill and the exported replay build the same
+    object; running it on another project fails the criterion."""
+    service, plan = _plan("neon_postgres", "run_sql_call")
+    assert isinstance(plan, ActionPlan)
+    (call,) = plan.calls
+    params = call.arguments["params"]
+    assert params["projectId"] == VALUE and set(params) == {"projectId", "sql"}
+    template = call.inputs["params"]
+    assert template.startswith(JSON_TEMPLATE) and fill_template(template, VALUE) == params
+    assert (
+        "with the project id in its params set to" in plan.phrase
+        and f"params sql {params['sql']!r}" in plan.phrase
+    )
+    other = {**params, "projectId": "REF-0001"}
+    assert service.call("run_sql", {"params": other})["success"]
+    assert not _passes(service, plan, "neon_postgres")
+    assert service.call("run_sql", call.arguments)["success"]
+    assert _passes(service, plan, "neon_postgres")
+    _, hop = _plan("neon_postgres", "describe_project_lookup")
+    assert isinstance(hop, HopPlan) and hop.calls[0].arguments == {"params": {"projectId": VALUE}}
+    assert "as the project id in its params" in hop.relation

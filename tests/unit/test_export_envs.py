@@ -33,7 +33,7 @@ def solve(task: TaskRecord, call) -> None:
         arguments = dict(step.arguments)
         for name, binding in step.bindings.items():
             value = read_path(observations[binding.step]["data"], binding.path)
-            arguments[name] = value if binding.template == "{value}" else binding.template.format(value=value)
+            arguments[name] = binding.fill(value)
         observations.append(json.loads(call(step.tool, arguments)))
         assert observations[-1]["success"], observations[-1]
 

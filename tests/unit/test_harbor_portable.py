@@ -158,19 +158,20 @@ def test_portable_nop_scores_zero(both: dict[str, Path], tmp_path: Path) -> None
     assert reward["reward"] == 0 and reward["criteria_passed"] < reward["criteria_total"], reward
 
 
-def test_the_exported_oracle_fills_a_one_item_list(tmp_path: Path) -> None:
-    """A whole-library task whose reference passes a found value as the one item of a list
-    (Spotify's track_ids, template '[{value}]'): the exported solve.py fills the list as the
-    composer did, and scores 1."""
+@pytest.mark.parametrize("seed", [53, 148])
+def test_the_exported_oracle_builds_json_around_a_found_value(seed: int, tmp_path: Path) -> None:
+    """Whole-library tasks whose reference passes a found value inside JSON: seed 53 as the one
+    item of a list (Spotify's track_ids), seed 148 inside an object (Neon's params.projectId). The
+    exported solve.py builds the same arguments the composer did, and scores 1. (The seeds move
+    when the library's links change: look for the next seeds with such a binding.)"""
     from envpipeline.compose.author import ComposeConfig
     from envpipeline.compose.pipeline import compose_task
-    from envpipeline.models.task import LIST_TEMPLATE
+    from envpipeline.models.task import JSON_TEMPLATE
 
-    # seed 53: the first whole-library task with a list binding (it moves when the library's
-    # links change: look for the next seed whose reference has one)
-    task = compose_task(53, ComposeConfig(library_scope="all"))
+    task = compose_task(seed, ComposeConfig(library_scope="all"))
     assert task.status == "accepted", task.reasons
-    assert any(b.template == LIST_TEMPLATE for s in task.reference_solution for b in s.bindings.values())
+    templates = [b.template for s in task.reference_solution for b in s.bindings.values()]
+    assert any(t.startswith(JSON_TEMPLATE) for t in templates), templates
     (exported,) = export_harbor([task], tmp_path / "out", mode="portable")
     reward = run_portable(exported, tmp_path / "oracle", solve=True)
     assert reward["reward"] == 1 and reward["criteria_passed"] == reward["criteria_total"], reward

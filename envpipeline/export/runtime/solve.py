@@ -40,6 +40,17 @@ def read_path(data: Any, path: list[Any]) -> Any:
     return data
 
 
+def placed(shape: Any, value: Any) -> Any:
+    """A JSON template's structure with the value where the string "{value}" stands."""
+    if shape == "{value}":
+        return value
+    if isinstance(shape, list):
+        return [placed(item, value) for item in shape]
+    if isinstance(shape, dict):
+        return {key: placed(item, value) for key, item in shape.items()}
+    return shape
+
+
 def main() -> int:
     import envtool
 
@@ -56,8 +67,8 @@ def main() -> int:
             template = binding.get("template", "{value}")
             if template == "{value}":
                 arguments[name] = value
-            elif template == "[{value}]":  # a one-item list (envpipeline.models.task.fill_template)
-                arguments[name] = [value]
+            elif template.startswith("json:"):  # JSON around the value (models.task.fill_template)
+                arguments[name] = placed(json.loads(template[len("json:") :]), value)
             else:
                 arguments[name] = template.format(value=value)
         observation = envtool.run_command("call", step["tool"], arguments)
