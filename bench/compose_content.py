@@ -17,7 +17,9 @@ Whole library (`--library-scope all`, 114 services, 2,251 tools), 1,000 tasks, m
 43.5% with listing hops (gate-accepted tasks, 1,000 of 1,047 candidates accepted); 48.4% of the
 drafts with simulated reads stating constants, creates under a parent record and simulated write
 actions as well; 70.0% with the wider carriers (`mcp_carriers`) and draws weighed by tools, the
-next session. The curated default: 96.5%.
+next session; 71.9% the session after, with lists and object properties carrying a value (Spotify's
+track_ids, Neon's params.projectId), and 71.8% of gate-accepted tasks (1,000 of 1,005 candidates
+accepted). The curated default: 96.5%.
 """
 
 import argparse

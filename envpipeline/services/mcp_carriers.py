@@ -314,8 +314,9 @@ def carrier(
     First what the curated rule finds among the required arguments (`_curated_rule`), then a
     required argument by the wider rule, then (where `among` is not given) a required list of free
     strings, the value its one item (`_listed_type`, filled by `carried_template`), then an
-    optional argument by either rule (one named after the tool's own record first). `among`: the arguments that may carry (all by default; a create or
-    an update carries in a field of its record).
+    optional argument by either rule (one named after the tool's own record first). `among`: the
+    arguments that may carry (all by default; a create or an update carries in a field of its
+    record).
     """
     spec = shape.spec
     allowed = set(spec.properties) if among is None else among

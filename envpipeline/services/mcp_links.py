@@ -13,11 +13,12 @@
 - **Simulated hops**: a simulated read-like tool with one typed string argument (its only
   required one, or its only one; an id-like argument carries a ``code``, registered as a known id
   when planted) offers a hop producing a ``code``: the first string of its simulated response.
-  Outside the curated services the carrying argument is `mcp_carriers.carrier`'s (a referenced
-  record's id, an identifier, free text, a thing's name; an optional one where no required one
-  can) and the other required arguments are constants the request states.
+  Outside the curated services the carrying argument is `mcp_carriers.carry`'s (a referenced
+  record's id, an identifier, free text, a thing's name; a list's one item; an optional one where
+  no required one can; a property of an object argument) and the other required arguments are
+  constants the request states.
 - **Simulated write actions** (outside the curated services): a simulated write called with the
-  carried value (in `mcp_carriers.carrier`'s argument); checked among its family's recorded calls
+  carried value (where `mcp_carriers.carry` puts it); checked among its family's recorded calls
   (`rubric.SIMULATED_CALLS`).
 - Get hops, update and delete actions: `envpipeline.services.mcp_crud_links`.
 - Listing hops through the list and search tools the field hops leave unused:
@@ -297,9 +298,9 @@ def _simulated_hop(
     infos: dict[str, CollectionInfo] | None = None,
 ) -> Hop[ImportedState] | None:
     """A hop through a simulated read that takes the carried value in one argument. With `infos`
-    (outside the curated services) the argument is the `mcp_carriers.carrier` of the tool, named
-    by the phrase and the goal-level relation, and its other required arguments are constants
-    they state."""
+    (outside the curated services) the argument is where `mcp_carriers.carry` puts it (an
+    argument, a list's one item, a property of an object argument), named by the phrase and the
+    goal-level relation, and the tool's other required arguments are constants they state."""
     spec = shape.spec
     props = spec.properties
     if not props or words(spec.name)[0] in WRITE_VERBS:

@@ -112,8 +112,12 @@ def singular(word: str) -> str:
 
 #: plurals `singular` gets wrong, and the one a sentence names (a collection keeps its name)
 IRREGULAR_SINGULARS = {
-    **{"statuses": "status", "aliases": "alias", "analyses": "analysis", "indices": "index"},
-    **{"wikis": "wiki", "apis": "api"},
+    "statuses": "status",
+    "aliases": "alias",
+    "analyses": "analysis",
+    "indices": "index",
+    "wikis": "wiki",
+    "apis": "api",
 }
 
 

@@ -233,7 +233,8 @@ _NAMED_MAKERS: dict[str, Callable[[random.Random], str]] = {
 
 def few_values(name: str, schema: dict[str, Any]) -> bool:
     """Whether `sample` fills a string property with one of a few values an agent can guess (an
-    enum, a constant, a status, a currency) rather than one of thousands."""
+    enum, a constant, a status, a currency, a country, a first name: `FEW_KINDS`) rather than one
+    of thousands."""
     if "const" in schema or schema.get("enum"):
         return True
     return not schema.get("format") and _string_kind(name)[0] in FEW_KINDS

@@ -26,7 +26,8 @@ from envpipeline.services import vocab
 from envpipeline.services.links import value_at
 from envpipeline.services.registry import all_services
 
-#: values asked about: other values of the task and earlier observations first, then fresh ones
+#: values asked about: the start value and strings earlier calls showed (at most PROBES), then
+#: FRESH values of the carried kind
 PROBES = 8
 FRESH = 3
 #: how many different values must lead to the same answer for the policy to give it
@@ -61,7 +62,7 @@ class OtherInput(RedTeamPolicy):
     name = "other-input"
     description = (
         "the reference, asking the call that reveals the answer about other values and answering "
-        "what it said most often"
+        "what two of them led to"
     )
     families = frozenset({"compose"})
 
