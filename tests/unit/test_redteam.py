@@ -234,6 +234,7 @@ def test_an_answer_that_does_not_depend_on_the_chain_is_rejected(alike_answers: 
     rejected = [r for r in judged if r.status == "rejected"]
     assert rejected, "no candidate with an answer that ignores the chain was rejected"
     for record in rejected:
+        assert [r.split(":")[0] for r in record.reasons] == ["red_team"], record.reasons
         gate = next(g for g in record.gates if g.name == "red_team")
         assert gate.evidence["broke"] == ["other-input"], record.reasons
 
