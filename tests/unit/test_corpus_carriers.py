@@ -239,7 +239,7 @@ def test_a_list_of_free_strings_carries_the_value_as_its_one_item():
     assert isinstance(hop, HopPlan) and hop.calls[0].arguments["origins"] == ["Lisbon"]
 
 
-def test_a_list_of_paths_or_of_enum_values_carries_nothing():
+def test_a_list_of_paths_carries_nothing():
     names = {link.name for link in get_service("obsidian").links()}
     assert "obsidian_batch_get_file_contents_lookup" not in names  # filepaths: a list of paths
     names = {link.name for link in get_service("playwright_browser").links()}
