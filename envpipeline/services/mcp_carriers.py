@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -232,11 +233,13 @@ class Carry:
     inner: str | None = None
 
 
-def carry(shape: Shape, infos: dict[str, CollectionInfo]) -> Carry | None:
+def carry(
+    shape: Shape, infos: dict[str, CollectionInfo], scopes: frozenset[str] = frozenset()
+) -> Carry | None:
     """The `carrier` of a simulated tool outside the curated services; where no argument carries, a
     property of a required object argument that does by the wider rule (Neon's tools take
     everything in one ``params`` object: ``params.projectId``, a code)."""
-    found = carrier(shape, infos)
+    found = carrier(shape, infos, scopes=scopes)
     if found is not None:
         return Carry(*found)
     for arg in shape.spec.required:
@@ -298,16 +301,34 @@ def _wide_field_type(prop: str, schema: dict[str, Any]) -> ValueType | None:
     return None if found == "code" else found
 
 
-def field_types(info: CollectionInfo) -> dict[ValueType, str]:
-    """The fields of a record the wider rule types (type -> first field), for a collection the
-    curated rule types none of (Close's call activities: a ``note``, GitHub's gists: a
-    ``description``, Heroku's apps: an ``app``). Free text is a ``title`` here: a record found by
+def field_types(info: CollectionInfo, names: list[str] | None = None) -> dict[ValueType, str]:
+    """The fields of a record the wider rule types (type -> first field, among `names`), for a
+    collection the curated rule types none of (Close's call activities: a ``note``, GitHub's gists:
+    a ``description``, Heroku's apps: an ``app``). Free text is a ``title`` here: a record found by
     its note, a note read from a record. Ids and references are left out, as the curated rule does."""
-    return fields_typed(info, _wide_field_type)
+    return fields_typed(info, _wide_field_type, names)
+
+
+#: a scope argument is required by at least this many of a service's tools (and half of them)
+SCOPE_MIN_TOOLS = 8
+
+
+def scope_arguments(shapes: list[Shape]) -> frozenset[str]:
+    """Arguments most of a service's tools require (GitHub's ``owner`` and ``repo``, Airtable's
+    ``base_id``, Moneybird's ``administration_id``): where a call works, not a field of the record
+    it makes or changes. Outside the curated services no create, update or field hop carries a
+    value in one (GitHub's 50 creates set the repository ``owner`` to a person, as if a comment had
+    an owner); a request states them as constants."""
+    counts = Counter(arg for shape in shapes for arg in shape.spec.required)
+    floor = max(SCOPE_MIN_TOOLS, len(shapes) / 2)
+    return frozenset(arg for arg, count in counts.items() if count >= floor)
 
 
 def carrier(
-    shape: Shape, infos: dict[str, CollectionInfo], among: set[str] | None = None
+    shape: Shape,
+    infos: dict[str, CollectionInfo],
+    among: set[str] | None = None,
+    scopes: frozenset[str] = frozenset(),
 ) -> tuple[str, ValueType] | None:
     """The argument that carries the value outside the curated services, and its type.
 
@@ -316,23 +337,26 @@ def carrier(
     strings, the value its one item (`_listed_type`, filled by `carried_template`), then an
     optional argument by either rule (one named after the tool's own record first). `among`: the
     arguments that may carry (all by default; a create or an update carries in a field of its
-    record).
+    record). The required arguments in the service's `scopes` (`scope_arguments`) come after the
+    others, pass by pass.
     """
     spec = shape.spec
     allowed = set(spec.properties) if among is None else among
     required = [a for a in spec.required if a in allowed]
-    for arg in required:
-        found = _curated_rule(shape, arg)
-        if found is not None:
-            return arg, found
-    for arg in required:
-        found = _named_type(shape, arg, infos)
-        if found is not None:
-            return arg, found
-    for arg in required if among is None else []:  # a tool's list, not a record's field
-        found = _listed_type(shape, arg)
-        if found is not None:
-            return arg, found
+    # the tool's own arguments before the service's scopes (GitHub's message before its owner)
+    for group in ([a for a in required if a not in scopes], [a for a in required if a in scopes]):
+        for arg in group:
+            found = _curated_rule(shape, arg)
+            if found is not None:
+                return arg, found
+        for arg in group:
+            found = _named_type(shape, arg, infos)
+            if found is not None:
+                return arg, found
+        for arg in group if among is None else []:  # a tool's list, not a record's field
+            found = _listed_type(shape, arg)
+            if found is not None:
+                return arg, found
     own = set(words(spec.name))
     optional = [a for a in spec.properties if a not in spec.required and a in allowed]
     # the tool's own record first: Plane's ``cycle`` carries ``cycle_id`` before ``project_id``

@@ -57,6 +57,7 @@ from envpipeline.services.mcp_carriers import (
     carry_template,
     field_types,
     fields_typed,
+    scope_arguments,
 )
 from envpipeline.services.mcp_crud_links import (
     delete_action,
@@ -296,6 +297,7 @@ def _simulated_hop(
     world_model: WorldModel,
     sim: Any,
     infos: dict[str, CollectionInfo] | None = None,
+    scopes: frozenset[str] = frozenset(),
 ) -> Hop[ImportedState] | None:
     """A hop through a simulated read that takes the carried value in one argument. With `infos`
     (outside the curated services) the argument is where `mcp_carriers.carry` puts it (an
@@ -307,7 +309,7 @@ def _simulated_hop(
         return None
     carried: Carry | None = None
     if infos is not None:
-        carried = carry(shape, infos)
+        carried = carry(shape, infos, scopes)
     elif len(spec.required) == 1 or (len(props) == 1 and not spec.required):
         only = spec.required[0] if spec.required else next(iter(props))
         value_type = carried_type(shape, only)
@@ -354,7 +356,12 @@ def _simulated_hop(
 
 
 def _simulated_write_action(
-    title: str, shape: Shape, tool: ToolDef, family: str, infos: dict[str, CollectionInfo]
+    title: str,
+    shape: Shape,
+    tool: ToolDef,
+    family: str,
+    infos: dict[str, CollectionInfo],
+    scopes: frozenset[str] = frozenset(),
 ) -> Action[ImportedState] | None:
     """An action through a simulated write: call it with the carried value in the argument
     `mcp_carriers.carrier` picks (a referenced record's id: that record planted), the required
@@ -362,7 +369,7 @@ def _simulated_write_action(
     family's recorded calls (``simulated.records.<family>``, `rubric.SIMULATED_CALLS`), every stated
     argument included; ``state_preserved`` allows that one recorded call and no other."""
     spec = shape.spec
-    carried = carry(shape, infos)
+    carried = carry(shape, infos, scopes)
     if carried is None or any("." in p for p in spec.required):
         return None
     arg, value_type = carried.arg, carried.value_type
@@ -388,19 +395,28 @@ def _crud_links(
     shape: Shape,
     typed: dict[ValueType, str],
     infos: dict[str, CollectionInfo] | None = None,
+    scopes: frozenset[str] = frozenset(),
 ) -> list[Link[ImportedState]]:
     """Get hops, update and delete actions of one tool (`mcp_crud_links`), at most two per tool.
     With `infos` (outside the curated services) an update with no typed field sets one a value can
-    be written into (`mcp_carriers.carrier`: a description, a name)."""
+    be written into (`mcp_carriers.carrier`: a description, a name); one of the service's `scopes`
+    (`mcp_carriers.scope_arguments`) only where nothing else can."""
     links: list[Link[ImportedState] | None] = []
     if shape.op == "get":
         links += [get_hop(title, info, shape, t, f) for t, f in typed.items() if t != "code"][:2]
     elif shape.op == "update":
-        fields: dict[ValueType, str] = typed_fields(info, list(shape.spec.properties))
-        among = {p for p in info.fields if p != shape.id_arg and p not in shape.refs}
-        wide = carrier(shape, infos, among) if infos is not None and not fields else None
+        fields: dict[ValueType, str] = typed_fields(
+            info, [p for p in shape.spec.properties if p not in scopes]
+        )
+        among = {p for p in info.fields if p != shape.id_arg and p not in shape.refs and p not in scopes}
+        wide = carrier(shape, infos, among, scopes) if infos is not None and not fields else None
         if wide is not None:
             fields = {wide[1]: wide[0]}
+        elif infos is not None and not fields and scopes:  # only a scope carries: as before
+            fields = typed_fields(info, list(shape.spec.properties))
+            with_scopes = {p for p in info.fields if p != shape.id_arg and p not in shape.refs}
+            scoped = carrier(shape, infos, with_scopes, scopes) if not fields else None
+            fields = {scoped[1]: scoped[0]} if scoped is not None else fields
         links += [update_action(title, info, shape, t, f) for t, f in fields.items()][:2]
     elif shape.op == "delete":
         links.append(delete_action(title, info, shape))
@@ -429,8 +445,10 @@ def derive_links(
     """
     found: list[Link[ImportedState]] = []
     finders: set[str] = set()  # listings the field hops use (the others get listing hops)
+    scopes = scope_arguments(shapes) if extended else frozenset()
     for info in infos.values():
-        typed = typed_fields(info) or (field_types(info) if extended else {})
+        own = [f for f in info.fields if f not in scopes] if scopes else None  # fields, not scopes
+        typed = typed_fields(info, own) or (field_types(info, own) if extended else {})
         mine = [s for s in shapes if s.collection == info.name]
         search = next(
             (s for s in mine if s.op == "search" and s.query_arg and set(s.spec.required) <= {s.query_arg}),
@@ -452,15 +470,18 @@ def derive_links(
                 if out_type != in_type:
                     found.append(_field_hop(title, info, finder, (in_type, in_field), (out_type, out_field)))
         for shape in mine:
-            found += _crud_links(title, info, shape, typed, infos if extended else None)
+            found += _crud_links(title, info, shape, typed, infos if extended else None, scopes)
             if extended and shape.spec.name not in finders:
                 found += listing_hops(title, info, shape, typed)
             if shape.op != "create" or (not extended and any(p in shape.refs for p in shape.spec.required)):
                 continue
-            created = typed_fields(info, list(shape.spec.properties))
+            created = typed_fields(info, [p for p in shape.spec.properties if p not in scopes])
+            wide = carrier(shape, infos, set(info.fields) - scopes) if extended and not created else None
+            if extended and not created and wide is None and scopes:  # only a scope carries: as before
+                created = typed_fields(info, list(shape.spec.properties))
+                wide = None if created else carrier(shape, infos, set(info.fields), scopes)
             for value_type, field in created.items():
                 found.append(_create_action(title, info, shape, value_type, field))
-            wide = carrier(shape, infos, set(info.fields)) if extended and not created else None
             if wide is not None:  # no typed field: one a value can be written into (`mcp_carriers`)
                 target = infos.get(shape.refs.get(wide[0], ""))
                 found.append(_create_action(title, info, shape, wide[1], wide[0], target))
@@ -468,13 +489,20 @@ def derive_links(
         if shape.simulated:
             if shape.spec.name in sim.writes:
                 action = _simulated_write_action(
-                    title, shape, tools[shape.spec.name], sim.family[shape.spec.name], infos
+                    title, shape, tools[shape.spec.name], sim.family[shape.spec.name], infos, scopes
                 )
                 if extended and action is not None:
                     found.append(action)
                 continue
             hop = _simulated_hop(
-                title, service, shape, tools[shape.spec.name], world_model, sim, infos if extended else None
+                title,
+                service,
+                shape,
+                tools[shape.spec.name],
+                world_model,
+                sim,
+                infos if extended else None,
+                scopes,
             )
             if hop is not None:
                 found.append(hop)

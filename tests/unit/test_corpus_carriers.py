@@ -17,7 +17,7 @@ from envpipeline.models.task import JSON_TEMPLATE, LIST_TEMPLATE, Binding, fill_
 from envpipeline.rubric import pass_vector
 from envpipeline.services.library.imported import load_spec
 from envpipeline.services.links import ActionPlan, HopPlan, execute_planned, read_path, resolve_arguments
-from envpipeline.services.mcp_carriers import field_types
+from envpipeline.services.mcp_carriers import field_types, scope_arguments
 from envpipeline.services.mcp_import import _collections, classify
 from envpipeline.services.mcp_spec import CollectionInfo, parse_tools_list
 from envpipeline.services.registry import all_services, get_service
@@ -270,3 +270,19 @@ def test_a_property_of_an_object_argument_carries_where_no_argument_can():
     _, hop = _plan("neon_postgres", "describe_project_lookup")
     assert isinstance(hop, HopPlan) and hop.calls[0].arguments == {"params": {"projectId": VALUE}}
     assert "as the project id in its params" in hop.relation
+
+
+def test_a_service_scope_carries_only_where_nothing_else_can():
+    """Nearly every GitHub tool requires ``owner`` and ``repo``: where a call works, not what it
+    makes. Deleting a file carries the value in its commit message and a branch is created named
+    after it, the owner and the repository stated; merging a pull request (a number, nothing else
+    to carry) still carries the owner. The scopes type no record field for field hops either."""
+    shapes = classify(parse_tools_list(load_spec("corpus/github_mcp.json")), "github_mcp")
+    assert {"owner", "repo"} <= scope_arguments(shapes)
+    _, plan = _plan("github_mcp", "delete_file_call")
+    (call,) = plan.calls
+    assert call.inputs == {"message": "{value}"} and call.arguments["message"] == VALUE
+    assert {"owner", "repo"} <= set(call.arguments) and "(owner '" in plan.phrase
+    links = {link.name: link for link in get_service("github_mcp").links()}
+    assert "create_branch_with_branch" in links and "create_branch_with_owner" not in links
+    assert links["merge_pull_request_call"].consumes == "person"
