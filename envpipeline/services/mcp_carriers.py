@@ -317,9 +317,9 @@ def scope_arguments(shapes: list[Shape]) -> frozenset[str]:
     """Arguments most of a service's tools require (GitHub's ``owner`` and ``repo``, Airtable's
     ``base_id``, Moneybird's ``administration_id``): where a call works, not a field of the record
     it makes or changes. Outside the curated services a create, an update or a simulated call
-    carries a value in one only where nothing else can, and no field hop does (GitHub's 50 creates
-    set the repository ``owner`` to a person, as if a comment had an owner); a request states them
-    as constants."""
+    carries a value in one only where nothing else can, and no field hop does (50 of GitHub's
+    actions took the repository ``owner``, a person, as if a comment had an owner); a request
+    states them as constants."""
     counts = Counter(arg for shape in shapes for arg in shape.spec.required)
     floor = max(SCOPE_MIN_TOOLS, len(shapes) / 2)
     return frozenset(arg for arg, count in counts.items() if count >= floor)
