@@ -245,17 +245,15 @@ def _create_action(
 
 def _carrying(shape: Shape, carried: Carry, value: str) -> str:
     """How a request says where the value goes: an argument set to it, a list holding it alone,
-    a property of an object argument."""
-    arg = say(carried.arg)
-    if carried.inner is not None:
-        return f"with the {say(carried.inner)} in its {arg} set to {value}"
-    if carried_template(shape, carried.arg) == LIST_TEMPLATE:
-        return f"with {value} as the only item of its {arg}"
-    return f"with its {arg} set to {value}"
+    a property of an object argument (the place as `_as` names it)."""
+    if carried.inner is None and carried_template(shape, carried.arg) == LIST_TEMPLATE:
+        return f"with {value} as {_as(shape, carried)}"
+    return f"with {_as(shape, carried)} set to {value}"
 
 
 def _as(shape: Shape, carried: Carry) -> str:
-    """Where a relation says the value went: ``its cycle id``, ``the only item of its track ids``."""
+    """Where a relation says the value went: ``its cycle id``, ``the only item of its track ids``,
+    ``the project id in its params``."""
     if carried.inner is not None:
         return f"the {say(carried.inner)} in its {say(carried.arg)}"
     if carried_template(shape, carried.arg) == LIST_TEMPLATE:
