@@ -37,6 +37,11 @@ class CompositionError(EnvpipelineError):
     """A composition request that cannot be satisfied."""
 
 
+class PlantingError(CompositionError):
+    """A link that cannot be planted on one candidate's state (a simulated answer without the value
+    its hop reveals): that candidate fails with the reason, the run goes on."""
+
+
 class StoreError(EnvpipelineError):
     """A problem reading or writing the Parquet lake or the DuckDB catalog."""
 

@@ -17,7 +17,7 @@ from envpipeline.compose.instructions import InstructionPlan, PlannedAction, Pla
 from envpipeline.compose.limits import MAX_WALK_LENGTH
 from envpipeline.compose.variants import link_weights, links_of, service_weight, weighted_order
 from envpipeline.compose.walk import assign_actions, assign_hops, random_walk
-from envpipeline.errors import CompositionError
+from envpipeline.errors import CompositionError, PlantingError
 from envpipeline.models.base import Strict
 from envpipeline.models.task import (
     Binding,
@@ -227,7 +227,10 @@ def draft_task(seed: int, config: ComposeConfig) -> Draft:
         for name in chosen
     }
     style = draw_style(config.instruction_style, seed)
-    draft = _plant_and_write(seed, walk, distractors, services, hops, actions, rng, style)
+    try:
+        draft = _plant_and_write(seed, walk, distractors, services, hops, actions, rng, style)
+    except PlantingError as exc:
+        return Draft(seed, walk, distractors, {}, "", [], [], [], "", {}, failure=str(exc))
     return with_preservation(draft)
 
 

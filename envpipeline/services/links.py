@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar, get_args
 
 from pydantic import BaseModel
 
+from envpipeline.errors import PlantingError
 from envpipeline.models.criteria import ValueKind
 from envpipeline.models.task import Condition, Criterion, fill_template
 
@@ -207,6 +208,19 @@ def read_path(data: Any, path: tuple[PathKey, ...] | list[PathKey]) -> Any:
                 raise KeyError(key)
             data = data[key]
     return data
+
+
+def revealed(data: Any, path: tuple[PathKey, ...] | list[PathKey], source: str) -> str:
+    """The value a hop reveals at `path` of `data` (a string or a number), as text. A world model
+    may answer without one there (an LLM's free-form object): `PlantingError` naming `source`."""
+    try:
+        value = read_path(data, path)
+    except KeyError:
+        value = None
+    if isinstance(value, bool) or not isinstance(value, str | int | float) or str(value) == "":
+        where = ".".join(str(key) for key in path)
+        raise PlantingError(f"{source} answered without a value at {where}")
+    return str(value)
 
 
 def value_at(observations: list[dict[str, Any]], step: int, path: list[PathKey] | tuple[PathKey, ...]) -> Any:

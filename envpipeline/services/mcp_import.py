@@ -74,7 +74,7 @@ from envpipeline.services.mcp_store import (
     unknown_id,
 )
 from envpipeline.services.mcp_values import schema_type
-from envpipeline.services.worldmodel import OfflineWorldModel, WorldModel
+from envpipeline.services.worldmodel import OfflineWorldModel, WorldModel, sampled_response
 
 __all__ = [
     "ImportedService",
@@ -234,12 +234,7 @@ def _generate(
     for shape in sim.shapes:
         spec = shape.spec
         args = {p: _sample_arg(shape, p, state, rng) for p in spec.required}
-        output = spec.output_schema
-        if output and mcp_values.schema_type(output) == "object":
-            response = mcp_values.sample(output, rng)
-        else:
-            result = mcp_values.sample(output, rng, "result") if output else f"SIM-{rng.randint(1000, 9999)}"
-            response = {"result": result, "simulated": True}
+        response = sampled_response(spec.output_schema, rng, "SIM")
         record_write(store, sim.family[spec.name], spec.name, args, response)
     return state
 

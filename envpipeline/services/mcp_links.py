@@ -46,6 +46,7 @@ from envpipeline.services.links import (
     PlannedCall,
     ValueType,
     expect_record,
+    revealed,
     spoken_title,
 )
 from envpipeline.services.mcp_carriers import (
@@ -331,8 +332,7 @@ def _simulated_hop(
             spec.name in sim.writes,
             sim.id_args.get(spec.name, []),
         )
-        for key in path:
-            response = response[key]
+        found = revealed(response, path, f"the simulated '{spec.name}' of {service}")
         call = PlannedCall(spec.name, given, inputs={arg: template}, reveals=path)
         with_ = f" with {stated(fixed)}" if fixed else ""
         tool_words = f"use the {spoken_title(title).lower()} service's '{spec.name}' tool"
@@ -348,7 +348,7 @@ def _simulated_hop(
             )
             # a goal-level request must say which constants, as the phrase does
             relation = f"the {say(path[-1])} that {say(spec.name)} gives for {{of}}{said}" if fixed else ""
-        return HopPlan([call], str(response), phrase, relation)
+        return HopPlan([call], found, phrase, relation)
 
     return Hop(f"{spec.name}_lookup", value_type, "code", plant)
 

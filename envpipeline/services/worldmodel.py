@@ -88,16 +88,19 @@ class OfflineWorldModel:
     ) -> dict[str, Any]:
         """The deterministic response of one call; see the class docstring (`state` is unused here)."""
         rng = random.Random(call_seed(service, tool, arguments))
-        if (
-            output_schema
-            and mcp_values.schema_type(output_schema) == "object"
-            and not open_object(output_schema)
-        ):
-            return mcp_values.sample(output_schema, rng)
-        if output_schema and mcp_values.schema_type(output_schema) != "object":
-            return {"result": mcp_values.sample(output_schema, rng, "result"), "simulated": True}
         prefix = "".join(w[0] for w in mcp_values.words(tool)).upper()[:3] or "SIM"
-        return {"result": f"{prefix}-{rng.randint(1000, 9999)}", "simulated": True}
+        return sampled_response(output_schema, rng, prefix)
+
+
+def sampled_response(output_schema: dict[str, Any] | None, rng: random.Random, prefix: str) -> dict[str, Any]:
+    """A response to `output_schema` shaped as `OfflineWorldModel` answers (see its docstring), drawn
+    from `rng`; a reference-like result starts with `prefix`. The seeded history of a simulated
+    tool (`mcp_import`) has this shape too, so a hop reads its value where the world model puts it."""
+    if output_schema and mcp_values.schema_type(output_schema) == "object" and not open_object(output_schema):
+        return mcp_values.sample(output_schema, rng)
+    if output_schema and mcp_values.schema_type(output_schema) != "object":
+        return {"result": mcp_values.sample(output_schema, rng, "result"), "simulated": True}
+    return {"result": f"{prefix}-{rng.randint(1000, 9999)}", "simulated": True}
 
 
 def open_object(schema: dict[str, Any]) -> bool:

@@ -10,7 +10,7 @@ import re
 import jsonschema
 import pytest
 
-from envpipeline.errors import SpecError
+from envpipeline.errors import PlantingError, SpecError
 from envpipeline.services.library.imported import load_spec
 from envpipeline.services.links import Hop
 from envpipeline.services.mcp_import import parse_tools_list, synthesis_report, synthesize_service
@@ -410,6 +410,37 @@ def test_simulated_read_tool_with_one_typed_argument_gets_a_code_hop():
     schema = parse_tools_list(EXPENSES)[-1].output_schema
     expected = cls.world_model.simulate("expenses", "lookup_per_diem", {"city": "Lisbon"}, schema)
     assert plan.output == expected["policyRef"] and "Lisbon" not in plan.phrase
+
+
+def test_a_hop_reads_its_value_where_the_seeded_history_puts_it():
+    # Box's template lookup answers an open object; the seeded history (the episode's world before
+    # the task) once held a sampled object there, and a hop asked about its arguments found no
+    # value where the world model puts it: the whole run stopped with a KeyError at seed 1055
+    output = {"type": "object", "additionalProperties": True}
+    cls = synthesize_service(
+        "templates_t", [t("get_template_by_name", {"template_name": S}, ["template_name"], output)]
+    )
+    (hop,) = cls.links()
+    assert isinstance(hop, Hop)
+    state = cls.generate_state(random.Random(0))
+    (seeded,) = state.simulated.records["template_name"]
+    plan = hop.plant(state, random.Random(0), seeded.arguments["template_name"])
+    assert plan.output == seeded.response["result"]
+
+
+def test_a_simulated_answer_without_the_value_a_hop_reveals_is_a_planting_error():
+    class Silent:
+        def simulate(self, service, tool, arguments, output_schema, *, state=None):
+            return {"simulated": True}
+
+    cls = synthesize_service(
+        "templates_s", [t("get_template_by_name", {"template_name": S}, ["template_name"])], Silent()
+    )
+    (hop,) = cls.links()
+    with pytest.raises(
+        PlantingError, match="'get_template_by_name' of templates_s answered without a value at result"
+    ):
+        hop.plant(cls.generate_state(random.Random(0)), random.Random(0), "Quarterly Review")
 
 
 # ---------------------------------------------------------------------------------- reports
