@@ -70,7 +70,7 @@ from envpipeline.services.mcp_crud_links import (
     service_where,
     update_action,
 )
-from envpipeline.services.mcp_list_links import listing_hops, stated, stated_constant
+from envpipeline.services.mcp_list_links import found_delete_actions, listing_hops, stated, stated_constant
 from envpipeline.services.mcp_simulated import simulated_answer
 from envpipeline.services.mcp_spec import (
     CollectionInfo,
@@ -469,6 +469,8 @@ def derive_links(
                     found.append(_field_hop(title, info, finder, (in_type, in_field), (out_type, out_field)))
         for shape in mine:
             found += _crud_links(title, info, shape, typed, infos if extended else None, scopes)
+            if extended and shape.op == "delete" and delete_action(title, info, shape) is None:
+                found += found_delete_actions(title, info, shape, mine, typed)
             if extended and shape.spec.name not in finders:
                 found += listing_hops(title, info, shape, typed)
             if shape.op != "create" or (not extended and any(p in shape.refs for p in shape.spec.required)):

@@ -4,7 +4,8 @@ A listing hop consumes one value of a record and reveals another: a typed field 
 title, ``ownerEmail`` an email) or, where the collection's ids are text, the record's id (a
 ``code``). The agent calls the listing and picks the record whose known value matches:
 
-- a **search** tool gets the carried value as its query;
+- a **search** tool gets the carried value as its query (one without a query argument filters on
+  the fields it names, as a list does);
 - a **list** tool that filters on the known field gets it as that filter;
 - any other list tool is **scanned**: two to four other records are planted beside the one to
   find, with their own values and ids drawn so that the store's order (by id) puts the record
@@ -21,6 +22,11 @@ it, so the listing shows them), a page size that shows the whole collection, or 
 the tool does not filter on.
 
 `mcp_links.derive_links` adds these hops for the listings its field hops leave unused.
+
+A listing also finds the record a **delete by value** removes (`found_delete_actions`): where a
+delete tool takes only the record's id and no action can carry that id (integer ids: a carried
+value is text), the request names the record by a typed field ("delete the ticket whose subject
+is that title"); the reference lists it, reads its id from the listing and deletes it by that id.
 """
 
 from __future__ import annotations
@@ -30,7 +36,16 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from envpipeline.services.links import VALUE_PHRASES, Hop, HopPlan, PlannedCall, ValueType
+from envpipeline.services.links import (
+    VALUE_PHRASES,
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    PlannedCall,
+    ValueType,
+    expect_record,
+)
 from envpipeline.services.mcp_crud_links import fresh_value, record_with_id, say, service_where
 from envpipeline.services.mcp_spec import LIMIT_ARGS, CollectionInfo, ImportedState, Shape, dump_record, texts
 from envpipeline.services.mcp_store import id_key
@@ -229,12 +244,26 @@ def listing_hops(
     title: str, info: CollectionInfo, shape: Shape, typed: dict[ValueType, str]
 ) -> list[Hop[ImportedState]]:
     """The first `HOPS_PER_TOOL` listing hops of one list or search tool (none for other tools)."""
-    if shape.op not in ("list", "search") or (shape.op == "search" and not shape.query_arg):
+    if shape.op not in ("list", "search"):
         return []
     if shape.query_arg in shape.refs or not _limit_fits(shape):
         return []
-    pairs = [p for p in _pairs(info, typed, by_search=shape.op == "search") if _fillable(info, shape, p)]
+    by_query = shape.query_arg is not None
+    pairs = [
+        p
+        for p in _pairs(info, typed, by_search=by_query)
+        if _fillable(info, shape, p) and _narrows(info, shape, p)
+    ]
     return [listing_hop(title, info, shape, pair) for pair in pairs[:HOPS_PER_TOOL]]
+
+
+def _narrows(info: CollectionInfo, shape: Shape, pair: tuple[str, str, str, str]) -> bool:
+    """Whether a listing finds the record by `pair`'s known value: any list or search with a query
+    does; a search without a query argument only where it filters on the known field, as a list
+    does (QuickBooks' ``search_customers(email=...)``). Such a search scanned whole is no finder:
+    its other arguments are a question or a program (Stripe's ``search_stripe_documentation``,
+    D1's ``sql``) and its collection only its own answers."""
+    return shape.op == "list" or shape.query_arg is not None or _carrier(info, shape, pair[1]) is not None
 
 
 def _limit_fits(shape: Shape) -> bool:
@@ -254,3 +283,65 @@ def _fillable(info: CollectionInfo, shape: Shape, pair: tuple[str, str, str, str
     if out_field in shape.spec.required:
         return False
     return in_field not in shape.spec.required or _carrier(info, shape, in_field) == in_field
+
+
+def found_delete_actions(
+    title: str, info: CollectionInfo, delete: Shape, listings: list[Shape], typed: dict[ValueType, str]
+) -> list[Action[ImportedState]]:
+    """Delete-by-value actions of a delete tool that takes only the record's id, one per typed
+    field some listing of the collection can find the record by (at most `HOPS_PER_TOOL`)."""
+    id_arg = delete.id_arg
+    if delete.op != "delete" or id_arg is None or set(delete.spec.required) != {id_arg}:
+        return []
+    found: list[Action[ImportedState]] = []
+    for in_type, in_field in typed.items():
+        pair = (in_type, in_field, "code", ID)
+        finder = next((s for s in listings if _finds(info, s, pair)), None)
+        if finder is not None and len(found) < HOPS_PER_TOOL:
+            found.append(_found_delete(title, info, delete, listing_hop(title, info, finder, pair), pair))
+    return found
+
+
+def _finds(info: CollectionInfo, shape: Shape, pair: tuple[str, str, str, str]) -> bool:
+    """Whether `shape` lists the collection so that a listing hop finds a record by `pair`'s known
+    field and shows its id (what `listing_hops` asks of a listing, for that one pair)."""
+    return (
+        shape.op in ("list", "search")
+        and shape.query_arg not in shape.refs
+        and _limit_fits(shape)
+        and _fillable(info, shape, pair)
+        and _narrows(info, shape, pair)
+    )
+
+
+def _found_delete(
+    title: str,
+    info: CollectionInfo,
+    delete: Shape,
+    finder: Hop[ImportedState],
+    pair: tuple[str, str, str, str],
+) -> Action[ImportedState]:
+    """Delete the record whose known field holds the carried value: `finder` plants it among its
+    listing's records and shows its id, the delete call takes that id from the listing's answer.
+    The criterion is that record's absence (by id: renaming it away does not delete it)."""
+    in_type, in_field = pair[0], pair[1]
+    id_arg = delete.id_arg or ""
+    noun = say(info.noun)
+
+    def plant(state: ImportedState, rng: random.Random, value: str) -> ActionPlan:
+        listed = finder.plant(state, rng, value)
+        (call,) = listed.calls
+        rid: Any = listed.output  # the planted record's id as the listing shows it (a number or a code)
+        removal = PlannedCall(delete.spec.name, {id_arg: None}, bind={id_arg: (0, tuple(call.reveals or ()))})
+        crit = expect_record(
+            info.name, f"the {noun} whose {say(in_field)} is {value!r} is gone", absent=True, id=rid
+        )
+        constants = {k: v for k, v in call.arguments.items() if k not in call.inputs}
+        listed_with = f" (listed with {stated(constants)})" if constants else ""
+        phrase = (
+            f"{service_where(title)}, delete the {noun}{listed_with} whose {say(in_field)} is "
+            f"{VALUE_PHRASES[in_type]}"  # type: ignore[index]
+        )
+        return ActionPlan([call, removal], [crit], phrase)
+
+    return Action(f"{delete.spec.name}_by_{in_field}", in_type, plant)  # type: ignore[arg-type]
