@@ -123,18 +123,27 @@ def get_hop(
 
 
 def update_action(
-    title: str, info: CollectionInfo, shape: Shape, value_type: str, field: str
+    title: str, info: CollectionInfo, shape: Shape, value_type: str, field: str, *, own_record: bool = False
 ) -> Action[ImportedState] | None:
-    """An action: set one typed field of an existing record to the consumed value."""
+    """An action: set one typed field of an existing record to the consumed value.
+
+    The record is the first whose field differs, or, with `own_record` (outside the curated
+    services), one planted for this action: two updates of one tool in one task then change two
+    records. On the first such record both changed one (Jira's ``sprint_1`` renamed twice), so the
+    second undid the first and the reference failed its own criterion."""
     id_arg = shape.id_arg
     if shape.op != "update" or id_arg is None or not set(shape.spec.required) <= {id_arg, field}:
         return None
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> ActionPlan:
         records: dict[str, Any] = getattr(state, info.name)
-        rid = next((r for r, rec in records.items() if dump_record(rec).get(field) != value), None)
+        rid = None
+        if not own_record:
+            rid = next((r for r, rec in records.items() if dump_record(rec).get(field) != value), None)
         if rid is None:
-            rid = rng.randint(100, 999) if info.integer_ids else f"{info.noun}_{rng.randint(100, 999)}"
+            rid = _new_id(info, rng)
+            while own_record and rid in records:
+                rid = _new_id(info, rng)
             record_with_id(info, state, rng, rid, {field: fresh_value(value_type, rng, value)})
         know_id(state, field, value)
         call = PlannedCall(shape.spec.name, {id_arg: rid, field: value}, inputs={field: "{value}"})
@@ -147,6 +156,11 @@ def update_action(
         return ActionPlan([call], [crit], phrase)
 
     return Action(f"{shape.spec.name}_{field}", value_type, plant)  # type: ignore[arg-type]
+
+
+def _new_id(info: CollectionInfo, rng: random.Random) -> str | int:
+    """An id for a record an update plants (a number for integer ids, ``<noun>_<n>`` for text)."""
+    return rng.randint(100, 999) if info.integer_ids else f"{info.noun}_{rng.randint(100, 999)}"
 
 
 def delete_action(title: str, info: CollectionInfo, shape: Shape) -> Action[ImportedState] | None:

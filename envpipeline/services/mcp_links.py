@@ -415,7 +415,8 @@ def _crud_links(
             with_scopes = {p for p in info.fields if p != shape.id_arg and p not in shape.refs}
             scoped = carrier(shape, infos, with_scopes, scopes) if not fields else None
             fields = {scoped[1]: scoped[0]} if scoped is not None else fields
-        links += [update_action(title, info, shape, t, f) for t, f in fields.items()][:2]
+        own = infos is not None  # outside the curated services: a record of its own per update
+        links += [update_action(title, info, shape, t, f, own_record=own) for t, f in fields.items()][:2]
     elif shape.op == "delete":
         links.append(delete_action(title, info, shape))
     return [link for link in links if link is not None]

@@ -297,9 +297,9 @@ def found_delete_actions(
     for in_type, in_field in typed.items():
         pair = (in_type, in_field, "code", ID)
         finder = next((s for s in listings if _finds(info, s, pair)), None)
-        if finder is not None and len(found) < HOPS_PER_TOOL:
+        if finder is not None:
             found.append(_found_delete(title, info, delete, listing_hop(title, info, finder, pair), pair))
-    return found
+    return found[:HOPS_PER_TOOL]
 
 
 def _finds(info: CollectionInfo, shape: Shape, pair: tuple[str, str, str, str]) -> bool:

@@ -84,6 +84,7 @@ def _desk():
             tool("list_tickets", {"limit": number}),
             tool("get_ticket", {"ticket_id": number}, ["ticket_id"]),
             tool("delete_ticket", {"ticket_id": number}, ["ticket_id"]),
+            tool("update_ticket", {"ticket_id": number, "subject": text}, ["ticket_id"]),
             tool("create_customer", {"display_name": text, "email": {"type": "string", "format": "email"}}),
             tool("get_customer", {"id": text}, ["id"]),
             tool("search_customers", {"display_name": text, "email": text}),
@@ -133,3 +134,22 @@ def test_a_search_without_a_query_argument_finds_records_by_the_fields_it_filter
     plan = hops[1][1].plant(cls.generate_state(random.Random(1)), random.Random(2), "ada@example.org")
     (call,) = plan.calls
     assert call.inputs == {"email": "{value}"}, "the value is the search's filter"
+
+
+def test_two_updates_of_one_tool_in_a_task_change_two_records():
+    """Outside the curated services an update plants a record of its own; on the first record whose
+    field differed, a second update of the same tool renamed the record the first had renamed,
+    and the reference failed its own first criterion (Jira's sprint_1, ClickUp's comment_1)."""
+    cls = _desk()
+    link = next(link for link in cls.links() if link.name == "update_ticket_subject")
+    state = cls.generate_state(random.Random(1))
+    rng = random.Random(2)
+    plans = [link.plant(state, rng, value) for value in ("Quarterly Ledger Maple", "Office Move Lumen")]
+    (first,), (second,) = (plan.calls for plan in plans)
+    assert first.arguments["ticket_id"] != second.arguments["ticket_id"]
+    service = cls(state)
+    for plan in plans:
+        (call,) = plan.calls
+        assert service.call(call.tool, call.arguments)["success"]
+    criteria = [c.model_copy(update={"service": cls.name}) for plan in plans for c in plan.criteria]
+    assert pass_vector(criteria, {cls.name: service.state}) == [True, True]
