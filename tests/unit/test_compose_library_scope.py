@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from envpipeline.compose.author import WHOLE_LIBRARY_DRAWS, ComposeConfig, draft_task
 from envpipeline.compose.pipeline import compose_task
-from envpipeline.compose.variants import reset_link_caches
-from envpipeline.services.llm_worldmodel import install_world_model
-from envpipeline.services.mcp_import import ImportedService
-from envpipeline.services.registry import all_services
+from tests.world_models import installed_world_model
 
 
 def test_composing_over_the_whole_library_gives_every_seed_a_record():
@@ -54,18 +51,10 @@ class _Silent:
 
 
 def test_a_link_that_cannot_be_planted_fails_its_candidate_and_the_run_goes_on():
-    imported = {n: c for n, c in all_services().items() if issubclass(c, ImportedService)}
-    before = {n: c.world_model for n, c in imported.items()}
-    install_world_model(_Silent())
-    reset_link_caches()
-    try:
-        config = ComposeConfig(library_scope="all")
+    config = ComposeConfig(library_scope="all")
+    with installed_world_model(_Silent()):
         drafts = [draft_task(seed, config) for seed in range(6)]
         record = compose_task(1, config, "silent")
-    finally:
-        for name, cls in imported.items():
-            cls.world_model = before[name]
-        reset_link_caches()
     failures = [d.failure or "" for d in drafts]
     assert sum("answered without a value at" in f for f in failures) >= 3, failures
     assert record.status == "rejected"

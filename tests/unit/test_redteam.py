@@ -10,17 +10,14 @@ import pytest
 
 from envpipeline.compose.author import ComposeConfig
 from envpipeline.compose.pipeline import compose_task, draft_record
-from envpipeline.compose.variants import reset_link_caches
 from envpipeline.errors import ConfigError
 from envpipeline.models.task import Condition, Criterion, TaskRecord
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
 from envpipeline.redteam.compose import red_team
 from envpipeline.redteam.registry import all_policies, get_policy, policies_for, register_policy
-from envpipeline.services.llm_worldmodel import install_world_model
-from envpipeline.services.mcp_import import ImportedService
-from envpipeline.services.registry import all_services
 from envpipeline.services.worldmodel import OfflineWorldModel
 from tests.unit.conftest import scanned_selectors
+from tests.world_models import installed_world_model
 
 Weakening = Callable[[TaskRecord], TaskRecord]
 
@@ -109,19 +106,11 @@ class SameAnswers(OfflineWorldModel):
 def alike_answers() -> Iterator[list[TaskRecord]]:
     """Whole-library candidates drafted (and attacked, while the fixture lasts) in a world whose
     simulated tools answer alike, whose answer is read from a call given a chain value."""
-    imported = {n: c for n, c in all_services().items() if issubclass(c, ImportedService)}
-    before = {n: c.world_model for n, c in imported.items()}
-    install_world_model(SameAnswers())
-    reset_link_caches()
-    try:
+    with installed_world_model(SameAnswers()):
         config = ComposeConfig(library_scope="all")
         policy = get_policy("other-input")
         drafts = (draft_record(seed, config) for seed in range(60))
         yield [t for t in drafts if t.status != "rejected" and policy.applies_to(t)]
-    finally:
-        for name, cls in imported.items():
-            cls.world_model = before[name]
-        reset_link_caches()
 
 
 def test_every_policy_is_registered_once_with_a_name_and_families():
