@@ -403,23 +403,37 @@ def _crud_links(
     if shape.op == "get":
         links += [get_hop(title, info, shape, t, f) for t, f in typed.items() if t != "code"][:2]
     elif shape.op == "update":
-        fields: dict[ValueType, str] = typed_fields(
-            info, [p for p in shape.spec.properties if p not in scopes]
-        )
-        among = {p for p in info.fields if p != shape.id_arg and p not in shape.refs and p not in scopes}
-        wide = carrier(shape, infos, among, scopes) if infos is not None and not fields else None
-        if wide is not None:
-            fields = {wide[1]: wide[0]}
-        elif infos is not None and not fields and scopes:  # only a scope carries: as before
-            fields = typed_fields(info, list(shape.spec.properties))
-            with_scopes = {p for p in info.fields if p != shape.id_arg and p not in shape.refs}
-            scoped = carrier(shape, infos, with_scopes, scopes) if not fields else None
-            fields = {scoped[1]: scoped[0]} if scoped is not None else fields
+        fields: dict[ValueType, str] = typed_fields(info, list(shape.spec.properties))
+        if infos is not None:
+            among = {p for p in info.fields if p != shape.id_arg and p not in shape.refs}
+            fields, wide = _written_fields(info, shape, infos, among, scopes)
+            fields = {wide[1]: wide[0]} if wide is not None else fields
         own = infos is not None  # outside the curated services: a record of its own per update
         links += [update_action(title, info, shape, t, f, own_record=own) for t, f in fields.items()][:2]
     elif shape.op == "delete":
         links.append(delete_action(title, info, shape))
     return [link for link in links if link is not None]
+
+
+def _written_fields(
+    info: CollectionInfo,
+    shape: Shape,
+    infos: dict[str, CollectionInfo],
+    among: set[str],
+    scopes: frozenset[str],
+) -> tuple[dict[ValueType, str], tuple[str, ValueType] | None]:
+    """The fields of its record a create or an update outside the curated services writes the
+    carried value into: its typed arguments, else one field of `among` a value can be written into
+    (`mcp_carriers.carrier`: a description, a name). One of the service's `scopes` only where
+    nothing else can: the same two tries again with the scopes let in."""
+    for left_out in (scopes, frozenset()) if scopes else (frozenset(),):
+        typed = typed_fields(info, [p for p in shape.spec.properties if p not in left_out])
+        if typed:
+            return typed, None
+        wide = carrier(shape, infos, among - left_out, scopes)
+        if wide is not None:
+            return {}, wide
+    return {}, None
 
 
 def derive_links(
@@ -470,17 +484,15 @@ def derive_links(
                     found.append(_field_hop(title, info, finder, (in_type, in_field), (out_type, out_field)))
         for shape in mine:
             found += _crud_links(title, info, shape, typed, infos if extended else None, scopes)
-            if extended and shape.op == "delete" and delete_action(title, info, shape) is None:
+            if extended:
                 found += found_delete_actions(title, info, shape, mine, typed)
             if extended and shape.spec.name not in finders:
                 found += listing_hops(title, info, shape, typed)
             if shape.op != "create" or (not extended and any(p in shape.refs for p in shape.spec.required)):
                 continue
-            created = typed_fields(info, [p for p in shape.spec.properties if p not in scopes])
-            wide = carrier(shape, infos, set(info.fields) - scopes) if extended and not created else None
-            if extended and not created and wide is None and scopes:  # only a scope carries: as before
-                created = typed_fields(info, list(shape.spec.properties))
-                wide = None if created else carrier(shape, infos, set(info.fields), scopes)
+            created, wide = typed_fields(info, list(shape.spec.properties)), None
+            if extended:
+                created, wide = _written_fields(info, shape, infos, set(info.fields), scopes)
             for value_type, field in created.items():
                 found.append(_create_action(title, info, shape, value_type, field))
             if wide is not None:  # no typed field: one a value can be written into (`mcp_carriers`)

@@ -288,10 +288,13 @@ def _fillable(info: CollectionInfo, shape: Shape, pair: tuple[str, str, str, str
 def found_delete_actions(
     title: str, info: CollectionInfo, delete: Shape, listings: list[Shape], typed: dict[ValueType, str]
 ) -> list[Action[ImportedState]]:
-    """Delete-by-value actions of a delete tool that takes only the record's id, one per typed
-    field some listing of the collection can find the record by (at most `HOPS_PER_TOOL`)."""
+    """Delete-by-value actions of a delete tool that takes only the record's integer id, one per
+    typed field some listing of the collection can find the record by (at most `HOPS_PER_TOOL`).
+    A text id is carried as a code by `mcp_crud_links.delete_action` instead."""
     id_arg = delete.id_arg
     if delete.op != "delete" or id_arg is None or set(delete.spec.required) != {id_arg}:
+        return []
+    if not info.integer_ids:
         return []
     found: list[Action[ImportedState]] = []
     for in_type, in_field in typed.items():
