@@ -48,6 +48,12 @@ GENERATOR_VERSION = "2"
 ANSWER_CHARS = 200
 #: service sets a candidate over the whole library may draw by default (`ComposeConfig.service_draws`)
 WHOLE_LIBRARY_DRAWS = 16
+#: Over the whole library most links carry a code or a title. A hop to or from any other kind of
+#: value (a person, an email, a date, a city) weighs this much more, and actions on such values
+#: are placed first, so that chains carry them and the actions that need them are drawn (GitHub's
+#: 26 actions on a repository's owner, a person, were in no reference of 1,000 tasks).
+OTHER_VALUE_WEIGHT = 10.0
+PLAIN_VALUES = frozenset({"code", "title"})
 
 
 class ComposeConfig(Strict):
@@ -119,7 +125,11 @@ class ComposeConfig(Strict):
         """The effective number of service sets a candidate may draw (`service_draws`)."""
         if self.service_draws is not None:
             return self.service_draws
-        return WHOLE_LIBRARY_DRAWS if self.library is None and self.library_scope == "all" else 1
+        return WHOLE_LIBRARY_DRAWS if self.whole_library() else 1
+
+    def whole_library(self) -> bool:
+        """Whether candidates draw from the whole library (no `library` given, scope ``all``)."""
+        return self.library is None and self.library_scope == "all"
 
 
 @dataclass
@@ -238,7 +248,7 @@ def _drawn_services(composable: list[str], config: ComposeConfig, rng: random.Ra
     """The services of one draw: uniform over the curated services or a given `library` (their
     records stay as they were); over the whole library, weighted by their tools (`service_weight`),
     so that the large imported services' tools appear in references too."""
-    if config.library is not None or config.library_scope != "all":
+    if not config.whole_library():
         return sorted(rng.sample(composable, config.services))
     library = all_services()
     weights = [service_weight(library[name]) for name in composable]
@@ -248,17 +258,34 @@ def _drawn_services(composable: list[str], config: ComposeConfig, rng: random.Ra
 def _walk_and_flow(
     chosen: list[str], config: ComposeConfig, rng: random.Random
 ) -> tuple[list[str], list[Hop] | None, list[tuple[int, Action, int]] | None]:
-    """A walk over `chosen` with a typed hop per visit and enough actions (None where none fit)."""
+    """A walk over `chosen` with a typed hop per visit and enough actions (None where none fit).
+
+    Over the whole library, values other than codes and titles are favoured (`OTHER_VALUE_WEIGHT`);
+    the curated services draw as they always did."""
     hops_by, actions_by = _links(chosen)
     weights = {name: link_weights(all_services()[name]) for name in chosen}
+    favoured: frozenset[str] = frozenset()
+    type_weights: dict[str, float] | None = None
+    if config.whole_library():
+        kinds = {link.consumes for links in (*hops_by.values(), *actions_by.values()) for link in links}
+        kinds |= {hop.produces for hops in hops_by.values() for hop in hops}
+        favoured = frozenset(kinds - PLAIN_VALUES)
+        type_weights = dict.fromkeys(favoured, OTHER_VALUE_WEIGHT)
     walk, hops, actions = [], None, None
     for _ in range(config.walk_attempts):
         walk = random_walk(chosen, config.length(), rng)
-        hops = assign_hops(walk, hops_by, rng, weights=weights)
+        hops = assign_hops(walk, hops_by, rng, weights=weights, type_weights=type_weights)
         if hops is None:
             continue
         actions = assign_actions(
-            walk, hops, actions_by, rng, config.min_actions, config.min_action_services, weights=weights
+            walk,
+            hops,
+            actions_by,
+            rng,
+            config.min_actions,
+            config.min_action_services,
+            weights=weights,
+            first_types=favoured,
         )
         if actions is not None:
             break

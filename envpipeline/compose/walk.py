@@ -68,11 +68,13 @@ def assign_hops(
     rng: random.Random,
     budget: int = 400,
     weights: dict[str, dict[str, float]] | None = None,
+    type_weights: dict[str, float] | None = None,
 ) -> list[Hop] | None:
     """Choose one hop per visit so each hop consumes what the previous one produced.
 
     With `weights` (service -> link name -> weight) heavier hops are tried first more often
-    (`weighted_order`); without, every order is equally likely.
+    (`weighted_order`); without, every order is equally likely. `type_weights` (value type ->
+    factor) multiplies the weight of a hop by the larger factor of the types it consumes and produces.
     """
     chosen: list[Hop] = []
     steps = 0
@@ -82,11 +84,14 @@ def assign_hops(
         if i == len(walk):
             return True
         options = [h for h in hops_by_service[walk[i]] if i == 0 or h.consumes == chosen[-1].produces]
-        if weights is None:
+        if weights is None and type_weights is None:
             rng.shuffle(options)
         else:
-            own = weights.get(walk[i], {})
-            options = weighted_order(options, [own.get(h.name, 1.0) for h in options], rng)
+            own = (weights or {}).get(walk[i], {})
+            scores = [
+                own.get(h.name, 1.0) * _type_factor(type_weights, h.consumes, h.produces) for h in options
+            ]
+            options = weighted_order(options, scores, rng)
         for hop in options:
             steps += 1
             if steps > budget:
@@ -108,12 +113,14 @@ def assign_actions(
     min_actions: int,
     min_services: int,
     weights: dict[str, dict[str, float]] | None = None,
+    first_types: frozenset[str] = frozenset(),
 ) -> list[tuple[int, Action, int]] | None:
     """Attach actions to visits; each consumes an earlier value its own service never touched.
 
     Value j (0 = start, j = output of hop j) is touched by the services of visits j and j+1
     (1-based hops), so an action at visit i may use it only if its service is neither; this keeps
-    every planted record unambiguous.
+    every planted record unambiguous. Actions on values discovered late are placed first (longer
+    dependency chains); before them, actions on a value of `first_types`.
     """
     types = [hops[0].consumes] + [h.produces for h in hops]
     candidates: list[tuple[int, Action, int]] = []
@@ -128,7 +135,8 @@ def assign_actions(
     else:
         scores = [weights.get(walk[i], {}).get(action.name, 1.0) for i, action, _ in candidates]
         candidates = weighted_order(candidates, scores, rng)
-    candidates.sort(key=lambda c: -c[2])  # prefer values discovered late: longer dependency chains
+    # prefer values discovered late: longer dependency chains
+    candidates.sort(key=lambda c: (types[c[2]] not in first_types, -c[2]))
     chosen: list[tuple[int, Action, int]] = []
     used: set[tuple[str, int]] = set()
     visits: set[int] = set()
@@ -142,3 +150,10 @@ def assign_actions(
     if len(chosen) < min_actions or len({walk[i] for i, _, _ in chosen}) < min_services:
         return None
     return sorted(chosen, key=lambda c: c[0])
+
+
+def _type_factor(type_weights: dict[str, float] | None, *value_types: str) -> float:
+    """The larger factor of `value_types` in `type_weights` (1 where none is given)."""
+    if not type_weights:
+        return 1.0
+    return max(type_weights.get(t, 1.0) for t in value_types)
