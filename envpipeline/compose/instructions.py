@@ -9,7 +9,9 @@ change with it):
   some of them), never the whole chain;
 - ``goal`` (hard): a request that names no service and no step: every value the verifier checks
   is described by its relations to the starting value ("the city that the passenger on flight
-  booking CNF-4821 is flying to"), so the agent must infer the chain.
+  booking CNF-4821 is flying to"), so the agent must infer the chain. A value an earlier sentence
+  described is referred to as "that city" where no other value of the chain is a city, instead
+  of being described again (`InstructionPlan.refer`).
 
 `InstructionPlan` is the style-free plan; it is stored on the draft's metadata so another author
 (e.g. an LLM rewriting the request) can write from it.
@@ -18,6 +20,7 @@ change with it):
 from __future__ import annotations
 
 import random
+from collections import Counter
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -66,8 +69,27 @@ class InstructionPlan(Strict):
 
     def describe(self, index: int) -> str:
         """Value `index` as a goal-level noun phrase: nested relations down to the start value."""
-        text = f"'{self.start_value}'"
-        for visit in self.visits[:index]:
+        return self._relations(f"'{self.start_value}'", 0, index)
+
+    def refer(self, index: int, described: int) -> str:
+        """Value `index` for a reader who has read the descriptions of the values up to `described`:
+        nested relations down to their latest that is the chain's only value of its type (`anchor`:
+        "that email address"), or down to the start value where none is."""
+        anchor = self.anchor(index, described)
+        if anchor is None:
+            return self.describe(index)
+        return self._relations(VALUE_PHRASES.get(self.value_types[anchor], "that value"), anchor, index)
+
+    def anchor(self, index: int, described: int) -> int | None:
+        """The latest value up to `index` and `described` (not the start value, which is quoted)
+        that no other value of the chain shares a type with: "that <noun>" names it unambiguously."""
+        kinds = Counter(self.value_types)
+        unique = (k for k in range(min(index, described), 0, -1) if kinds[self.value_types[k]] == 1)
+        return next(unique, None)
+
+    def _relations(self, text: str, start: int, index: int) -> str:
+        """`text` (value `start`) inside the relations of the visits that lead to value `index`."""
+        for visit in self.visits[start:index]:
             text = visit.relation.format(of=text)
         return text
 
@@ -112,21 +134,26 @@ def _explicit(plan: InstructionPlan, rng: random.Random) -> str:
 
 
 def _goal(plan: InstructionPlan, rng: random.Random) -> str:
+    """The request: the start value, each action on its value, the answer asked for. A value an
+    earlier sentence described is referred to, not described again (`InstructionPlan.refer`)."""
     lines = [rng.choice(phrasing.OPENINGS["goal"]).format(noun=plan.noun(0), value=plan.start_value)]
+    described = 0  # the latest value some sentence so far describes (each describes all before it)
     for visit in plan.visits:
         if visit.action is None:
             continue
         j = visit.action.value
         phrase = phrasing.without_service_hints(visit.action.phrase)
         reference = VALUE_PHRASES.get(plan.value_types[j], "")
-        described = plan.describe(j)
+        said = plan.refer(j, described)
         if reference and reference in phrase:
-            phrase = phrase.replace(reference, described, 1)
+            phrase = phrase.replace(reference, said, 1)
         else:
-            phrase = f"{phrase} (for {described})"
+            phrase = f"{phrase} (for {said})"
+        described = max(described, j)
         lines.append(phrasing.capitalize(rng.choice(phrasing.GOAL_ACTION_FRAMES).format(phrase=phrase)))
     n = len(plan.visits)
-    lines.append(rng.choice(phrasing.CLOSINGS["goal"]).format(target=plan.describe(n), noun=plan.noun(n)))
+    target = plan.refer(n, described)
+    lines.append(rng.choice(phrasing.CLOSINGS["goal"]).format(target=target, noun=plan.noun(n)))
     return "\n".join(lines)
 
 

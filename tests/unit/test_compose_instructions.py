@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 from collections import Counter
 
@@ -12,12 +13,20 @@ from pydantic import ValidationError
 from envpipeline.cli import main
 from envpipeline.compose import gates
 from envpipeline.compose.author import ComposeConfig, draft_task, plant_action, plant_hop
-from envpipeline.compose.instructions import InstructionPlan, draw_style
+from envpipeline.compose.instructions import InstructionPlan, PlannedAction, PlannedVisit, draw_style, render
 from envpipeline.compose.phrasing import HINT_FRAMES, HINT_INTROS, action_join, without_service_hints
 from envpipeline.compose.pipeline import compose_task
 from envpipeline.services import vocab
 from envpipeline.services.library.calendar import Event
-from envpipeline.services.links import Action, ActionPlan, Hop, HopPlan, PlannedCall, spoken_title
+from envpipeline.services.links import (
+    VALUE_PHRASES,
+    Action,
+    ActionPlan,
+    Hop,
+    HopPlan,
+    PlannedCall,
+    spoken_title,
+)
 from envpipeline.services.registry import all_services, get_service
 
 SEEDS = range(40)
@@ -72,12 +81,65 @@ def test_goal_requests_name_no_service_and_no_step():
 
 
 def test_goal_requests_describe_the_answer_through_the_chain():
-    """The answer is fixed by relations down to the start value: the plan's description is in the text."""
+    """The answer is fixed by relations down to the start value: the plan's description is in the
+    text, or its relations down to a value an earlier sentence described that is the chain's only
+    value of its type ("that reference code")."""
+    anchored = 0
     for draft in _drafts("goal"):
         plan = InstructionPlan.model_validate(draft.metadata["instruction_plan"])
-        assert plan.describe(len(plan.visits)) in draft.instruction
+        n = len(plan.visits)
+        described = max((v.action.value for v in plan.visits if v.action is not None), default=0)
+        *_, closing = draft.instruction.split("\n")
+        assert plan.refer(n, described) in closing
+        anchor = plan.anchor(n, described)
+        if anchor is None:
+            assert plan.describe(n) in closing
+        else:
+            anchored += 1
+            assert 0 < anchor <= described and plan.value_types.count(plan.value_types[anchor]) == 1
+            assert VALUE_PHRASES[plan.value_types[anchor]] in closing
         assert plan.start_value == draft.values[0]
         assert [v.service for v in plan.visits] == draft.walk
+    assert anchored >= 3
+
+
+def _plan(types: list[str], relations: list[str], actions: dict[int, int]) -> InstructionPlan:
+    visits = [
+        PlannedVisit(
+            service=f"s{i}",
+            service_title=f"S{i}",
+            hop=f"h{i}",
+            phrase="look it up",
+            relation=relation,
+            action=PlannedAction(
+                name=f"a{i}", phrase=f"file {VALUE_PHRASES[types[actions[i]]]}", value=actions[i]
+            )
+            if i in actions
+            else None,
+        )
+        for i, relation in enumerate(relations)
+    ]
+    return InstructionPlan(start_value="Lumen", value_types=types, visits=visits)
+
+
+def test_a_value_an_earlier_sentence_described_is_referred_to_when_its_type_is_the_chains_only_one():
+    """Before, each sentence described its value down to the start value again: the curated default's
+    goal-level requests had a median of 1,145 characters, now 951 (explicit steps: 1,422)."""
+    plan = _plan(
+        ["title", "code", "email", "title"],
+        ["the code on {of}", "the owner email of {of}", "the subject sent by {of}"],
+        {1: 1, 2: 2},
+    )
+    assert plan.refer(2, 1) == "the owner email of that reference code"  # the only code
+    assert plan.refer(3, 2) == "the subject sent by that email address"  # the latest: the only email
+    assert plan.refer(3, 0) == plan.describe(3)  # nothing described yet: in full
+    assert plan.anchor(1, 1) == 1 and plan.refer(1, 1) == "that reference code"
+    titles = _plan(["title", "title", "title"], ["the title of {of}", "the title near {of}"], {1: 1})
+    assert titles.refer(2, 1) == "the title near the title of 'Lumen'"  # "that title" names three
+    text = render(plan, "goal", random.Random(0))
+    assert "the owner email of that reference code" in text  # the second action
+    assert "the subject sent by that email address" in text  # the answer
+    assert text.count("'Lumen'") == 2  # the opening and the first action only
 
 
 def test_hinted_instructions_point_at_some_lookups_but_not_all():
