@@ -10,8 +10,9 @@ change with it):
 - ``goal`` (hard): a request that names no service and no step: every value the verifier checks
   is described by its relations to the starting value ("the city that the passenger on flight
   booking CNF-4821 is flying to"), so the agent must infer the chain. A value an earlier sentence
-  described is referred to as "that city" where no other value of the chain is a city, instead
-  of being described again (`InstructionPlan.refer`).
+  described is referred to, not described again: "that city" where no other value of the chain
+  is a city, else by the name that sentence gave it ("... (call it reference code A)"), see
+  `InstructionPlan.said`.
 
 `InstructionPlan` is the style-free plan; it is stored on the draft's metadata so another author
 (e.g. an LLM rewriting the request) can write from it.
@@ -20,6 +21,7 @@ change with it):
 from __future__ import annotations
 
 import random
+import string
 from collections import Counter
 from typing import Annotated, Literal
 
@@ -30,6 +32,10 @@ from envpipeline.models.base import Strict
 from envpipeline.services.links import VALUE_NOUNS, VALUE_PHRASES
 
 InstructionStyle = Literal["explicit", "hinted", "goal"]
+#: the fewest relations from the start value at which a value a later sentence refers to is named
+#: ("reference code A") where its type is not the chain's only one; nearer ones are described again
+NAMED_FROM = 2
+_LETTERS = string.ascii_uppercase
 STYLES: tuple[InstructionStyle, ...] = ("explicit", "hinted", "goal")
 #: how often a balanced run draws each style (goal-level at least 40% of tasks)
 BALANCED_WEIGHTS: dict[InstructionStyle, float] = {"explicit": 0.25, "hinted": 0.3, "goal": 0.45}
@@ -71,21 +77,54 @@ class InstructionPlan(Strict):
         """Value `index` as a goal-level noun phrase: nested relations down to the start value."""
         return self._relations(f"'{self.start_value}'", 0, index)
 
-    def refer(self, index: int, described: int) -> str:
-        """Value `index` for a reader who has read the descriptions of the values up to `described`:
-        nested relations down to their latest that is the chain's only value of its type (`anchor`:
-        "that email address"), or down to the start value where none is."""
-        anchor = self.anchor(index, described)
-        if anchor is None:
-            return self.describe(index)
-        return self._relations(VALUE_PHRASES.get(self.value_types[anchor], "that value"), anchor, index)
-
-    def anchor(self, index: int, described: int) -> int | None:
-        """The latest value up to `index` and `described` (not the start value, which is quoted)
-        that no other value of the chain shares a type with: "that <noun>" names it unambiguously."""
+    def said(
+        self, indices: list[int], possessive: frozenset[int] = frozenset()
+    ) -> tuple[list[str], dict[str, int]]:
+        """Values `indices` as a request's sentences say them, in order, each for a reader of the
+        sentences before: relations down to the latest value an earlier sentence described, by
+        its name, instead of down to the start value again. The name is "that email address"
+        where the chain holds no other email address, else one the first sentence that describes
+        the value gives it ("... (call it reference code A)"). A value one relation away from the
+        start value is described again, and so is one whose naming would come right before an
+        "'s" (in the sentences at `possessive`, at the end of the phrase). Returns the phrases
+        and the value each name stands for."""
         kinds = Counter(self.value_types)
-        unique = (k for k in range(min(index, described), 0, -1) if kinds[self.value_types[k]] == 1)
-        return next(unique, None)
+        first = {k: next(p for p, index in enumerate(indices) if index >= k) for k in range(max(indices) + 1)}
+
+        def nameable(k: int) -> bool:
+            if kinds[self.value_types[k]] == 1:
+                return True
+            # the naming ends its first sentence's phrase where each relation around it ends there
+            last = all(v.relation.endswith("{of}") for v in self.visits[k : indices[first[k]]])
+            return k >= NAMED_FROM and not (last and first[k] in possessive)
+
+        anchors: list[int | None] = []
+        described = 0
+        for index in indices:
+            anchors.append(next((k for k in range(min(index, described), 0, -1) if nameable(k)), None))
+            described = max(described, index)
+        letters: Counter[str] = Counter()
+        names: dict[int, str] = {}  # anchor -> what later sentences call it
+        given: set[int] = set()  # the anchors a sentence names where it first describes them
+        for k in sorted({a for a in anchors if a is not None}):
+            if kinds[self.value_types[k]] == 1:
+                names[k] = VALUE_PHRASES.get(self.value_types[k], "that value")
+                continue
+            noun = self.noun(k)
+            names[k] = f"{noun} {_LETTERS[letters[noun]]}"
+            letters[noun] += 1
+            given.add(k)
+        phrases: list[str] = []
+        introduced = 0  # the values up to here were described (and named, where named) already
+        for index, anchor in zip(indices, anchors):
+            text = f"'{self.start_value}'" if anchor is None else names[anchor]
+            for k in range(anchor or 0, index):
+                text = self.visits[k].relation.format(of=text)
+                if k + 1 > introduced and k + 1 in given:
+                    text += f" (call it {names[k + 1]})"
+            introduced = max(introduced, index)
+            phrases.append(text)
+        return phrases, {name: k for k, name in names.items()}
 
     def _relations(self, text: str, start: int, index: int) -> str:
         """`text` (value `start`) inside the relations of the visits that lead to value `index`."""
@@ -133,27 +172,34 @@ def _explicit(plan: InstructionPlan, rng: random.Random) -> str:
     return "\n".join(lines)
 
 
+def goal_values(plan: InstructionPlan) -> tuple[list[str], dict[str, int]]:
+    """How a goal-level request says the value of each action, then the answer (`InstructionPlan.said`),
+    and the value each name it gives stands for."""
+    acting = [visit.action for visit in plan.visits if visit.action is not None]
+    possessive = frozenset(
+        p
+        for p, action in enumerate(acting)
+        if f"{VALUE_PHRASES.get(plan.value_types[action.value], '')}'s" in action.phrase
+    )
+    return plan.said([action.value for action in acting] + [len(plan.visits)], possessive)
+
+
 def _goal(plan: InstructionPlan, rng: random.Random) -> str:
     """The request: the start value, each action on its value, the answer asked for. A value an
-    earlier sentence described is referred to, not described again (`InstructionPlan.refer`)."""
+    earlier sentence described is referred to by name, not described again (`InstructionPlan.said`)."""
     lines = [rng.choice(phrasing.OPENINGS["goal"]).format(noun=plan.noun(0), value=plan.start_value)]
-    described = 0  # the latest value some sentence so far describes (each describes all before it)
-    for visit in plan.visits:
-        if visit.action is None:
-            continue
-        j = visit.action.value
-        phrase = phrasing.without_service_hints(visit.action.phrase)
-        reference = VALUE_PHRASES.get(plan.value_types[j], "")
-        said = plan.refer(j, described)
-        if reference and reference in phrase:
-            phrase = phrase.replace(reference, said, 1)
-        else:
-            phrase = f"{phrase} (for {said})"
-        described = max(described, j)
-        lines.append(phrasing.capitalize(rng.choice(phrasing.GOAL_ACTION_FRAMES).format(phrase=phrase)))
+    acting = [visit.action for visit in plan.visits if visit.action is not None]
     n = len(plan.visits)
-    target = plan.refer(n, described)
-    lines.append(rng.choice(phrasing.CLOSINGS["goal"]).format(target=target, noun=plan.noun(n)))
+    said, _ = goal_values(plan)
+    for action, value in zip(acting, said):
+        phrase = phrasing.without_service_hints(action.phrase)
+        reference = VALUE_PHRASES.get(plan.value_types[action.value], "")
+        if reference and reference in phrase:
+            phrase = phrase.replace(reference, value, 1)
+        else:
+            phrase = f"{phrase} (for {value})"
+        lines.append(phrasing.capitalize(rng.choice(phrasing.GOAL_ACTION_FRAMES).format(phrase=phrase)))
+    lines.append(rng.choice(phrasing.CLOSINGS["goal"]).format(target=said[-1], noun=plan.noun(n)))
     return "\n".join(lines)
 
 
