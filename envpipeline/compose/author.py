@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from pydantic import Field, model_validator
 
@@ -19,6 +19,7 @@ from envpipeline.compose.variants import link_weights, links_of, service_weight,
 from envpipeline.compose.walk import assign_actions, assign_hops, random_walk
 from envpipeline.errors import CompositionError, PlantingError
 from envpipeline.models.base import Strict
+from envpipeline.models.criteria import ValueKind
 from envpipeline.models.task import (
     Binding,
     ComposeEnvironmentRef,
@@ -53,7 +54,7 @@ WHOLE_LIBRARY_DRAWS = 16
 #: are placed first, so that chains carry them and the actions that need them are drawn (GitHub's
 #: 26 actions on a repository's owner, a person, were in no reference of 1,000 tasks).
 OTHER_VALUE_WEIGHT = 10.0
-PLAIN_VALUES = frozenset({"code", "title"})
+OTHER_VALUES = frozenset(get_args(ValueKind)) - {"code", "title"}
 
 
 class ComposeConfig(Strict):
@@ -264,13 +265,9 @@ def _walk_and_flow(
     the curated services draw as they always did."""
     hops_by, actions_by = _links(chosen)
     weights = {name: link_weights(all_services()[name]) for name in chosen}
-    favoured: frozenset[str] = frozenset()
-    type_weights: dict[str, float] | None = None
-    if config.whole_library():
-        kinds = {link.consumes for links in (*hops_by.values(), *actions_by.values()) for link in links}
-        kinds |= {hop.produces for hops in hops_by.values() for hop in hops}
-        favoured = frozenset(kinds - PLAIN_VALUES)
-        type_weights = dict.fromkeys(favoured, OTHER_VALUE_WEIGHT)
+    whole = config.whole_library()
+    favoured = OTHER_VALUES if whole else frozenset()
+    type_weights = dict.fromkeys(OTHER_VALUES, OTHER_VALUE_WEIGHT) if whole else None
     walk, hops, actions = [], None, None
     for _ in range(config.walk_attempts):
         walk = random_walk(chosen, config.length(), rng)
