@@ -101,8 +101,10 @@ def test_an_action_on_a_favoured_value_goes_before_one_on_a_later_value():
 
 def test_hops_on_a_weighted_value_type_are_drawn_more_often():
     walk = ["s0", "s1"]
-    hops_by = {"s0": [_hop("to_code", "title", "code"), _hop("to_person", "title", "person")], "s1": []}
-    hops_by["s1"] = [_hop("from_code", "code", "title"), _hop("from_person", "person", "title")]
+    hops_by = {
+        "s0": [_hop("to_code", "title", "code"), _hop("to_person", "title", "person")],
+        "s1": [_hop("from_code", "code", "title"), _hop("from_person", "person", "title")],
+    }
 
     def people(type_weights):
         chosen = [
@@ -117,7 +119,7 @@ def test_hops_on_a_weighted_value_type_are_drawn_more_often():
 def test_whole_library_chains_carry_people_dates_and_emails_into_actions():
     """Over the whole library most links carry a code or a title: before the weighting 2 actions in
     40 drafts used any other kind of value, and GitHub's 26 actions on a repository's owner (a
-    person) were in no reference of 1,000 tasks; now 15 of 40 drafts' actions do."""
+    person) were in no reference of 1,000 tasks; now 15 actions in 40 drafts do."""
     config = ComposeConfig(library_scope="all")
     used = 0
     for seed in range(40):
