@@ -92,6 +92,24 @@ def _records(state: Any, collection: str) -> list[Any]:
     return list(items)
 
 
+def matching_records(criterion: Criterion, states: Mapping[str, BaseModel | dict]) -> list[Any]:
+    """The records of a record criterion's collection that satisfy all its conditions, as stored."""
+    state = states.get(criterion.service or "")
+    if state is None:
+        return []
+    return [r for r in _records(state, criterion.collection or "") if record_matches(r, criterion.match)]
+
+
+def stored_field(record: Any, name: str) -> tuple[bool, Any]:
+    """Whether a record (a JSON object or a model) has a top-level field `name`, and its value."""
+    if isinstance(record, BaseModel):
+        return (name in type(record).model_fields, getattr(record, name, None))
+    return (
+        isinstance(record, dict) and name in record,
+        record.get(name) if isinstance(record, dict) else None,
+    )
+
+
 def evaluate_criterion(
     criterion: Criterion, states: Mapping[str, BaseModel | dict], output: str = ""
 ) -> bool:

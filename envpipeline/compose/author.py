@@ -15,6 +15,7 @@ from envpipeline.compose.discovery import with_discovery_calls
 from envpipeline.compose.distractors import plant_twin
 from envpipeline.compose.instructions import InstructionPlan, PlannedAction, PlannedVisit, draw_style, render
 from envpipeline.compose.limits import MAX_WALK_LENGTH
+from envpipeline.compose.stated import pin_stated
 from envpipeline.compose.variants import link_weights, links_of, service_weight, weighted_order
 from envpipeline.compose.walk import assign_actions, assign_hops, random_walk
 from envpipeline.errors import CompositionError, PlantingError
@@ -150,6 +151,8 @@ class Draft:
     state_seeds: dict[str, str] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     failure: str | None = None
+    #: action criterion id -> index in `steps` of the write that achieves it (`compose.stated`)
+    writers: dict[str, int] = field(default_factory=dict)
 
     def environment_ref(self) -> ComposeEnvironmentRef:
         """Where the task's agent acts: the planted services, the distractors, as stored."""
@@ -294,14 +297,22 @@ def with_preservation(draft: Draft) -> Draft:
 
     The reference runs on the environment as agents get it (rebuilt from the stored initial state,
     distractors included). A listing call goes before any call that uses an id nothing showed
-    yet (`compose.discovery`). Then the collateral-damage criterion: every record the reference
-    leaves alone is pinned by a digest, so deleting, archiving or editing anything else, or
-    writing one record too many, fails the task.
+    yet (`compose.discovery`). Each action's criterion then checks what the instruction states
+    about its write as well (`compose.stated`). Then the collateral-damage criterion: every record
+    the reference leaves alone is pinned by a digest, so deleting, archiving or editing anything
+    else, or writing one record too many, fails the task.
     """
     env = ComposedEnvironment.from_task_environment(draft.environment_ref())
     before = env.snapshot()
     steps, moved, missing = with_discovery_calls(draft.steps, env, draft.instruction)
     draft.steps = steps
+    draft.writers = {crit: moved[step] for crit, step in draft.writers.items()}
+    draft.criteria = [
+        pin_stated(c, steps[draft.writers[c.id]], env.states, draft.instruction)
+        if c.id in draft.writers
+        else c
+        for c in draft.criteria
+    ]
     reveal = draft.metadata["final_reveal"]
     draft.metadata["final_reveal"] = {**reveal, "step": moved[reveal["step"]]}
     draft.metadata["undiscoverable_ids"] = missing
@@ -413,6 +424,7 @@ def _plant_and_write(
 
     steps: list[ToolCallStep] = []
     criteria: list[Criterion] = []
+    writers: dict[str, int] = {}
     reveal_at: dict[int, Binding] = {}
     library = all_services()
     visits: list[PlannedVisit] = []
@@ -432,20 +444,18 @@ def _plant_and_write(
             action, j, aplan = action_plans[i]
             base = len(steps)
             steps += _steps_for(aplan.calls, service_name, values[j], reveal_at.get(j), base)
-            writer = [c.tool for c in aplan.calls if services[service_name].tools[c.tool].writes]
+            writes = [k for k, c in enumerate(aplan.calls) if services[service_name].tools[c.tool].writes]
             visit = visit.model_copy(
                 update={"action": PlannedAction(name=action.name, phrase=aplan.phrase, value=j)}
             )
             for crit in aplan.criteria:
+                crit_id = f"c{len(criteria) + 1}"
+                writer = f"{service_name}.{aplan.calls[writes[-1]].tool}" if writes else None
                 criteria.append(
-                    crit.model_copy(
-                        update={
-                            "id": f"c{len(criteria) + 1}",
-                            "service": service_name,
-                            "achieved_by": f"{service_name}.{writer[-1]}" if writer else None,
-                        }
-                    )
+                    crit.model_copy(update={"id": crit_id, "service": service_name, "achieved_by": writer})
                 )
+                if writes:
+                    writers[crit_id] = base + writes[-1]
         visits.append(visit)
     final_noun = VALUE_NOUNS[types[-1]]
     instruction_plan = InstructionPlan(start_value=values[0], value_types=list(types), visits=visits)
@@ -492,4 +502,5 @@ def _plant_and_write(
         initial_state=initial_state,
         state_seeds={name: state_seed(seed, name) for name in distractors},
         metadata=metadata,
+        writers=writers,
     )

@@ -22,8 +22,11 @@ def test_redteam_passes_accepted_tasks_and_catches_a_weakened_one(tmp_path: Path
     run_cli("compose", "--tasks", "4", "--out", str(tmp_path / "c"), "--home", str(home))
     report = json.loads(run_cli("redteam", "--home", str(home), "--json").stdout)
     assert report["accepted_tasks"] == 4 and report["broken_accepted_tasks"] == []
-    assert all(p["broke"] == 0 and p["attacked"] == 4 for p in report["policies"].values())
-    assert {"nop", "enumerate", "shotgun", "over-act", "early-stop"} <= set(report["policies"])
+    assert all(p["broke"] == 0 for p in report["policies"].values())
+    everywhere = {"nop", "enumerate", "shotgun", "over-act", "early-stop"}  # attack every task
+    assert all(report["policies"][name]["attacked"] == 4 for name in everywhere)
+    # a task whose writes state nothing beyond the chain's values has nothing to change
+    assert 1 <= report["policies"]["careless-constants"]["attacked"] <= 4
 
     # the same tasks with the old answer check ("the reply contains the value") are weak again
     lake = Lake(home)

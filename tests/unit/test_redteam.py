@@ -10,6 +10,7 @@ import pytest
 
 from envpipeline.compose.author import ComposeConfig
 from envpipeline.compose.pipeline import compose_task, draft_record
+from envpipeline.compose.stated import stated_arguments
 from envpipeline.errors import ConfigError
 from envpipeline.models.task import Condition, Criterion, TaskRecord
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
@@ -67,6 +68,19 @@ def only_the_selected_row(task: TaskRecord) -> TaskRecord:
     return weak.model_copy(update={"environment": environment})
 
 
+def unpinned(task: TaskRecord) -> TaskRecord:
+    """Each write's criterion without the arguments the request states (`compose.stated`): it
+    checks the value the chain carries into the record, not what else the request asked for."""
+    stated = {str(v) for s in task.reference_solution for v in stated_arguments(s, task.instruction).values()}
+    chain = {str(v) for v in task.metadata.get("planted_values", [])}
+
+    def loose(c: Criterion) -> Criterion:
+        match = {k: v for k, v in c.match.items() if str(v.value) not in stated or str(v.value) in chain}
+        return c.model_copy(update={"match": match}) if c.kind == "record_exists" else c
+
+    return task.model_copy(update={"criteria": [loose(c) for c in task.criteria]})
+
+
 #: For each policy, a deliberately weak version of a task that the policy should break.
 WEAKENINGS: dict[str, Weakening] = {
     "nop": lambda t: keep(t, lambda c: c.kind == "state_preserved"),
@@ -81,6 +95,7 @@ WEAKENINGS: dict[str, Weakening] = {
     "fixed-row": only_the_selected_row,
     "last-row": only_the_selected_row,
     "other-input": lambda t: t,  # the weakness is in the world that made them (`alike_answers`)
+    "careless-constants": unpinned,
 }
 #: Policies that attack only some tasks, and the fixture of tasks they attack.
 POOLS = {"fixed-row": "scanned", "last-row": "scanned", "other-input": "alike_answers"}

@@ -9,6 +9,7 @@ from typing import Annotated
 from pydantic import Field
 
 from envpipeline.models.base import Strict
+from envpipeline.models.criteria import Criterion
 from envpipeline.services import vocab
 from envpipeline.services.base import (
     Record,
@@ -33,6 +34,9 @@ TEAMS = ("billing", "technical", "accounts", "shipping")
 TICKET_FIELDS = ("code", "subject", "description", "requester")
 _TICKET_TEXT = attrgetter(*TICKET_FIELDS)
 MAX_LEVEL = 3
+#: the reasons the escalating actions state (the escalation's internal note must give them)
+ESCALATED_BY_CODE = "customer is blocked"
+ESCALATED_FOR_AGENT = "needs senior support"
 
 
 class Agent(Record):
@@ -483,13 +487,26 @@ def _by_id(tool_name: str, arguments: dict) -> PlannedCall:
 
 def _plant_escalate(state: TicketsState, rng: random.Random, value: str) -> ActionPlan:
     _drop_tickets(state, value)
-    _new_ticket(state, rng, code=value)
-    calls = [_search(value), _by_id("escalate_ticket", {"reason": "customer is blocked"})]
+    ticket = _new_ticket(state, rng, code=value)
+    calls = [_search(value), _by_id("escalate_ticket", {"reason": ESCALATED_BY_CODE})]
     crit = expect_record(
         "tickets", f"ticket {value} is escalated", code=value, escalated=True, priority="urgent"
     )
     return ActionPlan(
-        calls, [crit], "escalate the support ticket with that ticket code (reason: customer is blocked)"
+        calls,
+        [crit, _escalation_note(ticket, ESCALATED_BY_CODE)],
+        f"escalate the support ticket with that ticket code (reason: {ESCALATED_BY_CODE})",
+    )
+
+
+def _escalation_note(ticket: Ticket, reason: str) -> Criterion:
+    """The criterion that the escalation's internal note gives the reason the request states."""
+    return expect_record(
+        "comments",
+        f"the escalation note on ticket {ticket.code} gives the reason '{reason}'",
+        ticketId=ticket.id,
+        internal=True,
+        body=("icontains", reason),
     )
 
 
@@ -608,7 +625,7 @@ def _plant_escalate_agent(state: TicketsState, rng: random.Random, value: str) -
         PlannedCall("list_tickets", {"assigneeId": None}, bind={"assigneeId": (0, ("agents", 0, "id"))}),
         PlannedCall(
             "escalate_ticket",
-            {"ticketId": None, "reason": "needs senior support"},
+            {"ticketId": None, "reason": ESCALATED_FOR_AGENT},
             bind={"ticketId": (1, ("tickets", 0, "id"))},
         ),
     ]
@@ -622,8 +639,8 @@ def _plant_escalate_agent(state: TicketsState, rng: random.Random, value: str) -
     )
     return ActionPlan(
         calls,
-        [crit],
-        "escalate the support ticket assigned to the agent who is that person (reason: needs senior support)",
+        [crit, _escalation_note(ticket, ESCALATED_FOR_AGENT)],
+        f"escalate the support ticket assigned to the agent who is that person (reason: {ESCALATED_FOR_AGENT})",
     )
 
 

@@ -1,0 +1,102 @@
+"""What a request states about a write is checked: the red team's `careless-constants` earns nothing."""
+
+from __future__ import annotations
+
+from envpipeline.compose.author import ComposeConfig
+from envpipeline.compose.pipeline import compose_task
+from envpipeline.compose.stated import pin_stated, stated_arguments
+from envpipeline.models.task import Binding, Condition, Criterion, ToolCallStep
+from envpipeline.redteam.compose import red_team
+from envpipeline.redteam.registry import get_policy
+from tests.unit.test_redteam import unpinned
+
+INSTRUCTION = (
+    "Create a trip to that city (traveler name 'Jade Quispe', start date '2026-08-15', 3 nights, "
+    "note 'window seat please'). Use REF-1023."
+)
+TRIP = ToolCallStep(
+    tool="expenses.create_trip",
+    arguments={
+        "destinationCity": None,
+        "travelerName": "Jade Quispe",
+        "startDate": "2026-08-15",
+        "nights": 3,
+        "note": "window seat please",
+        "budget": 10,  # stated nowhere: the 10 in REF-1023 is no mention
+    },
+    bindings={"destinationCity": Binding(step=0, path=["city"])},
+)
+CRITERION = Criterion(
+    id="c1",
+    description="a trip to 'Auckland' exists",
+    kind="record_exists",
+    service="expenses",
+    collection="trips",
+    match={"destinationCity": Condition(op="eq", value="Auckland")},
+)
+
+
+def _states(**trip: object) -> dict[str, dict]:
+    record = {
+        "id": "trip_1",
+        "destinationCity": "Auckland",
+        "travelerName": "Jade Quispe",
+        "startDate": "2026-08-15",
+        "nights": 3.0,
+        "note": "Window seat please. (sent by the assistant)",
+        "budget": 10,
+    }
+    return {"expenses": {"trips": {"trip_1": {**record, **trip}}}}
+
+
+def test_the_arguments_an_instruction_states_are_those_it_quotes_or_says_as_a_word():
+    assert stated_arguments(TRIP, INSTRUCTION) == {
+        "travelerName": "Jade Quispe",
+        "startDate": "2026-08-15",
+        "nights": 3,
+        "note": "window seat please",
+    }  # not the bound city, not the budget whose 10 appears only inside REF-1023
+
+
+def test_a_write_criterion_checks_what_the_request_states_as_the_record_holds_it():
+    pinned = pin_stated(CRITERION, TRIP, _states(), INSTRUCTION)
+    assert pinned.match == {
+        "destinationCity": Condition(op="eq", value="Auckland"),
+        "travelerName": Condition(op="eq", value="Jade Quispe"),
+        "startDate": Condition(op="eq", value="2026-08-15"),
+        "nights": Condition(op="eq", value=3),  # the record keeps 3.0: the same number
+        "note": Condition(op="icontains", value="window seat please"),  # kept inside longer text
+    }
+    assert "traveler name 'Jade Quispe'" in pinned.description
+    # a record that holds another traveler or stores nothing of the note: those stay unchecked
+    assert "travelerName" not in pin_stated(CRITERION, TRIP, _states(travelerName="Ana"), INSTRUCTION).match
+    assert "note" not in pin_stated(CRITERION, TRIP, _states(note=None), INSTRUCTION).match
+
+
+def test_a_criterion_that_matches_no_single_record_is_left_as_it_is():
+    two = _states()
+    two["expenses"]["trips"]["trip_2"] = {**two["expenses"]["trips"]["trip_1"], "id": "trip_2"}
+    assert pin_stated(CRITERION, TRIP, two, INSTRUCTION) == CRITERION
+    assert pin_stated(CRITERION, TRIP, {"expenses": {"trips": {}}}, INSTRUCTION) == CRITERION
+    absent = CRITERION.model_copy(update={"kind": "record_absent"})
+    assert pin_stated(absent, TRIP, _states(), INSTRUCTION) == absent
+
+
+def test_a_trip_for_another_traveler_on_other_dates_earns_nothing():
+    """Curated seed 6 asks for a trip to a city the chain finds, for 'Jade Quispe' from
+    2026-08-15 to 2026-10-15. Its criterion checked only the city: a trip for anyone on any
+    dates earned the reward (35 of the first 54 accepted curated tasks had such a stated detail
+    unchecked). Now the criterion holds the traveler and the dates, and the policy that changes
+    them fails; on the criteria as they were it breaks the task."""
+    task = compose_task(6, ComposeConfig())
+    assert task.status == "accepted"
+    trip = next(c for c in task.criteria if c.collection == "trips")
+    assert {"travelerName", "travelerEmail", "startDate", "endDate"} <= set(trip.match)
+    policy = get_policy("careless-constants")
+    assert policy.applies_to(task)
+    (outcome,) = red_team(task, policies=[policy])
+    assert outcome.binary == 0.0 and trip.id in outcome.failed
+    (weak,) = red_team(unpinned(task), policies=[policy])
+    assert weak.broke
+    gate = next(g for g in task.gates if g.name == "red_team")
+    assert gate.evidence["policies"]["careless-constants"]["binary"] == 0.0
