@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from envpipeline.models.task import Condition, Criterion
+from envpipeline.redteam.registry import get_policy
 from envpipeline.store.lake import Lake, Lineage
 from envpipeline.store.records import row_to_task, task_to_row
 from tests.e2e.test_cli import run_cli
@@ -25,12 +26,15 @@ def test_redteam_passes_accepted_tasks_and_catches_a_weakened_one(tmp_path: Path
     assert all(p["broke"] == 0 for p in report["policies"].values())
     everywhere = {"nop", "enumerate", "shotgun", "over-act", "early-stop"}  # attack every task
     assert all(report["policies"][name]["attacked"] == 4 for name in everywhere)
-    # a task whose writes state nothing beyond the chain's values has nothing to change
-    assert 1 <= report["policies"]["careless-constants"]["attacked"] <= 4
 
     # the same tasks with the old answer check ("the reply contains the value") are weak again
     lake = Lake(home)
     rows = [r for r in lake.read("verified_composed_tasks") if r["status"] == "accepted"]
+    # a task whose writes state nothing beyond the chain's values has nothing to change: the
+    # policy attacks exactly the others (three of these four: seed 0 states no such detail)
+    careless = get_policy("careless-constants")
+    stating = sum(careless.applies_to(row_to_task(r)) for r in rows)
+    assert report["policies"]["careless-constants"]["attacked"] == stating == 3
     weak = []
     for row in rows:
         task = row_to_task(row)
