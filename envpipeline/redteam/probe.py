@@ -13,6 +13,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.services.base import ToolDef, is_id_field
+from envpipeline.services.registry import all_services
 
 #: calls one policy may make on one write tool (the search space stays bounded)
 MAX_CALLS_PER_TOOL = 40
@@ -78,6 +79,14 @@ def strings_in(data: Any) -> list[str]:
 def service_ids(env: ComposedEnvironment, service: str) -> list[str]:
     """The ids one service's listings show."""
     return [i for data in listings(env, service) for i in ids_in(data)]
+
+
+def writes(tool: str, *, unknown: bool) -> bool:
+    """Whether a namespaced library tool (``tickets.escalate_ticket``) writes; `unknown` for one
+    the library lacks (a policy says which way is the safe guess for it)."""
+    service, _, local = tool.partition(".")
+    found = all_services().get(service)
+    return unknown if found is None or local not in found.tools else found.tools[local].writes
 
 
 def write_tools(env: ComposedEnvironment, service: str) -> list[tuple[str, ToolDef]]:

@@ -20,21 +20,15 @@ from typing import Any
 from envpipeline.compose.stated import stated_arguments
 from envpipeline.models.task import TaskRecord, ToolCallStep
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
+from envpipeline.redteam.probe import writes
 from envpipeline.redteam.registry import register_policy
 from envpipeline.services.base import is_id_field
-from envpipeline.services.registry import all_services
-
-
-def _writes(step: ToolCallStep) -> bool:
-    service, _, tool = step.tool.partition(".")
-    found = all_services().get(service)
-    return found is not None and tool in found.tools and found.tools[tool].writes
 
 
 def careless_arguments(task: TaskRecord, step: ToolCallStep) -> list[str]:
     """The arguments of one reference step the policy changes: a write's stated ones, not the
     chain's values, not record ids."""
-    if not _writes(step):
+    if not writes(step.tool, unknown=False):
         return []
     chain = {str(v) for v in task.metadata.get("planted_values", [])}
     return [

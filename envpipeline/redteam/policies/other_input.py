@@ -18,13 +18,12 @@ import random
 from collections import Counter
 from typing import Any
 
-from envpipeline.models.task import Binding, TaskRecord, ToolCallStep
+from envpipeline.models.task import Binding, TaskRecord
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
-from envpipeline.redteam.probe import strings_in
+from envpipeline.redteam.probe import strings_in, writes
 from envpipeline.redteam.registry import register_policy
 from envpipeline.services import vocab
 from envpipeline.services.links import value_at
-from envpipeline.services.registry import all_services
 
 #: values asked about: the start value and strings earlier calls showed (at most PROBES), then
 #: FRESH values of the carried kind
@@ -37,12 +36,6 @@ AGREEING = 2
 def _reveal(task: TaskRecord) -> Binding | None:
     final = task.metadata.get("final_reveal")
     return Binding.model_validate(final) if final else None
-
-
-def _writes(step: ToolCallStep) -> bool:
-    service, _, tool = step.tool.partition(".")
-    found = all_services().get(service)
-    return found is None or tool not in found.tools or found.tools[tool].writes
 
 
 def _probes(task: TaskRecord, observations: list[dict[str, Any]], carried: list[str]) -> list[str]:
@@ -73,7 +66,7 @@ class OtherInput(RedTeamPolicy):
             return False
         step = steps[reveal.step]
         later = [b.step for s in steps[reveal.step + 1 :] for b in s.bindings.values()]
-        return bool(step.bindings) and reveal.step not in later and not _writes(step)
+        return bool(step.bindings) and reveal.step not in later and not writes(step.tool, unknown=True)
 
     def attack_compose(self, attack: ComposeAttack) -> str:
         reveal = _reveal(attack.task)
