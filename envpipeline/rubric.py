@@ -56,7 +56,7 @@ def normalize_text(text: str) -> str:
     return " ".join(text.lower().split()).strip(_TRAILING)
 
 
-def _field(record: Any, name: str) -> Any:
+def record_field(record: Any, name: str) -> Any:
     """A record's field; in a JSON record, ``a.b`` reads field ``b`` inside field ``a`` where the
     record has no field named ``a.b`` (a recorded call's ``arguments.symbol``)."""
     if not isinstance(record, dict):
@@ -64,13 +64,13 @@ def _field(record: Any, name: str) -> Any:
     if name in record:
         return record[name]
     head, dot, rest = name.partition(".")
-    return _field(record[head], rest) if dot and isinstance(record.get(head), dict) else None
+    return record_field(record[head], rest) if dot and isinstance(record.get(head), dict) else None
 
 
 def record_matches(record: Any, match: Mapping[str, Condition]) -> bool:
     """Whether a record satisfies every condition; unrelated fields are ignored."""
     for name, cond in match.items():
-        actual = _field(record, name)
+        actual = record_field(record, name)
         if cond.op == "eq":
             if actual != cond.value:
                 return False
@@ -98,16 +98,6 @@ def matching_records(criterion: Criterion, states: Mapping[str, BaseModel | dict
     if state is None:
         return []
     return [r for r in _records(state, criterion.collection or "") if record_matches(r, criterion.match)]
-
-
-def stored_field(record: Any, name: str) -> tuple[bool, Any]:
-    """Whether a record (a JSON object or a model) has a top-level field `name`, and its value."""
-    if isinstance(record, BaseModel):
-        return (name in type(record).model_fields, getattr(record, name, None))
-    return (
-        isinstance(record, dict) and name in record,
-        record.get(name) if isinstance(record, dict) else None,
-    )
 
 
 def evaluate_criterion(

@@ -22,7 +22,7 @@ from typing import Any
 
 from envpipeline.models.criteria import Condition, Criterion
 from envpipeline.models.task import ToolCallStep
-from envpipeline.rubric import matching_records, normalize_text, stored_field
+from envpipeline.rubric import matching_records, normalize_text, record_field
 from envpipeline.services.mcp_spec import python_name
 from envpipeline.services.mcp_values import words
 
@@ -76,8 +76,8 @@ def pin_stated(
     added: dict[str, Condition] = {}
     for name, value in stated_arguments(step, instruction).items():
         for field in dict.fromkeys((name, python_name(name))):
-            held, stored = stored_field(records[0], field)
-            condition = _condition(stored, value) if held and field not in criterion.match else None
+            stored = record_field(records[0], field)  # None where the record has no such field
+            condition = _condition(stored, value) if field not in criterion.match else None
             if condition is not None:
                 added[field] = condition
                 break
