@@ -13,10 +13,17 @@ from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.canonical import canonical_hash
 from envpipeline.compose.discovery import with_discovery_calls
 from envpipeline.compose.distractors import plant_twin
-from envpipeline.compose.instructions import InstructionPlan, PlannedAction, PlannedVisit, draw_style, render
+from envpipeline.compose.instructions import (
+    InstructionPlan,
+    PlannedAction,
+    PlannedVisit,
+    StartSource,
+    draw_style,
+    render,
+)
 from envpipeline.compose.limits import MAX_WALK_LENGTH
 from envpipeline.compose.stated import pin_stated
-from envpipeline.compose.variants import link_weights, links_of, service_weight, weighted_order
+from envpipeline.compose.variants import link_weights, links_of, service_weight, sources_of, weighted_order
 from envpipeline.compose.walk import assign_actions, assign_hops, random_walk
 from envpipeline.errors import CompositionError, PlantingError
 from envpipeline.models.base import Strict
@@ -39,6 +46,7 @@ from envpipeline.services.links import (
     Hop,
     HopPlan,
     PlannedCall,
+    Source,
     ValueType,
     spoken_title,
 )
@@ -56,6 +64,9 @@ WHOLE_LIBRARY_DRAWS = 16
 #: 26 actions on a repository's owner, a person, were in no reference of 1,000 tasks).
 OTHER_VALUE_WEIGHT = 10.0
 OTHER_VALUES = frozenset(get_args(ValueKind)) - {"code", "title"}
+#: Over the whole library, the share of candidates with a source among their services (a read
+#: that takes no argument, `links.Source`) whose chain starts there instead of at a stated value.
+SOURCE_SHARE = 0.75
 
 
 class ComposeConfig(Strict):
@@ -154,6 +165,11 @@ class Draft:
     #: action criterion id -> index in `steps` of the write that achieves it (`compose.stated`)
     writers: dict[str, int] = field(default_factory=dict)
 
+    def hidden_values(self) -> list[str]:
+        """The values the agent must discover: every planted one but the start value the request
+        states (all of them where the chain starts at a source: the agent reads the start too)."""
+        return list(self.values) if "start_source" in self.metadata else self.values[1:]
+
     def environment_ref(self) -> ComposeEnvironmentRef:
         """Where the task's agent acts: the planted services, the distractors, as stored."""
         return ComposeEnvironmentRef(
@@ -236,13 +252,14 @@ def draft_task(seed: int, config: ComposeConfig) -> Draft:
             else f"fewer than {config.min_actions} actions over {config.min_action_services} services fit the walk"
         )
         return Draft(seed, walk, distractors, {}, "", [], [], [], "", {}, failure=failure)
+    source = _start_source(chosen, hops[0], rng) if config.whole_library() else None
     services = {
         name: library[name](library[name].generate_state(state_rng(state_seed(seed, name))))
         for name in chosen
     }
     style = draw_style(config.instruction_style, seed)
     try:
-        draft = _plant_and_write(seed, walk, distractors, services, hops, actions, rng, style)
+        draft = _plant_and_write(seed, walk, distractors, services, hops, actions, rng, style, source)
     except PlantingError as exc:
         return Draft(seed, walk, distractors, {}, "", [], [], [], "", {}, failure=str(exc))
     return with_preservation(draft)
@@ -257,6 +274,17 @@ def _drawn_services(composable: list[str], config: ComposeConfig, rng: random.Ra
     library = all_services()
     weights = [service_weight(library[name]) for name in composable]
     return sorted(weighted_order(composable, weights, rng)[: config.services])
+
+
+def _start_source(chosen: list[str], first: Hop, rng: random.Random) -> tuple[str, Source] | None:
+    """Where a chain over the whole library starts, when not from a value the request states: a
+    source of one of `chosen` (a read that takes no argument) that reveals what the first hop
+    consumes, for about `SOURCE_SHARE` of the candidates that have one."""
+    library = all_services()
+    fits = [(name, s) for name in chosen for s in sources_of(library[name]) if s.produces == first.consumes]
+    if not fits or rng.random() >= SOURCE_SHARE:
+        return None
+    return rng.choice(fits)
 
 
 def _walk_and_flow(
@@ -400,9 +428,11 @@ def _plant_and_write(
     actions: list[tuple[int, Action, int]],
     rng: random.Random,
     style: str = "explicit",
+    source: tuple[str, Source] | None = None,
 ) -> Draft:
     types: list[ValueType] = [hops[0].consumes, *(h.produces for h in hops)]
-    values = [vocab.sample_value(types[0], rng)]
+    start = source[1].plant(services[source[0]].state, rng) if source is not None else None
+    values = [start.output if start is not None else vocab.sample_value(types[0], rng)]
     hop_plans = []
     twins: list[dict[str, Any]] = []
     for i, (service_name, hop) in enumerate(zip(walk, hops)):
@@ -427,6 +457,15 @@ def _plant_and_write(
     writers: dict[str, int] = {}
     reveal_at: dict[int, Binding] = {}
     library = all_services()
+    started: StartSource | None = None
+    if source is not None and start is not None:
+        steps += _steps_for(start.calls, source[0], "", None, 0)
+        last = max(k for k, c in enumerate(start.calls) if c.reveals)
+        reveal_at[0] = Binding(step=last, path=list(start.calls[last].reveals or ()))
+        title = spoken_title(library[source[0]].title)
+        started = StartSource(
+            service=source[0], service_title=title, phrase=start.phrase, relation=start.relation
+        )
     visits: list[PlannedVisit] = []
     for i, (service_name, plan) in enumerate(zip(walk, hop_plans)):
         base = len(steps)
@@ -458,7 +497,9 @@ def _plant_and_write(
                     writers[crit_id] = base + writes[-1]
         visits.append(visit)
     final_noun = VALUE_NOUNS[types[-1]]
-    instruction_plan = InstructionPlan(start_value=values[0], value_types=list(types), visits=visits)
+    instruction_plan = InstructionPlan(
+        start_value=values[0], value_types=list(types), visits=visits, start=started
+    )
     instruction = render(instruction_plan, style, vocab.seeded(f"phrasing:{seed}"))  # type: ignore[arg-type]
     criteria.append(
         Criterion(
@@ -489,6 +530,8 @@ def _plant_and_write(
         "planted_values": list(values),
         "confusable_twins": twins,
     }
+    if source is not None:  # the start value is read, not stated: the request must not give it
+        metadata["start_source"] = {"service": source[0], "link": source[1].name}
     return Draft(
         seed=seed,
         walk=walk,

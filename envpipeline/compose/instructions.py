@@ -62,12 +62,34 @@ class PlannedVisit(Strict):
     action: PlannedAction | None = None
 
 
+class StartSource(Strict):
+    """Where a chain starts when the request states no value: a read that takes no argument."""
+
+    service: Annotated[str, Field(description="service name")]
+    service_title: Annotated[
+        str, Field(description="the service's title as a request says it (`spoken_title`)")
+    ]
+    phrase: Annotated[str, Field(description="procedural phrase of the read")]
+    relation: Annotated[str, Field(description="the value it reveals as a noun phrase")]
+
+
 class InstructionPlan(Strict):
     """Everything an instruction is written from: the start value, the typed chain, the actions."""
 
-    start_value: Annotated[str, Field(description="the value the task gives")]
+    start_value: Annotated[
+        str, Field(description="the value the chain starts from (stated unless `start` reads it)")
+    ]
     value_types: Annotated[list[str], Field(description="type of the start value, then of each hop's output")]
     visits: list[PlannedVisit]
+    start: Annotated[
+        StartSource | None,
+        Field(description="the read the start value comes from; None: the request states it"),
+    ] = None
+
+    @property
+    def start_text(self) -> str:
+        """The start value as a request says it: quoted, or described by the read that gives it."""
+        return self.start.relation if self.start is not None else f"'{self.start_value}'"
 
     def noun(self, index: int) -> str:
         """The noun of value `index` (0 = start)."""
@@ -75,7 +97,7 @@ class InstructionPlan(Strict):
 
     def describe(self, index: int) -> str:
         """Value `index` as a goal-level noun phrase: nested relations down to the start value."""
-        return self._relations(f"'{self.start_value}'", 0, index)
+        return self._relations(self.start_text, 0, index)
 
     def said(
         self, indices: list[int], possessive: frozenset[int] = frozenset()
@@ -117,7 +139,7 @@ class InstructionPlan(Strict):
         phrases: list[str] = []
         introduced = 0  # the values up to here were described (and named, where named) already
         for index, anchor in zip(indices, anchors):
-            text = f"'{self.start_value}'" if anchor is None else names[anchor]
+            text = self.start_text if anchor is None else names[anchor]
             for k in range(anchor or 0, index):
                 text = self.visits[k].relation.format(of=text)
                 if k + 1 > introduced and k + 1 in given:
@@ -154,7 +176,7 @@ def render(plan: InstructionPlan, style: InstructionStyle, rng: random.Random) -
 def _explicit(plan: InstructionPlan, rng: random.Random) -> str:
     marker = rng.choice(phrasing.STEP_MARKERS)
     frame = rng.choice(phrasing.SERVICE_FRAMES)
-    lines = [rng.choice(phrasing.OPENINGS["explicit"]).format(noun=plan.noun(0), value=plan.start_value)]
+    lines = [_opening(plan, "explicit", rng)]
     for i, visit in enumerate(plan.visits):
         lookup = phrasing.vary(phrasing.without_service_hints(visit.phrase), rng)
         phrase = frame.format(title=visit.service_title, phrase=lookup)
@@ -172,6 +194,19 @@ def _explicit(plan: InstructionPlan, rng: random.Random) -> str:
     return "\n".join(lines)
 
 
+def _opening(plan: InstructionPlan, style: InstructionStyle, rng: random.Random) -> str:
+    """The first sentence: the value the request starts from, or where to read it (`StartSource`):
+    the read's step, where the steps are explicit; the value it gives, in a request."""
+    start = plan.start
+    if start is None:
+        return rng.choice(phrasing.OPENINGS[style]).format(noun=plan.noun(0), value=plan.start_value)
+    opening = rng.choice(phrasing.SOURCE_OPENINGS[style])
+    if style == "explicit":
+        read = phrasing.vary(phrasing.without_service_hints(start.phrase), rng)
+        return opening.format(noun=plan.noun(0), read=f"in {start.service_title}, {read}")
+    return opening.format(noun=plan.noun(0), start=start.relation)
+
+
 def goal_values(plan: InstructionPlan) -> tuple[list[str], dict[str, int]]:
     """How a goal-level request says the value of each action, then the answer (`InstructionPlan.said`),
     and the value each name it gives stands for."""
@@ -187,7 +222,7 @@ def goal_values(plan: InstructionPlan) -> tuple[list[str], dict[str, int]]:
 def _goal(plan: InstructionPlan, rng: random.Random) -> str:
     """The request: the start value, each action on its value, the answer asked for. A value an
     earlier sentence described is referred to by name, not described again (`InstructionPlan.said`)."""
-    lines = [rng.choice(phrasing.OPENINGS["goal"]).format(noun=plan.noun(0), value=plan.start_value)]
+    lines = [_opening(plan, "goal", rng)]
     acting = [visit.action for visit in plan.visits if visit.action is not None]
     n = len(plan.visits)
     said, _ = goal_values(plan)

@@ -64,6 +64,34 @@ OPENINGS: dict[str, tuple[str, ...]] = {
     ),
 }
 
+#: Openings of a chain that starts at a read taking no argument (`instructions.StartSource`):
+#: `{read}` is the read's procedural phrase (explicit steps), `{start}` the value it gives (a request).
+#: As many as `OPENINGS` of each style, so that a draw picks the same place in either.
+SOURCE_OPENINGS: dict[str, tuple[str, ...]] = {
+    "explicit": (
+        "First, {read}: that {noun} is where you start.",
+        "Begin here: {read}. Start from that {noun}.",
+        "To start, {read}; everything below starts from that {noun}.",
+        "Before the steps, {read}. That {noun} is your starting point.",
+        "Start by finding your {noun}: {read}.",
+        "Your starting point is a {noun} you have to read first: {read}.",
+        "The task starts from one {noun}; to get it, {read}.",
+        "First, {read}, then follow these steps from that {noun}.",
+    ),
+    "goal": (
+        "I need a hand with a few things that all go back to {start}.",
+        "Everything here starts from {start}.",
+        "Could you sort something out for me? It concerns {start}.",
+        "All I have to go on is {start}: look it up first.",
+        "This one starts with {start}.",
+        "Please take care of the following; it all starts from {start}.",
+        "Some follow-up work came in about {start}.",
+        "I was pointed to {start} and need a few things done around it.",
+        "Picking up from {start}, here is what I need.",
+        "There is some admin to do, and it hinges on {start}.",
+    ),
+}
+
 STEP_MARKERS: tuple[str, ...] = ("Step {i}: ", "{i}. ", "{i}) ", "({i}) ", "Step {i} - ", "#{i}: ")
 
 ACTION_JOINS: tuple[str, ...] = (

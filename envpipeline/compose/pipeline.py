@@ -34,7 +34,7 @@ def _record_from_draft(draft: Draft, seed_key: str) -> TaskRecord:
         criteria=draft.criteria,
         reference_solution=draft.steps,
         reference_output=draft.reference_output,
-        metadata={**draft.metadata, "hidden_values": draft.values[1:]},
+        metadata={**draft.metadata, "hidden_values": draft.hidden_values()},
         provenance=Provenance(generator=GENERATOR, generator_version=GENERATOR_VERSION, seed=seed),
     )
     if draft.failure is not None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from envpipeline.services import vocab
 from envpipeline.services.base import Service
-from envpipeline.services.links import Action, Hop, HopPlan, PlannedCall, execute_planned, read_path
+from envpipeline.services.links import Action, Hop, HopPlan, PlannedCall, Source, execute_planned, read_path
 
 #: generated states each derived variant is checked on
 _CHECK_SEEDS = (0, 1)
@@ -133,6 +133,12 @@ def links_of(service_cls: type[Service[Any]]) -> tuple[tuple[Hop[Any], ...], tup
 
 
 @functools.lru_cache(maxsize=1024)
+def sources_of(service_cls: type[Service[Any]]) -> tuple[Source[Any], ...]:
+    """A service's sources: reads that start a chain from nothing the agent knows (`links.Source`)."""
+    return tuple(x for x in service_cls.links() if isinstance(x, Source))
+
+
+@functools.lru_cache(maxsize=1024)
 def link_weights(service_cls: type[Service[Any]]) -> dict[str, float]:
     """Choice weight per link name: 1 + how many of its tools only it (or one other link) uses."""
     hops, actions = links_of(service_cls)
@@ -166,4 +172,5 @@ def weighted_order(items: list[Any], weights: list[float], rng: random.Random) -
 def reset_link_caches() -> None:
     """Forget every service's derived links (after a world model swap, links hold the old model)."""
     links_of.cache_clear()
+    sources_of.cache_clear()
     link_weights.cache_clear()

@@ -15,7 +15,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from envpipeline.rubric import pass_vector
 from envpipeline.services import vocab
 from envpipeline.services.base import Service
-from envpipeline.services.links import HopPlan, execute_planned, read_path
+from envpipeline.services.links import HopPlan, Source, execute_planned, read_path
 
 
 def _fresh(cls: type[Service], seed: int = 7) -> Service:
@@ -112,12 +112,16 @@ def _accepts_string(model: type[BaseModel], name: str) -> bool:
 
 
 def check_link(cls: type[Service], index: int) -> list[str]:
-    """A hop reveals its output through its calls; an action's criteria fail before, pass after."""
+    """A hop (or a source) reveals its output through its calls; an action's criteria fail before,
+    pass after."""
     link = cls.links()[index]
     rng = random.Random(index)
     service = _fresh(cls, seed=3)
-    value = vocab.sample_value(link.consumes, rng)
-    plan = link.plant(service.state, rng, value)
+    if isinstance(link, Source):  # a source takes no value: what it reveals starts a chain
+        value, plan = "", link.plant(service.state, rng)
+    else:
+        value = vocab.sample_value(link.consumes, rng)
+        plan = link.plant(service.state, rng, value)
     planted = service.state.model_copy(deep=True)
     observations = execute_planned(service, plan.calls, value)
     failures = [f"{link.name}: call {i} failed: {o}" for i, o in enumerate(observations) if not o["success"]]
@@ -148,7 +152,7 @@ def _check_hop_plan(name: str, plan: HopPlan, value: str, observations: list[dic
                 failures.append(f"{name}: reveal path {call.reveals} not in the observation")
     if not revealed or revealed[-1] != plan.output:
         failures.append(f"{name}: revealed {revealed[-1:]} instead of {plan.output!r}")
-    if value.lower() in plan.phrase.lower():
+    if value and value.lower() in plan.phrase.lower():
         failures.append(f"{name}: the phrase quotes the carried value")
     return failures
 

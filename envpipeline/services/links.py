@@ -132,6 +132,19 @@ class Action(Generic[StateT]):
     kind: str = field(default="action", init=False)
 
 
+@dataclass(frozen=True)
+class Source(Generic[StateT]):
+    """A start link: a read that needs no known value (it takes no argument: an account's id, the
+    current user) and reveals a `produces` value; plants into a `StateT` state. A chain that starts
+    from one states no value: the agent reads it first. Its plan's `HopPlan.relation` is the value
+    as a noun phrase with nothing to fill in ("the account id that get account info gives")."""
+
+    name: str
+    produces: ValueType
+    plant: Callable[[StateT, random.Random], HopPlan]
+    kind: str = field(default="source", init=False)
+
+
 def spoken_title(title: str) -> str:
     """A service's title as a request names it: without parenthetical remarks ("GitHub (official
     MCP server)" is "GitHub"; "Cloudflare Workers bindings (KV, R2, D1, Hyperdrive)" is "Cloudflare
@@ -155,8 +168,8 @@ def _derived_relation(hop: Hop[Any]) -> str:
     return f"the {VALUE_NOUNS.get(hop.produces, 'value')} that {_words(hop.name)} gives for {{of}}"
 
 
-#: What a service offers the composer: its hops and actions over its state model.
-Link = Hop[StateT] | Action[StateT]
+#: What a service offers the composer: its hops, actions and sources over its state model.
+Link = Hop[StateT] | Action[StateT] | Source[StateT]
 
 
 def expect_record(collection: str, description: str, /, *, absent: bool = False, **match: Any) -> Criterion:

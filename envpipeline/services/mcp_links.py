@@ -21,6 +21,8 @@
   carried value (where `mcp_carriers.carry` puts it); checked among its family's recorded calls
   (`rubric.SIMULATED_CALLS`).
 - Get hops, update and delete actions: `envpipeline.services.mcp_crud_links`.
+- Sources (outside the curated services): simulated reads that take no argument start a chain
+  (`envpipeline.services.mcp_sources`).
 - Listing hops through the list and search tools the field hops leave unused:
   `envpipeline.services.mcp_list_links`.
 """
@@ -72,6 +74,7 @@ from envpipeline.services.mcp_crud_links import (
 )
 from envpipeline.services.mcp_list_links import found_delete_actions, listing_hops, stated, stated_constant
 from envpipeline.services.mcp_simulated import simulated_answer
+from envpipeline.services.mcp_sources import simulated_source
 from envpipeline.services.mcp_spec import (
     CollectionInfo,
     ImportedState,
@@ -519,4 +522,17 @@ def derive_links(
             )
             if hop is not None:
                 found.append(hop)
+            if not extended:
+                continue
+            source = simulated_source(
+                title,
+                service,
+                shape,
+                tools[shape.spec.name],
+                world_model,
+                sim.family[shape.spec.name],
+                sim.id_args.get(shape.spec.name, []),
+            )
+            if source is not None:
+                found.append(source)
     return found

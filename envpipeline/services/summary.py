@@ -7,7 +7,7 @@ from typing import Any
 
 from envpipeline.canonical import canonical_hash
 from envpipeline.services.base import Service
-from envpipeline.services.links import Action, Hop
+from envpipeline.services.links import Action, Hop, Source
 from envpipeline.services.registry import all_services
 
 #: Tool schemas per service class: a class's tools never change once defined, and building the
@@ -51,6 +51,7 @@ def library_rows() -> list[dict[str, Any]]:
                     [f"{h.name}:{h.consumes}->{h.produces}" for h in links if isinstance(h, Hop)]
                 ),
                 "actions": json.dumps([f"{a.name}:{a.consumes}" for a in links if isinstance(a, Action)]),
+                "sources": json.dumps([f"{s.name}:->{s.produces}" for s in links if isinstance(s, Source)]),
                 "tool_schemas": json.dumps(tool_schemas(cls), sort_keys=True),
                 "library_fingerprint": fingerprint,
             }

@@ -17,6 +17,7 @@ from envpipeline.compose.instructions import (
     InstructionPlan,
     PlannedAction,
     PlannedVisit,
+    StartSource,
     draw_style,
     goal_values,
     render,
@@ -187,6 +188,35 @@ def test_a_value_an_earlier_sentence_described_is_referred_to_not_described_agai
         "the title after the title near the title of 'Lumen' (call it title A) in the list",
         "the title below the title after title A in the list",
     ]
+
+
+def test_a_chain_that_starts_at_a_read_says_where_to_read_and_never_the_value():
+    """A chain may start at a read that takes no argument (`links.Source`): explicit steps open
+    with that read in its service; a request starts from the value it gives, described by the
+    read, and every value down the chain is described through it. The start value itself is
+    what the agent must find, so no style quotes it."""
+    plan = _plan(["code", "title"], ["the title tagged {of}"], {0: 0}).model_copy(
+        update={
+            "start_value": "REF-4411",
+            "start": StartSource(
+                service="alpaca",
+                service_title="Alpaca Trading",
+                phrase="use the alpaca trading service's 'get_account_info' tool and note the result it returns",
+                relation="the result that get account info gives",
+            ),
+        }
+    )
+    for seed in range(12):
+        explicit = render(plan, "explicit", random.Random(seed))
+        assert "in Alpaca Trading, " in explicit.splitlines()[0]
+        assert "'get_account_info' tool" in explicit.splitlines()[0]
+        goal = render(plan, "goal", random.Random(seed))
+        assert "the result that get account info gives" in goal.splitlines()[0]
+        assert "Alpaca" not in goal
+        assert "the title tagged the result that get account info gives" in goal
+        for text in (explicit, goal, render(plan, "hinted", random.Random(seed))):
+            assert "REF-4411" not in text
+    assert plan.describe(1) == "the title tagged the result that get account info gives"
 
 
 def test_hinted_instructions_point_at_some_lookups_but_not_all():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from envpipeline.compose import gates
 from envpipeline.compose.author import WHOLE_LIBRARY_DRAWS, ComposeConfig, draft_task
 from envpipeline.compose.pipeline import compose_task
 from tests.world_models import installed_world_model
@@ -39,6 +40,33 @@ def test_a_whole_library_candidate_draws_services_again_until_a_typed_flow_links
     assert sum(d.failure is None for d in composed) >= 27
     again = draft_task(5, default)
     assert again.task_hash() == composed[5].task_hash(), "the draws are seeded: a replay gives the same task"
+
+
+def test_a_chain_can_start_at_a_read_that_needs_nothing_the_agent_knows():
+    """Over the whole library about four chains in ten start at a read that takes no argument
+    (Alpaca's get_account_info: `links.Source`) instead of a value the request states. The request
+    says where to read it and never the value: the start is hidden like every value the agent
+    discovers (an instruction quoting it is rejected), and the first lookup takes the read's answer.
+    The curated default states its start, as before."""
+    config = ComposeConfig(library_scope="all")
+    drafts = [draft_task(seed, config) for seed in range(12)]
+    started = [d for d in drafts if "start_source" in d.metadata]
+    assert 2 <= len(started) <= 10, len(started)
+    draft = started[0]
+    first = draft.steps[0]
+    assert first.tool.startswith(draft.metadata["start_source"]["service"] + ".")
+    assert first.arguments == {} and not first.bindings
+    assert any(b.step == 0 for b in draft.steps[1].bindings.values()), "the first lookup reads the answer"
+    assert draft.values[0].lower() not in draft.instruction.lower()
+    record = compose_task(draft.seed, config, "source")
+    assert record.status == "accepted", record.reasons
+    assert record.metadata["hidden_values"] == draft.values
+    quoted = f"{record.instruction}\n(It is {draft.values[0]}.)"
+    assert not gates.chain_hidden(quoted, record.metadata["hidden_values"]).passed
+    stated = next(d for d in drafts if d.failure is None and "start_source" not in d.metadata)
+    assert stated.hidden_values() == stated.values[1:] and stated.values[0] in stated.instruction
+    curated = draft_task(0, ComposeConfig())
+    assert "start_source" not in curated.metadata and curated.values[0] in curated.instruction
 
 
 class _Silent:

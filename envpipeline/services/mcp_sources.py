@@ -1,0 +1,92 @@
+"""Sources of synthesized services: simulated reads that take no argument start a chain.
+
+A tool such as Alpaca's ``get_account_info`` or Affinity's ``get_current_user`` needs nothing the
+agent knows, so no hop can carry a value into it; what it answers can still be where a task
+starts ("the account id that get account info gives"). Outside the curated services, each
+simulated read whose arguments are all optional (or that has none) and whose response holds a
+plain string offers a `Source`: planting it makes the episode's world answer that call (with no
+arguments) with a fresh reference code at that string, recorded in the simulated store like the
+world's other earlier calls (`mcp_store`), so the agent's own call reads it.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from envpipeline.services import vocab
+from envpipeline.services.base import ToolDef
+from envpipeline.services.links import HopPlan, PathKey, PlannedCall, Source, spoken_title
+from envpipeline.services.mcp_crud_links import say
+from envpipeline.services.mcp_simulated import simulated_answer
+from envpipeline.services.mcp_spec import ImportedState, Shape
+from envpipeline.services.mcp_store import record_write
+from envpipeline.services.mcp_values import schema_type, words
+from envpipeline.services.worldmodel import WorldModel, first_string_path
+
+#: first words of reads that answer with something other than a record of the world (a sum, a
+#: generated random value, a message echoed back): no chain starts there
+NOT_A_SOURCE = frozenset({"echo", "sum", "random", "generate", "test", "ping", "sample"})
+
+
+def _schema_at(schema: dict[str, Any] | None, path: tuple[PathKey, ...]) -> dict[str, Any] | None:
+    """The schema of the value at `path` of a response to `schema` (None: no schema says)."""
+    for key in path:
+        if not schema or schema_type(schema) != "object" or key not in schema.get("properties", {}):
+            return None
+        schema = schema["properties"][key]
+    return schema
+
+
+def _plain(schema: dict[str, Any] | None) -> bool:
+    """Whether any string fits there: no schema, or a string with no format, pattern or length bound."""
+    if schema is None:
+        return True
+    bounds = ("format", "pattern", "enum", "const", "maxLength", "minLength")
+    return schema_type(schema) == "string" and not any(k in schema for k in bounds)
+
+
+def _with(response: dict[str, Any], path: tuple[PathKey, ...], value: str) -> dict[str, Any]:
+    """`response` with `value` at `path` (objects copied on the way, missing ones made)."""
+    out = dict(response)
+    head, rest = path[0], path[1:]
+    if not rest:
+        out[str(head)] = value
+        return out
+    inner = out.get(str(head))
+    out[str(head)] = _with(inner if isinstance(inner, dict) else {}, rest, value)
+    return out
+
+
+def simulated_source(
+    title: str,
+    service: str,
+    shape: Shape,
+    tool: ToolDef,
+    world_model: WorldModel,
+    family: str,
+    id_args: list[str],
+) -> Source[ImportedState] | None:
+    """The source of one simulated read, if it can start a chain (see the module docstring)."""
+    spec = shape.spec
+    if spec.required or set(words(spec.name)[:1]) & NOT_A_SOURCE:
+        return None
+    path = first_string_path(spec.output_schema)
+    if not path or not _plain(_schema_at(spec.output_schema, path)):
+        return None
+    field = say(str(path[-1]))
+    bare = " with no arguments" if spec.properties else ""
+    phrase = (
+        f"use the {spoken_title(title).lower()} service's '{spec.name}' tool{bare} "
+        f"and note the {field} it returns"
+    )
+    relation = f"the {field} that {say(spec.name)} gives{bare}"
+
+    def plant(state: ImportedState, rng: random.Random) -> HopPlan:
+        arguments = tool.args_model.model_validate({}).model_dump(mode="json", by_alias=True)
+        answer = simulated_answer(service, state, shape, arguments, world_model, family, False, id_args)
+        value = vocab.sample_value("code", rng)
+        record_write(state.simulated, family, spec.name, arguments, _with(answer, path, value))
+        return HopPlan([PlannedCall(spec.name, {}, reveals=path)], value, phrase, relation)
+
+    return Source(f"{spec.name}_source", "code", plant)
