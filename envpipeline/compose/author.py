@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypeVar, get_args
 
@@ -386,18 +386,28 @@ def _planted_until_clean(
     return plant()
 
 
-def plant_hop(service: Service, hop: Hop, rng: random.Random, value: str, known: list[str]) -> HopPlan:
-    """Plant `hop`, drawing again while it would reveal a value the chain already holds.
+def plant_hop(
+    service: Service, hop: Hop, rng: random.Random, value: str, known: list[str], hidden: Sequence[str] = ()
+) -> HopPlan:
+    """Plant `hop`, drawing again while it would reveal a value the chain already holds, or while
+    its phrase or relation quotes one of `hidden` (a start the agent reads, not one stated).
 
     A hop that draws its answer (a city, a date) can draw one found earlier in the chain, or the
     start value itself: the chain then loops, the instruction may quote the answer it asks for
     (``chain_hidden``), and a later visit of the same service can clobber the earlier planting of
-    that value (``reference_pass``). After `PLANT_TRIES` plantings the last plan is kept.
+    that value (``reference_pass``). A listing hop states the constant its listing needs, drawn
+    from the records there: after a read start it can draw the record planted for that start
+    ("the message listed with folder id 'REF-3210'"). After `PLANT_TRIES` plantings the last plan
+    is kept.
     """
     seen = {v.lower() for v in known}
-    return _planted_until_clean(
-        service, lambda: hop.plant(service.state, rng, value), lambda plan: plan.output.lower() in seen
-    )
+    secrets = [v.lower() for v in hidden if v]
+
+    def gives_away(plan: HopPlan) -> bool:
+        said = f"{plan.phrase} {plan.relation}".lower()
+        return plan.output.lower() in seen or any(secret in said for secret in secrets)
+
+    return _planted_until_clean(service, lambda: hop.plant(service.state, rng, value), gives_away)
 
 
 def plant_action(
@@ -436,7 +446,7 @@ def _plant_and_write(
     hop_plans = []
     twins: list[dict[str, Any]] = []
     for i, (service_name, hop) in enumerate(zip(walk, hops)):
-        plan = plant_hop(services[service_name], hop, rng, values[-1], values)
+        plan = plant_hop(services[service_name], hop, rng, values[-1], values, values[:1] if start else [])
         state = services[service_name].state
         changed = plant_twin(state, values[-1], hop.consumes, rng, plan.output, hop.produces)
         if changed:
@@ -445,7 +455,8 @@ def _plant_and_write(
         values.append(plan.output)
     action_plans = {}
     for i, action, j in actions:
-        action_plans[i] = (action, j, plant_action(services[walk[i]], action, rng, values[j], values[1:]))
+        hidden = values if start is not None else values[1:]  # a start the agent reads is hidden too
+        action_plans[i] = (action, j, plant_action(services[walk[i]], action, rng, values[j], hidden))
         state = services[walk[i]].state
         changed = plant_twin(state, values[j], action.consumes, rng)
         if changed:

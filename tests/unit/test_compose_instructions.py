@@ -389,3 +389,24 @@ def test_a_hop_that_would_reveal_a_value_the_chain_already_holds_is_planted_agai
     assert plan.output != first_city
     added = [e for eid, e in service.state.events.items() if eid not in before]
     assert [e.location for e in added] == [plan.output]
+
+
+def _plant_listed(state, rng, value: str) -> HopPlan:
+    """A hop whose phrase states a constant it draws (a listing's required filter)."""
+    city = vocab.city(rng)[0]
+    return HopPlan([], f"REF-{rng.randint(1000, 9999)}", f"list the events in {city!r}", "")
+
+
+def test_a_hop_that_would_state_a_start_the_agent_reads_is_planted_again():
+    """After a read start (`links.Source`) the start value is hidden: a listing hop that draws
+    the record planted for it states it as its filter ("the message listed with folder id
+    'REF-3210'", whole-library seed 94, rejected by ``chain_hidden``) and is planted again."""
+    calendar = get_service("calendar")
+    listed = Hop("listed", "title", "code", _plant_listed)
+    service = calendar(calendar.generate_state(vocab.seeded("listed")))
+    first_city = vocab.city(vocab.seeded(7))[0]
+    plan = plant_hop(service, listed, vocab.seeded(7), "Launch Party", known=[], hidden=[first_city])
+    assert first_city not in plan.phrase
+    assert plant_hop(service, listed, vocab.seeded(7), "Launch Party", known=[]).phrase.endswith(
+        f"{first_city!r}"
+    )
