@@ -9,13 +9,14 @@ another project (the red team's `careless-constants` policy: 35 of 54 accepted c
 `pin_stated` runs after the reference: for each action criterion whose record the reference wrote
 (`record_exists`, the one record matching it), every argument of that write the instruction states
 (a literal the request quotes, not a value bound to an earlier observation) that the record holds
-under the argument's name joins the criterion's conditions: equal, or for free text contained in
-the stored text. Arguments a record does not keep (a note the tool only passes on) stay unchecked:
+under the argument's name joins the criterion's conditions: equal (a list of ids or names too:
+Telegram's ``create_group`` for user ids ``[0]``), or for free text contained in the stored text. Arguments a record does not keep (a note the tool only passes on) stay unchecked:
 the state cannot tell them apart.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -30,17 +31,30 @@ from envpipeline.services.mcp_values import words
 MIN_CONTAINED = 4
 
 
+def _scalar(value: Any) -> bool:
+    return isinstance(value, str | int | float | bool)
+
+
+def _says(instruction: str, value: Any) -> bool:
+    """Whether the instruction states `value`: a scalar's text as a whole word or more (issue 10,
+    not the 10 in 'REF-1023'); a list of scalars written out as a request writes it (``[0]``,
+    ``['ops', 'billing']``, ``["kenji@stark.test"]``)."""
+    if _scalar(value):
+        return (
+            bool(str(value)) and re.search(rf"(?<!\w){re.escape(str(value))}(?!\w)", instruction) is not None
+        )
+    if isinstance(value, list) and value and all(_scalar(item) for item in value):
+        return repr(value) in instruction or json.dumps(value) in instruction
+    return False
+
+
 def stated_arguments(step: ToolCallStep, instruction: str) -> dict[str, Any]:
-    """The literal arguments of `step` the instruction states: scalars not bound to an earlier
-    observation whose text appears in it as a whole word or more (issue 10, not the 10 in
-    'REF-1023'); a value the request never gives is the agent's choice."""
+    """The literal arguments of `step` the instruction states (`_says`), not bound to an earlier
+    observation; a value the request never gives is the agent's choice."""
     return {
         name: value
         for name, value in step.arguments.items()
-        if name not in step.bindings
-        and isinstance(value, str | int | float | bool)
-        and str(value)
-        and re.search(rf"(?<!\w){re.escape(str(value))}(?!\w)", instruction)
+        if name not in step.bindings and _says(instruction, value)
     }
 
 

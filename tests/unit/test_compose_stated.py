@@ -6,7 +6,9 @@ from envpipeline.compose.author import ComposeConfig
 from envpipeline.compose.pipeline import compose_task
 from envpipeline.compose.stated import pin_stated, stated_arguments
 from envpipeline.models.task import Binding, Condition, Criterion, ToolCallStep
+from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
 from envpipeline.redteam.compose import red_team
+from envpipeline.redteam.policies.careless_constants import changed
 from envpipeline.redteam.registry import get_policy
 from tests.unit.test_redteam import unpinned
 
@@ -100,3 +102,64 @@ def test_a_trip_for_another_traveler_on_other_dates_earns_nothing():
     assert weak.broke
     gate = next(g for g in task.gates if g.name == "red_team")
     assert gate.evidence["policies"]["careless-constants"]["binary"] == 0.0
+
+
+def test_a_stated_list_is_an_argument_the_request_states_and_is_checked_whole():
+    """Lists were left out: Telegram's create_group for user ids [0] or a poll with options
+    ['delta-570'] was checked without them (2 of 60 whole-library tasks paid a write with other
+    members). A list written out as the request writes it is stated; one it never writes is not."""
+    step = ToolCallStep(
+        tool="chat.create_group",
+        arguments={"title": "Ops", "user_ids": [0, 3], "tags": ["ops"], "admins": [7], "meta": [{"a": 1}]},
+    )
+    instruction = "Create a group 'Ops' (user ids [0, 3], tags [\"ops\"]) with 7 admins."
+    assert stated_arguments(step, instruction) == {"title": "Ops", "user_ids": [0, 3], "tags": ["ops"]}
+    group = Criterion(
+        id="c1",
+        description="a group 'Ops' exists",
+        kind="record_exists",
+        service="chat",
+        collection="groups",
+        match={"title": Condition(op="eq", value="Ops")},
+    )
+    states = {
+        "chat": {"groups": {"g1": {"title": "Ops", "user_ids": [0, 3], "tags": ["ops"], "admins": [7]}}}
+    }
+    pinned = pin_stated(group, step, states, instruction)
+    assert pinned.match["user_ids"] == Condition(op="eq", value=[0, 3])
+    assert pinned.match["tags"] == Condition(op="eq", value=["ops"])
+    assert "admins" not in pinned.match
+
+
+class _OtherOptions(RedTeamPolicy):
+    """The reference with only the poll's options changed (its last option moved on)."""
+
+    name = "other-options"
+    description = "the reference, with the poll's options changed"
+    families = frozenset({"compose"})
+
+    def attack_compose(self, attack: ComposeAttack) -> str:
+        for step in attack.reference.steps:
+            arguments = dict(step.arguments)
+            if isinstance(arguments.get("options"), list):
+                arguments["options"] = changed(arguments["options"])
+            attack.call(step.tool, arguments)
+        return attack.reference.output
+
+
+def test_a_poll_with_other_options_earns_nothing():
+    """Whole-library seed 151 asks for a poll with options ['delta-570']: the reference with
+    other options earns nothing now; with the list left out of its criterion it earned the reward.
+    The careless policy (every stated detail changed, the list's last item too) earns nothing."""
+    task = compose_task(151, ComposeConfig(library_scope="all"))
+    assert task.status == "accepted"
+    poll = next(c for c in task.criteria if c.collection == "polls")
+    assert isinstance(poll.match["options"].value, list)
+    (outcome,) = red_team(task, policies=[_OtherOptions()])
+    assert outcome.binary == 0.0 and outcome.failed == [poll.id]
+    loose = poll.model_copy(update={"match": {k: v for k, v in poll.match.items() if k != "options"}})
+    before = task.model_copy(update={"criteria": [loose if c.id == poll.id else c for c in task.criteria]})
+    (weak,) = red_team(before, policies=[_OtherOptions()])
+    assert weak.broke
+    (careless,) = red_team(task, policies=[get_policy("careless-constants")])
+    assert careless.binary == 0.0 and poll.id in careless.failed
