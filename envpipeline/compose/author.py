@@ -443,10 +443,11 @@ def _plant_and_write(
     types: list[ValueType] = [hops[0].consumes, *(h.produces for h in hops)]
     start = source[1].plant(services[source[0]].state, rng) if source is not None else None
     values = [start.output if start is not None else vocab.sample_value(types[0], rng)]
+    read_start = values[:1] if start is not None else []  # hidden: the agent reads it
     hop_plans = []
     twins: list[dict[str, Any]] = []
     for i, (service_name, hop) in enumerate(zip(walk, hops)):
-        plan = plant_hop(services[service_name], hop, rng, values[-1], values, values[:1] if start else [])
+        plan = plant_hop(services[service_name], hop, rng, values[-1], values, read_start)
         state = services[service_name].state
         changed = plant_twin(state, values[-1], hop.consumes, rng, plan.output, hop.produces)
         if changed:
@@ -455,7 +456,7 @@ def _plant_and_write(
         values.append(plan.output)
     action_plans = {}
     for i, action, j in actions:
-        hidden = values if start is not None else values[1:]  # a start the agent reads is hidden too
+        hidden = read_start + values[1:]
         action_plans[i] = (action, j, plant_action(services[walk[i]], action, rng, values[j], hidden))
         state = services[walk[i]].state
         changed = plant_twin(state, values[j], action.consumes, rng)
@@ -469,7 +470,7 @@ def _plant_and_write(
     reveal_at: dict[int, Binding] = {}
     library = all_services()
     started: StartSource | None = None
-    if source is not None and start is not None:
+    if source is not None and start is not None:  # the read comes first; the chain takes its answer
         steps += _steps_for(start.calls, source[0], "", None, 0)
         last = max(k for k, c in enumerate(start.calls) if c.reveals)
         reveal_at[0] = Binding(step=last, path=list(start.calls[last].reveals or ()))

@@ -9,9 +9,10 @@ another project (the red team's `careless-constants` policy: 35 of 54 accepted c
 `pin_stated` runs after the reference: for each action criterion whose record the reference wrote
 (`record_exists`, the one record matching it), every argument of that write the instruction states
 (a literal the request quotes, not a value bound to an earlier observation) that the record holds
-under the argument's name joins the criterion's conditions: equal (a list of ids or names too:
-Telegram's ``create_group`` for user ids ``[0]``), or for free text contained in the stored text. Arguments a record does not keep (a note the tool only passes on) stay unchecked:
-the state cannot tell them apart.
+under the argument's name joins the criterion's conditions: equal (a list written out too:
+Telegram's ``create_group`` for user ids ``[0]``), or for free text contained in the stored text.
+Arguments a record does not keep (a note the tool only passes on) stay unchecked: the state
+cannot tell them apart.
 """
 
 from __future__ import annotations

@@ -39,9 +39,10 @@ def careless_arguments(task: TaskRecord, step: ToolCallStep) -> list[str]:
 
 
 def changed(value: Any) -> Any:
-    """Another value of the same kind: the opposite flag, the next number, a list with its last item
-    changed, or the text with its last letter or digit moved on by one (a date stays a date, an email an email, and a check
-    that the stored text contains the stated one fails: 'support' -> 'supporu', '08-15' -> '08-16')."""
+    """Another value of the same kind: the opposite flag, the next number, a list with its last
+    item changed, or the text with its last letter or digit moved on by one (a date stays a date,
+    an email an email, and a check that the stored text contains the stated one fails: 'support'
+    -> 'supporu', '08-15' -> '08-16')."""
     if isinstance(value, bool):
         return not value
     if isinstance(value, list) and value:  # a stated list: its last item changed
