@@ -532,6 +532,7 @@ def derive_links(
                 world_model,
                 sim.family[shape.spec.name],
                 sim.id_args.get(shape.spec.name, []),
+                stating=hop is None,  # constants only where no hop carries a value into the read
             )
             if source is not None:
                 found.append(source)

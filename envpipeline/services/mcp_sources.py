@@ -6,7 +6,9 @@ starts ("the account id that get account info gives"). Outside the curated servi
 simulated read whose arguments are all optional (or that has none) and whose response holds a
 plain string offers a `Source`: planting it makes the episode's world answer that call (with no
 arguments) with a fresh reference code at that string, recorded in the simulated store like the
-world's other earlier calls (`mcp_store`), so the agent's own call reads it.
+world's other earlier calls (`mcp_store`), so the agent's own call reads it. A read that takes
+required arguments but no value a hop could carry is one as well, asked with constants the request
+states, as simulated hops state theirs.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from envpipeline.services import vocab
 from envpipeline.services.base import ToolDef
 from envpipeline.services.links import HopPlan, PathKey, PlannedCall, Source, spoken_title
 from envpipeline.services.mcp_crud_links import say
+from envpipeline.services.mcp_list_links import stated, stated_constant
 from envpipeline.services.mcp_simulated import simulated_answer
 from envpipeline.services.mcp_spec import ImportedState, Shape
 from envpipeline.services.mcp_store import record_write
@@ -66,27 +69,41 @@ def simulated_source(
     world_model: WorldModel,
     family: str,
     id_args: list[str],
+    *,
+    stating: bool = False,
 ) -> Source[ImportedState] | None:
-    """The source of one simulated read, if it can start a chain (see the module docstring)."""
+    """The source of one simulated read, if it can start a chain (see the module docstring).
+    `stating`: a read that takes required arguments is one too, asked with constants the request
+    states (for a read no hop can carry a value into: Alpha Vantage's ``market_status`` for a
+    region, Cloudflare Radar's ``get_ip_details`` for an address)."""
     spec = shape.spec
-    if spec.required or set(words(spec.name)[:1]) & NOT_A_SOURCE:
+    if set(words(spec.name)[:1]) & NOT_A_SOURCE or (spec.required and not stating):
+        return None
+    if any("." in p for p in spec.required):
         return None
     path = first_string_path(spec.output_schema)
     if not path or not _plain(_schema_at(spec.output_schema, path)):
         return None
     field = say(str(path[-1]))
-    bare = " with no arguments" if spec.properties else ""
-    phrase = (
-        f"use the {spoken_title(title).lower()} service's '{spec.name}' tool{bare} "
-        f"and note the {field} it returns"
-    )
-    relation = f"the {field} that {say(spec.name)} gives{bare}"
+    where = f"use the {spoken_title(title).lower()} service's '{spec.name}' tool"
 
     def plant(state: ImportedState, rng: random.Random) -> HopPlan:
-        arguments = tool.args_model.model_validate({}).model_dump(mode="json", by_alias=True)
+        fixed = {p: stated_constant(shape, p, state, rng) for p in spec.required}
+        arguments = tool.args_model.model_validate(fixed).model_dump(mode="json", by_alias=True)
         answer = simulated_answer(service, state, shape, arguments, world_model, family, False, id_args)
         value = vocab.sample_value("code", rng)
         record_write(state.simulated, family, spec.name, arguments, _with(answer, path, value))
-        return HopPlan([PlannedCall(spec.name, {}, reveals=path)], value, phrase, relation)
+        asked = _asked(fixed, len(spec.properties))
+        phrase = f"{where}{asked} and note the {field} it returns"
+        relation = f"the {field} that {say(spec.name)} gives{asked}"
+        return HopPlan([PlannedCall(spec.name, fixed, reveals=path)], value, phrase, relation)
 
     return Source(f"{spec.name}_source", "code", plant)
+
+
+def _asked(fixed: dict[str, Any], arguments: int) -> str:
+    """How a request says the call is made: with the constants it states and no other argument
+    (another argument is another question, answered otherwise)."""
+    if not fixed:
+        return " with no arguments" if arguments else ""
+    return f" with {stated(fixed)}" + (" and no other argument" if arguments > len(fixed) else "")

@@ -79,10 +79,10 @@ _SPEC = {
 }
 
 
-def test_only_reads_with_no_required_argument_and_a_plain_string_answer_are_sources():
-    """A write (cancel everything), a read that needs an argument, an answer whose only string has
-    a format (a timestamp: no code fits it) and an echo start no chain; curated services keep
-    their link set, with no source."""
+def test_only_reads_no_hop_serves_with_a_plain_string_answer_are_sources():
+    """A write (cancel everything), a read a chain value can be carried into (a quote for a
+    symbol: a hop serves it), an answer whose only string has a format (a timestamp: no code fits
+    it) and an echo start no chain; curated services keep their link set, with no source."""
     cls = synthesize_service("brokerage", _SPEC, title="Brokerage")
     cls.curated = False
     assert [s.name for s in cls.links() if isinstance(s, Source)] == ["get_profile_source"]
@@ -95,3 +95,25 @@ def test_the_library_table_lists_each_service_s_sources():
     rows = {row["service"]: row for row in library_rows()}
     assert "get_account_info_source:->code" in json.loads(rows["alpaca"]["sources"])
     assert json.loads(rows["calendar"]["sources"]) == []
+
+
+def test_a_read_no_value_can_be_carried_into_starts_with_constants_the_request_states():
+    """Cloudflare Radar's get_ip_details takes an address, which no chain value can be: it starts
+    a chain asked for an address the request states; asked about another address the world
+    answers otherwise, so the stated constant is part of the question."""
+    cls = get_service("cloudflare_radar")
+    source = _source("cloudflare_radar", "get_ip_details_source")
+    state = cls.generate_state(random.Random(2))
+    plan = source.plant(state, random.Random(2))
+    (call,) = plan.calls
+    address = call.arguments["ip"]
+    assert plan.relation == f"the result that get ip details gives with ip {address!r}"
+    assert f"with ip {address!r}" in plan.phrase
+    service = cls(canonical_order(state))
+    answer = service.call("get_ip_details", {"ip": address})
+    assert answer["success"] and str(read_path(answer["data"], call.reveals or ())) == plan.output
+    other = service.call("get_ip_details", {"ip": "10.0.0.1" if address != "10.0.0.1" else "10.0.0.2"})
+    assert str(read_path(other["data"], call.reveals or ())) != plan.output
+    assert not [s for s in sources_of(get_service("alphavantage")) if s.name == "fx_daily_source"], (
+        "a read a hop carries a value into (fx_daily's from_symbol) starts no chain"
+    )
