@@ -27,8 +27,8 @@ from envpipeline.services.mcp_store import record_write
 from envpipeline.services.mcp_values import schema_type, words
 from envpipeline.services.worldmodel import WorldModel, first_string_path
 
-#: first words of reads that answer with something other than a record of the world (a sum, a
-#: generated random value, a message echoed back): no chain starts there
+#: words of reads that answer with something other than a record of the world (a sum, a generated
+#: random value, a message echoed back: everything-demo's ``get-sum``, ``echo``): no chain starts there
 NOT_A_SOURCE = frozenset({"echo", "sum", "random", "generate", "test", "ping", "sample"})
 
 
@@ -77,7 +77,7 @@ def simulated_source(
     states (for a read no hop can carry a value into: Alpha Vantage's ``market_status`` for a
     region, Cloudflare Radar's ``get_ip_details`` for an address)."""
     spec = shape.spec
-    if set(words(spec.name)[:1]) & NOT_A_SOURCE or (spec.required and not stating):
+    if set(words(spec.name)) & NOT_A_SOURCE or (spec.required and not stating):
         return None
     if any("." in p for p in spec.required):
         return None

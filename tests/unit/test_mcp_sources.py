@@ -117,3 +117,5 @@ def test_a_read_no_value_can_be_carried_into_starts_with_constants_the_request_s
     assert not [s for s in sources_of(get_service("alphavantage")) if s.name == "fx_daily_source"], (
         "a read a hop carries a value into (fx_daily's from_symbol) starts no chain"
     )
+    computed = {s.name for s in sources_of(get_service("everything_demo"))}
+    assert not computed & {"get-sum_source", "echo_source"}, "a sum or an echo is no record of the world"
