@@ -109,14 +109,19 @@ def _singular(word: str) -> str:
 HTTP_METHODS = frozenset({"post", "put", "patch"})
 
 
+#: Words that lead a tool's name before its real verb (``freshdesk_bulk_create_agents``,
+#: ``jira_batch_create_issues``, ``jira_batch_get_changelogs``), for `is_write`
+BATCH_WORDS = frozenset({"bulk", "batch", "mass"})
+
+
 def is_write(tool: str, annotations: dict[str, Any] | None, prefixes: frozenset[str] = frozenset()) -> bool:
     """Whether a simulated tool changes the world.
 
     Its ``readOnlyHint`` decides where the spec gives one. Else its name, read after the service's
-    `prefixes` and a leading HTTP method (``jira_delete_issue`` deletes, ``API-post-search``
-    searches): a write verb first or ``write``/``create`` last makes a write; so does
-    ``destructiveHint: true`` (MCP gives it meaning only for tools that are not read-only), unless
-    the name starts with a read verb.
+    `prefixes`, a leading HTTP method and a leading "bulk" or "batch" (``jira_delete_issue``
+    deletes, ``API-post-search`` searches, ``jira_batch_create_issues`` creates): a write verb
+    first or ``write``/``create`` last makes a write; so does ``destructiveHint: true`` (MCP gives
+    it meaning only for tools that are not read-only), unless the name starts with a read verb.
     """
     notes = annotations or {}
     hint = notes.get("readOnlyHint")
@@ -126,6 +131,8 @@ def is_write(tool: str, annotations: dict[str, Any] | None, prefixes: frozenset[
     while len(parts) > 1 and parts[0] in prefixes:
         parts = parts[1:]
     if len(parts) > 1 and parts[0] in HTTP_METHODS and parts[1] in WRITE_WORDS | READ_WORDS:
+        parts = parts[1:]
+    if len(parts) > 1 and parts[0] in BATCH_WORDS:  # ``bulk_create_agents`` creates
         parts = parts[1:]
     if not parts:
         return False

@@ -154,10 +154,15 @@ def test_the_shipped_corpus_records_its_prefixed_deletes_and_updates():
         ("spotify", "spotify_remove_user_saved_tracks"),
         ("twilio", "twilio_purchase_phone_number"),  # verbs no spec marks (`ACTION_WORDS`)
         ("cloudflare_browser", "kill_browser_session"),
+        ("freshdesk", "freshdesk_bulk_create_agents"),  # a verb after "bulk" or "batch"
+        ("jira", "jira_batch_create_issues"),
+        ("salesforce", "bulk_delete_records"),
     ]:
         definition = library[service].tools[tool_name]
         assert definition.simulated and definition.writes, f"{service}.{tool_name}"
         assert f"{tool_name}_lookup" not in {link.name for link in library[service].links()}
+        assert f"{tool_name}_source" not in {link.name for link in library[service].links()}
+    assert not library["jira"].tools["jira_batch_get_changelogs"].writes
 
 
 def test_simulated_list_answers_with_ids_the_get_accepts():
