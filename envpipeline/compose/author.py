@@ -390,15 +390,17 @@ def plant_hop(
     service: Service, hop: Hop, rng: random.Random, value: str, known: list[str], hidden: Sequence[str] = ()
 ) -> HopPlan:
     """Plant `hop`, drawing again while it would reveal a value the chain already holds, or while
-    its phrase or relation quotes one of `hidden` (a start the agent reads, not one stated).
+    its phrase or relation quotes one of `hidden` (a value the agent must discover: one found
+    earlier in the chain, or a start it reads).
 
     A hop that draws its answer (a city, a date) can draw one found earlier in the chain, or the
     start value itself: the chain then loops, the instruction may quote the answer it asks for
     (``chain_hidden``), and a later visit of the same service can clobber the earlier planting of
     that value (``reference_pass``). A listing hop states the constant its listing needs, drawn
-    from the records there: after a read start it can draw the record planted for that start
-    ("the message listed with folder id 'REF-3210'"). After `PLANT_TRIES` plantings the last plan
-    is kept.
+    from the records there: it can draw the record planted for an earlier value ("the post
+    comments with post id 'REF-3561'", whole-library seed 24; "the message listed with folder id
+    'REF-3210'" after a read start, seed 94), which ``chain_hidden`` rejected. After `PLANT_TRIES`
+    plantings the last plan is kept.
     """
     seen = {v.lower() for v in known}
     secrets = [v.lower() for v in hidden if v]
@@ -447,7 +449,7 @@ def _plant_and_write(
     hop_plans = []
     twins: list[dict[str, Any]] = []
     for i, (service_name, hop) in enumerate(zip(walk, hops)):
-        plan = plant_hop(services[service_name], hop, rng, values[-1], values, read_start)
+        plan = plant_hop(services[service_name], hop, rng, values[-1], values, read_start + values[1:])
         state = services[service_name].state
         changed = plant_twin(state, values[-1], hop.consumes, rng, plan.output, hop.produces)
         if changed:

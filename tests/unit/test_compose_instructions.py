@@ -397,10 +397,11 @@ def _plant_listed(state, rng, value: str) -> HopPlan:
     return HopPlan([], f"REF-{rng.randint(1000, 9999)}", f"list the events in {city!r}", "")
 
 
-def test_a_hop_that_would_state_a_start_the_agent_reads_is_planted_again():
-    """After a read start (`links.Source`) the start value is hidden: a listing hop that draws
-    the record planted for it states it as its filter ("the message listed with folder id
-    'REF-3210'", whole-library seed 94, rejected by ``chain_hidden``) and is planted again."""
+def test_a_hop_that_would_state_a_hidden_value_is_planted_again():
+    """A listing hop that draws the record planted for a value the agent must discover states it
+    as its filter ("the post comments with post id 'REF-3561'", whole-library seed 24; "the
+    message listed with folder id 'REF-3210'" after a read start, seed 94; both rejected by
+    ``chain_hidden``): it is planted again."""
     calendar = get_service("calendar")
     listed = Hop("listed", "title", "code", _plant_listed)
     service = calendar(calendar.generate_state(vocab.seeded("listed")))
