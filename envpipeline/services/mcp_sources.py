@@ -74,8 +74,8 @@ def simulated_source(
 ) -> Source[ImportedState] | None:
     """The source of one simulated read, if it can start a chain (see the module docstring).
     `stating`: a read that takes required arguments is one too, asked with constants the request
-    states (for a read no hop can carry a value into: Alpha Vantage's ``market_status`` for a
-    region, Cloudflare Radar's ``get_ip_details`` for an address)."""
+    states (for a read no hop can carry a value into: Cloudflare Radar's ``get_ip_details`` for an
+    address, Git's ``git_status`` for a repository path)."""
     spec = shape.spec
     if set(words(spec.name)) & NOT_A_SOURCE or (spec.required and not stating):
         return None
