@@ -27,9 +27,14 @@ from envpipeline.services.mcp_store import record_write
 from envpipeline.services.mcp_values import schema_type, words
 from envpipeline.services.worldmodel import WorldModel, first_string_path
 
-#: words of reads that answer with something other than a record of the world (a sum, a generated
-#: random value, a message echoed back: everything-demo's ``get-sum``, ``echo``): no chain starts there
-NOT_A_SOURCE = frozenset({"echo", "sum", "random", "generate", "test", "ping", "sample"})
+#: words of tools that answer with something other than a record of the world, though no write verb
+#: marks them: a computation (a sum, a generated random value, a message echoed back:
+#: everything-demo's ``get-sum``, ``echo``) or an interaction with a page (Puppeteer's ``click``
+#: on a selector): no chain starts there
+NOT_A_SOURCE = frozenset(
+    {"echo", "sum", "random", "generate", "test", "ping", "sample"}
+    | {"click", "hover", "fill", "press", "type", "drag", "drop", "scroll", "select", "navigate", "wait"}
+)
 
 
 def _schema_at(schema: dict[str, Any] | None, path: tuple[PathKey, ...]) -> dict[str, Any] | None:

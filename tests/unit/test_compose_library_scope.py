@@ -43,11 +43,12 @@ def test_a_whole_library_candidate_draws_services_again_until_a_typed_flow_links
 
 
 def test_a_chain_can_start_at_a_read_that_needs_nothing_the_agent_knows():
-    """Over the whole library about four chains in ten start at a read that takes no argument
-    (Alpaca's get_account_info: `links.Source`) instead of a value the request states. The request
-    says where to read it and never the value: the start is hidden like every value the agent
-    discovers (an instruction quoting it is rejected), and the first lookup takes the read's answer.
-    The curated default states its start, as before."""
+    """Over the whole library about four chains in ten start at a read no chain value can be
+    carried into (Alpaca's get_account_info, which takes no argument, or a read asked with
+    constants the request states: `links.Source`) instead of a value the request states. The
+    request says where to read it and never the value: the start is hidden like every value the
+    agent discovers (an instruction quoting it is rejected), and the first lookup takes the read's
+    answer. The curated default states its start, as before."""
     config = ComposeConfig(library_scope="all")
     drafts = [draft_task(seed, config) for seed in range(12)]
     started = [d for d in drafts if "start_source" in d.metadata]
@@ -55,7 +56,8 @@ def test_a_chain_can_start_at_a_read_that_needs_nothing_the_agent_knows():
     draft = started[0]
     first = draft.steps[0]
     assert first.tool.startswith(draft.metadata["start_source"]["service"] + ".")
-    assert first.arguments == {} and not first.bindings
+    assert not first.bindings, "the read takes nothing the chain found"
+    assert all(str(value) in draft.instruction for value in first.arguments.values()), "constants are stated"
     assert any(b.step == 0 for b in draft.steps[1].bindings.values()), "the first lookup reads the answer"
     assert draft.values[0].lower() not in draft.instruction.lower()
     record = compose_task(draft.seed, config, "source")

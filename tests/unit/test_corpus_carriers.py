@@ -16,7 +16,14 @@ from envpipeline.compose.variants import links_of, service_weight
 from envpipeline.models.task import JSON_TEMPLATE, LIST_TEMPLATE, Binding, fill_template
 from envpipeline.rubric import pass_vector
 from envpipeline.services.library.imported import load_spec
-from envpipeline.services.links import ActionPlan, HopPlan, execute_planned, read_path, resolve_arguments
+from envpipeline.services.links import (
+    ActionPlan,
+    HopPlan,
+    Source,
+    execute_planned,
+    read_path,
+    resolve_arguments,
+)
 from envpipeline.services.mcp_carriers import field_types, scope_arguments
 from envpipeline.services.mcp_import import _collections, classify
 from envpipeline.services.mcp_spec import CollectionInfo, parse_tools_list
@@ -92,14 +99,21 @@ def test_a_union_with_a_string_and_a_thing_name_carry():
 
 
 def test_locators_and_programs_carry_nothing():
-    """A URL, a path, a selector or a program to run holding a reference code would be nonsense."""
+    """A URL, a path, a selector or a program to run holding a reference code would be nonsense.
+    (Such a read may still start a chain asked about a URL or a path the request states: a source,
+    `mcp_sources`, carries no value.)"""
     for service, tool in [("web_fetch", "fetch"), ("filesystem_mcp", "read_media_file")]:
-        names = [link.name for link in get_service(service).links()]
+        links = get_service(service).links()
+        names = [link.name for link in links if not isinstance(link, Source)]
         assert not any(name.startswith(tool) for name in names), names
+    fetch = next(link for link in get_service("web_fetch").links() if link.name == "fetch_source")
+    assert isinstance(fetch, Source)
+    (call,) = fetch.plant(get_service("web_fetch").generate_state(random.Random(1)), random.Random(1)).calls
+    assert call.arguments["url"].startswith("http") and not call.inputs
     selectors = [
         n.name for n in get_service("puppeteer_browser").links() if n.name.startswith("puppeteer_click")
     ]
-    assert selectors == []
+    assert selectors == []  # nor does a click on a stated selector start a chain: it reads nothing
     _, plan = _plan("blender", "execute_blender_code_call")  # the program a tool runs: not the code
     assert plan.calls[0].inputs == {"user_prompt": "{value}"}
 
