@@ -166,9 +166,8 @@ class Draft:
     writers: dict[str, int] = field(default_factory=dict)
 
     def hidden_values(self) -> list[str]:
-        """The values the agent must discover: every planted one but the start value the request
-        states (all of them where the chain starts at a source: the agent reads the start too)."""
-        return list(self.values) if "start_source" in self.metadata else self.values[1:]
+        """The values the agent must discover (`discovered`)."""
+        return discovered(self.values, read_start="start_source" in self.metadata)
 
     def environment_ref(self) -> ComposeEnvironmentRef:
         """Where the task's agent acts: the planted services, the distractors, as stored."""
@@ -190,6 +189,12 @@ class Draft:
             "exposed": sorted(self.services),
         }
         return canonical_hash(payload)
+
+
+def discovered(values: list[str], *, read_start: bool) -> list[str]:
+    """Of a chain's `values`, those the agent must discover: every one but the start value the
+    request states (all of them where the chain starts at a read: the agent reads the start too)."""
+    return list(values) if read_start else values[1:]
 
 
 def _links(names: list[str]) -> tuple[dict[str, list[Hop]], dict[str, list[Action]]]:
@@ -445,11 +450,11 @@ def _plant_and_write(
     types: list[ValueType] = [hops[0].consumes, *(h.produces for h in hops)]
     start = source[1].plant(services[source[0]].state, rng) if source is not None else None
     values = [start.output if start is not None else vocab.sample_value(types[0], rng)]
-    read_start = values[:1] if start is not None else []  # hidden: the agent reads it
     hop_plans = []
     twins: list[dict[str, Any]] = []
     for i, (service_name, hop) in enumerate(zip(walk, hops)):
-        plan = plant_hop(services[service_name], hop, rng, values[-1], values, read_start + values[1:])
+        hidden = discovered(values, read_start=start is not None)
+        plan = plant_hop(services[service_name], hop, rng, values[-1], values, hidden)
         state = services[service_name].state
         changed = plant_twin(state, values[-1], hop.consumes, rng, plan.output, hop.produces)
         if changed:
@@ -458,7 +463,7 @@ def _plant_and_write(
         values.append(plan.output)
     action_plans = {}
     for i, action, j in actions:
-        hidden = read_start + values[1:]
+        hidden = discovered(values, read_start=start is not None)
         action_plans[i] = (action, j, plant_action(services[walk[i]], action, rng, values[j], hidden))
         state = services[walk[i]].state
         changed = plant_twin(state, values[j], action.consumes, rng)
