@@ -32,8 +32,8 @@ from envpipeline.services.worldmodel import WorldModel, first_string_path
 #: everything-demo's ``get-sum``, ``echo``) or an interaction with a page (Puppeteer's ``click``
 #: on a selector): no chain starts there
 NOT_A_SOURCE = frozenset(
-    {"echo", "sum", "random", "generate", "test", "ping", "sample"}
-    | {"click", "hover", "fill", "press", "type", "drag", "drop", "scroll", "select", "navigate", "wait"}
+    {"echo", "sum", "random", "generate", "ping", "sample"}
+    | {"click", "hover", "fill", "press", "drag", "drop", "scroll", "select", "navigate", "wait"}
 )
 
 

@@ -118,10 +118,11 @@ def is_write(tool: str, annotations: dict[str, Any] | None, prefixes: frozenset[
     """Whether a simulated tool changes the world.
 
     Its ``readOnlyHint`` decides where the spec gives one. Else its name, read after the service's
-    `prefixes`, a leading HTTP method and a leading "bulk" or "batch" (``jira_delete_issue``
-    deletes, ``API-post-search`` searches, ``jira_batch_create_issues`` creates): a write verb
-    first or ``write``/``create`` last makes a write; so does ``destructiveHint: true`` (MCP gives
-    it meaning only for tools that are not read-only), unless the name starts with a read verb.
+    `prefixes`, a leading HTTP method and a leading "bulk", "batch" or "mass"
+    (``jira_delete_issue`` deletes, ``API-post-search`` searches, ``jira_batch_create_issues``
+    creates): a write verb first or ``write``/``create`` last makes a write; so does
+    ``destructiveHint: true`` (MCP gives it meaning only for tools that are not read-only), unless
+    the name starts with a read verb.
     """
     notes = annotations or {}
     hint = notes.get("readOnlyHint")
