@@ -132,7 +132,11 @@ class SimulatedTools:
         return cls(
             mine,
             {s.spec.name: family(s.spec.name, prefixes) for s in mine},
-            {s.spec.name for s in mine if is_write(s.spec.name, s.spec.annotations, prefixes)},
+            {
+                s.spec.name
+                for s in mine
+                if is_write(s.spec.name, s.spec.annotations, prefixes, s.spec.description)
+            },
             _free_ids(shapes),
         )
 

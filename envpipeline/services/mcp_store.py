@@ -11,7 +11,8 @@ agent does is remembered and what it reads is consistent:
 - **Recorded calls, per family.** Tools form a *family* by the words of their name other than
   verbs and the service prefix (``set_status``/``get_status`` -> ``status``,
   ``issue_write``/``issue_read`` -> ``issue``). A simulated *write* (readOnlyHint false,
-  destructiveHint true, or a write verb after the service prefix: `is_write`) appends its
+  destructiveHint true, a write verb after the service prefix, or a name that opens with a noun
+  and a description that opens with a write verb: `is_write`) appends its
   arguments and response to its family's records, so it changes the state like any write. A
   simulated *read* answers:
   1. exactly the recorded response of an earlier identical call of the same tool (the initial
@@ -27,6 +28,7 @@ The store is a typed field ``simulated`` of the service's state, so snapshots, r
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -114,15 +116,64 @@ HTTP_METHODS = frozenset({"post", "put", "patch"})
 BATCH_WORDS = frozenset({"bulk", "batch", "mass"})
 
 
-def is_write(tool: str, annotations: dict[str, Any] | None, prefixes: frozenset[str] = frozenset()) -> bool:
+#: Verbs of writes that lead a tool's description or sit inside its name after a noun
+#: (``reddit_upvote``: "Upvotes a post."; ``box_file_lock_tool``; ``ps_restart``), beside
+#: `WRITE_WORDS` and `ACTION_WORDS`; like those of `ACTION_WORDS`, kept in family names.
+MORE_WRITE_WORDS = frozenset(
+    {"upvote", "downvote", "vote", "push", "restore", "follow", "unfollow", "subscribe",
+     "unsubscribe", "like", "unlike", "share", "unshare", "pin", "unpin", "initiate", "forward",
+     "upsert", "duplicate", "copy", "clone", "block", "unblock", "mute", "unmute", "ban", "unban",
+     "kick", "accept", "decline", "join", "leave", "register", "enroll", "attach", "detach",
+     "unlink", "rotate", "renew", "invalidate", "purge", "flush", "emit", "broadcast", "retry",
+     "rerun", "snooze", "acknowledge", "moderate", "commit", "replace", "scale", "build", "define",
+     "complete", "toggle", "activate", "deactivate", "escalate", "transition"}
+)  # fmt: skip
+#: Verbs of reads that lead a tool's description, beside `READ_WORDS` ("Locate a user by their
+#: email address.", "Analyze Cloudflare DEX Test Results"), for `is_write` only.
+MORE_READ_WORDS = frozenset(
+    {"locate", "analyze", "analyse", "inspect", "return", "browse", "preview", "monitor",
+     "compare", "wait", "poll", "watch", "extract", "explain", "validate", "obtain", "display",
+     "print", "access", "scan", "detect", "identify", "discover", "estimate", "test", "ping",
+     "evaluate", "determine", "verify", "see", "explore", "diff"}
+)  # fmt: skip
+_WRITES = WRITE_WORDS | ACTION_WORDS | MORE_WRITE_WORDS
+_READS = READ_WORDS | MORE_READ_WORDS
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def _description_verb(description: str) -> str | None:
+    """The verb a tool's description opens with ("Upvotes a post." -> upvote), if it is one."""
+    found = _WORD.search(description)
+    if found is None:
+        return None
+    word = found.group().lower()
+    stems = [word]
+    if word.endswith("ies"):
+        stems.append(word[:-3] + "y")
+    if word.endswith("es"):
+        stems.append(word[:-2])
+    if word.endswith("s"):
+        stems.append(word[:-1])
+    return next((w for w in stems if w in _WRITES | _READS), None)
+
+
+def is_write(
+    tool: str,
+    annotations: dict[str, Any] | None,
+    prefixes: frozenset[str] = frozenset(),
+    description: str = "",
+) -> bool:
     """Whether a simulated tool changes the world.
 
     Its ``readOnlyHint`` decides where the spec gives one. Else its name, read after the service's
     `prefixes`, a leading HTTP method and a leading "bulk", "batch" or "mass"
     (``jira_delete_issue`` deletes, ``API-post-search`` searches, ``jira_batch_create_issues``
-    creates): a write verb first or ``write``/``create`` last makes a write; so does
-    ``destructiveHint: true`` (MCP gives it meaning only for tools that are not read-only), unless
-    the name starts with a read verb.
+    creates): a verb of `WRITE_WORDS`, `ACTION_WORDS` or `READ_WORDS` first decides (so does
+    ``write``/``create`` last). Any other name (``reddit_upvote``, ``box_file_lock_tool``,
+    ``pipelines_run``, ``graphql_complete_schema``) is read through the verb its `description`
+    opens with ("Upvotes a post.", "Retrieve pipeline run data", "Fetch the complete ... schema"),
+    else through the first verb inside it, unless ``destructiveHint: true`` makes it a
+    write (MCP gives that hint meaning only for tools that are not read-only).
     """
     notes = annotations or {}
     hint = notes.get("readOnlyHint")
@@ -139,7 +190,12 @@ def is_write(tool: str, annotations: dict[str, Any] | None, prefixes: frozenset[
         return False
     if parts[0] in WRITE_WORDS | ACTION_WORDS or (len(parts) > 1 and parts[-1] in {"write", "create"}):
         return True
-    return notes.get("destructiveHint") is True and parts[0] not in READ_WORDS
+    if parts[0] in READ_WORDS:
+        return False
+    if notes.get("destructiveHint") is True:
+        return True
+    verb = _description_verb(description) or next((w for w in parts if w in _WRITES | _READS), None)
+    return verb in _WRITES
 
 
 def seed_known(id_names: set[str], rng: random.Random) -> dict[str, list[str]]:

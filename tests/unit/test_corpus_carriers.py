@@ -83,9 +83,9 @@ def test_an_optional_argument_carries_when_no_required_one_can():
 
 
 def test_a_simulated_read_names_the_argument_that_takes_the_value():
-    """The request says which argument of Box's file lock takes the value (a tool may take several
-    ids: Plane's cycle), so an agent does not have to guess."""
-    _, plan = _plan("box", "box_file_lock_tool_lookup")
+    """The request says which argument of Box's text extraction takes the value (a tool may take
+    several ids: Plane's cycle), so an agent does not have to guess."""
+    _, plan = _plan("box", "box_file_text_extract_tool_lookup")
     assert "with its file id set to that reference code" in plan.phrase
     assert plan.relation.format(of="'X'").endswith("gives for 'X' as its file id")
 
@@ -119,21 +119,22 @@ def test_locators_and_programs_carry_nothing():
 
 
 def test_an_open_output_schema_is_answered_with_a_result_a_hop_reveals():
-    """Box answers with an open object; the offline world model fills its ``result``, so locking a
-    file is a hop, and another file gets another answer."""
+    """Box answers with an open object; the offline world model fills its ``result``, so extracting
+    a file's text is a hop, and another file gets another answer. (Locking a file answers so too,
+    but it writes: no hop, `test_mcp_roundtrip_state`.)"""
     schema = {"type": "object", "additionalProperties": True}
     assert first_string_path(schema) == ("result",)
-    answer = OfflineWorldModel().simulate("box", "box_file_lock_tool", {"file_id": "F1"}, schema)
+    answer = OfflineWorldModel().simulate("box", "box_file_text_extract_tool", {"file_id": "F1"}, schema)
     assert isinstance(answer["result"], str)
     assert first_string_path({"type": "object", "additionalProperties": {"type": "integer"}}) is None
-    service, plan = _plan("box", "box_file_lock_tool_lookup")
+    service, plan = _plan("box", "box_file_text_extract_tool_lookup")
     assert isinstance(plan, HopPlan)
     (observation,) = execute_planned(service, plan.calls, VALUE)
     assert str(read_path(observation["data"], plan.calls[0].reveals or ())) == plan.output
     assert VALUE in service.state.files
-    assert not service.call("box_file_lock_tool", {"file_id": "F-0001"})["success"]  # no such file
+    assert not service.call("box_file_text_extract_tool", {"file_id": "F-0001"})["success"]  # no such file
     other = next(f for f in sorted(service.state.files) if f != VALUE)
-    answer = service.call("box_file_lock_tool", {"file_id": other})
+    answer = service.call("box_file_text_extract_tool", {"file_id": other})
     assert answer["success"] and answer["data"]["result"] != plan.output
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from envpipeline.services.contract import check_service
 from envpipeline.services.mcp_import import synthesis_report, synthesize_service
+from envpipeline.services.mcp_store import is_write
 from envpipeline.services.registry import all_services
 
 S = {"type": "string"}
@@ -163,6 +164,47 @@ def test_the_shipped_corpus_records_its_prefixed_deletes_and_updates():
         assert f"{tool_name}_lookup" not in {link.name for link in library[service].links()}
         assert f"{tool_name}_source" not in {link.name for link in library[service].links()}
     assert not library["jira"].tools["jira_batch_get_changelogs"].writes
+
+
+def test_a_name_that_opens_with_a_noun_is_read_through_its_description():
+    """A simulated tool whose name opens with a noun (``reddit_upvote``, ``box_file_lock_tool``,
+    Outlook's ``outlookMail_send_draft``, Heroku's ``ps_restart``) writes when its description or
+    a verb inside its name says so: it is recorded and serves no lookup and no chain start (before,
+    70 corpus writes of this kind were reads; chains asked the agent to upvote a post or push files
+    to look a value up). Reads of the same build stay reads."""
+    library = all_services()
+    for service, tool_name in [
+        ("reddit", "reddit_upvote"),  # "Upvotes a post."
+        ("box", "box_file_lock_tool"),  # "Define a lock on a file ...": the verb inside the name
+        ("box", "box_shared_link_file_remove_tool"),
+        ("outlook", "outlookMail_send_draft"),
+        ("heroku_platform", "ps_restart"),
+        ("github_legacy", "push_files"),
+        ("spotify", "spotify_follow_playlist"),
+        ("todoist", "todoist_complete_task"),  # "Mark a task as complete ..."
+        ("freshdesk", "freshdesk_restore_ticket"),
+        ("twilio", "twilio_make_call"),  # "Initiate a phone call ..."
+    ]:
+        definition = library[service].tools[tool_name]
+        assert definition.simulated and definition.writes, f"{service}.{tool_name}"
+        names = {link.name for link in library[service].links()}
+        assert {f"{tool_name}_lookup", f"{tool_name}_source"}.isdisjoint(names), f"{service}.{tool_name}"
+    for service, tool_name in [
+        ("azure_devops", "pipelines_run"),  # "Retrieve pipeline run data ..."
+        ("cloudflare_graphql", "graphql_complete_schema"),  # "Fetch the complete ... schema"
+        ("cloudflare_dex", "dex_test_statistics"),  # "Analyze Cloudflare DEX Test Results ..."
+        ("box", "box_users_locate_by_email_tool"),  # "Locate a user by their email address."
+    ]:
+        assert not library[service].tools[tool_name].writes, f"{service}.{tool_name}"
+
+
+def test_is_write_reads_a_noun_first_name_through_its_description():
+    assert is_write("reddit_upvote", None, frozenset({"reddit"}), "Upvotes a post.")
+    assert not is_write("pipelines_run", None, frozenset(), "Retrieve pipeline run data for a project.")
+    assert is_write("pipelines_run", None)  # no description: the verb inside the name
+    assert not is_write("dex_statistics", None, frozenset(), "Statistics of a test.")  # no verb at all
+    assert is_write("dex_statistics", {"destructiveHint": True}, frozenset(), "Analyze the results.")
+    assert not is_write("file_lock", {"readOnlyHint": True})  # the spec's hint decides
 
 
 def test_simulated_list_answers_with_ids_the_get_accepts():

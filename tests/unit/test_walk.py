@@ -119,11 +119,13 @@ def test_hops_on_a_weighted_value_type_are_drawn_more_often():
 def test_whole_library_chains_carry_people_dates_and_emails_into_actions():
     """Over the whole library most links carry a code or a title: before the weighting 2 actions in
     40 drafts used any other kind of value, and GitHub's 26 actions on a repository's owner (a
-    person) were in no reference of 1,000 tasks; now 15 actions in 40 drafts do."""
+    person) were in no reference of 1,000 tasks; then 15 actions in 40 drafts did, and 14 in 80
+    since 70 corpus writes named noun first (``box_file_lock_tool``) act instead of being read
+    (32 and 25 in 120; 40 drafts swung from 15 to 5, too few to hold a bound)."""
     config = ComposeConfig(library_scope="all")
     used = 0
-    for seed in range(40):
+    for seed in range(80):
         draft = draft_task(seed, config)
         kinds = draft.metadata["value_types"]
         used += sum(kinds[a["value"]] not in ("code", "title") for a in draft.metadata["actions"])
-    assert used >= 8
+    assert used >= 10
