@@ -119,7 +119,8 @@ def get_hop(
         )
         return HopPlan([call], output, phrase)
 
-    return Hop(f"{shape.spec.name}_to_{out_field}", "code", out_type, plant)  # type: ignore[arg-type]
+    relation = f"the {say(out_field)} of the {say(info.noun)} whose id is {{of}}"
+    return Hop(f"{shape.spec.name}_to_{out_field}", "code", out_type, plant, relation)  # type: ignore[arg-type]
 
 
 def update_action(

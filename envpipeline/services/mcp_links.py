@@ -188,7 +188,8 @@ def _field_hop(
         )
         return HopPlan([call], output, phrase)
 
-    return Hop(f"{info.noun}_{in_field}_to_{out_field}", in_type, out_type, plant)
+    relation = f"the {say(out_field)} of the {say(info.noun)} whose {say(in_field)} is {{of}}"
+    return Hop(f"{info.noun}_{in_field}_to_{out_field}", in_type, out_type, plant, relation)
 
 
 def _quote(value: Any) -> str:
@@ -350,10 +351,11 @@ def _simulated_hop(
                 f"{tool_words} on {VALUE_PHRASES[value_type]}{with_} and note the {say(path[-1])} it returns"
             )
             # a goal-level request must say which constants, as the phrase does
-            relation = f"the {say(path[-1])} that {say(spec.name)} gives for {{of}}{said}" if fixed else ""
+            relation = f"the {say(path[-1])} that {say(spec.name)} gives for {{of}}{said}"
         return HopPlan([call], found, phrase, relation)
 
-    return Hop(f"{spec.name}_lookup", value_type, "code", plant)
+    relation = f"the {say(path[-1])} that {say(spec.name)} gives for {{of}}"  # a plan adds its constants
+    return Hop(f"{spec.name}_lookup", value_type, "code", plant, relation)
 
 
 def _simulated_write_action(
