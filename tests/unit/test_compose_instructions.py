@@ -411,3 +411,17 @@ def test_a_hop_that_would_state_a_hidden_value_is_planted_again():
     assert plant_hop(service, listed, vocab.seeded(7), "Launch Party", known=[]).phrase.endswith(
         f"{first_city!r}"
     )
+
+
+def test_curated_instructions_read_without_doubled_words_or_wrong_articles():
+    """What a reader trips over, over 150 curated drafts: a relation written "with the email {of}"
+    read "the shop customer with the email email address A" (9 of 300 default instructions); an
+    action read "file a unpaid leave request"; a relation parsed from a link name read "the traveler
+    email of the get whose trip is" (`test_compose_variants`)."""
+    config = ComposeConfig()
+    for seed in range(150):
+        text = draft_task(seed, config).instruction
+        unquoted = re.sub(r"'[^']*'", "''", text)
+        assert not re.search(r"\b(\w+) \1\b", unquoted), (seed, re.search(r"\b(\w+) \1\b", unquoted))
+        assert not re.search(r"\ba [aeiou]", unquoted), (seed, re.search(r".{30}\ba [aeiou]\w*", unquoted))
+        assert not re.search(r"\bof the (get|fetch|retrieve)\b", unquoted), seed

@@ -419,7 +419,7 @@ class CrmService(Service[CrmState]):
                 "email",
                 "person",
                 _plant_email_name,
-                relation="the full name of the sales contact with the email {of}",
+                relation="the full name of the sales contact whose email is {of}",
             ),
             Hop(
                 "deal_close_date",
@@ -447,7 +447,7 @@ class CrmService(Service[CrmState]):
                 "email",
                 "city",
                 _plant_company_city,
-                relation="the headquarters city of the company of the sales contact with the email {of}",
+                relation="the headquarters city of the company of the sales contact whose email is {of}",
             ),
             Action("log_call_with_contact", "person", _plant_log_call),
             Action("add_contact_with_email", "email", _plant_add_contact),

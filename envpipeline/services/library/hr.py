@@ -736,7 +736,9 @@ def _plant_request_leave(state: HrState, rng: random.Random, value: str) -> Acti
         status="pending",
     )
     return ActionPlan(
-        calls, [crit], f"file a {kind} leave request in hr for that person from {start} to {end}"
+        calls,
+        [crit],
+        f"file {'an' if kind == 'unpaid' else 'a'} {kind} leave request in hr for that person from {start} to {end}",
     )
 
 

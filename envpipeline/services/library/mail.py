@@ -375,7 +375,7 @@ class MailService(Service[MailState]):
                 "email",
                 "city",
                 _plant_contact_city,
-                relation="the city of the address-book contact with the email {of}",
+                relation="the city of the address-book contact whose email is {of}",
             ),
             Hop(
                 "mail_on_date",

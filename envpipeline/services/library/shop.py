@@ -393,7 +393,7 @@ class ShopService(Service[ShopState]):
                 "email",
                 "person",
                 _plant_customer_name,
-                relation="the full name of the shop customer with the email {of}",
+                relation="the full name of the shop customer whose email is {of}",
             ),
             Hop(
                 "customer_order",
