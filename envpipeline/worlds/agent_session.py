@@ -206,8 +206,13 @@ class Session:
 
 
 def corrupt_value(value: str) -> str:
-    """A plausible wrong value: the last digit shifted, else a dropped final character."""
+    """A plausible wrong value: the last digit shifted, else the last letter dropped (not a final
+    full stop: "... last week's notes" says what "... last week's notes." says, and a judge rightly
+    passes it), else a letter added."""
     for i in range(len(value) - 1, -1, -1):
         if value[i].isdigit():
             return value[:i] + str((int(value[i]) + 1) % 10) + value[i + 1 :]
-    return value[:-1] if len(value) > 1 else value + "x"
+    letters = [i for i, ch in enumerate(value) if ch.isalpha()]
+    if len(letters) > 1:
+        return value[: letters[-1]] + value[letters[-1] + 1 :]
+    return value + "x"

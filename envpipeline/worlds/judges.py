@@ -32,9 +32,11 @@ from typing import Any
 from envpipeline.errors import LLMError
 from envpipeline.llm import LLM
 from envpipeline.worlds.judge_view import (
+    CHECKBOX,
     DATA,
     EMAIL,
     HANDLE,
+    LIFE_VERBS,
     ORDER_NUMBER,
     ORDER_VERB,
     PATH,
@@ -49,9 +51,11 @@ from envpipeline.worlds.judge_view import (
     added_rows,
     anchored_records,
     call_ok,
+    effect_present,
     is_write,
     new_texts,
     observation_records,
+    observations,
     occurs,
     order_numbers,
     outside_quotes,
@@ -97,6 +101,8 @@ class DiffJudge:
         ]
         if "archive" in lower and not any(c["after"].get("folder") == "archive" for c in archived):
             return False
+        if any(not effect_present(view, app) for app in requested_apps(view.instruction) & set(LIFE_VERBS)):
+            return False  # a transfer, an event, a flight or a password asked for and not in the diff
         if "order number" in lower and orders:
             number = str(orders[0]["order_number"])
             messages = [str(r.get("body") or "") for r in dms + posts]
@@ -143,7 +149,8 @@ class RuleReviewer:
             view, orders
         ):
             return False
-        numbers = set(order_numbers(view)) | set(ORDER_NUMBER.findall(view.instruction))
+        seen = "\n".join([view.instruction, *observations(view)])
+        numbers = set(order_numbers(view)) | set(ORDER_NUMBER.findall(seen))  # an order it read of
         prices = {
             f"{i['price_cents'] / 100:.2f}" for o in orders for i in json.loads(o.get("items_json") or "[]")
         }
@@ -228,7 +235,7 @@ class TrajectoryJudge:
         everything = "\n".join(observed)
         for text in new_texts(view):
             for segment in SEGMENT.split(text):
-                piece = segment.strip(" .-[]x")
+                piece = CHECKBOX.sub("", segment).rstrip(" .-[]")
                 if len(piece) >= 10 and occurs(piece, everything) and not occurs(piece, sources):
                     return False  # copied from something the instruction did not point at
                 cut = not occurs(piece, everything) and piece not in view.instruction and piece in sources
