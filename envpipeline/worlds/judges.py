@@ -150,7 +150,7 @@ class RuleReviewer:
         ):
             return False
         seen = "\n".join([view.instruction, *observations(view)])
-        numbers = set(order_numbers(view)) | set(ORDER_NUMBER.findall(seen))  # an order it read of
+        numbers = set(order_numbers(view)) | set(ORDER_NUMBER.findall(seen))  # or one it read about
         prices = {
             f"{i['price_cents'] / 100:.2f}" for o in orders for i in json.loads(o.get("items_json") or "[]")
         }

@@ -738,7 +738,7 @@ def _plant_request_leave(state: HrState, rng: random.Random, value: str) -> Acti
     return ActionPlan(
         calls,
         [crit],
-        f"file {'an' if kind == 'unpaid' else 'a'} {kind} leave request in hr for that person from {start} to {end}",
+        f"file {'an' if kind[0] in 'aeiou' else 'a'} {kind} leave request in hr for that person from {start} to {end}",
     )
 
 
