@@ -251,6 +251,15 @@ def instruction_anchors(instruction: str) -> set[str]:
 # -- where a written value came from ------------------------------------------------------------------
 #: A date-time stamp is a record's metadata (when it was sent), not content the instruction points at.
 STAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+
+
+def copied_stamps_out(text: str, observed: str) -> str:
+    """`text` without the date-time stamps it copied whole from `observed` (a file's "departing
+    2026-03-12T06:25:00" sent on as the file asked): the reads' stamps are dropped as metadata
+    before their values are compared, so such a copy would read as a date and time never seen."""
+    return STAMP.sub(lambda m: " " if m.group() in observed else m.group(), text)
+
+
 WORD = re.compile(r"[a-z0-9]+")
 #: A hyphenated noun of the instruction names the kind of message it points at ('stand-up', 'go-ahead').
 COMPOUND = re.compile(r"\b[A-Za-z]+-[A-Za-z]+\b")
@@ -406,9 +415,10 @@ def values_from_source(view: JudgeView) -> bool:
         + "\n".join(f"{o['order_number']} {o['total_cents'] / 100:.2f}" for o in orders)
     )
     lower = dictated.lower()
-    observed = STAMP.sub(" ", "\n".join(observation_units(view)))
+    raw = "\n".join(observation_units(view))
+    observed = STAMP.sub(" ", raw)
     for text in new_texts(view):
-        for token in DATA.findall(text) + PATH.findall(text):
+        for token in DATA.findall(copied_stamps_out(text, raw)) + PATH.findall(text):
             if not occurs(token, dictated) and not any(occurs(token, s) for s in sources):
                 return False
         for piece in value_pieces(text):

@@ -51,6 +51,7 @@ from envpipeline.worlds.judge_view import (
     added_rows,
     anchored_records,
     call_ok,
+    copied_stamps_out,
     effect_present,
     is_write,
     new_texts,
@@ -224,10 +225,11 @@ class TrajectoryJudge:
                 return False
         anchored = anchored_records(view, observed)
         orders = added_rows(view, "shop/orders")
-        seen = STAMP.sub(" ", "\n".join(anchored)) + "\n" + view.instruction
+        raw = "\n".join(anchored)
+        seen = STAMP.sub(" ", raw) + "\n" + view.instruction
         seen += "\n" + "\n".join(f"{o['order_number']} {o['total_cents'] / 100:.2f}" for o in orders)
         for text in new_texts(view):
-            if any(not occurs(token, seen) for token in DATA.findall(text)):
+            if any(not occurs(token, seen) for token in DATA.findall(copied_stamps_out(text, raw))):
                 return False  # a date, time or amount it never saw about what the instruction names
         if not purchases_grounded(view, anchored):
             return False

@@ -112,3 +112,49 @@ def test_a_wrong_value_of_the_scripted_agents_is_wrong_not_a_dropped_full_stop()
     assert corrupt_value("cleaning up last week's notes.") == "cleaning up last week's note."
     assert corrupt_value("placed") == "place"
     assert corrupt_value("ORD-00302") == "ORD-00303"
+
+
+FILE_TASK = (
+    "For today: Astrid Silva asked by email for one of your files. Read the request with the mail tool, "
+    "get the file's content with the shell, send it to astrid.silva@example.org from the webmail with the "
+    "subject 'Re: Request: trip-VXE020.md', and log '- sent PATH to astrid.silva@example.org' in "
+    "notes/sent-log.md. Thanks!"
+)
+TRIP_FILE = (
+    "# Trip to Prague\n\n- Flight: VXE020 departing 2026-03-12T06:25:00\n- Hotel: Station Hotel, 3 nights\n"
+)
+
+
+def _file_attempt(body: str) -> JudgeView:
+    request = {
+        "id": 7,
+        "sender": "astrid.silva@example.org",
+        "subject": "Request: trip-VXE020.md",
+        "body": "Hi, could you send me the contents of documents/trip-VXE020.md? Thanks, Astrid Silva",
+        "sent_at": "2026-03-05T15:40:00",
+    }
+    log = "- sent documents/trip-VXE020.md to astrid.silva@example.org\n"
+    mail = {"to": "astrid.silva@example.org", "subject": "Re: Request: trip-VXE020.md", "body": body}
+    calls = [
+        ("mcp.mail_read", {"message_id": 7}, json.dumps(request)),
+        ("cli.exec", {"command": "cat documents/trip-VXE020.md"}, "exit=0\n" + TRIP_FILE),
+        ("web.POST /mail/send", mail, "303 /mail?folder=sent"),
+        ("cli.exec", {"command": f"printf '%s' '{log}' >> notes/sent-log.md"}, "exit=0\n"),
+    ]
+    row = {"id": 8, "folder": "sent", "recipients": "astrid.silva@example.org", **mail}
+    diff = {
+        "mail/messages": {**NO_ROWS, "added": [row]},
+        "files": {**NO_ROWS, "changed": ["notes/sent-log.md"]},
+    }
+    return JudgeView(FILE_TASK, _attempt(FILE_TASK, calls), diff, {"notes/sent-log.md": log})
+
+
+def test_a_file_sent_on_whole_keeps_its_date_and_time_stamps():
+    """The judges drop the reads' date-time stamps as metadata (when a message was sent) before
+    they compare values, so a file sent on whole, "departing 2026-03-12T06:25:00", read as a date
+    and a time the agent never saw: both the rules and the trajectory judge failed a correct reply.
+    A stamp the agent changed is still one it never saw."""
+    view = _file_attempt(TRIP_FILE)
+    assert [judge(view) for judge in (DiffJudge(), RuleReviewer(), TrajectoryJudge())] == [True, True, True]
+    changed = _file_attempt(TRIP_FILE.replace("06:25", "07:25"))
+    assert RuleReviewer()(changed) is False and TrajectoryJudge()(changed) is False
