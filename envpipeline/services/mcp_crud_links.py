@@ -49,6 +49,13 @@ def say(name: str) -> str:
     return " ".join(words(name))
 
 
+def tool_named(name: str) -> str:
+    """A tool as a relation names it: by its exact name, quoted, as the explicit steps do ("the
+    result that the 'sugar' tool gives", not "the result that sugar gives": Alpha Vantage's
+    commodity read is named after the commodity)."""
+    return f"the '{name}' tool"
+
+
 def record_with_id(
     info: CollectionInfo,
     state: ImportedState,

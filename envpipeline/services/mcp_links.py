@@ -70,6 +70,7 @@ from envpipeline.services.mcp_crud_links import (
     record_with_id,
     say,
     service_where,
+    tool_named,
     update_action,
 )
 from envpipeline.services.mcp_list_links import found_delete_actions, listing_hops, stated, stated_constant
@@ -343,18 +344,18 @@ def _simulated_hop(
         said = with_.replace("{", "{{").replace("}", "}}")
         if named:  # which argument takes the value: a tool may take several ids (Plane's cycle)
             phrase = f"{tool_words} {_carrying(shape, carried, VALUE_PHRASES[value_type])}{with_} and note the {say(path[-1])} it returns"
-            relation = (
-                f"the {say(path[-1])} that {say(spec.name)} gives for {{of}} as {_as(shape, carried)}{said}"
-            )
+            relation = f"the {say(path[-1])} that {tool_named(spec.name)} gives for {{of}} as {_as(shape, carried)}{said}"
         else:
             phrase = (
                 f"{tool_words} on {VALUE_PHRASES[value_type]}{with_} and note the {say(path[-1])} it returns"
             )
             # a goal-level request must say which constants, as the phrase does
-            relation = f"the {say(path[-1])} that {say(spec.name)} gives for {{of}}{said}"
+            relation = f"the {say(path[-1])} that {tool_named(spec.name)} gives for {{of}}{said}"
         return HopPlan([call], found, phrase, relation)
 
-    relation = f"the {say(path[-1])} that {say(spec.name)} gives for {{of}}"  # a plan adds its constants
+    relation = (
+        f"the {say(path[-1])} that {tool_named(spec.name)} gives for {{of}}"  # a plan adds its constants
+    )
     return Hop(f"{spec.name}_lookup", value_type, "code", plant, relation)
 
 

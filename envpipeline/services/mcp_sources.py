@@ -19,7 +19,7 @@ from typing import Any
 from envpipeline.services import vocab
 from envpipeline.services.base import ToolDef
 from envpipeline.services.links import HopPlan, PathKey, PlannedCall, Source, spoken_title
-from envpipeline.services.mcp_crud_links import say
+from envpipeline.services.mcp_crud_links import say, tool_named
 from envpipeline.services.mcp_list_links import stated, stated_constant
 from envpipeline.services.mcp_simulated import simulated_answer
 from envpipeline.services.mcp_spec import ImportedState, Shape
@@ -100,7 +100,7 @@ def simulated_source(
         record_write(state.simulated, family, spec.name, arguments, _with(answer, path, value))
         asked = _asked(fixed, len(spec.properties))
         phrase = f"{where}{asked} and note the {field} it returns"
-        relation = f"the {field} that {say(spec.name)} gives{asked}"
+        relation = f"the {field} that {tool_named(spec.name)} gives{asked}"
         return HopPlan([PlannedCall(spec.name, fixed, reveals=path)], value, phrase, relation)
 
     return Source(f"{spec.name}_source", "code", plant)

@@ -30,7 +30,7 @@ def test_a_read_that_takes_no_argument_reveals_a_value_planted_for_the_episode()
     answer = cls(canonical_order(state)).call("get_account_info", {})
     assert answer["success"] and str(read_path(answer["data"], call.reveals or ())) == plan.output
     assert "'get_account_info' tool" in plan.phrase and "{of}" not in plan.relation
-    assert plan.relation == "the result that get account info gives"
+    assert plan.relation == "the result that the 'get_account_info' tool gives"
 
 
 def test_the_answer_is_the_episode_s_own_and_optional_arguments_are_left_out():
@@ -107,7 +107,7 @@ def test_a_read_no_value_can_be_carried_into_starts_with_constants_the_request_s
     plan = source.plant(state, random.Random(2))
     (call,) = plan.calls
     address = call.arguments["ip"]
-    assert plan.relation == f"the result that get ip details gives with ip {address!r}"
+    assert plan.relation == f"the result that the 'get_ip_details' tool gives with ip {address!r}"
     assert f"with ip {address!r}" in plan.phrase
     service = cls(canonical_order(state))
     answer = service.call("get_ip_details", {"ip": address})
