@@ -5,21 +5,23 @@ done) or None (abstains); `panel` takes a real majority of the votes cast, and a
 decision (None), never broken in favour of one judge.
 
 - `DiffJudge`: the effects the instruction asks for (files it names, an order when it says to buy
-  or order, a sent e-mail to each address, a DM or chat post, an archived mail) are in the diff,
+  or order, a sent e-mail to each address, a DM or chat post, an archived mail, a transfer, a
+  calendar event, a flight change or a password it asks for: `requested_apps`) are in the diff,
   an order number it asks to pass on reaches every new message, and a product bought is named in
   the message the instruction points at (`source_units`).
 - `RuleReviewer`: the diff is consistent and minimal: nothing deleted, rows changed only in
   volatile fields (or archived when asked), orders add up, at most one order per request, no
-  placeholder text, order numbers and prices written match the new orders; and its content is
-  right (`values_from_source`): it locates the observed message the instruction points at (who it
-  names, the kind of message, the latest) and requires every written date, time, amount and path,
-  every placeholder of the instruction's quoted format ('- DATE TIME TOPIC @ PLACE') and every
-  piece of text copied from a read to come from that message whole, not from another one.
+  placeholder text, order numbers written are of new orders or ones the agent read about, prices
+  written match the new orders; and its content is right (`values_from_source`): it locates the
+  observed message the instruction points at (who it names, the kind of message, the latest) and
+  requires every written date, time, amount and path, every placeholder of the instruction's
+  quoted format ('- DATE TIME TOPIC @ PLACE') and every piece of text copied from a read to come
+  from that message whole, not from another one.
 - `TrajectoryJudge`: every app the diff changed was written by a successful tool call of the
   agent, the data the agent wrote (dates, times, prices, order numbers) was observed in a read
-  before (as a whole value, not inside a time stamp), and a bought product was named in an
-  observation that mentions who or what the instruction names. It never reads the agent's final
-  message.
+  before (as a whole value, not inside a time stamp, unless it copies that stamp whole), and a
+  bought product was named in an observation that mentions who or what the instruction names. It
+  never reads the agent's final message.
 - `LLMJudge`: the same view through `envpipeline.llm` when a client is configured.
 """
 
