@@ -31,6 +31,10 @@ accepted tasks >= 3x the baseline.
 Main at a5c8bb3 (24 templates), defaults with `--workers 2`, a quiet 2-core machine, 2026-12-04:
 200 accepted of 316 gated in 862 s, masked Vendi 35.11 (raw 86.47); at equal counts 26.60 at 75
 (3.3x the baseline) and 27.37 at 100 (3.5x); three interfaces 93.5%, a day after day 0 67.5%.
+2026-12-07, `--workers 2`, the same machine back to back: before the world judges' readings were
+mended (abc25e9) 200 accepted of 316 gated in 592 s, masked Vendi 35.11 (raw 86.47), three
+interfaces 93.5%, a day after day 0 67.5%; after (ad37ee5) 200 of 288 gated in 558 s, masked Vendi
+36.29 (raw 86.85), three interfaces 94.0%, a day after day 0 70.0%.
 
 Usage: python bench/world_content.py [--personas 40] [--days 10] [--seed 0] [--target 200]
 """
