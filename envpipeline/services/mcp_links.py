@@ -91,36 +91,8 @@ from envpipeline.services.mcp_values import (
     sample,
     schema_type,
     stated_sample,
-    words,
 )
 from envpipeline.services.worldmodel import WorldModel, first_string_path
-
-#: first words of simulated tools that (probably) change the outside world: no hop from them
-WRITE_VERBS = frozenset(
-    {
-        "send",
-        "post",
-        "submit",
-        "approve",
-        "reject",
-        "close",
-        "open",
-        "assign",
-        "merge",
-        "pay",
-        "book",
-        "cancel",
-        "notify",
-        "publish",
-        "upload",
-        "move",
-        "transfer",
-        "refund",
-        "charge",
-        "invite",
-        "reply",
-    }
-)
 
 
 def typed_fields(info: CollectionInfo, names: list[str] | None = None) -> dict[ValueType, str]:
@@ -309,7 +281,7 @@ def _simulated_hop(
     goal-level relation, and the tool's other required arguments are constants they state."""
     spec = shape.spec
     props = spec.properties
-    if not props or words(spec.name)[0] in WRITE_VERBS:
+    if not props:  # a write never gets here (`mcp_store.is_write`): it is an action
         return None
     carried: Carry | None = None
     if infos is not None:
@@ -324,6 +296,9 @@ def _simulated_hop(
     arg, value_type = carried.arg, carried.value_type
     target = (infos or {}).get(shape.refs.get(arg, ""))
     named = infos is not None  # outside the curated services the phrase names the argument
+    relation = (
+        f"the {say(path[-1])} that {tool_named(spec.name)} gives for {{of}}"  # a plan adds its constants
+    )
 
     def plant(state: ImportedState, rng: random.Random, value: str) -> HopPlan:
         fixed, given, arguments, template = _simulated_call(shape, tool, carried, state, rng, value, target)
@@ -344,18 +319,11 @@ def _simulated_hop(
         said = with_.replace("{", "{{").replace("}", "}}")
         if named:  # which argument takes the value: a tool may take several ids (Plane's cycle)
             phrase = f"{tool_words} {_carrying(shape, carried, VALUE_PHRASES[value_type])}{with_} and note the {say(path[-1])} it returns"
-            relation = f"the {say(path[-1])} that {tool_named(spec.name)} gives for {{of}} as {_as(shape, carried)}{said}"
-        else:
-            phrase = (
-                f"{tool_words} on {VALUE_PHRASES[value_type]}{with_} and note the {say(path[-1])} it returns"
-            )
             # a goal-level request must say which constants, as the phrase does
-            relation = f"the {say(path[-1])} that {tool_named(spec.name)} gives for {{of}}{said}"
-        return HopPlan([call], found, phrase, relation)
+            return HopPlan([call], found, phrase, f"{relation} as {_as(shape, carried)}{said}")
+        phrase = f"{tool_words} on {VALUE_PHRASES[value_type]}{with_} and note the {say(path[-1])} it returns"
+        return HopPlan([call], found, phrase, relation + said)
 
-    relation = (
-        f"the {say(path[-1])} that {tool_named(spec.name)} gives for {{of}}"  # a plan adds its constants
-    )
     return Hop(f"{spec.name}_lookup", value_type, "code", plant, relation)
 
 

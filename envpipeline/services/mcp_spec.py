@@ -25,7 +25,7 @@ from envpipeline.models.base import Strict
 from envpipeline.services.base import ToolArgs, next_id, next_int_id, plain_dump
 from envpipeline.services.mcp_bounds import check_schema_bounds
 from envpipeline.services.mcp_schema import normalize_schema
-from envpipeline.services.mcp_store import HTTP_METHODS, SimulatedStore
+from envpipeline.services.mcp_store import HTTP_METHODS, NOT_INSIDE, SimulatedStore
 from envpipeline.services.mcp_values import NULL, schema_type, words
 
 TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
@@ -48,9 +48,6 @@ PREFIX_WORDS = frozenset({"api", "mcp", "tool"})
 #: Name words that end vendor tool names without naming anything (Box's ``box_folder_create_tool``).
 SUFFIX_WORDS = frozenset({"tool"})
 FILLERS = frozenset({"all", "my", "the", "a", "an", "tool", "single"})
-#: Verbs not taken from the middle of a name: there they are adjectives or nouns (``cancel_all_orders``,
-#: ``wait_for_new_message``, ``blog_post_comments``).
-NOT_INSIDE = frozenset({"all", "new", "post", "put"})
 PREPOSITIONS = frozenset({"to", "from", "on", "for", "by", "in", "of", "with", "at"})
 QUERY_ARGS = ("query", "q", "text", "keyword", "keywords", "term", "search", "searchText")
 LIMIT_ARGS = frozenset({"limit", "maxresults", "max_results", "pagesize", "page_size", "count", "top"})

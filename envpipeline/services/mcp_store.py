@@ -111,6 +111,11 @@ def _singular(word: str) -> str:
 HTTP_METHODS = frozenset({"post", "put", "patch"})
 
 
+#: Verbs not taken from the middle of a name: there they are adjectives or nouns (``cancel_all_orders``,
+#: ``wait_for_new_message``, ``blog_post_comments``), for `is_write` and `mcp_spec` alike.
+NOT_INSIDE = frozenset({"all", "new", "post", "put"})
+
+
 #: Words that lead a tool's name before its real verb (``freshdesk_bulk_create_agents``,
 #: ``jira_batch_create_issues``, ``jira_batch_get_changelogs``), for `is_write`
 BATCH_WORDS = frozenset({"bulk", "batch", "mass"})
@@ -194,7 +199,8 @@ def is_write(
         return False
     if notes.get("destructiveHint") is True:
         return True
-    verb = _description_verb(description) or next((w for w in parts if w in _WRITES | _READS), None)
+    inside = (w for w in parts if w in _WRITES | _READS and w not in NOT_INSIDE)
+    verb = _description_verb(description) or next(inside, None)
     return verb in _WRITES
 
 

@@ -57,7 +57,6 @@ from envpipeline.worlds.judge_view import (
     effect_present,
     is_write,
     new_texts,
-    observation_records,
     observations,
     occurs,
     order_numbers,
@@ -191,12 +190,7 @@ class TrajectoryJudge:
     def __call__(self, view: JudgeView) -> bool | None:
         calls = tool_calls(view)
         writes = [(n, a) for n, a, r in calls if is_write(n, a) and call_ok(r)]
-        observed = [
-            rec
-            for n, a, r in calls
-            if not is_write(n, a) and call_ok(r)
-            for rec in observation_records(n, a, r)
-        ]
+        observed = observations(view)
         apps = {
             key.split("/")[0]
             for key, e in view.state_diff.items()
