@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -21,7 +22,10 @@ EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 HANDLE = re.compile(r"\b[a-z]+\.[a-z]\b")
 PERSON = re.compile(r"\b[A-Z][a-z]+ [A-Z][a-z]+\b")
 ORDER_VERB = re.compile(r"\b(?:buy|order (?:it|the|something|exactly|one))\b", re.I)
-DATA = re.compile(r"ORD-[\w]+|SKU-[\w-]+|\d{4}-\d{2}-\d{2}|\b\d{1,2}:\d{2}\b|\d+\.\d{2}\b")
+#: A datum a judge checks: an order number, a SKU, a date, a time, an amount ("1,745.00" whole).
+DATA = re.compile(
+    r"ORD-[\w]+|SKU-[\w-]+|\d{4}-\d{2}-\d{2}|\b\d{1,2}:\d{2}\b|\b\d{1,3}(?:,\d{3})+\.\d{2}\b|\d+\.\d{2}\b"
+)
 ORDER_NUMBER = re.compile(r"ORD-\w+")
 PRICE = re.compile(r"\$(\d+\.\d{2})")
 SEGMENT = re.compile(r"[\n;,()]|(?<!\d):|:(?!\d)|\s—\s|\s-\s")  # a time's colon does not split
@@ -48,16 +52,17 @@ _GAP = r"(?:[^.;]|(?<=\d)\.(?=\d))"
 #: The instruction words that ask for a write to the calendar, bank, flights or accounts app.
 LIFE_VERBS: dict[str, re.Pattern[str]] = {
     "calendar": re.compile(
-        rf"\b(?:move|cancel|add|shift|put)\b{_GAP}{{0,60}}?\b(?:calendar|event|entry)\b"
+        rf"\b(?:move|cancel|add|shift|put|update)\b{_GAP}{{0,60}}?\b(?:calendar|event|entry)\b"
         rf"|\b(?:calendar|event|entry)\b{_GAP}{{0,30}}?\b(?:to the same time|accordingly|to match|agree)\b"
     ),
     "bank": re.compile(
         rf"\b(?:transfer|move|pay)\b{_GAP}{{0,50}}?\b(?:from checking|to savings|in the web bank)\b"
     ),
     "flights": re.compile(
-        rf"\b(?:rebook|cancel|change|move|book|push)\b{_GAP}{{0,40}}?\b(?:flight|booking|trip)\b"
+        rf"\b(?:rebook|cancel|call off|change|move|book|push|update)\b{_GAP}{{0,40}}?\b(?:flight|booking|trip)\b"
+        rf"|\bflights tool to (?:cancel|rebook|change|book|update)\b"
     ),
-    "accounts": re.compile(rf"\b(?:set|change|rotate|reset)\b{_GAP}{{0,40}}?\bpassword\b"),
+    "accounts": re.compile(rf"\b(?:set|change|rotate|reset)\b{_GAP}{{0,40}}?\b(?:password|accounts tool)\b"),
 }
 SUCCESS_CLAIM = "Done. I completed every step of the task successfully."
 FAILURE_CLAIM = "I could not complete the task."
@@ -156,6 +161,35 @@ def effect_present(view: JudgeView, app: str) -> bool:
         return any(e["added"] or e["changed"] for k, e in view.state_diff.items() if k.startswith(app + "/"))
     table = {"shop": "shop/orders", "chat": "chat/messages"}[app]
     return bool(added_rows(view, table))
+
+
+#: Tables whose rows an instruction names before it asks to change them (an event by its title, a
+#: booking by its destination or confirmation code).
+NAMED_ROWS = ("calendar/events", "flights/bookings")
+
+
+def named_row(view: JudgeView, key: str, change: dict[str, Any]) -> bool:
+    """A changed row of `key` is one the instruction names (any row of another table passes)."""
+    if key not in NAMED_ROWS:
+        return True
+    return any(a in row_text(change["before"]) for a in instruction_anchors(view.instruction))
+
+
+def written_starts(view: JudgeView) -> list[str]:
+    """The start stamps the agent set: of calendar events it added or moved, of bookings it made or
+    moved (``2026-03-14T06:40:00``)."""
+    out = []
+    for key, field in (("calendar/events", "start"), ("flights/bookings", "depart_at")):
+        entry = view.state_diff.get(key, {})
+        out += [str(r.get(field) or "") for r in entry.get("added", [])]
+        out += [str(c["after"].get(field) or "") for c in entry.get("changed", []) if field in c["fields"]]
+    return [s for s in out if STAMP.fullmatch(s)]
+
+
+def clock_of(stamp: str) -> str:
+    """The time of day a stamp sets, as a person writes it: ``06:40`` (``06:40:01`` when its seconds
+    are not zero, which nobody reads anywhere)."""
+    return stamp[11:16] if stamp[17:19] in ("", "00") else stamp[11:19]
 
 
 def tool_calls(view: JudgeView) -> list[tuple[str, dict[str, Any], str]]:
@@ -349,12 +383,18 @@ def occurs(piece: str, text: str) -> bool:
     return re.search(rf"(?<![\w/-])(?<!\d:){re.escape(piece)}(?![\w/]|[:-]\d)", text) is not None
 
 
+#: Who wrote a message: its sender, peer or author field (JSON) or a web mail page's "From".
+AUTHOR = re.compile(r'"(?:sender|peer|author)": "([^"]+)"|\bFrom (\S+@\S+)')
+
+
 def source_units(view: JudgeView) -> list[str]:
     """The observed unit(s) the instruction points at.
 
     Among the units that mention who or what the instruction names, those sharing the most of its
-    remaining words, a kind of message it names ('go-ahead', 'stand-up') counting most; of these the latest, since a request
-    for a person's message means their current one. Time stamps are dropped: they are metadata.
+    remaining words, a kind of message it names ('go-ahead', 'stand-up') and a message written by
+    someone it names ('Astrid Berg emailed asking to move ...': her mail, not the calendar page of
+    the event she names) counting most; of these the latest, since a request for a person's message
+    means their current one. Time stamps are dropped: they are metadata.
     """
     anchors = instruction_anchors(view.instruction)
     words = {
@@ -370,6 +410,7 @@ def source_units(view: JudgeView) -> list[str]:
         text = STAMP.sub(" ", unit)
         flat = re.sub(r"[\s-]+", " ", text.lower())
         kind = sum(3 for k in kinds if re.sub(r"-", " ", k) in flat)
+        kind += 3 if {g for found in AUTHOR.findall(unit) for g in found if g} & anchors else 0
         scored.append((kind + len(words & set(WORD.findall(text.lower()))), text))
     if not scored:
         return []
@@ -408,15 +449,24 @@ def values_from_source(view: JudgeView) -> bool:
     """
     sources = source_units(view)
     sources += followed_units(view, sources)
+    labelled = labelled_values(view)
+    units = observation_units(view)
+    if any(not read_as(value, label, labels, units) for label, value, labels in labelled):
+        return False  # a value written under one name that the agent read as another's (or never)
+    names = {label for label, _, _ in labelled}
+    sources += [STAMP.sub(" ", u) for u in units if any(re.search(rf"\b{n}\b", u, re.I) for n in names)]
     orders = added_rows(view, "shop/orders")
     dictated = (
         view.instruction
         + "\n"
-        + "\n".join(f"{o['order_number']} {o['total_cents'] / 100:.2f}" for o in orders)
+        + "\n".join(f"{o['order_number']} ${o['total_cents'] / 100:.2f}" for o in orders)
     )
     lower = dictated.lower()
     raw = "\n".join(observation_units(view))
     observed = STAMP.sub(" ", raw)
+    for start in written_starts(view):
+        if not occurs(clock_of(start), dictated) and not any(occurs(clock_of(start), s) for s in sources):
+            return False  # an event or departure set to a time of day the source does not give
     for text in new_texts(view):
         for token in DATA.findall(copied_stamps_out(text, raw)) + PATH.findall(text):
             if not occurs(token, dictated) and not any(occurs(token, s) for s in sources):
@@ -428,6 +478,8 @@ def values_from_source(view: JudgeView) -> bool:
                 return False
             if len(piece) >= 8 and not occurs(piece, observed) and any(piece in s for s in sources):
                 return False  # the source's value, cut short
+    if altered_copy(view):
+        return False  # the dictated text, written with something changed
     free = outside_quotes(view.instruction)
     for pattern in formats(view.instruction):
         for text in new_texts(view):
@@ -450,8 +502,13 @@ def products_from(view: JudgeView, sources: list[str]) -> bool:
     return True
 
 
-#: A placeholder of a quoted format ('- DATE TIME TOPIC @ PLACE'): a capitalised word.
-PLACEHOLDER = re.compile(r"(?<![\w-])[A-Z]{3,}(?![\w-])")  # not the ORD of ORD-00300
+#: How alike a written line and a dictated text are when one is the other altered.
+ALTERED = 0.8
+#: A figure of a text: a word with a digit in it (a code, a date, a time, an amount).
+FIGURE = re.compile(r"[\w.:,$-]*\d[\w.:,$-]*")
+#: A placeholder of a quoted format: a capitalised word ('- DATE TIME TOPIC @ PLACE'; not the ORD
+#: of ORD-00300) or words in angle brackets ('checking $<amount>').
+PLACEHOLDER = re.compile(r"(?<![\w-])[A-Z]{3,}(?![\w-])|<[^<>']+>")
 
 
 def formats(instruction: str) -> list[re.Pattern[str]]:
@@ -465,3 +522,58 @@ def formats(instruction: str) -> list[re.Pattern[str]]:
         literal = [r"\s+".join(re.escape(w) for w in p.split(" ")) for p in parts]
         out.append(re.compile("(.+?)".join(literal)))
     return out
+
+
+def altered_copy(view: JudgeView) -> bool:
+    """A line the agent wrote is the instruction's dictated text with a figure changed: it reads
+    nearly the same as a quoted text without placeholders ('Copenhagen -> Edinburgh, departs
+    2026-03-10 at 07:40, confirmation ELX030') but lacks one of its codes, dates, times or amounts
+    (``... confirmation ELX031``). A heading that drops a word ('# Stand-up 2026-03-05' for the
+    subject 'Stand-up digest 2026-03-05') changes no figure."""
+    dictated = [
+        q[1:-1] for q in QUOTED.findall(view.instruction) if len(q) > 16 and not PLACEHOLDER.search(q)
+    ]
+    for text in new_texts(view):
+        for line in text.splitlines():
+            line = line.strip()
+            for quote in dictated:
+                changed = set(FIGURE.findall(quote)) - set(FIGURE.findall(line))
+                if changed and SequenceMatcher(None, line, quote).ratio() >= ALTERED:
+                    return True
+    return False
+
+
+def labelled_values(view: JudgeView) -> list[tuple[str, str, frozenset[str]]]:
+    """(label, value, labels) for every value the agent wrote into a placeholder that one of the
+    instruction's quoted one-word names precedes in its format: 'checking $<amount>, savings
+    $<amount>' for the 'Checking' and 'Savings' balances gives ("checking", the first amount) and
+    ("savings", the second), each to be read where that name, and not the other, is what it is of."""
+    names = {q[1:-1].lower() for q in QUOTED.findall(view.instruction) if re.fullmatch(r"'[A-Za-z]{3,}'", q)}
+    out = []
+    for quoted in QUOTED.findall(view.instruction):
+        parts = PLACEHOLDER.split(quoted[1:-1].strip())
+        before = [WORD.findall(p.lower())[-1:] for p in parts[:-1]]
+        labels = [b[0] if b and b[0] in names else "" for b in before]
+        if len(parts) < 2 or not any(labels):
+            continue
+        pattern = formats(quoted)[0]
+        for text in new_texts(view):
+            for line in text.splitlines():
+                found = pattern.fullmatch(line.strip())
+                for label, value in zip(labels, found.groups() if found else (), strict=False):
+                    if label:
+                        out.append((label, value.strip(), frozenset(filter(None, labels))))
+    return out
+
+
+def read_as(value: str, label: str, labels: frozenset[str], units: list[str]) -> bool:
+    """`value` is in some observed unit where, of `labels`, `label` is the last named before it
+    (the savings page reads 'Savings Balance $8,060.00': that amount is savings', not checking's)."""
+    names = re.compile("|".join(rf"\b{re.escape(n)}\b" for n in sorted(labels)), re.I)
+    for unit in units:
+        text = STAMP.sub(" ", unit)
+        for found in re.finditer(rf"(?<![\w/-]){re.escape(value)}(?![\w/]|[:-]\d)", text):
+            named = names.findall(text, 0, found.start())
+            if named and named[-1].lower() == label:
+                return True
+    return False

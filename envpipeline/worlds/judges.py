@@ -39,6 +39,7 @@ from envpipeline.worlds.judge_view import (
     EMAIL,
     HANDLE,
     LIFE_VERBS,
+    NAMED_ROWS,
     ORDER_NUMBER,
     ORDER_VERB,
     PATH,
@@ -51,11 +52,15 @@ from envpipeline.worlds.judge_view import (
     Judge,
     JudgeView,
     added_rows,
+    altered_copy,
     anchored_records,
     call_ok,
+    clock_of,
     copied_stamps_out,
     effect_present,
     is_write,
+    labelled_values,
+    named_row,
     new_texts,
     observations,
     occurs,
@@ -63,11 +68,14 @@ from envpipeline.worlds.judge_view import (
     outside_quotes,
     products_from,
     purchases_grounded,
+    read_as,
     requested_apps,
     source_units,
     tool_calls,
     values_from_source,
+    written_starts,
 )
+from envpipeline.worlds.lifestore import CANCELLED
 
 
 class DiffJudge:
@@ -105,6 +113,11 @@ class DiffJudge:
             return False
         if any(not effect_present(view, app) for app in requested_apps(view.instruction) & set(LIFE_VERBS)):
             return False  # a transfer, an event, a flight or a password asked for and not in the diff
+        for key in NAMED_ROWS:
+            if not all(named_row(view, key, c) for c in view.state_diff.get(key, {}).get("changed", [])):
+                return False  # an event or booking moved or cancelled that the instruction never named
+        if altered_copy(view):
+            return False  # the text it dictates, written with something changed
         if "order number" in lower and orders:
             number = str(orders[0]["order_number"])
             messages = [str(r.get("body") or "") for r in dms + posts]
@@ -123,6 +136,7 @@ class RuleReviewer:
         if view.state_diff["files"]["removed"]:
             return False
         changed_any = bool(view.state_diff["files"]["added"] or view.state_diff["files"]["changed"])
+        requested = requested_apps(view.instruction)
         for key, entry in view.state_diff.items():
             if key == "files" or key in VOLATILE_TABLES:
                 continue
@@ -131,10 +145,18 @@ class RuleReviewer:
             for change in entry["changed"]:
                 extra = set(change["fields"]) - VOLATILE_FIELDS.get(key, set())
                 archive = key == "mail/messages" and extra == {"folder"} and "archive" in lower
-                if extra and not (archive and change["after"].get("folder") == "archive"):
-                    return False
+                asked = archive and change["after"].get("folder") == "archive"
+                asked = asked or (
+                    key.split("/")[0] in requested
+                    and _an_action_change(key, change)
+                    and named_row(view, key, change)
+                )
+                if extra and not asked:
+                    return False  # a change nobody asked for, or not of the kind the action makes
                 changed_any = changed_any or bool(extra)
             changed_any = changed_any or bool(entry["added"])
+        if not _balances_add_up(view):
+            return False
         if (
             len(
                 archived := [
@@ -164,6 +186,44 @@ class RuleReviewer:
             if orders and any(p not in prices for p in PRICE.findall(text)):
                 return False
         return changed_any and not archived[1:] and values_from_source(view)
+
+
+#: The fields a requested action of a life app changes: an event moved (start, end) or cancelled
+#: (its title marked), an account's balance by a transfer or payment, a booking rebooked or
+#: cancelled, a password set.
+ACTION_FIELDS: dict[str, frozenset[str]] = {
+    "calendar/events": frozenset({"start", "end", "title"}),
+    "bank/accounts": frozenset({"balance_cents"}),
+    "flights/bookings": frozenset({"status", "depart_at"}),
+    "accounts/users": frozenset({"password_hash"}),
+}
+
+
+def _an_action_change(key: str, change: dict[str, Any]) -> bool:
+    """The change is one the app's action makes: only its fields, and a title only by the mark of a
+    cancellation ('Cancelled: ' before the old title), never rewritten."""
+    if not set(change["fields"]) <= ACTION_FIELDS.get(key, frozenset()) | VOLATILE_FIELDS.get(key, set()):
+        return False
+    if "title" in change["fields"]:
+        return str(change["after"].get("title")) == CANCELLED + str(change["before"].get("title"))
+    return True
+
+
+def _balances_add_up(view: JudgeView) -> bool:
+    """Each account's balance moved by exactly the transactions added to it: money is never
+    created or lost outside a posted transaction."""
+    moved: dict[Any, int] = {}
+    for row in added_rows(view, "bank/transactions"):
+        moved[row.get("account_id")] = moved.get(row.get("account_id"), 0) + int(row.get("amount_cents") or 0)
+    changes = view.state_diff.get("bank/accounts", {}).get("changed", [])
+    balances = {
+        c["after"].get("id"): int(c["after"].get("balance_cents") or 0)
+        - int(c["before"].get("balance_cents") or 0)
+        for c in changes
+    }
+    return all(balances.get(a, 0) == n for a, n in moved.items()) and all(
+        moved.get(a, 0) == n for a, n in balances.items()
+    )
 
 
 def _orders_add_up(view: JudgeView, orders: list[dict[str, Any]]) -> bool:
@@ -223,10 +283,22 @@ class TrajectoryJudge:
         orders = added_rows(view, "shop/orders")
         raw = "\n".join(anchored)
         seen = STAMP.sub(" ", raw) + "\n" + view.instruction
-        seen += "\n" + "\n".join(f"{o['order_number']} {o['total_cents'] / 100:.2f}" for o in orders)
+        seen += "\n" + "\n".join(f"{o['order_number']} ${o['total_cents'] / 100:.2f}" for o in orders)
+        together = [STAMP.sub(" ", r) for r in anchored] + [view.instruction, seen]
+        if any(not occurs(clock_of(start), seen) for start in written_starts(view)):
+            return False  # an event or departure set to a time of day it never read
+        everything_seen = "\n".join([*observed, view.instruction])
         for text in new_texts(view):
             if any(not occurs(token, seen) for token in DATA.findall(copied_stamps_out(text, raw))):
                 return False  # a date, time or amount it never saw about what the instruction names
+            if any(not occurs(path, everything_seen) for path in PATH.findall(text)):
+                return False  # a file named that it never saw named
+            for segment in SEGMENT.split(copied_stamps_out(text, raw)):
+                tokens = DATA.findall(segment)
+                if len(tokens) > 1 and not any(all(occurs(t, r) for t in tokens) for r in together[:-1]):
+                    return False  # values written together ('2026-03-08 at 14:00') no read showed together
+        if any(not read_as(value, label, names, observed) for label, value, names in labelled_values(view)):
+            return False  # a value written under one name ('checking $...') that it read as another's
         if not purchases_grounded(view, anchored):
             return False
         sources = "\n".join(_current(view.instruction, anchored)) + "\n" + view.instruction

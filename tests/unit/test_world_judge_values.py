@@ -1,0 +1,337 @@
+"""The world judges check the values an attempt wrote, not only that it wrote something.
+
+Found by replaying every rollout of 8 personas x 5 days through the panel: the panel passed 42
+attempts the verifier failed (the diff judge checks effects only, so a wrong value passed whenever
+the rules or trajectory judge let it through), and the rules judge failed 157 correct attempts (a
+requested move, transfer or password change counted as a side effect; one page read for the two
+balances a report names; '$12.99' taken for a price read elsewhere). Each test builds one attempt
+by hand, exactly what a judge sees (`JudgeView`), and names the policy it must reject.
+"""
+
+from __future__ import annotations
+
+import json
+
+from envpipeline.worlds.judge_view import JudgeView, labelled_values, requested_apps
+from envpipeline.worlds.judges import DiffJudge, RuleReviewer, TrajectoryJudge
+
+NO_ROWS = {"added": [], "removed": [], "changed": []}
+
+
+def _attempt(instruction: str, calls: list[tuple[str, dict, str]]) -> list[dict]:
+    messages: list[dict] = [{"role": "system", "content": "..."}, {"role": "user", "content": instruction}]
+    for i, (name, arguments, result) in enumerate(calls):
+        call = {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        }
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "name": name, "content": result})
+    return [*messages, {"role": "assistant", "content": "Done."}]
+
+
+def _votes(view: JudgeView) -> dict[str, bool | None]:
+    return {judge.name: judge(view) for judge in (DiffJudge(), RuleReviewer(), TrajectoryJudge())}
+
+
+# -- two balances, each read on its own page -----------------------------------------------------------
+BALANCE_TASK = (
+    "Month check-in: put 'checking $<amount>, savings $<amount>' (the 'Checking' and 'Savings' balances "
+    "of the web bank) into finance/balances-2026-03-05.md using the shell, then email it to "
+    "sofia.lind@mail.example through the mail tool, subject 'Balances 2026-03-05'."
+)
+CHECKING_PAGE = (
+    "200  Checking Shop Cart Orders Mail Compose Calendar Bank Checking Balance $1,745.00 "
+    "2026-03-05T08:05:00 2026-03-05 Rentio car rental RNYQT030 -$105.00 2026-03-02T08:00:00 2026-03-02 "
+    "Opening balance $1,850.00"
+)
+SAVINGS_PAGE = (
+    "200  Savings Shop Cart Orders Mail Compose Calendar Bank Savings Balance $8,060.00 "
+    "2026-03-02T08:00:00 2026-03-02 Opening balance $8,060.00"
+)
+
+
+def _balance_report(line: str, pages: tuple[str, ...] = ("checking", "savings")) -> JudgeView:
+    shown = {"checking": CHECKING_PAGE, "savings": SAVINGS_PAGE}
+    calls = [(f"web.GET /bank/{page}", {}, shown[page]) for page in pages]
+    path = "finance/balances-2026-03-05.md"
+    mail = {"to": "sofia.lind@mail.example", "subject": "Balances 2026-03-05", "body": line}
+    calls += [
+        ("cli.exec", {"command": f"printf '%s' '{line}\\n' > {path}"}, "exit=0\n"),
+        ("mcp.mail_send", mail, json.dumps({"folder": "sent", **mail})),
+    ]
+    row = {"id": 6, "folder": "sent", "recipients": mail["to"], "subject": mail["subject"], "body": line}
+    diff = {"mail/messages": {**NO_ROWS, "added": [row]}, "files": {**NO_ROWS, "added": [path]}}
+    return JudgeView(BALANCE_TASK, _attempt(BALANCE_TASK, calls), diff, {path: line + "\n"})
+
+
+def test_each_balance_is_read_where_its_name_says_and_a_swapped_or_unread_one_fails():
+    """Before, the rules judge read one page (the latest) as the source and failed every correct
+    report (31 of 35), and passed 'checking $8,060.00' (the savings figure twice) because both
+    figures were on that page; the trajectory judge passed it because the figure was seen somewhere."""
+    right = _balance_report("checking $1,745.00, savings $8,060.00")
+    assert sorted(set(labelled_values(right))) == [
+        ("checking", "1,745.00", frozenset({"checking", "savings"})),
+        ("savings", "8,060.00", frozenset({"checking", "savings"})),
+    ]
+    assert _votes(right) == {"diff": True, "rules": True, "trajectory": True}
+    swapped = _balance_report("checking $8,060.00, savings $8,060.00")
+    assert swapped.state_diff and RuleReviewer()(swapped) is False
+    assert TrajectoryJudge()(swapped) is False
+    unread = _balance_report("checking $8,060.00, savings $8,060.00", pages=("savings",))
+    assert RuleReviewer()(unread) is False
+    assert TrajectoryJudge()(unread) is False
+
+
+# -- a meeting moved to the time a mail asks for ------------------------------------------------------
+MOVE_TASK = (
+    "Astrid Berg emailed asking to move 'Design sync with Astrid Berg'. Read the request with the mail "
+    "tool, move the event in the web calendar to the time they ask for, confirm to astrid.berg@example.net "
+    "through the mail tool, and append '- Design sync with Astrid Berg: moved to <new time>' to "
+    "notes/agenda.md with the shell."
+)
+REQUEST = {
+    "id": 6,
+    "sender": "astrid.berg@example.net",
+    "subject": "Moving Design sync with Astrid Berg",
+    "body": "Hi, something came up. Could we move 'Design sync with Astrid Berg' to 2026-03-08 at 16:00?",
+}
+EVENT_PAGE = (
+    "200  Design sync with Astrid Berg Shop Cart Orders Design sync with Astrid Berg Date 2026-03-06 at 14:00 "
+    "Start 2026-03-06T14:00:00 End 2026-03-06T15:00:00 Where Video call Move Cancel event"
+)
+SYNC = {
+    "id": 2,
+    "title": "Design sync with Astrid Berg",
+    "start": "2026-03-06T14:00:00",
+    "end": "2026-03-06T15:00:00",
+}
+PLANNING = {"id": 1, "title": "Weekly planning", "start": "2026-03-02T10:30:00", "end": "2026-03-02T11:00:00"}
+
+
+def _move(when: str, event: dict = SYNC, instruction: str = MOVE_TASK) -> JudgeView:
+    day, clock = when.split(" at ")
+    start = f"{day}T{clock}:00"
+    end = f"{day}T{int(clock[:2]) + 1:02d}{clock[2:]}:00"
+    text = f"Done: 'Design sync with Astrid Berg' now starts {when}."
+    line = f"- Design sync with Astrid Berg: moved to {when}\n"
+    reply = {
+        "to": "astrid.berg@example.net",
+        "subject": "Re: Moving Design sync with Astrid Berg",
+        "body": text,
+    }
+    calls = [
+        ("mcp.mail_read", {"message_id": 6}, json.dumps(REQUEST)),
+        ("web.GET /calendar/2", {}, EVENT_PAGE),
+        (f"web.POST /calendar/{event['id']}/move", {"start": start[:16]}, f"303 /calendar/{event['id']}"),
+        ("mcp.mail_send", reply, json.dumps({"folder": "sent", **reply})),
+        ("cli.exec", {"command": f"printf '%s' '{line}' >> notes/agenda.md"}, "exit=0\n"),
+    ]
+    moved = {
+        "id": event["id"],
+        "fields": ["end", "start"],
+        "before": event,
+        "after": {**event, "start": start, "end": end},
+    }
+    sent = {"id": 7, "folder": "sent", "recipients": reply["to"], "subject": reply["subject"], "body": text}
+    diff = {
+        "calendar/events": {**NO_ROWS, "changed": [moved]},
+        "mail/messages": {**NO_ROWS, "added": [sent]},
+        "files": {**NO_ROWS, "changed": ["notes/agenda.md"]},
+    }
+    return JudgeView(instruction, _attempt(instruction, calls), diff, {"notes/agenda.md": line})
+
+
+def test_a_requested_move_is_no_side_effect_but_a_wrong_time_or_another_event_fails():
+    """Before, the rules judge failed every correct move, transfer, cancellation and password change
+    (83 attempts: a changed row counted as a side effect unless it archived a mail), and the diff
+    and trajectory judges passed a move of the wrong event and one to the old time of day. The rules
+    judge read the event's page, read after the mail and sharing more of the request's words
+    ('move', 'event'), as the message the request points at: the mail its author wrote now counts."""
+    assert _votes(_move("2026-03-08 at 16:00")) == {"diff": True, "rules": True, "trajectory": True}
+    old_time = _move("2026-03-08 at 14:00")  # the new day with the event's old time
+    assert RuleReviewer()(old_time) is False
+    assert TrajectoryJudge()(old_time) is False  # 2026-03-08 and 14:00 were never read together
+    other = _move("2026-03-08 at 16:00", event=PLANNING)
+    assert DiffJudge()(other) is False
+    assert RuleReviewer()(other) is False
+    unasked = MOVE_TASK.replace("move the event in the web calendar to the time they ask for, ", "")
+    assert "calendar" not in requested_apps(unasked)
+    assert RuleReviewer()(_move("2026-03-08 at 16:00", instruction=unasked)) is False
+
+
+def test_the_life_apps_are_asked_for_in_the_words_the_templates_use():
+    """'Update the booking via the flights tool, the calendar event via the web calendar', 'flights
+    tool to cancel', 'reset that login ... through the accounts tool' asked for no write before, so
+    the rules judge took the requested change for a side effect."""
+    assert {"flights", "calendar"} <= requested_apps(
+        "Update the booking via the flights tool, the calendar event via the web calendar."
+    )
+    assert "flights" in requested_apps("Call off the 'Warsaw' trip from day 5: flights tool to cancel.")
+    assert "accounts" in requested_apps("reset that login to 'cobalt-zephyr-28' through the accounts tool")
+
+
+# -- a check-in event one day before a departure ------------------------------------------------------
+CHECKIN_TASK = (
+    "Remind me to check in for the 'Warsaw' trip: the flights tool gives the departure; put 'Check in "
+    "UGT052' in the web calendar one day before it, same time."
+)
+BOOKING = {
+    "confirmation": "UGT052",
+    "destination": "Warsaw",
+    "depart_at": "2026-03-15T06:40:00",
+    "depart_at_time": "06:40",
+}
+
+
+def _checkin(start: str) -> JudgeView:
+    event = {"title": "Check in UGT052", "start": start, "end": "2026-03-14T07:10:00", "location": "online"}
+    calls = [
+        ("mcp.flights_get", {"confirmation": "UGT052"}, json.dumps(BOOKING)),
+        ("web.POST /calendar/add", event, "303 /calendar/6"),
+    ]
+    diff = {"calendar/events": {**NO_ROWS, "added": [{"id": 6, **event}]}, "files": NO_ROWS}
+    return JudgeView(CHECKIN_TASK, _attempt(CHECKIN_TASK, calls), diff, {})
+
+
+def test_an_event_set_to_a_time_of_day_nobody_read_fails():
+    """A check-in event at 06:40:01 (the scripted agents' wrong value) passed all three judges: the
+    values of rows the agent added were never compared with what it read."""
+    assert TrajectoryJudge()(_checkin("2026-03-14T06:40:00")) is True
+    assert RuleReviewer()(_checkin("2026-03-14T06:40:00")) is True
+    assert TrajectoryJudge()(_checkin("2026-03-14T06:40:01")) is False
+    assert RuleReviewer()(_checkin("2026-03-14T06:40:01")) is False
+
+
+# -- a dictated line, written with a figure changed -----------------------------------------------------
+ITINERARY_TASK = (
+    "Freya Haddad wants my 'Edinburgh' itinerary. Get the booking from the flights tool, save the line "
+    "'Copenhagen -> Edinburgh, departs 2026-03-10 at 07:40, confirmation ELX030' as trips/edinburgh.md in "
+    "the terminal, then send it to freya.haddad@example.org from the webmail (subject 'Itinerary')."
+)
+
+
+def _itinerary(file_line: str) -> JudgeView:
+    booking = {"confirmation": "ELX030", "origin": "Copenhagen", "destination": "Edinburgh"}
+    body = "Copenhagen -> Edinburgh, departs 2026-03-10 at 07:40, confirmation ELX030"
+    mail = {"to": "freya.haddad@example.org", "subject": "Itinerary", "body": body}
+    calls = [
+        ("mcp.flights_list", {}, json.dumps({"bookings": [booking]})),
+        ("cli.exec", {"command": f"printf '%s' '{file_line}\\n' > trips/edinburgh.md"}, "exit=0\n"),
+        ("web.POST /mail/send", mail, "303 /mail?folder=sent"),
+    ]
+    sent = {"id": 5, "folder": "sent", "recipients": mail["to"], "subject": "Itinerary", "body": body}
+    diff = {
+        "mail/messages": {**NO_ROWS, "added": [sent]},
+        "files": {**NO_ROWS, "added": ["trips/edinburgh.md"]},
+    }
+    return JudgeView(
+        ITINERARY_TASK, _attempt(ITINERARY_TASK, calls), diff, {"trips/edinburgh.md": file_line + "\n"}
+    )
+
+
+def test_a_dictated_line_written_with_a_code_changed_fails():
+    """The file said 'confirmation ELX031' where the request dictated ELX030 (the mail was right):
+    all three judges passed it. A heading that drops a word of a dictated subject is no such change."""
+    right = _itinerary("Copenhagen -> Edinburgh, departs 2026-03-10 at 07:40, confirmation ELX030")
+    assert DiffJudge()(right) is True
+    assert RuleReviewer()(right) is True
+    wrong = _itinerary("Copenhagen -> Edinburgh, departs 2026-03-10 at 07:40, confirmation ELX031")
+    assert DiffJudge()(wrong) is False
+    assert RuleReviewer()(wrong) is False
+
+
+# -- money moves only through posted transactions ---------------------------------------------------------
+PAY_TASK = "Pay Astrid Mensah back: pay 26.50 from checking in the web bank, memo 'Dinner'."
+
+
+def _payment(balance_after: int) -> JudgeView:
+    pay = {"source": "Checking", "payee": "Astrid Mensah", "amount": "26.50", "memo": "Dinner"}
+    calls = [
+        ("web.GET /bank/checking", {}, "200  Checking Balance $3,113.51"),
+        ("web.POST /bank/pay", pay, "303"),
+    ]
+    account = {"id": 1, "name": "Checking", "balance_cents": 311351}
+    changed = {
+        "id": 1,
+        "fields": ["balance_cents"],
+        "before": account,
+        "after": {**account, "balance_cents": balance_after},
+    }
+    posted = {"id": 5, "account_id": 1, "amount_cents": -2650, "memo": "Payment to Astrid Mensah Dinner"}
+    diff = {
+        "bank/accounts": {**NO_ROWS, "changed": [changed]},
+        "bank/transactions": {**NO_ROWS, "added": [posted]},
+        "files": NO_ROWS,
+    }
+    return JudgeView(PAY_TASK, _attempt(PAY_TASK, calls), diff, {})
+
+
+def test_a_balance_that_moved_by_more_than_its_transactions_fails():
+    assert RuleReviewer()(_payment(311351 - 2650)) is True
+    assert RuleReviewer()(_payment(311351 - 26500)) is False
+
+
+# -- a shop reply with the order's price, and a log naming a file nobody saw --------------------------------
+def test_the_new_orders_price_written_with_its_currency_sign_is_dictated_by_the_order():
+    """'$12.99' in the reply was taken for a piece copied from the shop page (only '12.99' counted as
+    the new order's), which failed all 34 correct friend requests."""
+    task = (
+        "Amara Kowalski asked you in a direct message to order something for them. Order it in the web "
+        "shop and reply to amara.k by DM with the order number and the product's price."
+    )
+    ask = {
+        "messages": [
+            {"peer": "amara.k", "direction": "in", "body": "Could you order me a Compact soil pH meter?"}
+        ]
+    }
+    body = "Done! Ordered the Compact soil pH meter for you: order ORD-00001, $12.99."
+    calls = [
+        ("mcp.dm_read", {"peer": "amara.k"}, json.dumps(ask)),
+        (
+            "web.GET /",
+            {"q": "Compact soil pH meter"},
+            "200  Shop Compact soil pH meter tools $12.99 in stock",
+        ),
+        ("web.POST /cart/add", {"sku": "SKU-COMSOIPH-688D", "quantity": "1"}, "303 /cart"),
+        ("web.POST /checkout", {}, "303 /orders/ORD-00001"),
+        ("mcp.dm_send", {"peer": "amara.k", "body": body}, json.dumps({"body": body})),
+    ]
+    item = {"name": "Compact soil pH meter", "price_cents": 1299, "quantity": 1, "sku": "SKU-COMSOIPH-688D"}
+    order = {"order_number": "ORD-00001", "total_cents": 1299, "items_json": json.dumps([item])}
+    stock = {
+        "id": 7,
+        "fields": ["stock"],
+        "before": {"sku": item["sku"], "stock": 34},
+        "after": {"sku": item["sku"], "stock": 33},
+    }
+    diff = {
+        "shop/orders": {**NO_ROWS, "added": [order]},
+        "shop/products": {**NO_ROWS, "changed": [stock]},
+        "dm/messages": {**NO_ROWS, "added": [{"peer": "amara.k", "direction": "out", "body": body}]},
+        "files": NO_ROWS,
+    }
+    view = JudgeView(task, _attempt(task, calls), diff, {})
+    assert _votes(view) == {"diff": True, "rules": True, "trajectory": True}
+
+
+def test_a_log_that_names_a_file_nobody_saw_fails_the_trajectory_judge():
+    task = (
+        "Astrid Silva asked by email for one of your files. Read the request with the mail tool, get the "
+        "file's content with the shell, and log '- sent PATH to astrid.silva@example.org' in notes/sent-log.md."
+    )
+    ask = {"sender": "astrid.silva@example.org", "body": "Could you send me documents/trip-VXE020.md?"}
+
+    def logged(path: str) -> JudgeView:
+        line = f"- sent {path} to astrid.silva@example.org\n"
+        calls = [
+            ("mcp.mail_read", {"message_id": 7}, json.dumps(ask)),
+            ("cli.exec", {"command": "cat documents/trip-VXE020.md"}, "exit=0\n# Trip to Prague\n"),
+            ("cli.exec", {"command": f"printf '%s' '{line}' >> notes/sent-log.md"}, "exit=0\n"),
+        ]
+        diff = {"files": {**NO_ROWS, "added": ["notes/sent-log.md"]}}
+        return JudgeView(task, _attempt(task, calls), diff, {"notes/sent-log.md": line})
+
+    assert TrajectoryJudge()(logged("documents/trip-VXE020.md")) is True
+    assert TrajectoryJudge()(logged("documents/trip-VXE021.md")) is False
