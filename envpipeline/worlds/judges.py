@@ -7,21 +7,28 @@ decision (None), never broken in favour of one judge.
 - `DiffJudge`: the effects the instruction asks for (files it names, an order when it says to buy
   or order, a sent e-mail to each address, a DM or chat post, an archived mail, a transfer, a
   calendar event, a flight change or a password it asks for: `requested_apps`) are in the diff,
-  an order number it asks to pass on reaches every new message, and a product bought is named in
-  the message the instruction points at (`source_units`).
+  an order number it asks to pass on reaches every new message, a product bought is named in
+  the message the instruction points at (`source_units`), every event or booking added or changed
+  is one it names, and no line it dictates is written with a figure changed (`altered_copy`).
 - `RuleReviewer`: the diff is consistent and minimal: nothing deleted, rows changed only in
-  volatile fields (or archived when asked), orders add up, at most one order per request, no
-  placeholder text, order numbers written are of new orders or ones the agent read about, prices
-  written match the new orders; and its content is right (`values_from_source`): it locates the
-  observed message the instruction points at (who it names, the kind of message, the latest) and
-  requires every written date, time, amount and path, every placeholder of the instruction's
-  quoted format ('- DATE TIME TOPIC @ PLACE') and every piece of text copied from a read to come
-  from that message whole, not from another one.
+  volatile fields, by an action the instruction asks for (an archived mail, a moved or cancelled
+  event or booking it names, a transfer's balances, a password) or not at all, balances moved
+  only by posted transactions, orders add up, at most one order per request, no placeholder text,
+  order numbers written are of new orders or ones the agent read about, prices written match the
+  new orders; and its content is right (`values_from_source`): it locates the observed message
+  the instruction points at (who it names and who wrote it, the kind of message, the latest) and
+  requires every written date, time, amount and path, a start time it set, every placeholder of
+  the instruction's quoted formats ('- DATE TIME TOPIC @ PLACE', 'saved <amount>'), each value a
+  format labels with one of its quoted names ('checking $<amount>' for the 'Checking' balance)
+  read where that name is what it is of, and every piece of text copied from a read to come from
+  that message whole, not from another one.
 - `TrajectoryJudge`: every app the diff changed was written by a successful tool call of the
-  agent, the data the agent wrote (dates, times, prices, order numbers) was observed in a read
-  before (as a whole value, not inside a time stamp, unless it copies that stamp whole), and a
-  bought product was named in an observation that mentions who or what the instruction names. It
-  never reads the agent's final message.
+  agent; the data the agent wrote (dates, times, prices, order numbers) was observed in a read
+  before (as a whole value, not inside a time stamp, unless it copies that stamp whole), figures
+  written together were read together, codes were shown before it typed them (not read back
+  from its own write), the files, places and placeholder values it wrote were seen, and a bought
+  product was named in an observation that mentions who or what the instruction names. It never
+  reads the agent's final message.
 - `LLMJudge`: the same view through `envpipeline.llm` when a client is configured.
 """
 
@@ -35,11 +42,11 @@ from envpipeline.errors import LLMError
 from envpipeline.llm import LLM
 from envpipeline.worlds.judge_view import (
     CHECKBOX,
+    CODE,
     DATA,
     EMAIL,
     HANDLE,
     LIFE_VERBS,
-    NAMED_ROWS,
     ORDER_NUMBER,
     ORDER_VERB,
     PATH,
@@ -58,6 +65,8 @@ from envpipeline.worlds.judge_view import (
     clock_of,
     copied_stamps_out,
     effect_present,
+    first_written,
+    format_values,
     is_write,
     labelled_values,
     named_row,
@@ -72,6 +81,7 @@ from envpipeline.worlds.judge_view import (
     requested_apps,
     source_units,
     tool_calls,
+    unnamed_rows,
     values_from_source,
     written_starts,
 )
@@ -99,7 +109,7 @@ class DiffJudge:
             if not any(address in str(r.get("recipients") or "") for r in sent):
                 return False
         dms = [r for r in added_rows(view, "dm/messages") if r.get("direction") == "out"]
-        if "direct message" in lower or "by dm" in lower:
+        if "dm" in requested_apps(view.instruction):
             handles = set(HANDLE.findall(free))
             if not any(str(r.get("peer")) in handles for r in dms):
                 return False
@@ -113,9 +123,8 @@ class DiffJudge:
             return False
         if any(not effect_present(view, app) for app in requested_apps(view.instruction) & set(LIFE_VERBS)):
             return False  # a transfer, an event, a flight or a password asked for and not in the diff
-        for key in NAMED_ROWS:
-            if not all(named_row(view, key, c) for c in view.state_diff.get(key, {}).get("changed", [])):
-                return False  # an event or booking moved or cancelled that the instruction never named
+        if unnamed_rows(view):
+            return False  # an event or booking added, moved or cancelled that the instruction never named
         if altered_copy(view):
             return False  # the text it dictates, written with something changed
         if "order number" in lower and orders:
@@ -149,14 +158,14 @@ class RuleReviewer:
                 asked = asked or (
                     key.split("/")[0] in requested
                     and _an_action_change(key, change)
-                    and named_row(view, key, change)
+                    and named_row(view, key, change["before"])
                 )
                 if extra and not asked:
                     return False  # a change nobody asked for, or not of the kind the action makes
                 changed_any = changed_any or bool(extra)
             changed_any = changed_any or bool(entry["added"])
-        if not _balances_add_up(view):
-            return False
+        if not _balances_add_up(view) or unnamed_rows(view):
+            return False  # money moved outside a transaction; an event or booking nobody asked for
         if (
             len(
                 archived := [
@@ -248,70 +257,95 @@ class TrajectoryJudge:
     name = "trajectory"
 
     def __call__(self, view: JudgeView) -> bool | None:
-        calls = tool_calls(view)
-        writes = [(n, a) for n, a, r in calls if is_write(n, a) and call_ok(r)]
         observed = observations(view)
-        apps = {
-            key.split("/")[0]
-            for key, e in view.state_diff.items()
-            if key != "files"
-            and key not in VOLATILE_TABLES
-            and (
-                e["added"]
-                or e["removed"]
-                or any(set(c["fields"]) - VOLATILE_FIELDS.get(key, set()) for c in e["changed"])
-            )
-        }
-        if any(view.state_diff["files"].values()):
-            apps.add("files")
-        if not apps:
-            return False
-        named = {"archive": ("web.POST /mail/",), "mail": _mail_calls(view.instruction)}
-        commands = [str(a.get("command", "")) for n, a in writes if n == "cli.exec"]
-        if any(
-            not any(path in c for c in commands) for path in PATH.findall(outside_quotes(view.instruction))
-        ):
-            return False
-        for app in requested_apps(view.instruction):
-            prefixes = named.get(app) or WRITES[app]
-            if not any(name.startswith(p) for name, _ in writes for p in prefixes):
-                return False
-        for app in apps:
-            if not any(name.startswith(prefix) for name, _ in writes for prefix in WRITES.get(app, ("?",))):
-                return False
         anchored = anchored_records(view, observed)
-        orders = added_rows(view, "shop/orders")
-        raw = "\n".join(anchored)
-        seen = STAMP.sub(" ", raw) + "\n" + view.instruction
-        seen += "\n" + "\n".join(f"{o['order_number']} ${o['total_cents'] / 100:.2f}" for o in orders)
-        together = [STAMP.sub(" ", r) for r in anchored] + [view.instruction, seen]
-        if any(not occurs(clock_of(start), seen) for start in written_starts(view)):
-            return False  # an event or departure set to a time of day it never read
-        everything_seen = "\n".join([*observed, view.instruction])
-        for text in new_texts(view):
-            if any(not occurs(token, seen) for token in DATA.findall(copied_stamps_out(text, raw))):
-                return False  # a date, time or amount it never saw about what the instruction names
-            if any(not occurs(path, everything_seen) for path in PATH.findall(text)):
-                return False  # a file named that it never saw named
-            for segment in SEGMENT.split(copied_stamps_out(text, raw)):
-                tokens = DATA.findall(segment)
-                if len(tokens) > 1 and not any(all(occurs(t, r) for t in tokens) for r in together[:-1]):
-                    return False  # values written together ('2026-03-08 at 14:00') no read showed together
-        if any(not read_as(value, label, names, observed) for label, value, names in labelled_values(view)):
-            return False  # a value written under one name ('checking $...') that it read as another's
-        if not purchases_grounded(view, anchored):
+        return (
+            _writes_backed(view)
+            and _values_seen(view, observed, anchored)
+            and purchases_grounded(view, anchored)
+            and _copied_whole(view, observed, anchored)
+        )
+
+
+def _writes_backed(view: JudgeView) -> bool:
+    """Every app the diff changed, every file and every write the instruction asks for, was written
+    by a successful call of the agent."""
+    writes = [(n, a) for n, a, r in tool_calls(view) if is_write(n, a) and call_ok(r)]
+    apps = {
+        key.split("/")[0]
+        for key, e in view.state_diff.items()
+        if key != "files"
+        and key not in VOLATILE_TABLES
+        and (
+            e["added"]
+            or e["removed"]
+            or any(set(c["fields"]) - VOLATILE_FIELDS.get(key, set()) for c in e["changed"])
+        )
+    }
+    if any(view.state_diff["files"].values()):
+        apps.add("files")
+    if not apps:
+        return False
+    named = {"archive": ("web.POST /mail/",), "mail": _mail_calls(view.instruction)}
+    commands = [str(a.get("command", "")) for n, a in writes if n == "cli.exec"]
+    if any(not any(path in c for c in commands) for path in PATH.findall(outside_quotes(view.instruction))):
+        return False
+    for app in requested_apps(view.instruction):
+        prefixes = named.get(app) or WRITES[app]
+        if not any(name.startswith(p) for name, _ in writes for p in prefixes):
             return False
-        sources = "\n".join(_current(view.instruction, anchored)) + "\n" + view.instruction
-        everything = "\n".join(observed)
-        for text in new_texts(view):
-            for segment in SEGMENT.split(text):
-                piece = CHECKBOX.sub("", segment).rstrip(" .-[]")
-                if len(piece) >= 10 and occurs(piece, everything) and not occurs(piece, sources):
-                    return False  # copied from something the instruction did not point at
-                cut = not occurs(piece, everything) and piece not in view.instruction and piece in sources
-                if len(piece) >= 10 and cut:
-                    return False  # copied, but cut short
-        return True
+    return all(
+        any(name.startswith(prefix) for name, _ in writes for prefix in WRITES.get(app, ("?",)))
+        for app in apps
+    )
+
+
+def _values_seen(view: JudgeView, observed: list[str], anchored: list[str]) -> bool:
+    """What the agent wrote, it had read: dates, times and amounts in what it read about what the
+    instruction names (and figures written together, together), start times of day it set, files
+    and places it named, codes before it typed them, the request's placeholders, and a value under
+    the name it was read as."""
+    orders = added_rows(view, "shop/orders")
+    raw = "\n".join(anchored)
+    seen = STAMP.sub(" ", raw) + "\n" + view.instruction
+    seen += "\n" + "\n".join(f"{o['order_number']} ${o['total_cents'] / 100:.2f}" for o in orders)
+    together = [STAMP.sub(" ", r) for r in anchored] + [view.instruction]
+    if any(not occurs(clock_of(start), seen) for start in written_starts(view)):
+        return False  # an event or departure set to a time of day it never read
+    everything_seen = "\n".join([*observed, view.instruction])
+    known = "\n".join([seen, everything_seen, STAMP.sub(" ", everything_seen)])
+    for text in new_texts(view):
+        if any(not occurs(token, seen) for token in DATA.findall(copied_stamps_out(text, raw))):
+            return False  # a date, time or amount it never saw about what the instruction names
+        for segment in SEGMENT.split(copied_stamps_out(text, raw)):
+            tokens = DATA.findall(segment)
+            if len(tokens) > 1 and not any(all(occurs(t, r) for t in tokens) for r in together):
+                return False  # values written together ('2026-03-08 at 14:00') no read showed together
+        if any(not occurs(path, everything_seen) for path in PATH.findall(text)):
+            return False  # a file named that it never saw named
+        if any(first_written(view, code) for code in CODE.findall(text)):
+            return False  # a code it wrote before anything showed it
+    if any(not occurs(value, known) for value in format_values(view)):
+        return False  # a placeholder of the request's format filled with what it never saw
+    for booking in added_rows(view, "flights/bookings"):
+        if any(not occurs(str(booking.get(k)), everything_seen) for k in ("origin", "destination")):
+            return False  # a flight booked from or to a place it never saw named
+    return all(read_as(value, label, names, observed) for label, value, names in labelled_values(view))
+
+
+def _copied_whole(view: JudgeView, observed: list[str], anchored: list[str]) -> bool:
+    """A piece of text copied from a read is copied from what the instruction points at, whole."""
+    sources = "\n".join(_current(view.instruction, anchored)) + "\n" + view.instruction
+    everything = "\n".join(observed)
+    for text in new_texts(view):
+        for segment in SEGMENT.split(text):
+            piece = CHECKBOX.sub("", segment).rstrip(" .-[]")
+            if len(piece) >= 10 and occurs(piece, everything) and not occurs(piece, sources):
+                return False  # copied from something the instruction did not point at
+            cut = not occurs(piece, everything) and piece not in view.instruction and piece in sources
+            if len(piece) >= 10 and cut:
+                return False  # copied, but cut short
+    return True
 
 
 def _current(instruction: str, records: list[str]) -> list[str]:

@@ -4,8 +4,10 @@ Found by replaying every rollout of 8 personas x 5 days through the panel: the p
 attempts the verifier failed (the diff judge checks effects only, so a wrong value passed whenever
 the rules or trajectory judge let it through), and the rules judge failed 157 correct attempts (a
 requested move, transfer or password change counted as a side effect; one page read for the two
-balances a report names; '$12.99' taken for a price read elsewhere). Each test builds one attempt
-by hand, exactly what a judge sees (`JudgeView`), and names the policy it must reject.
+balances a report names; '$12.99' taken for a price read elsewhere). After these checks the panel
+passes 10 failed attempts and fails 3 correct ones of 630 (agreement 92.9% -> 98.0%). Each test
+builds one attempt by hand, exactly what a judge sees (`JudgeView`), and names the policy it must
+reject; the tree before these checks fails every one of them.
 """
 
 from __future__ import annotations
@@ -335,3 +337,123 @@ def test_a_log_that_names_a_file_nobody_saw_fails_the_trajectory_judge():
 
     assert TrajectoryJudge()(logged("documents/trip-VXE020.md")) is True
     assert TrajectoryJudge()(logged("documents/trip-VXE021.md")) is False
+
+
+# -- what the agent made up, and what the request asks in other words ----------------------------------------
+SET_ASIDE_TASK = (
+    "Set aside 400.00 for my Edinburgh trip: get its confirmation code from the flights tool, transfer "
+    "400.00 from checking to savings in the web bank with the memo 'trip Edinburgh <code>', and append "
+    "'- set aside 400.00 for Edinburgh (<code>)' to notes/budget.md from the shell."
+)
+
+
+def _set_aside(code: str) -> JudgeView:
+    booking = {"confirmation": "AXT042", "origin": "Bergen", "destination": "Edinburgh"}
+    transfer = {
+        "source": "Checking",
+        "target": "Savings",
+        "amount": "400.00",
+        "memo": f"trip Edinburgh {code}",
+    }
+    savings = f"200  Savings Balance $7,700.00 2026-03-07T17:00:00 2026-03-07 Transfer from checking trip Edinburgh {code} $400.00"
+    line = f"- set aside 400.00 for Edinburgh ({code})\n"
+    calls = [
+        ("mcp.flights_list", {}, json.dumps({"bookings": [booking]})),
+        ("web.POST /bank/transfer", transfer, "303 /bank/savings"),
+        ("web.GET /bank/savings", {}, savings),
+        ("cli.exec", {"command": f"printf '%s' '{line}' >> notes/budget.md"}, "exit=0\n"),
+    ]
+    accounts = [
+        {
+            "id": 1,
+            "fields": ["balance_cents"],
+            "before": {"id": 1, "balance_cents": 100000},
+            "after": {"id": 1, "balance_cents": 60000},
+        },
+        {
+            "id": 2,
+            "fields": ["balance_cents"],
+            "before": {"id": 2, "balance_cents": 730000},
+            "after": {"id": 2, "balance_cents": 770000},
+        },
+    ]
+    posted = [
+        {
+            "id": 7,
+            "account_id": 1,
+            "amount_cents": -40000,
+            "memo": f"Transfer to savings trip Edinburgh {code}",
+        },
+        {
+            "id": 8,
+            "account_id": 2,
+            "amount_cents": 40000,
+            "memo": f"Transfer from checking trip Edinburgh {code}",
+        },
+    ]
+    diff = {
+        "bank/accounts": {**NO_ROWS, "changed": accounts},
+        "bank/transactions": {**NO_ROWS, "added": posted},
+        "files": {**NO_ROWS, "changed": ["notes/budget.md"]},
+    }
+    return JudgeView(SET_ASIDE_TASK, _attempt(SET_ASIDE_TASK, calls), diff, {"notes/budget.md": line})
+
+
+def test_a_code_typed_before_any_read_showed_it_is_made_up_even_when_read_back_later():
+    """The memo said AXT043 where the flights tool showed AXT042; the savings page read after the
+    transfer lists the memo, so the log's AXT043 counted as seen."""
+    assert TrajectoryJudge()(_set_aside("AXT042")) is True
+    assert TrajectoryJudge()(_set_aside("AXT043")) is False
+
+
+def test_a_status_written_into_the_requests_format_without_reading_the_order_fails():
+    task = (
+        "Your todo.txt asks you to check an order's status. Look the order up in the web shop, tick the "
+        "todo line as '- [x] check the status of order NUMBER: STATUS' with the shell."
+    )
+    todo = "# TODO\n- [ ] check the status of order ORD-00302\n"
+
+    def ticked(read_the_order: bool) -> JudgeView:
+        calls = [("cli.exec", {"command": "cat todo.txt"}, "exit=0\n" + todo)]
+        if read_the_order:
+            calls.append(
+                ("web.GET /orders/ORD-00302", {}, "200  Order ORD-00302 Status cancelled Total $5.99")
+            )
+        calls.append(
+            ("cli.exec", {"command": "sed -i 's|- \\[ \\] check|- [x] check|' todo.txt"}, "exit=0\n")
+        )
+        after = todo.replace(
+            "- [ ] check the status of order ORD-00302",
+            "- [x] check the status of order ORD-00302: cancelled",
+        )
+        diff = {"files": {**NO_ROWS, "changed": ["todo.txt"]}}
+        return JudgeView(task, _attempt(task, calls), diff, {"todo.txt": after})
+
+    assert TrajectoryJudge()(ticked(read_the_order=True)) is True
+    assert TrajectoryJudge()(ticked(read_the_order=False)) is False
+
+
+REBOOK_TASK = (
+    "Rebook the 'Milan' trip that was cancelled: a new flight from Bergen leaving 2026-03-10 at 06:40 "
+    "through the flights tool."
+)
+
+
+def _rebooked(origin: str, destination: str) -> JudgeView:
+    asked = {"origin": origin, "destination": destination, "depart_at": "2026-03-10T06:40:00"}
+    booked = {"id": 2, "confirmation": "NEW002", **asked, "status": "confirmed"}
+    calls = [("mcp.flights_book", asked, json.dumps(booked))]
+    diff = {"flights/bookings": {**NO_ROWS, "added": [booked]}, "files": NO_ROWS}
+    return JudgeView(REBOOK_TASK, _attempt(REBOOK_TASK, calls), diff, {})
+
+
+def test_a_flight_booked_to_a_place_the_request_never_names_fails():
+    assert _votes(_rebooked("Bergen", "Milan")) == {"diff": True, "rules": True, "trajectory": True}
+    assert _votes(_rebooked("unknown", "Nowhere")) == {"diff": False, "rules": False, "trajectory": False}
+
+
+def test_a_dm_or_a_mail_is_asked_for_in_the_words_the_templates_use():
+    """'DM astrid.m ...' asked for no direct message and 'send that line to selin.holm@... in the
+    webmail' for no mail, so an attempt that skipped either lost nothing with the judges."""
+    assert "dm" in requested_apps("From the web calendar event 'Dinner', DM astrid.m 'Reminder: <start>'.")
+    assert "mail" in requested_apps("and send that line to selin.holm@example.net in the webmail.")
