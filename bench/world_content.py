@@ -34,7 +34,9 @@ Main at a5c8bb3 (24 templates), defaults with `--workers 2`, a quiet 2-core mach
 2026-12-07, `--workers 2`, the same machine back to back: before the world judges' readings were
 mended (abc25e9) 200 accepted of 316 gated in 592 s, masked Vendi 35.11 (raw 86.47), three
 interfaces 93.5%, a day after day 0 67.5%; after (ad37ee5) 200 of 288 gated in 558 s, masked Vendi
-36.29 (raw 86.85), three interfaces 94.0%, a day after day 0 70.0%.
+36.29 (raw 86.85), three interfaces 94.0%, a day after day 0 70.0%. After the judges check the
+values an attempt wrote (9bbb3c8), the same machine: 200 of 272 gated in 599 s, masked Vendi 37.42
+(raw 87.60), three interfaces 94.5%, a day after day 0 70.5%.
 
 Usage: python bench/world_content.py [--personas 40] [--days 10] [--seed 0] [--target 200]
 """

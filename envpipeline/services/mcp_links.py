@@ -309,7 +309,7 @@ def _simulated_hop(
             arguments,
             world_model,
             sim.family[spec.name],
-            spec.name in sim.writes,
+            False,  # a hop only reads: `is_write` made every simulated write an action, never a hop
             sim.id_args.get(spec.name, []),
         )
         found = revealed(response, path, f"the simulated '{spec.name}' of {service}")
