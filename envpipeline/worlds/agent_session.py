@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from envpipeline.errors import MissingExtraError
 from envpipeline.sandbox.base import Sandbox
+from envpipeline.worlds.judge_view import CELL
 
 try:
     import httpx
@@ -31,11 +32,20 @@ DIRECT_BACKEND = "direct-subprocess (no sandbox available)"
 #: How much of each observation (tool result, page text) the trajectory keeps for the judges.
 OBSERVATION_CHARS = 2000
 _TAG = re.compile(r"<[^>]+>")
+#: What a browser never shows: the head (its title repeats the page's heading) and style sheets.
+_HIDDEN = re.compile(r"<(head|style|script)\b.*?</\1\s*>", re.S | re.I)
+_CELL_END = re.compile(r"</t[dh]\s*>", re.I)
+#: Elements a browser shows on lines of their own (a form inside a table cell stays in its row).
+_BLOCK = re.compile(r"</?(?:p|h[1-6]|tr|table|thead|tbody|nav|div|li|ul|ol|br)\b[^>]*>", re.I)
 
 
 def page_text(html: str) -> str:
-    """What a person sees of a page: its text without tags, whitespace collapsed."""
-    return re.sub(r"\s+", " ", unescape(_TAG.sub(" ", html))).strip()
+    """What a person sees of a page, as a text browser shows it: no head or style sheet, one line
+    per heading, paragraph and table row, a row's cells joined by `CELL`, whitespace collapsed."""
+    text = _BLOCK.sub("\n", _CELL_END.sub("\x00", _HIDDEN.sub(" ", html)))
+    lines = (re.sub(r"\s+", " ", line).strip() for line in unescape(_TAG.sub(" ", text)).split("\n"))
+    rows = (CELL.join(c.strip() for c in line.split("\x00") if c.strip()) for line in lines)
+    return "\n".join(row for row in rows if row)
 
 
 class CommandOutput(Protocol):

@@ -64,6 +64,8 @@ LIFE_VERBS: dict[str, re.Pattern[str]] = {
     ),
     "accounts": re.compile(rf"\b(?:set|change|rotate|reset)\b{_GAP}{{0,40}}?\b(?:password|accounts tool)\b"),
 }
+#: A web page's table row as the agent sees it (`agent_session.page_text`): its cells joined by this.
+CELL = " | "
 SUCCESS_CLAIM = "Done. I completed every step of the task successfully."
 FAILURE_CLAIM = "I could not complete the task."
 
@@ -258,12 +260,18 @@ def call_ok(result: str) -> bool:
 
 
 def observation_records(name: str, arguments: dict[str, Any], result: str) -> list[str]:
-    """An observation split into records (a JSON object, else a line), each with the call's arguments."""
+    """An observation split into records, each with the call's arguments: a JSON object; a web
+    page's table row, the rest of the page being one record (a detail page's lines are all about
+    its heading); else a line (of a file, of a command's output)."""
     context = json.dumps(arguments, ensure_ascii=False)
     try:
         data = json.loads(result)
     except ValueError:
-        return [f"{context} {line}" for line in result.splitlines() if line.strip()]
+        lines = [line for line in result.splitlines() if line.strip()]
+        if not name.startswith("web."):
+            return [f"{context} {line}" for line in lines]
+        page = " ".join(line for line in lines if CELL not in line)
+        return [f"{context} {page}"] + [f"{context} {line}" for line in lines if CELL in line]
     found: list[str] = []
 
     def walk(node: Any) -> None:
@@ -280,20 +288,25 @@ def observation_records(name: str, arguments: dict[str, Any], result: str) -> li
     return found or [f"{context} {result}"]
 
 
-def observations(view: JudgeView) -> list[str]:
-    """Records of what the agent's successful reads showed."""
-    return [
-        rec
-        for n, a, r in tool_calls(view)
-        if not is_write(n, a) and call_ok(r)
-        for rec in observation_records(n, a, r)
-    ]
+def observations(view: JudgeView, before_writing: bool = False) -> list[str]:
+    """Records of what the agent's successful reads showed (`before_writing`: only those before its
+    first write, which the world as the instruction found it holds, none echoing the agent)."""
+    records: list[str] = []
+    for name, arguments, result in tool_calls(view):
+        if is_write(name, arguments) and before_writing:
+            break
+        if not is_write(name, arguments) and call_ok(result):
+            records += observation_records(name, arguments, result)
+    return records
 
 
 def anchored_records(view: JudgeView, observed: list[str]) -> list[str]:
-    """The observed records that mention who or what the instruction names."""
+    """The observed records that mention who or what the instruction names; when none does, those
+    read before the agent's first write that hold the words its formats wrap a value in
+    (`told_apart`)."""
     anchors = instruction_anchors(view.instruction)
-    return [r for r in observed if any(a in r for a in anchors)]
+    found = [r for r in observed if any(a in r for a in anchors)]
+    return found or told_apart(view.instruction, observations(view, before_writing=True))
 
 
 def purchases_grounded(view: JudgeView, anchored: list[str]) -> bool:
@@ -430,11 +443,7 @@ def source_units(view: JudgeView) -> list[str]:
     means their current one. Time stamps are dropped: they are metadata.
     """
     anchors = instruction_anchors(view.instruction)
-    words = {
-        w
-        for w in WORD.findall(outside_quotes(view.instruction).lower())
-        if len(w) > 2 and w not in STOPWORDS and not any(w in a.lower() for a in anchors)
-    } | {w for q in QUOTED.findall(view.instruction) for w in WORD.findall(q.lower()) if len(w) > 2}
+    words = instruction_words(view.instruction)
     kinds = {k.lower() for k in COMPOUND.findall(outside_quotes(view.instruction))}
     scored = []
     for unit in observation_units(view):
@@ -446,9 +455,35 @@ def source_units(view: JudgeView) -> list[str]:
         kind += 3 if {g for found in AUTHOR.findall(unit) for g in found if g} & anchors else 0
         scored.append((kind + len(words & set(WORD.findall(text.lower()))), text))
     if not scored:
-        return []
+        return [STAMP.sub(" ", r) for r in told_apart(view.instruction, observations(view, True))[-1:]]
     best = max(score for score, _ in scored)
     return [text for score, text in scored if score == best][-1:]
+
+
+def instruction_words(instruction: str) -> set[str]:
+    """The words of the instruction that say where to look: not its stop words, not inside who or
+    what it names; a quoted text's words count."""
+    anchors = instruction_anchors(instruction)
+    return {
+        w
+        for w in WORD.findall(outside_quotes(instruction).lower())
+        if len(w) > 2 and w not in STOPWORDS and not any(w in a.lower() for a in anchors)
+    } | {w for q in QUOTED.findall(instruction) for w in WORD.findall(q.lower()) if len(w) > 2}
+
+
+def told_apart(instruction: str, records: list[str]) -> list[str]:
+    """What an instruction that names nothing observed still points at: the records holding the
+    words its quoted formats wrap a value in ('Record the savings transfer of day 4' with '- <time>:
+    moved <amount> to savings' names no sender, title or file the bank shows, but its row 'Transfer
+    to savings' holds 'to savings'). Two words at least: one word alone tells nothing apart."""
+    pieces = {
+        piece.strip(" -:;,.()[]'\"").lower()
+        for quoted in QUOTED.findall(instruction)
+        if PLACEHOLDER.search(quoted)
+        for piece in PLACEHOLDER.split(quoted[1:-1])
+    }
+    pieces = {p for p in pieces if len(p.split()) >= 2 and len(p) >= 8}
+    return [r for r in records if any(p in STAMP.sub(" ", r).lower() for p in pieces)]
 
 
 def value_pieces(text: str) -> list[str]:

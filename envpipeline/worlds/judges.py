@@ -334,15 +334,19 @@ def _values_seen(view: JudgeView, observed: list[str], anchored: list[str]) -> b
 
 
 def _copied_whole(view: JudgeView, observed: list[str], anchored: list[str]) -> bool:
-    """A piece of text copied from a read is copied from what the instruction points at, whole."""
-    sources = "\n".join(_current(view.instruction, anchored)) + "\n" + view.instruction
-    everything = "\n".join(observed)
+    """A piece of text copied from a read is copied from what the instruction points at, whole (a
+    capital at the start of a line is no other text: 'Order ORD-00302' is the request's 'order
+    ORD-00302')."""
+    instruction = view.instruction.lower()
+    placed = [r for r in observed if any(n in r for n in order_numbers(view))]  # the order it placed
+    sources = "\n".join(_current(view.instruction, anchored) + placed).lower() + "\n" + instruction
+    everything = "\n".join(observed).lower()
     for text in new_texts(view):
-        for segment in SEGMENT.split(text):
+        for segment in SEGMENT.split(text.lower()):
             piece = CHECKBOX.sub("", segment).rstrip(" .-[]")
             if len(piece) >= 10 and occurs(piece, everything) and not occurs(piece, sources):
                 return False  # copied from something the instruction did not point at
-            cut = not occurs(piece, everything) and piece not in view.instruction and piece in sources
+            cut = not occurs(piece, everything) and piece not in instruction and piece in sources
             if len(piece) >= 10 and cut:
                 return False  # copied, but cut short
     return True

@@ -457,3 +457,59 @@ def test_a_dm_or_a_mail_is_asked_for_in_the_words_the_templates_use():
     webmail' for no mail, so an attempt that skipped either lost nothing with the judges."""
     assert "dm" in requested_apps("From the web calendar event 'Dinner', DM astrid.m 'Reminder: <start>'.")
     assert "mail" in requested_apps("and send that line to selin.holm@example.net in the webmail.")
+
+
+# -- a request that names nothing the page shows -----------------------------------------------------------
+LOG_TASK = (
+    "Record the savings transfer of day 4: read it on the bank website, add '- <time>: moved <amount> to "
+    "savings' to notes/budget.md in the shell, then send astrid.m a direct message 'I moved <amount> to "
+    "savings on <time>.'"
+)
+CHECKING_ROWS = (
+    "200  Shop Cart Orders Mail Compose Calendar Bank\nChecking\nBalance $2,863.51\n"
+    "2026-03-06T08:30:00 | 2026-03-06 | Transfer to savings | -$250.00\n"
+    "2026-03-05T08:15:00 | 2026-03-05 | Electricity bill BEMQ030 | -$47.00\n"
+    "2026-03-02T08:00:00 | 2026-03-02 | Opening balance | $3,200.00"
+)
+
+
+def _transfer_log(amount: str) -> JudgeView:
+    line = f"- 2026-03-06: moved {amount} to savings\n"
+    dm = f"I moved {amount} to savings on 2026-03-06."
+    calls = [
+        ("web.GET /bank/checking", {}, CHECKING_ROWS),
+        ("cli.exec", {"command": f"printf '%s' '{line}' >> notes/budget.md"}, "exit=0\n"),
+        ("mcp.dm_send", {"peer": "astrid.m", "body": dm}, json.dumps({"peer": "astrid.m", "body": dm})),
+    ]
+    diff = {
+        "dm/messages": {**NO_ROWS, "added": [{"peer": "astrid.m", "direction": "out", "body": dm}]},
+        "files": {**NO_ROWS, "changed": ["notes/budget.md"]},
+    }
+    return JudgeView(LOG_TASK, _attempt(LOG_TASK, calls), diff, {"notes/budget.md": line})
+
+
+def test_a_request_naming_nothing_the_bank_shows_points_at_the_row_its_format_describes():
+    """The request names no sender, title or file the bank page shows, so nothing observed was about
+    it: the rules and trajectory judges failed every correct log (the task was rejected for judges
+    that disagree with the verifier). Its format's words 'to savings' pick the row out; another
+    row's amount still fails, and the page's rows are records of their own (`page_text`)."""
+    assert _votes(_transfer_log("250.00")) == {"diff": True, "rules": True, "trajectory": True}
+    wrong = _transfer_log("47.00")  # the electricity bill's amount, on the same page
+    assert RuleReviewer()(wrong) is False
+    assert TrajectoryJudge()(wrong) is False
+
+
+def test_a_page_reads_as_a_text_browser_shows_it():
+    """A page's text was one line that began with its style sheet ('body{font-family:...}'), so a
+    table's rows were not records of their own and the style's words counted as the page's."""
+    from envpipeline.worlds.agent_session import page_text
+
+    html = (
+        "<html><head><title>Checking</title><style>body{font-family:sans-serif}</style></head><body>"
+        '<nav><a href="/">Shop</a><a href="/bank">Bank</a></nav><h1>Checking</h1><p>Balance <span>$1.00</span></p>'
+        "<table><tr><td>2026-03-06</td><td>Transfer to savings &amp; more</td><td>-$250.00</td></tr>"
+        "<tr><td>Lamp</td><td><form><button>Add to cart</button></form></td></tr></table></body></html>"
+    )
+    assert page_text(html) == (
+        "Shop Bank\nChecking\nBalance $1.00\n2026-03-06 | Transfer to savings & more | -$250.00\nLamp | Add to cart"
+    )
