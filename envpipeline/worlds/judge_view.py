@@ -221,6 +221,36 @@ def first_written(view: JudgeView, code: str) -> bool:
     return False
 
 
+#: A web write on one record (``web.POST /calendar/5/move``): the record's page, ``/calendar/5``.
+RECORD_WRITE = re.compile(r"web\.POST (/[a-z]+/\d+)/")
+
+
+def unopened_records(view: JudgeView) -> bool:
+    """The agent wrote to a record whose page it never opened (the web shows a record's id only in
+    its address): it moved event 5 having read event 4."""
+    opened: set[str] = set()
+    for name, _, result in tool_calls(view):
+        found = RECORD_WRITE.match(name)
+        if found and found.group(1) not in opened:
+            return True
+        if name.startswith("web.GET ") and call_ok(result):
+            opened.add(name.removeprefix("web.GET ").split("?")[0])
+    return False
+
+
+def named_whole(value: str, text: str) -> bool:
+    """`value` is in `text` as a whole name, not the start of a longer one (the login
+    'leila.petersen' is not the 'leila.petersen@designboard.example' a mail names)."""
+    return re.search(rf"(?<![\w.@+-]){re.escape(value)}(?![\w@+-]|\.\w)", text) is not None
+
+
+def changed_logins(view: JudgeView) -> list[str]:
+    """The logins whose password the agent set."""
+    return [
+        str(c["before"].get("username")) for c in view.state_diff.get("accounts/users", {}).get("changed", [])
+    ]
+
+
 def clock_of(stamp: str) -> str:
     """The time of day a stamp sets, as a person writes it: ``06:40`` (``06:40:01`` when its seconds
     are not zero, which nobody reads anywhere)."""
@@ -535,6 +565,8 @@ def values_from_source(view: JudgeView) -> bool:
     for start in written_starts(view):
         if not occurs(clock_of(start), dictated) and not any(occurs(clock_of(start), s) for s in sources):
             return False  # an event or departure set to a time of day the source does not give
+    if any(not any(named_whole(login, s) for s in [dictated, *sources]) for login in changed_logins(view)):
+        return False  # a password set for a login neither the request nor its source names
     for text in new_texts(view):
         for token in DATA.findall(copied_stamps_out(text, raw)) + PATH.findall(text):
             if not occurs(token, dictated) and not any(occurs(token, s) for s in sources):

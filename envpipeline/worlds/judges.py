@@ -62,6 +62,7 @@ from envpipeline.worlds.judge_view import (
     altered_copy,
     anchored_records,
     call_ok,
+    changed_logins,
     clock_of,
     copied_stamps_out,
     effect_present,
@@ -70,6 +71,7 @@ from envpipeline.worlds.judge_view import (
     is_write,
     labelled_values,
     named_row,
+    named_whole,
     new_texts,
     observations,
     occurs,
@@ -82,6 +84,7 @@ from envpipeline.worlds.judge_view import (
     source_units,
     tool_calls,
     unnamed_rows,
+    unopened_records,
     values_from_source,
     written_starts,
 )
@@ -312,6 +315,10 @@ def _values_seen(view: JudgeView, observed: list[str], anchored: list[str]) -> b
     together = [STAMP.sub(" ", r) for r in anchored] + [view.instruction]
     if any(not occurs(clock_of(start), seen) for start in written_starts(view)):
         return False  # an event or departure set to a time of day it never read
+    if any(not named_whole(login, seen) for login in changed_logins(view)):
+        return False  # a password set for a login it never read about what the instruction names
+    if unopened_records(view):
+        return False  # a record written to whose page it never opened
     everything_seen = "\n".join([*observed, view.instruction])
     known = "\n".join([seen, everything_seen, STAMP.sub(" ", everything_seen)])
     for text in new_texts(view):

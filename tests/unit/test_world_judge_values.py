@@ -513,3 +513,70 @@ def test_a_page_reads_as_a_text_browser_shows_it():
     assert page_text(html) == (
         "Shop Bank\nChecking\nBalance $1.00\n2026-03-06 | Transfer to savings & more | -$250.00\nLamp | Add to cart"
     )
+
+
+def test_a_record_written_to_without_opening_its_page_fails_the_trajectory_judge():
+    """The calendar list shows no event's id: an attempt that read event 2 and moved event 1 (the
+    scripted agents' wrong value) had a named title to point at and passed."""
+    view = _move("2026-03-08 at 16:00")
+    assert TrajectoryJudge()(view) is True
+    moved_other = json.loads(json.dumps(view.trajectory).replace("/calendar/2/move", "/calendar/1/move"))
+    assert TrajectoryJudge()(JudgeView(view.instruction, moved_other, view.state_diff, view.files)) is False
+
+
+ROTATE_TASK = (
+    "I signed up at designboard.example on day 4. Find the login name in the welcome email in the webmail, "
+    "set its password to 'violet-timber-15' with the accounts tool; then tell welcome@designboard.example "
+    "from the webmail 'Password rotated for <login>.'"
+)
+
+
+def _rotated(login: str) -> JudgeView:
+    welcome = (
+        "200  Shop Cart\nWelcome to designboard.example\nFrom welcome@designboard.example\n"
+        "To leila.petersen@example.com\nYour account leila.petersen@designboard.example is ready."
+    )
+    logins = {"logins": [{"username": "leila.petersen"}, {"username": "leila.petersen@designboard.example"}]}
+    body = f"Password rotated for {login}."
+    mail = {
+        "to": "welcome@designboard.example",
+        "subject": "Re: Welcome to designboard.example",
+        "body": body,
+    }
+    calls = [
+        ("web.GET /mail/7", {}, welcome),
+        ("mcp.accounts_list", {}, json.dumps(logins)),
+        (
+            "mcp.accounts_set_password",
+            {"username": login, "new_password": "violet-timber-15"},
+            '{"changed": true}',
+        ),
+        ("web.POST /mail/send", mail, "303 /mail?folder=sent"),
+    ]
+    user = {"id": 2, "username": login, "password_hash": "old"}
+    changed = {
+        "id": 2,
+        "fields": ["password_hash"],
+        "before": user,
+        "after": {**user, "password_hash": "new"},
+    }
+    sent = {"id": 9, "folder": "sent", "recipients": mail["to"], "subject": mail["subject"], "body": body}
+    diff = {
+        "accounts/users": {**NO_ROWS, "changed": [changed]},
+        "mail/messages": {**NO_ROWS, "added": [sent]},
+        "files": NO_ROWS,
+    }
+    return JudgeView(ROTATE_TASK, _attempt(ROTATE_TASK, calls), diff, {})
+
+
+def test_a_password_set_for_another_login_than_the_mail_names_fails():
+    """'leila.petersen' is the start of the login the welcome mail names, not that login: a whole
+    value check let the personal account pass for the site's."""
+    assert _votes(_rotated("leila.petersen@designboard.example")) == {
+        "diff": True,
+        "rules": True,
+        "trajectory": True,
+    }
+    wrong = _rotated("leila.petersen")
+    assert RuleReviewer()(wrong) is False
+    assert TrajectoryJudge()(wrong) is False
