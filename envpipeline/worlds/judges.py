@@ -40,9 +40,20 @@ from typing import Any
 
 from envpipeline.errors import LLMError
 from envpipeline.llm import LLM
+from envpipeline.worlds.judge_sources import (
+    altered_copy,
+    anchored_records,
+    copied_stamps_out,
+    format_values,
+    labelled_values,
+    products_from,
+    purchases_grounded,
+    read_as,
+    source_units,
+    values_from_source,
+)
 from envpipeline.worlds.judge_view import (
     CHECKBOX,
-    CODE,
     DATA,
     EMAIL,
     HANDLE,
@@ -59,33 +70,26 @@ from envpipeline.worlds.judge_view import (
     Judge,
     JudgeView,
     added_rows,
-    altered_copy,
-    anchored_records,
     call_ok,
-    changed_logins,
-    clock_of,
-    copied_stamps_out,
     effect_present,
-    first_written,
-    format_values,
     is_write,
-    labelled_values,
-    named_row,
-    named_whole,
     new_texts,
     observations,
     occurs,
     order_numbers,
     outside_quotes,
-    products_from,
-    purchases_grounded,
-    read_as,
     requested_apps,
-    source_units,
     tool_calls,
+)
+from envpipeline.worlds.judge_writes import (
+    CODE,
+    changed_logins,
+    clock_of,
+    first_written,
+    named_row,
+    named_whole,
     unnamed_rows,
     unopened_records,
-    values_from_source,
     written_starts,
 )
 from envpipeline.worlds.lifestore import CANCELLED

@@ -12,6 +12,7 @@ import json
 from envpipeline.worlds.agent_session import corrupt_value
 from envpipeline.worlds.judge_view import JudgeView, requested_apps
 from envpipeline.worlds.judges import DiffJudge, RuleReviewer, TrajectoryJudge
+from tests.judge_attempts import NO_ROWS, attempt
 
 ORDER_TASK = (
     "Hi! Your todo.txt asks you to check an order's status. Look the order up in the web shop, tick the "
@@ -27,24 +28,9 @@ TRANSFER_TASK = (
     "transfer 250.00 from checking to savings in the web bank with the memo 'trip Warsaw <code>', and "
     "append '- set aside 250.00 for Warsaw (<code>)' to notes/budget.md from the shell. Thanks!"
 )
-NO_ROWS = {"added": [], "removed": [], "changed": []}
 
 
-def _attempt(instruction: str, calls: list[tuple[str, dict, str]]) -> list[dict]:
-    """A trajectory: the request, then each (tool, arguments, result), then the agent's last word."""
-    messages: list[dict] = [{"role": "system", "content": "..."}, {"role": "user", "content": instruction}]
-    for i, (name, arguments, result) in enumerate(calls):
-        call = {
-            "id": f"c{i}",
-            "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments)},
-        }
-        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        messages.append({"role": "tool", "tool_call_id": f"c{i}", "name": name, "content": result})
-    return [*messages, {"role": "assistant", "content": "Done."}]
-
-
-def _order_attempt(dm_body: str, page: str = "ORD-00302", status: str = "placed") -> JudgeView:
+def _orderattempt(dm_body: str, page: str = "ORD-00302", status: str = "placed") -> JudgeView:
     """The order follow-up: todo.txt names ORD-00302; the agent reads `page` and ticks `status`."""
     todo_after = TODO_BEFORE.replace(
         "- [ ] check the status of order ORD-00302", f"- [x] check the status of order ORD-00302: {status}"
@@ -61,7 +47,7 @@ def _order_attempt(dm_body: str, page: str = "ORD-00302", status: str = "placed"
     ]
     row = {"id": 5, "peer": "amara.k", "direction": "out", "body": dm_body, "sent_at": "2026-03-05T17:00:00"}
     diff = {"dm/messages": {**NO_ROWS, "added": [row]}, "files": {**NO_ROWS, "changed": ["todo.txt"]}}
-    return JudgeView(ORDER_TASK, _attempt(ORDER_TASK, calls), diff, {"todo.txt": todo_after})
+    return JudgeView(ORDER_TASK, attempt(ORDER_TASK, calls), diff, {"todo.txt": todo_after})
 
 
 def test_a_correct_order_follow_up_passes_every_judge():
@@ -71,14 +57,14 @@ def test_a_correct_order_follow_up_passes_every_judge():
     arguments named a path, not when its address named the order), and the trajectory judge read
     the untouched line "clean the inbox" as "clean the inbo" (a checkbox's `x` stripped off the end
     of a word) and called it copied but cut short."""
-    view = _order_attempt("Update: order ORD-00302 is placed.")
+    view = _orderattempt("Update: order ORD-00302 is placed.")
     assert [judge(view) for judge in (DiffJudge(), RuleReviewer(), TrajectoryJudge())] == [True, True, True]
 
 
 def test_an_order_number_nobody_read_is_still_invented_and_another_orders_status_still_wrong():
-    view = _order_attempt("Update: order ORD-00999 is placed.")
+    view = _orderattempt("Update: order ORD-00999 is placed.")
     assert RuleReviewer()(view) is False
-    other = _order_attempt("Update: order ORD-00302 is cancelled.", page="ORD-00303", status="cancelled")
+    other = _orderattempt("Update: order ORD-00302 is cancelled.", page="ORD-00303", status="cancelled")
     assert RuleReviewer()(other) is False  # the page of an order the todo list does not name
 
 
@@ -94,14 +80,14 @@ def test_a_transfer_of_an_amount_asks_the_bank_and_a_skipped_one_fails():
         ("cli.exec", {"command": f"printf '%s' '{line}' >> notes/budget.md"}, "exit=0\n"),
     ]
     diff = {"files": {**NO_ROWS, "changed": ["notes/budget.md"]}}
-    skipped = JudgeView(TRANSFER_TASK, _attempt(TRANSFER_TASK, calls), diff, {"notes/budget.md": line})
+    skipped = JudgeView(TRANSFER_TASK, attempt(TRANSFER_TASK, calls), diff, {"notes/budget.md": line})
     assert DiffJudge()(skipped) is False
     assert TrajectoryJudge()(skipped) is False
     transfer = {"from": "checking", "to": "savings", "amount": "250.00", "memo": "trip Warsaw UGT052"}
     done_calls = [calls[0], ("web.POST /bank/transfer", transfer, "303 /bank/savings"), calls[1]]
     rows = [{"id": 9, "account": "savings", "amount_cents": 25000, "memo": "trip Warsaw UGT052"}]
     done_diff = {**diff, "bank/transactions": {**NO_ROWS, "added": rows}}
-    done = JudgeView(TRANSFER_TASK, _attempt(TRANSFER_TASK, done_calls), done_diff, {"notes/budget.md": line})
+    done = JudgeView(TRANSFER_TASK, attempt(TRANSFER_TASK, done_calls), done_diff, {"notes/budget.md": line})
     assert DiffJudge()(done) is True
 
 
@@ -125,7 +111,7 @@ TRIP_FILE = (
 )
 
 
-def _file_attempt(body: str) -> JudgeView:
+def _fileattempt(body: str) -> JudgeView:
     request = {
         "id": 7,
         "sender": "astrid.silva@example.org",
@@ -146,7 +132,7 @@ def _file_attempt(body: str) -> JudgeView:
         "mail/messages": {**NO_ROWS, "added": [row]},
         "files": {**NO_ROWS, "changed": ["notes/sent-log.md"]},
     }
-    return JudgeView(FILE_TASK, _attempt(FILE_TASK, calls), diff, {"notes/sent-log.md": log})
+    return JudgeView(FILE_TASK, attempt(FILE_TASK, calls), diff, {"notes/sent-log.md": log})
 
 
 def test_a_file_sent_on_whole_keeps_its_date_and_time_stamps():
@@ -154,7 +140,7 @@ def test_a_file_sent_on_whole_keeps_its_date_and_time_stamps():
     they compare values, so a file sent on whole, "departing 2026-03-12T06:25:00", read as a date
     and a time the agent never saw: both the rules and the trajectory judge failed a correct reply.
     A stamp the agent changed is still one it never saw."""
-    view = _file_attempt(TRIP_FILE)
+    view = _fileattempt(TRIP_FILE)
     assert [judge(view) for judge in (DiffJudge(), RuleReviewer(), TrajectoryJudge())] == [True, True, True]
-    changed = _file_attempt(TRIP_FILE.replace("06:25", "07:25"))
+    changed = _fileattempt(TRIP_FILE.replace("06:25", "07:25"))
     assert RuleReviewer()(changed) is False and TrajectoryJudge()(changed) is False

@@ -14,23 +14,10 @@ from __future__ import annotations
 
 import json
 
-from envpipeline.worlds.judge_view import JudgeView, labelled_values, requested_apps
+from envpipeline.worlds.judge_sources import labelled_values
+from envpipeline.worlds.judge_view import JudgeView, requested_apps
 from envpipeline.worlds.judges import DiffJudge, RuleReviewer, TrajectoryJudge
-
-NO_ROWS = {"added": [], "removed": [], "changed": []}
-
-
-def _attempt(instruction: str, calls: list[tuple[str, dict, str]]) -> list[dict]:
-    messages: list[dict] = [{"role": "system", "content": "..."}, {"role": "user", "content": instruction}]
-    for i, (name, arguments, result) in enumerate(calls):
-        call = {
-            "id": f"c{i}",
-            "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments)},
-        }
-        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        messages.append({"role": "tool", "tool_call_id": f"c{i}", "name": name, "content": result})
-    return [*messages, {"role": "assistant", "content": "Done."}]
+from tests.judge_attempts import NO_ROWS, attempt
 
 
 def _votes(view: JudgeView) -> dict[str, bool | None]:
@@ -65,7 +52,7 @@ def _balance_report(line: str, pages: tuple[str, ...] = ("checking", "savings"))
     ]
     row = {"id": 6, "folder": "sent", "recipients": mail["to"], "subject": mail["subject"], "body": line}
     diff = {"mail/messages": {**NO_ROWS, "added": [row]}, "files": {**NO_ROWS, "added": [path]}}
-    return JudgeView(BALANCE_TASK, _attempt(BALANCE_TASK, calls), diff, {path: line + "\n"})
+    return JudgeView(BALANCE_TASK, attempt(BALANCE_TASK, calls), diff, {path: line + "\n"})
 
 
 def test_each_balance_is_read_where_its_name_says_and_a_swapped_or_unread_one_fails():
@@ -142,7 +129,7 @@ def _move(when: str, event: dict = SYNC, instruction: str = MOVE_TASK) -> JudgeV
         "mail/messages": {**NO_ROWS, "added": [sent]},
         "files": {**NO_ROWS, "changed": ["notes/agenda.md"]},
     }
-    return JudgeView(instruction, _attempt(instruction, calls), diff, {"notes/agenda.md": line})
+    return JudgeView(instruction, attempt(instruction, calls), diff, {"notes/agenda.md": line})
 
 
 def test_a_requested_move_is_no_side_effect_but_a_wrong_time_or_another_event_fails():
@@ -194,7 +181,7 @@ def _checkin(start: str) -> JudgeView:
         ("web.POST /calendar/add", event, "303 /calendar/6"),
     ]
     diff = {"calendar/events": {**NO_ROWS, "added": [{"id": 6, **event}]}, "files": NO_ROWS}
-    return JudgeView(CHECKIN_TASK, _attempt(CHECKIN_TASK, calls), diff, {})
+    return JudgeView(CHECKIN_TASK, attempt(CHECKIN_TASK, calls), diff, {})
 
 
 def test_an_event_set_to_a_time_of_day_nobody_read_fails():
@@ -229,7 +216,7 @@ def _itinerary(file_line: str) -> JudgeView:
         "files": {**NO_ROWS, "added": ["trips/edinburgh.md"]},
     }
     return JudgeView(
-        ITINERARY_TASK, _attempt(ITINERARY_TASK, calls), diff, {"trips/edinburgh.md": file_line + "\n"}
+        ITINERARY_TASK, attempt(ITINERARY_TASK, calls), diff, {"trips/edinburgh.md": file_line + "\n"}
     )
 
 
@@ -267,7 +254,7 @@ def _payment(balance_after: int) -> JudgeView:
         "bank/transactions": {**NO_ROWS, "added": [posted]},
         "files": NO_ROWS,
     }
-    return JudgeView(PAY_TASK, _attempt(PAY_TASK, calls), diff, {})
+    return JudgeView(PAY_TASK, attempt(PAY_TASK, calls), diff, {})
 
 
 def test_a_balance_that_moved_by_more_than_its_transactions_fails():
@@ -314,7 +301,7 @@ def test_the_new_orders_price_written_with_its_currency_sign_is_dictated_by_the_
         "dm/messages": {**NO_ROWS, "added": [{"peer": "amara.k", "direction": "out", "body": body}]},
         "files": NO_ROWS,
     }
-    view = JudgeView(task, _attempt(task, calls), diff, {})
+    view = JudgeView(task, attempt(task, calls), diff, {})
     assert _votes(view) == {"diff": True, "rules": True, "trajectory": True}
 
 
@@ -333,7 +320,7 @@ def test_a_log_that_names_a_file_nobody_saw_fails_the_trajectory_judge():
             ("cli.exec", {"command": f"printf '%s' '{line}' >> notes/sent-log.md"}, "exit=0\n"),
         ]
         diff = {"files": {**NO_ROWS, "added": ["notes/sent-log.md"]}}
-        return JudgeView(task, _attempt(task, calls), diff, {"notes/sent-log.md": line})
+        return JudgeView(task, attempt(task, calls), diff, {"notes/sent-log.md": line})
 
     assert TrajectoryJudge()(logged("documents/trip-VXE020.md")) is True
     assert TrajectoryJudge()(logged("documents/trip-VXE021.md")) is False
@@ -396,7 +383,7 @@ def _set_aside(code: str) -> JudgeView:
         "bank/transactions": {**NO_ROWS, "added": posted},
         "files": {**NO_ROWS, "changed": ["notes/budget.md"]},
     }
-    return JudgeView(SET_ASIDE_TASK, _attempt(SET_ASIDE_TASK, calls), diff, {"notes/budget.md": line})
+    return JudgeView(SET_ASIDE_TASK, attempt(SET_ASIDE_TASK, calls), diff, {"notes/budget.md": line})
 
 
 def test_a_code_typed_before_any_read_showed_it_is_made_up_even_when_read_back_later():
@@ -427,7 +414,7 @@ def test_a_status_written_into_the_requests_format_without_reading_the_order_fai
             "- [x] check the status of order ORD-00302: cancelled",
         )
         diff = {"files": {**NO_ROWS, "changed": ["todo.txt"]}}
-        return JudgeView(task, _attempt(task, calls), diff, {"todo.txt": after})
+        return JudgeView(task, attempt(task, calls), diff, {"todo.txt": after})
 
     assert TrajectoryJudge()(ticked(read_the_order=True)) is True
     assert TrajectoryJudge()(ticked(read_the_order=False)) is False
@@ -444,7 +431,7 @@ def _rebooked(origin: str, destination: str) -> JudgeView:
     booked = {"id": 2, "confirmation": "NEW002", **asked, "status": "confirmed"}
     calls = [("mcp.flights_book", asked, json.dumps(booked))]
     diff = {"flights/bookings": {**NO_ROWS, "added": [booked]}, "files": NO_ROWS}
-    return JudgeView(REBOOK_TASK, _attempt(REBOOK_TASK, calls), diff, {})
+    return JudgeView(REBOOK_TASK, attempt(REBOOK_TASK, calls), diff, {})
 
 
 def test_a_flight_booked_to_a_place_the_request_never_names_fails():
@@ -485,7 +472,7 @@ def _transfer_log(amount: str) -> JudgeView:
         "dm/messages": {**NO_ROWS, "added": [{"peer": "astrid.m", "direction": "out", "body": dm}]},
         "files": {**NO_ROWS, "changed": ["notes/budget.md"]},
     }
-    return JudgeView(LOG_TASK, _attempt(LOG_TASK, calls), diff, {"notes/budget.md": line})
+    return JudgeView(LOG_TASK, attempt(LOG_TASK, calls), diff, {"notes/budget.md": line})
 
 
 def test_a_request_naming_nothing_the_bank_shows_points_at_the_row_its_format_describes():
@@ -566,7 +553,7 @@ def _rotated(login: str) -> JudgeView:
         "mail/messages": {**NO_ROWS, "added": [sent]},
         "files": NO_ROWS,
     }
-    return JudgeView(ROTATE_TASK, _attempt(ROTATE_TASK, calls), diff, {})
+    return JudgeView(ROTATE_TASK, attempt(ROTATE_TASK, calls), diff, {})
 
 
 def test_a_password_set_for_another_login_than_the_mail_names_fails():

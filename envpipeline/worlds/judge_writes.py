@@ -1,0 +1,110 @@
+"""What a world attempt acted on, read off its diff and calls: the events and bookings it added or
+changed (named by the instruction or not), the start times and logins it set, the records it wrote
+to (opened first or not) and the codes it typed (read first or made up)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from envpipeline.worlds.judge_view import (
+    STAMP,
+    JudgeView,
+    call_ok,
+    instruction_anchors,
+    is_write,
+    occurs,
+    order_numbers,
+    row_text,
+    tool_calls,
+)
+
+#: Tables whose rows an instruction names before it asks to change them (an event by its title, a
+#: booking by its destination or confirmation code).
+NAMED_ROWS = ("calendar/events", "flights/bookings")
+
+
+def named_row(view: JudgeView, key: str, row: dict[str, Any]) -> bool:
+    """A row of `key` the agent changed (its state before) or added is one the instruction names:
+    the event it cancels, the booking it moves, the flight it books to the place the request
+    names (any row of another table passes)."""
+    if key not in NAMED_ROWS:
+        return True
+    return any(a in row_text(row) for a in instruction_anchors(view.instruction))
+
+
+def unnamed_rows(view: JudgeView) -> bool:
+    """Some event or booking the agent added or changed is none the instruction names."""
+    for key in NAMED_ROWS:
+        entry = view.state_diff.get(key, {})
+        rows = [c["before"] for c in entry.get("changed", [])] + list(entry.get("added", []))
+        if not all(named_row(view, key, row) for row in rows):
+            return True
+    return False
+
+
+def written_starts(view: JudgeView) -> list[str]:
+    """The start stamps the agent set: of calendar events it added or moved, of bookings it made or
+    moved (``2026-03-14T06:40:00``)."""
+    out = []
+    for key, field in (("calendar/events", "start"), ("flights/bookings", "depart_at")):
+        entry = view.state_diff.get(key, {})
+        out += [str(r.get(field) or "") for r in entry.get("added", [])]
+        out += [str(c["after"].get(field) or "") for c in entry.get("changed", []) if field in c["fields"]]
+    return [s for s in out if STAMP.fullmatch(s)]
+
+
+#: A code nobody can work out, only read: a confirmation (AXT042), a bank reference (RNYQT030), an
+#: order number or a SKU, standing alone (not the name of a file, trip-VXE020.md).
+CODE = re.compile(r"(?<![\w/.-])(?:[A-Z]{3,6}\d{3}|ORD-\w+|SKU-[\w-]+)(?![\w/-]|\.\w)")
+
+
+def first_written(view: JudgeView, code: str) -> bool:
+    """The agent wrote `code` before any read showed it (nor does the instruction name it): a code it
+    made up, which a later read of its own write (the savings page listing the memo it just typed)
+    does not make seen."""
+    if occurs(code, view.instruction) or code in order_numbers(view):
+        return False  # dictated, or the number of the order it placed
+    for name, arguments, result in tool_calls(view):
+        if is_write(name, arguments) and code in json.dumps(arguments, ensure_ascii=False):
+            return True
+        if call_ok(result) and occurs(code, result):
+            return False  # shown by a read, or by what a write answered (a checkout's new order)
+    return False
+
+
+#: A web write on one record (``web.POST /calendar/5/move``): the record's page, ``/calendar/5``.
+RECORD_WRITE = re.compile(r"web\.POST (/[a-z]+/\d+)/")
+
+
+def unopened_records(view: JudgeView) -> bool:
+    """The agent wrote to a record whose page it never opened (the web shows a record's id only in
+    its address): it moved event 5 having read event 4."""
+    opened: set[str] = set()
+    for name, _, result in tool_calls(view):
+        found = RECORD_WRITE.match(name)
+        if found and found.group(1) not in opened:
+            return True
+        if name.startswith("web.GET ") and call_ok(result):
+            opened.add(name.removeprefix("web.GET ").split("?")[0])
+    return False
+
+
+def named_whole(value: str, text: str) -> bool:
+    """`value` is in `text` as a whole name, not the start of a longer one (the login
+    'leila.petersen' is not the 'leila.petersen@designboard.example' a mail names)."""
+    return re.search(rf"(?<![\w.@+-]){re.escape(value)}(?![\w@+-]|\.\w)", text) is not None
+
+
+def changed_logins(view: JudgeView) -> list[str]:
+    """The logins whose password the agent set."""
+    return [
+        str(c["before"].get("username")) for c in view.state_diff.get("accounts/users", {}).get("changed", [])
+    ]
+
+
+def clock_of(stamp: str) -> str:
+    """The time of day a stamp sets, as a person writes it: ``06:40`` (``06:40:01`` when its seconds
+    are not zero, which nobody reads anywhere)."""
+    return stamp[11:16] if stamp[17:19] in ("", "00") else stamp[11:19]

@@ -1,0 +1,22 @@
+"""Attempts built by hand for the world judges' tests: a trajectory as the agents record it."""
+
+from __future__ import annotations
+
+import json
+
+#: A table of the diff that the attempt left unchanged.
+NO_ROWS: dict[str, list] = {"added": [], "removed": [], "changed": []}
+
+
+def attempt(instruction: str, calls: list[tuple[str, dict, str]]) -> list[dict]:
+    """A trajectory: the request, then each (tool, arguments, result), then the agent's last word."""
+    messages: list[dict] = [{"role": "system", "content": "..."}, {"role": "user", "content": instruction}]
+    for i, (name, arguments, result) in enumerate(calls):
+        call = {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        }
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "name": name, "content": result})
+    return [*messages, {"role": "assistant", "content": "Done."}]
