@@ -27,6 +27,7 @@ from envpipeline.worlds.judge_view import (
     observations,
     occurs,
     outside_quotes,
+    read_once,
     tool_calls,
 )
 from envpipeline.worlds.judge_writes import changed_logins, clock_of, named_whole, written_starts
@@ -129,6 +130,10 @@ STOPWORDS = frozenset(
 
 def observation_units(view: JudgeView) -> list[str]:
     """Each successful read's result in trajectory order: one unit per JSON record, else the whole page."""
+    return read_once(view, "units", lambda: _observation_units(view))
+
+
+def _observation_units(view: JudgeView) -> list[str]:
     units: list[str] = []
     for name, arguments, result in tool_calls(view):
         if is_write(name, arguments) or not call_ok(result):

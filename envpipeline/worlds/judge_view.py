@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from envpipeline.worlds.state import diff
+
+T = TypeVar("T")
 
 #: A quotation: an apostrophe inside a word ("jonas.s's") neither opens nor closes one.
 QUOTED = re.compile(r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"")
@@ -99,6 +103,16 @@ class JudgeView:
     files: dict[str, str]
 
 
+def read_once(view: JudgeView, key: Any, read: Callable[[], T]) -> T:
+    """`read()` the first time a judge asks for `key` of `view` (its calls, its observations), the
+    same answer after: every judge of a panel reads them several times. The readings are kept
+    beside the view's fields, as `functools.cached_property` keeps its values, not as one of them."""
+    readings = view.__dict__.setdefault("_readings", {})
+    if key not in readings:
+        readings[key] = read()
+    return readings[key]
+
+
 def judge_view(
     instruction: str, trajectory: list[dict[str, Any]], initial_dir: Path | str, final_dir: Path | str
 ) -> JudgeView:
@@ -144,7 +158,8 @@ def order_numbers(view: JudgeView) -> list[str]:
     return [str(r["order_number"]) for r in added_rows(view, "shop/orders") if r.get("order_number")]
 
 
-def requested_apps(instruction: str) -> set[str]:
+@lru_cache(maxsize=256)  # a panel asks for each of a few instructions many times
+def requested_apps(instruction: str) -> frozenset[str]:
     """The apps the instruction's verbs ask to write: one per kind of action."""
     free = outside_quotes(instruction).lower()
     apps = set()
@@ -166,7 +181,7 @@ def requested_apps(instruction: str) -> set[str]:
     if PATH.search(free):
         apps.add("files")
     apps |= {app for app, verbs in LIFE_VERBS.items() if verbs.search(free)}
-    return apps
+    return frozenset(apps)
 
 
 def effect_present(view: JudgeView, app: str) -> bool:
@@ -188,6 +203,10 @@ def effect_present(view: JudgeView, app: str) -> bool:
 
 def tool_calls(view: JudgeView) -> list[tuple[str, dict[str, Any], str]]:
     """(tool name, arguments, result) of every tool call of the trajectory."""
+    return read_once(view, "calls", lambda: _tool_calls(view))
+
+
+def _tool_calls(view: JudgeView) -> list[tuple[str, dict[str, Any], str]]:
     results = {
         m.get("tool_call_id"): str(m.get("content") or "") for m in view.trajectory if m.get("role") == "tool"
     }
@@ -250,6 +269,10 @@ def observation_records(name: str, arguments: dict[str, Any], result: str) -> li
 def observations(view: JudgeView, before_writing: bool = False) -> list[str]:
     """Records of what the agent's successful reads showed (`before_writing`: only those before its
     first write, which the world as the instruction found it holds, none echoing the agent)."""
+    return read_once(view, ("observations", before_writing), lambda: _observations(view, before_writing))
+
+
+def _observations(view: JudgeView, before_writing: bool) -> list[str]:
     records: list[str] = []
     for name, arguments, result in tool_calls(view):
         if is_write(name, arguments) and before_writing:
@@ -259,13 +282,14 @@ def observations(view: JudgeView, before_writing: bool = False) -> list[str]:
     return records
 
 
-def instruction_anchors(instruction: str) -> set[str]:
+@lru_cache(maxsize=256)
+def instruction_anchors(instruction: str) -> frozenset[str]:
     """Who and what the instruction names: addresses, handles, people, quoted text, paths."""
     quoted = {q.strip("'\"") for q in QUOTED.findall(instruction)}
     found = (
         set(EMAIL.findall(instruction)) | set(HANDLE.findall(instruction)) | set(PERSON.findall(instruction))
     )
-    return {a for a in found | set(PATH.findall(instruction)) | quoted if len(a) > 3}
+    return frozenset(a for a in found | set(PATH.findall(instruction)) | quoted if len(a) > 3)
 
 
 #: A date-time stamp is a record's metadata (when it was sent), not content the instruction points at.
@@ -275,5 +299,30 @@ WORD = re.compile(r"[a-z0-9]+")
 
 
 def occurs(piece: str, text: str) -> bool:
-    """`piece` is in `text` as a whole value: not glued to a longer word, number or time."""
-    return re.search(rf"(?<![\w/-])(?<!\d:){re.escape(piece)}(?![\w/]|[:-]\d)", text) is not None
+    """`piece` is in `text` as a whole value: not glued to a longer word, number or time. It finds
+    what ``(?<![\\w/-])(?<!\\d:)PIECE(?![\\w/]|[:-]\\d)`` would, without compiling a pattern per
+    piece (the judges ask this a thousand times a view, more pieces than `re` keeps compiled)."""
+    if not piece:
+        return _WHOLE_EMPTY.search(text) is not None
+    start = text.find(piece)
+    while start != -1:
+        end = start + len(piece)
+        before, after = text[start - 1 : start], text[end : end + 1]
+        glued_before = (
+            _word(before) or before in ("/", "-") or (before == ":" and text[start - 2 : start - 1].isdigit())
+        )
+        glued_after = (
+            _word(after) or after == "/" or (after in (":", "-") and text[end + 1 : end + 2].isdigit())
+        )
+        if not glued_before and not glued_after:
+            return True
+        start = text.find(piece, start + 1)
+    return False
+
+
+_WHOLE_EMPTY = re.compile(r"(?<![\w/-])(?<!\d:)(?![\w/]|[:-]\d)")
+
+
+def _word(char: str) -> bool:
+    """`char` is a word character as `re` reads ``\\w``."""
+    return char != "" and (char.isalnum() or char == "_")
