@@ -5,9 +5,9 @@ attempts the verifier failed (the diff judge checks effects only, so a wrong val
 the rules or trajectory judge let it through), and the rules judge failed 157 correct attempts (a
 requested move, transfer or password change counted as a side effect; one page read for the two
 balances a report names; '$12.99' taken for a price read elsewhere). After these checks the panel
-passes 10 failed attempts and fails 3 correct ones of 630 (agreement 92.9% -> 98.0%). Each test
+passes 9 failed attempts and fails no correct one of 630 (agreement 92.9% -> 98.6%). Each test
 builds one attempt by hand, exactly what a judge sees (`JudgeView`), and names the policy it must
-reject; the tree before these checks fails every one of them.
+reject; the tree before these checks (9b0f779) fails every one of them.
 """
 
 from __future__ import annotations
