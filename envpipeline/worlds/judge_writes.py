@@ -76,18 +76,27 @@ def first_written(view: JudgeView, code: str) -> bool:
 
 #: A web write on one record (``web.POST /calendar/5/move``): the record's page, ``/calendar/5``.
 RECORD_WRITE = re.compile(r"web\.POST (/[a-z]+/\d+)/")
+#: The MCP tools whose answers give the ids of the web's records (a mail's ``"id": 11`` is the web
+#: mail ``/mail/11``).
+RECORD_IDS = {"mcp.mail_": "/mail/"}
+_ID = re.compile(r'"id": (\d+)')
 
 
 def unopened_records(view: JudgeView) -> bool:
-    """The agent wrote to a record whose page it never opened (the web shows a record's id only in
-    its address): it moved event 5 having read event 4."""
+    """The agent wrote to a record it never saw the id of (the web shows a record's id only in its
+    address; the mail tool in its answers): it moved event 5 having read event 4."""
     opened: set[str] = set()
     for name, _, result in tool_calls(view):
         found = RECORD_WRITE.match(name)
         if found and found.group(1) not in opened:
             return True
-        if name.startswith("web.GET ") and call_ok(result):
+        if not call_ok(result):
+            continue
+        if name.startswith("web.GET "):
             opened.add(name.removeprefix("web.GET ").split("?")[0])
+        for tool, page in RECORD_IDS.items():
+            if name.startswith(tool):
+                opened |= {page + n for n in _ID.findall(result)}
     return False
 
 

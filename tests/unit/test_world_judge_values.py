@@ -16,6 +16,7 @@ import json
 
 from envpipeline.worlds.judge_sources import labelled_values
 from envpipeline.worlds.judge_view import JudgeView, requested_apps
+from envpipeline.worlds.judge_writes import unopened_records
 from envpipeline.worlds.judges import DiffJudge, RuleReviewer, TrajectoryJudge
 from tests.judge_attempts import NO_ROWS, attempt
 
@@ -504,11 +505,17 @@ def test_a_page_reads_as_a_text_browser_shows_it():
 
 def test_a_record_written_to_without_opening_its_page_fails_the_trajectory_judge():
     """The calendar list shows no event's id: an attempt that read event 2 and moved event 1 (the
-    scripted agents' wrong value) had a named title to point at and passed."""
+    scripted agents' wrong value) had a named title to point at and passed. A mail the mail tool
+    showed (its answers carry ids) may be archived in the webmail without opening its page."""
     view = _move("2026-03-08 at 16:00")
     assert TrajectoryJudge()(view) is True
     moved_other = json.loads(json.dumps(view.trajectory).replace("/calendar/2/move", "/calendar/1/move"))
     assert TrajectoryJudge()(JudgeView(view.instruction, moved_other, view.state_diff, view.files)) is False
+    read_by_tool = [("mcp.mail_read", {"message_id": 11}, '{"id": 11, "subject": "Receipt"}')]
+    archived = [*read_by_tool, ("web.POST /mail/11/archive", {}, "303 /mail")]
+    assert unopened_records(JudgeView("Archive the receipt.", attempt("", archived), {}, {})) is False
+    elsewhere = [*read_by_tool, ("web.POST /mail/12/archive", {}, "303 /mail")]
+    assert unopened_records(JudgeView("Archive the receipt.", attempt("", elsewhere), {}, {})) is True
 
 
 ROTATE_TASK = (
