@@ -86,7 +86,6 @@ from envpipeline.worlds.judge_writes import (
     changed_logins,
     clock_of,
     first_written,
-    named_row,
     named_whole,
     unnamed_rows,
     unopened_records,
@@ -162,11 +161,7 @@ class RuleReviewer:
                 extra = set(change["fields"]) - VOLATILE_FIELDS.get(key, set())
                 archive = key == "mail/messages" and extra == {"folder"} and "archive" in lower
                 asked = archive and change["after"].get("folder") == "archive"
-                asked = asked or (
-                    key.split("/")[0] in requested
-                    and _an_action_change(key, change)
-                    and named_row(view, key, change["before"])
-                )
+                asked = asked or (key.split("/")[0] in requested and _an_action_change(key, change))
                 if extra and not asked:
                     return False  # a change nobody asked for, or not of the kind the action makes
                 changed_any = changed_any or bool(extra)
