@@ -29,6 +29,7 @@ from envpipeline.worlds.judge_view import (
     outside_quotes,
     read_once,
     tool_calls,
+    whole_at,
 )
 from envpipeline.worlds.judge_writes import changed_logins, clock_of, named_whole, written_starts
 
@@ -333,13 +334,18 @@ def altered_copy(view: JudgeView) -> bool:
 
 def format_values(view: JudgeView) -> list[str]:
     """The values the agent wrote into the placeholders of the instruction's quoted formats."""
-    out = []
-    for pattern in formats(view.instruction):
-        for text in new_texts(view):
-            for line in text.splitlines():
-                found = pattern.fullmatch(line.strip())
-                out += [value.strip() for value in (found.groups() if found else ())]
-    return out
+    return [
+        value
+        for pattern in formats(view.instruction)
+        for values in _filled(view, pattern)
+        for value in values
+    ]
+
+
+def _filled(view: JudgeView, pattern: re.Pattern[str]) -> list[list[str]]:
+    """The values of each line the agent wrote that `pattern` (a quoted format) matches whole."""
+    lines = [line.strip() for text in new_texts(view) for line in text.splitlines()]
+    return [[v.strip() for v in found.groups()] for line in lines if (found := pattern.fullmatch(line))]
 
 
 def labelled_values(view: JudgeView) -> list[tuple[str, str, frozenset[str]]]:
@@ -355,13 +361,12 @@ def labelled_values(view: JudgeView) -> list[tuple[str, str, frozenset[str]]]:
         labels = [b[0] if b and b[0] in names else "" for b in before]
         if len(parts) < 2 or not any(labels):
             continue
-        pattern = formats(quoted)[0]
-        for text in new_texts(view):
-            for line in text.splitlines():
-                found = pattern.fullmatch(line.strip())
-                for label, value in zip(labels, found.groups() if found else (), strict=False):
-                    if label:
-                        out.append((label, value.strip(), frozenset(filter(None, labels))))
+        for values in _filled(view, formats(quoted)[0]):
+            out += [
+                (label, value, frozenset(filter(None, labels)))
+                for label, value in zip(labels, values)
+                if label
+            ]
     return out
 
 
@@ -371,8 +376,8 @@ def read_as(value: str, label: str, labels: frozenset[str], units: list[str]) ->
     names = re.compile("|".join(rf"\b{re.escape(n)}\b" for n in sorted(labels)), re.I)
     for unit in units:
         text = STAMP.sub(" ", unit)
-        for found in re.finditer(rf"(?<![\w/-]){re.escape(value)}(?![\w/]|[:-]\d)", text):
-            named = names.findall(text, 0, found.start())
+        for start in whole_at(value, text):
+            named = names.findall(text, 0, start)
             if named and named[-1].lower() == label:
                 return True
     return False

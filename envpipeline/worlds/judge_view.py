@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -304,6 +304,11 @@ def occurs(piece: str, text: str) -> bool:
     piece (the judges ask this a thousand times a view, more pieces than `re` keeps compiled)."""
     if not piece:
         return _WHOLE_EMPTY.search(text) is not None
+    return next(whole_at(piece, text), None) is not None
+
+
+def whole_at(piece: str, text: str) -> Iterator[int]:
+    """Where `piece` starts in `text` as a whole value (`occurs`)."""
     start = text.find(piece)
     while start != -1:
         end = start + len(piece)
@@ -315,9 +320,8 @@ def occurs(piece: str, text: str) -> bool:
             _word(after) or after == "/" or (after in (":", "-") and text[end + 1 : end + 2].isdigit())
         )
         if not glued_before and not glued_after:
-            return True
+            yield start
         start = text.find(piece, start + 1)
-    return False
 
 
 _WHOLE_EMPTY = re.compile(r"(?<![\w/-])(?<!\d:)(?![\w/]|[:-]\d)")
