@@ -28,9 +28,12 @@ base_id="$(docker image inspect -f '{{ .Id }}' "$BASE" 2>/dev/null)" || {
   log "base image $BASE is missing: run \`make base-image\` first"
   exit 1
 }
-context() {  # the build context: the Dockerfile and the copied sources, without caches
+context() {  # the build context: the Dockerfile and the copied sources, without caches; the
+  # project's folders under project/, which the Dockerfile copies in one step
   tar -c --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 \
-    --exclude=__pycache__ --exclude='*.pyc' --exclude='*.egg-info' "$DOCKERFILE" "${SOURCES[@]}"
+    --exclude=__pycache__ --exclude='*.pyc' --exclude='*.egg-info' \
+    --transform 's,^\(envpipeline\|envpipeline_verifiers\|resources\|assets\)\(/\|$\),project/\1\2,' \
+    "$DOCKERFILE" "${SOURCES[@]}"
 }
 version="$( { context; echo "$base_id"; } | sha256sum | cut -c1-16)"
 tag="$REPOSITORY:$version"
