@@ -33,8 +33,9 @@ from dagster import (
 )
 
 from assets.plan_lease import plan_in_progress
+from assets.sensor_intervals import sensor_interval
 
-FRESHNESS_INTERVAL_SEC = 30
+FRESHNESS_INTERVAL_SEC = sensor_interval(30)
 #: Tag of every run the freshness sensor requests (beside Dagster's own automation tags).
 FRESHNESS_TAG = "envpipeline/freshness"
 

@@ -21,6 +21,7 @@ from dagster import (
 from assets.forge import pass_rate_job, selector_job
 from assets.plan_lease import plan_in_progress
 from assets.run_tags import PENDING
+from assets.sensor_intervals import sensor_interval
 
 #: Pass rates come from `pass_rate_job` runs (the refresh schedule) and from the freshness
 #: automation's runs (`assets.automation`), which select the asset in an ad-hoc asset job.
@@ -33,7 +34,9 @@ def _newest(context: SensorEvaluationContext, asset: str) -> int | None:
     return records[0].storage_id if records else None
 
 
-@sensor(job=selector_job, minimum_interval_seconds=60, default_status=DefaultSensorStatus.RUNNING)
+@sensor(
+    job=selector_job, minimum_interval_seconds=sensor_interval(60), default_status=DefaultSensorStatus.RUNNING
+)
 def forge_reselect_sensor(context: SensorEvaluationContext) -> RunRequest | SkipReason:
     """One re-selection after every batch of pass-rate runs (see the module docstring)."""
     if plan_in_progress(context.instance):

@@ -17,6 +17,7 @@ from dagster import (
 )
 
 from assets.plan_lease import plan_in_progress
+from assets.sensor_intervals import sensor_interval
 from assets.terminal import TERMINAL_SEEDS, seed_verification, terminal_seed_partitions, terminal_seeds
 from envpipeline.terminal.seeds import discover_seed_folders, source_fingerprint
 from envpipeline.terminal.verify import VERIFIER_VERSION, bundle_fingerprint
@@ -35,7 +36,11 @@ seed_verification_job = define_asset_job(
 )
 
 
-@sensor(job=terminal_seed_job, minimum_interval_seconds=30, default_status=DefaultSensorStatus.RUNNING)
+@sensor(
+    job=terminal_seed_job,
+    minimum_interval_seconds=sensor_interval(30),
+    default_status=DefaultSensorStatus.RUNNING,
+)
 def seed_folder_sensor(context: SensorEvaluationContext, store: LakeResource) -> SensorResult | SkipReason:
     """Watch `<home>/seeds/` for bundles: new ones become partitions and runs; changed ones rerun."""
     if plan_in_progress(context.instance):
@@ -78,7 +83,11 @@ def stale_seeds(store: LakeResource, keys: list[str], environment: str) -> dict[
     return stale
 
 
-@sensor(job=terminal_seed_job, minimum_interval_seconds=300, default_status=DefaultSensorStatus.RUNNING)
+@sensor(
+    job=terminal_seed_job,
+    minimum_interval_seconds=sensor_interval(300),
+    default_status=DefaultSensorStatus.RUNNING,
+)
 def reverification_sensor(
     context: SensorEvaluationContext, store: LakeResource, sandbox: SandboxResource
 ) -> SensorResult | SkipReason:

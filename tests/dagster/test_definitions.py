@@ -1,5 +1,11 @@
 """The Dagster shell: definitions load, assets materialize into the lake, checks run."""
 
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import duckdb
 from dagster import DagsterInstance, build_asset_check_context, materialize
 
@@ -15,6 +21,8 @@ from assets.compose import (
 from assets.definitions import defs
 from resources.composer import ComposerResource
 from resources.store import LakeResource
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_definitions_load_with_every_asset_job_and_check():
@@ -112,3 +120,33 @@ def test_the_training_files_leave_the_harbor_tasks_folder_to_its_own_asset(tmp_p
     assert (out / HARBOR_FOLDER / "cw-1" / "task.toml").read_text() == "x"
     clear_folder(tmp_path / "new")
     assert (tmp_path / "new").is_dir()
+
+
+_INTERVALS = (
+    "from assets.definitions import defs; "
+    "print({s.name: s.minimum_interval_seconds for s in defs.get_repository_def().sensor_defs})"
+)
+
+
+def _sensor_intervals(**env: str) -> subprocess.CompletedProcess[str]:
+    """The sensors' intervals as a fresh code location loads them under `env`."""
+    return subprocess.run(
+        [sys.executable, "-c", _INTERVALS],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), **env},
+        timeout=120,
+    )
+
+
+def test_one_variable_sets_every_sensors_interval_and_a_bad_value_is_refused():
+    default = ast.literal_eval(_sensor_intervals(ENVPIPELINE_SENSOR_INTERVAL_SEC="").stdout.splitlines()[-1])
+    assert default["freshness_sensor"] == 30 and default["reverification_sensor"] == 300
+    assert len(default) >= 4
+    quick = ast.literal_eval(_sensor_intervals(ENVPIPELINE_SENSOR_INTERVAL_SEC="5").stdout.splitlines()[-1])
+    assert quick == dict.fromkeys(default, 5)
+    for bad in ("soon", "0"):
+        refused = _sensor_intervals(ENVPIPELINE_SENSOR_INTERVAL_SEC=bad)
+        assert refused.returncode != 0
+        assert f"ENVPIPELINE_SENSOR_INTERVAL_SEC={bad!r}" in refused.stderr

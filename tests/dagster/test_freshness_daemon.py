@@ -53,6 +53,8 @@ def test_a_seed_dropped_into_the_seeds_folder_refreshes_the_forge_chain(tmp_path
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     monkeypatch.setenv("ENVPIPELINE_HOME", str(lake))
     monkeypatch.setenv("ENVPIPELINE_SANDBOX", "local")
+    # every sensor looks every 5 s instead of 30-60 (the chain waited on four ticks: 40 of its 73 s)
+    monkeypatch.setenv("ENVPIPELINE_SENSOR_INTERVAL_SEC", "5")
     family = get_family("text-parsing")
     with DagsterInstance.get() as instance, running_daemon(instance, REPO / "workspace.yaml", print):
         _first_tick_of(instance, "freshness_sensor")
