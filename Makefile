@@ -69,9 +69,12 @@ run: $(STAMP) sandbox-ready ## materialize the whole asset graph offline and pri
 
 TRAINERS_LOG := .venv-trainers.log
 # test files spread over this many workers (pytest-xdist; a file's tests stay on one worker, so
-# module fixtures are built once): most tests wait on sandboxes and subprocesses
+# module fixtures are built once): most tests wait on sandboxes and subprocesses. Files go out in
+# collection order (dagster/, docker/, e2e/, then unit/), not xdist's default of the most tests
+# first, which left the one-test files (an image build, a daemon chain, the default job) for last
+# on one worker while the other idled (20.9 min for 18.7 min of work per worker)
 PYTEST_WORKERS ?= 2
-PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: $(STAMP) sandbox-ready ## lint, format check, type check, every test; tests/trainers in .venv-trainers alongside
 	$(MAKE) --no-print-directory lint
 	@# the trainers' environment (mostly downloads) and its tests run beside the main suite
