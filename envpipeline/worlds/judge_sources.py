@@ -44,13 +44,76 @@ def anchored_records(view: JudgeView, observed: list[str]) -> list[str]:
 
 
 def purchases_grounded(view: JudgeView, anchored: list[str]) -> bool:
-    """Every product bought is named by the instruction or in an observation about what it names."""
+    """Every product bought is named by the instruction, or by an observation about what it names
+    that the request describes best among the lines of its read (`described_best`)."""
     for order in added_rows(view, "shop/orders"):
         for item in json.loads(order.get("items_json") or "[]"):
             name = str(item.get("name"))
-            if name not in view.instruction and not any(name in r for r in anchored):
+            if name not in view.instruction and not described_best(view, name, anchored):
                 return False
     return True
+
+
+def described_best(view: JudgeView, name: str, records: list[str]) -> bool:
+    """Some record naming `name` holds as many of the instruction's words as any other line of the
+    same read: of '- [x] Classic passport wallet (done)' and '- [ ] Classic light stand (running
+    low)', 'the item that is running low' is the light stand, whichever line names the wallet."""
+    words = instruction_words(view.instruction)
+
+    def score(record: str) -> int:
+        return len(words & set(WORD.findall(record.lower())))
+
+    groups: dict[str, list[str]] = {}
+    for record in records:
+        groups.setdefault(read_of(record), []).append(record)
+    return any(
+        score(record) >= max(map(score, groups[read_of(record)])) for record in records if name in record
+    )
+
+
+#: A request that sizes a transfer as a share of something it points at ('5% of the salary').
+SHARE = re.compile(r"(\d+(?:\.\d+)?)% of\b")
+
+#: An amount as the bank shows it ('$2,400.00', '-$270.00'), in cents.
+AMOUNT = re.compile(r"\$(\d{1,3}(?:,\d{3})*|\d+)\.(\d{2})\b")
+
+
+def shares_from_source(view: JudgeView) -> bool:
+    """A transfer the request sizes as a share ('Move 5% of the salary that came in on 2026-03-04')
+    moves that share (rounded down or to the nearest cent) of an amount read before the first
+    write, in a record of the request's dates (else of most of its words): of the checking page,
+    a row of 2026-03-04, not the opening balance's."""
+    share = SHARE.search(outside_quotes(view.instruction))
+    moved = {abs(int(row["amount_cents"])) for row in added_rows(view, "bank/transactions")}
+    if share is None or not moved:
+        return True
+    records = [r for r in observations(view, before_writing=True) if AMOUNT.search(r)]
+    if not records:
+        return False  # a share of something it never read
+    dates = DATA.findall(outside_quotes(view.instruction))
+    words = instruction_words(view.instruction)
+
+    def fit(record: str) -> int:
+        if dates:
+            return sum(occurs(d, record) for d in dates)
+        return len(words & set(WORD.findall(record.lower())))
+
+    best = max(map(fit, records))
+    percent = float(share.group(1))
+    allowed = set()
+    for record in (r for r in records if fit(r) == best):
+        for whole, cents in AMOUNT.findall(record):
+            base = int(whole.replace(",", "")) * 100 + int(cents)
+            allowed |= {int(base * percent) // 100, round(base * percent / 100)}
+    return moved <= allowed
+
+
+def read_of(record: str) -> str:
+    """The call arguments an observation record starts with (`observation_records`): its read."""
+    try:
+        return record[: json.JSONDecoder().raw_decode(record)[1]]
+    except ValueError:
+        return ""
 
 
 def copied_stamps_out(text: str, observed: str) -> str:

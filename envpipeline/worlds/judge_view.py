@@ -74,6 +74,7 @@ LIFE_VERBS: dict[str, re.Pattern[str]] = {
     "calendar": re.compile(
         rf"\b(?:move|cancel|add|shift|put|update)\b{_GAP}{{0,60}}?\b(?:calendar|event|entry)\b"
         rf"|\b(?:calendar|event|entry)\b{_GAP}{{0,30}}?\b(?:to the same time|accordingly|to match|agree)\b"
+        r"|\ba (?:new )?(?:web )?calendar (?:event|entry)\b"  # 'a web calendar event ... a day before'
     ),
     "bank": re.compile(
         rf"\b(?:transfer|move|pay)\b{_GAP}{{0,50}}?\b(?:from checking|to savings|in the web bank)\b"
@@ -81,6 +82,8 @@ LIFE_VERBS: dict[str, re.Pattern[str]] = {
     "flights": re.compile(
         rf"\b(?:rebook|cancel|call off|change|move|book|push|update)\b{_GAP}{{0,40}}?\b(?:flight|booking|trip)\b"
         rf"|\bflights tool to (?:cancel|rebook|change|book|update)\b"
+        rf"|\b(?:rebook|cancel|change|move|book)\b{_GAP}{{0,80}}?\b(?:with|through|via|using) the flights tool\b"
+        r"|\ba new flight\b"
     ),
     "accounts": re.compile(rf"\b(?:set|change|rotate|reset)\b{_GAP}{{0,40}}?\b(?:password|accounts tool)\b"),
 }

@@ -31,7 +31,11 @@ def named_row(view: JudgeView, key: str, row: dict[str, Any]) -> bool:
     names (any row of another table passes)."""
     if key not in NAMED_ROWS:
         return True
-    return any(a in row_text(row) for a in instruction_anchors(view.instruction))
+    text = row_text(row)
+    codes = CODE.findall(view.instruction)
+    if codes and not any(code in text for code in codes):
+        return False  # the request names its trip by code: the hotel's event of 'Vienna' is not it
+    return any(a in text for a in instruction_anchors(view.instruction))
 
 
 def unnamed_rows(view: JudgeView) -> bool:

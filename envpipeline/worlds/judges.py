@@ -49,6 +49,7 @@ from envpipeline.worlds.judge_sources import (
     products_from,
     purchases_grounded,
     read_as,
+    shares_from_source,
     source_units,
     values_from_source,
 )
@@ -92,6 +93,11 @@ from envpipeline.worlds.judge_writes import (
     written_starts,
 )
 from envpipeline.worlds.lifestore import CANCELLED
+
+#: What an agent writes in place of a value it did not find: no request asks for it as a value.
+STAND_IN = re.compile(
+    r"unknown|n/?a|none|null|tbd|to be (?:confirmed|determined)|placeholder|\?+|x{3,}", re.I
+)
 
 
 class DiffJudge:
@@ -196,7 +202,7 @@ class RuleReviewer:
                 return False
             if orders and any(p not in prices for p in PRICE.findall(text)):
                 return False
-        return changed_any and not archived[1:] and values_from_source(view)
+        return changed_any and not archived[1:] and values_from_source(view) and shares_from_source(view)
 
 
 #: The fields a requested action of a life app changes: an event moved (start, end) or cancelled
@@ -265,6 +271,7 @@ class TrajectoryJudge:
             _writes_backed(view)
             and _values_seen(view, observed, anchored)
             and purchases_grounded(view, anchored)
+            and shares_from_source(view)
             and _copied_whole(view, observed, anchored)
         )
 
@@ -321,14 +328,17 @@ def _values_seen(view: JudgeView, observed: list[str], anchored: list[str]) -> b
     everything_seen = "\n".join([*observed, view.instruction])
     known = "\n".join([seen, everything_seen, STAMP.sub(" ", everything_seen)])
     for text in new_texts(view):
+        pieces = [CHECKBOX.sub("", p).strip(" .![]<>") for p in SEGMENT.split(text)]
+        if any(STAND_IN.fullmatch(piece) for piece in pieces):
+            return False  # 'unknown' written where a value it should have read goes
         if any(not occurs(token, seen) for token in DATA.findall(copied_stamps_out(text, raw))):
             return False  # a date, time or amount it never saw about what the instruction names
         for segment in SEGMENT.split(copied_stamps_out(text, raw)):
             tokens = DATA.findall(segment)
             if len(tokens) > 1 and not any(all(occurs(t, r) for t in tokens) for r in together):
                 return False  # values written together ('2026-03-08 at 14:00') no read showed together
-        if any(not occurs(path, everything_seen) for path in PATH.findall(text)):
-            return False  # a file named that it never saw named
+        if any(not occurs(path, seen) for path in PATH.findall(text)):
+            return False  # a file named that nothing the instruction points at names
         if any(first_written(view, code) for code in CODE.findall(text)):
             return False  # a code it wrote before anything showed it
     if any(not occurs(value, known) for value in format_values(view)):
