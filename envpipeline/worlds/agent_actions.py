@@ -140,9 +140,8 @@ async def buy(s: Session, a: dict, mistake: str | None, rng: random.Random) -> N
     page = s.web("GET", f"/product/{sku}").text
     price = re.search(r'id="product-price">([^<]+)<', page)
     cart = s.web("GET", "/cart").text
-    for other in re.findall(r'id="cart-item-(SKU-[^"]+)"', cart):
-        if other != sku:
-            s.web("POST", "/cart/remove", data={"sku": other})
+    for held in re.findall(r'id="cart-item-(SKU-[^"]+)"', cart):  # the cart empty, this SKU's line too:
+        s.web("POST", "/cart/remove", data={"sku": held})  # a line left from earlier is not this order
     if s.web("POST", "/cart/add", data={"sku": sku, "quantity": "1"}).status_code != 303:
         return
     placed = s.web("POST", "/checkout")

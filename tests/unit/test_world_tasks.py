@@ -385,3 +385,44 @@ def test_llm_judge_joins_the_majority_when_configured(world, tmp_path):
         assert decided == panel(cast)
     if consistency.evidence["ties"]:
         assert not consistency.passed and "tied" in consistency.reason
+
+
+def test_a_product_asked_for_is_one_unit_of_it_in_an_order_of_its_own(template_worlds, tmp_path):
+    """'Order it' with the product already in the cart three times (left there on an earlier day):
+    the expert used to add one and check out four, and the verifier, asking only for a new order
+    'containing' the SKU, passed it, as it passed the product ordered among others. Now the order
+    must be one unit and nothing else, and the expert empties the cart before it adds the product."""
+    task, day_dir = find_task("dm_friend_request", template_worlds)
+    sku = task.facts["sku"]
+    w0 = prepare_initial(task, day_dir, tmp_path / "w0" / day_dir.name)
+    (product_id, price), (other_id, _) = (
+        sqlite3.connect(w0 / "apps" / "shop.sqlite")
+        .execute("SELECT id, price_cents FROM products ORDER BY sku = ? DESC, id LIMIT 2", [sku])
+        .fetchall()
+    )
+    with sqlite3.connect(w0 / "apps" / "shop.sqlite") as db:
+        db.execute("DELETE FROM cart_items")
+        db.execute(
+            "INSERT INTO cart_items (product_id, quantity, added_at) VALUES (?, 3, 'day 1')", [product_id]
+        )
+    final = tmp_path / "final" / w0.name
+    shutil.copytree(w0, final)
+    result = ScriptedAgent(seed="test", skill="expert", error_rate=0.0).run(task, final)
+    solved = evaluate(task, w0, final, result.trajectory)
+    assert solved.verdict == 1, solved.failed
+    (order,) = (
+        sqlite3.connect(final / "apps" / "shop.sqlite")
+        .execute("SELECT total_cents, items_json FROM orders ORDER BY id DESC LIMIT 1")
+        .fetchall()
+    )
+    assert order[0] == price and json.loads(order[1])[0]["quantity"] == 1
+    for quantity, extra in ((4, 0), (1, 1)):  # four of it; it and another product
+        items = [{"sku": sku, "quantity": quantity, "price_cents": price}] + [
+            {"product_id": other_id}
+        ] * extra
+        with sqlite3.connect(final / "apps" / "shop.sqlite") as db:
+            db.execute(
+                "UPDATE orders SET total_cents = ?, items_json = ? WHERE id = (SELECT MAX(id) FROM orders)",
+                [price * quantity + 999 * extra, json.dumps(items)],
+            )
+        assert evaluate(task, w0, final).verdict == 0

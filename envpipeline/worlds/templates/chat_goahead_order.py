@@ -83,7 +83,7 @@ def chat_goahead_order(ctx: Context) -> TaskBuilder:
         "Search the storefront for the product, add it to the cart and place the order.",
         f"Search for '{p['name']}' on the shop page, add it to the cart, then press 'Place order'.",
     )
-    buy(b, "product", p["sku"])
+    buy(b, "product", p)
     b.sub(
         "cli",
         "Append the new order number to notes/orders.md.",

@@ -48,7 +48,7 @@ def dm_friend_request(ctx: Context) -> TaskBuilder:
         "Buy the requested product in the storefront.",
         f"Search for '{p['name']}', note its price on the product page, add it and place the order.",
     )
-    buy(b, "product", p["sku"])
+    buy(b, "product", p)
     b.sub(
         "mcp",
         f"Reply to {c.handle} with the order number and price.",

@@ -45,7 +45,7 @@ def restock_from_note(ctx: Context) -> TaskBuilder:
         distractors={"product": [done["name"]]},
     )
     b.sub("web", "Buy the item in the storefront.", f"Search for '{p['name']}' and place an order for it.")
-    buy(b, "product", p["sku"])
+    buy(b, "product", p)
     b.sub(
         "cli",
         f"Tick the item off in {path} with the order number.",
