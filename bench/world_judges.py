@@ -19,15 +19,26 @@ rollouts (views, verdicts, votes as gated); --replay FILE judges those again in 
 building or gating, which is the loop for changing a judge (then check on seeds it was not
 changed on).
 
-Measured 2026-12-07 (2 cores), --personas 8 --days 5, the judges of 1cf998d; seed 0 is the
-sample the judges were tuned on last session (`worlds build`'s default seed), the others were
-never looked at before:
+Measured 2026-12-07 (2 cores), --personas 8 --days 5. Seed 0 is the sample the judges were tuned
+on in the session before (`worlds build`'s default seed); at 1cf998d (the judges of that session):
 
   seed  rollouts  agreement  panel pass on fail  fail on pass  CPU per view
      0       630      98.6%                   9             0       0.93 ms
      3       666      96.4%                  22             2       1.05 ms
      7       648      96.1%                  18             7
     11       642      97.7%                  13             2
+
+After the checks of test_world_judge_heldout.py (drawn from the cases of seeds 0 and 3, then
+checked on 7 and 11) and the one-unit order criterion (the seed-7 task whose six correct-looking
+rollouts ordered four units): seeds 19 and 23 were never looked at while changing the judges.
+
+  seed  rollouts  agreement  panel pass on fail  fail on pass  CPU per view
+     0       630      99.4%                   4             0       0.93 ms
+     3       660      99.1%                   5             1       0.94 ms
+     7       648      98.6%                   9             0
+    11       636      99.4%                   3             1
+    19       612      98.0%                   5             7
+    23       642      99.2%                   5             0
 
 Usage: python bench/world_judges.py [--personas 8] [--days 5] [--seed 0] [--per-day 3]
                                     [--repeats 3] [--show 0] [--root /dev/shm]
