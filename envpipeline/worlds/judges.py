@@ -94,10 +94,9 @@ from envpipeline.worlds.judge_writes import (
 )
 from envpipeline.worlds.lifestore import CANCELLED
 
-#: What an agent writes in place of a value it did not find: no request asks for it as a value.
-STAND_IN = re.compile(
-    r"unknown|n/?a|none|null|tbd|to be (?:confirmed|determined)|placeholder|\?+|x{3,}", re.I
-)
+#: What an agent writes in place of a value it did not find: no request asks for it as a value
+#: ('none' is left out: 'Attendees: none' can be a true answer).
+STAND_IN = re.compile(r"unknown|n/a|null|tbd|to be (?:confirmed|determined)|placeholder|\?+|x{3,}", re.I)
 
 
 class DiffJudge:
