@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from envpipeline.worlds.judge_view import JudgeView
 
 #: A table of the diff that the attempt left unchanged.
 NO_ROWS: dict[str, list] = {"added": [], "removed": [], "changed": []}
@@ -20,3 +24,10 @@ def attempt(instruction: str, calls: list[tuple[str, dict, str]]) -> list[dict]:
         messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
         messages.append({"role": "tool", "tool_call_id": f"c{i}", "name": name, "content": result})
     return [*messages, {"role": "assistant", "content": "Done."}]
+
+
+def panel_votes(view: JudgeView) -> dict[str, bool | None]:
+    """The vote of each procedural judge of the panel (diff, rules, trajectory) on `view`."""
+    from envpipeline.worlds.judges import DiffJudge, RuleReviewer, TrajectoryJudge
+
+    return {judge.name: judge(view) for judge in (DiffJudge(), RuleReviewer(), TrajectoryJudge())}

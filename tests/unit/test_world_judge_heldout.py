@@ -14,13 +14,9 @@ import json
 
 from envpipeline.worlds.judge_view import JudgeView, requested_apps
 from envpipeline.worlds.judges import DiffJudge, RuleReviewer, TrajectoryJudge
-from tests.judge_attempts import NO_ROWS, attempt
+from tests.judge_attempts import NO_ROWS, attempt, panel_votes
 
 NAV = "200  Shop Cart Orders Mail Compose Calendar Bank | "
-
-
-def _votes(view: JudgeView) -> dict[str, bool | None]:
-    return {judge.name: judge(view) for judge in (DiffJudge(), RuleReviewer(), TrajectoryJudge())}
 
 
 # -- a booking or an event asked for without the verbs the judges knew -------------------------------
@@ -117,7 +113,7 @@ def _cancelled(event: dict) -> JudgeView:
 def test_a_trip_named_by_its_code_is_not_the_hotel_event_that_shares_its_city():
     """Cancelling the hotel's check-in event ('... Vienna') for the flight's ('... (JGR032)'): the
     rules judge took any event holding the request's 'Vienna' for the one it names."""
-    assert _votes(_cancelled(FLIGHT_EVENT)) == {"diff": True, "rules": True, "trajectory": True}
+    assert panel_votes(_cancelled(FLIGHT_EVENT)) == {"diff": True, "rules": True, "trajectory": True}
     hotel = _cancelled(HOTEL_EVENT)
     assert RuleReviewer()(hotel) is False
     assert DiffJudge()(hotel) is False
@@ -160,7 +156,7 @@ def test_the_file_sent_is_the_one_the_mail_names_and_unknown_is_no_content():
     name (any path it had seen counted), and a mail whose body was 'unknown' (the file never read)."""
     readme = "Camera club archive. Keep the originals."
     right = _sent_file("downloads/README.txt", readme, readme)
-    assert _votes(right) == {"diff": True, "rules": True, "trajectory": True}
+    assert panel_votes(right) == {"diff": True, "rules": True, "trajectory": True}
     ideas = "# Ideas\n\n- things to try as a senior wildlife photographer"
     assert TrajectoryJudge()(_sent_file("notes/ideas.md", ideas, ideas)) is False
     assert TrajectoryJudge()(_sent_file("downloads/README.txt", None, "unknown")) is False
@@ -279,7 +275,7 @@ def _saved(amount: str, read: bool = True) -> JudgeView:
 def test_a_share_moved_is_that_share_of_the_amount_the_request_points_at():
     """5% of the opening balance (78.00) or of nothing read (a guessed 309.00): every judge passed
     both, since the amount written was the amount moved and no judge computed the share."""
-    assert _votes(_saved("120.00")) == {"diff": True, "rules": True, "trajectory": True}
+    assert panel_votes(_saved("120.00")) == {"diff": True, "rules": True, "trajectory": True}
     for wrong in (_saved("78.00"), _saved("309.00", read=False)):
         assert RuleReviewer()(wrong) is False
         assert TrajectoryJudge()(wrong) is False

@@ -18,12 +18,7 @@ from envpipeline.worlds.judge_sources import labelled_values
 from envpipeline.worlds.judge_view import JudgeView, requested_apps
 from envpipeline.worlds.judge_writes import unopened_records
 from envpipeline.worlds.judges import DiffJudge, RuleReviewer, TrajectoryJudge
-from tests.judge_attempts import NO_ROWS, attempt
-
-
-def _votes(view: JudgeView) -> dict[str, bool | None]:
-    return {judge.name: judge(view) for judge in (DiffJudge(), RuleReviewer(), TrajectoryJudge())}
-
+from tests.judge_attempts import NO_ROWS, attempt, panel_votes
 
 # -- two balances, each read on its own page -----------------------------------------------------------
 BALANCE_TASK = (
@@ -65,7 +60,7 @@ def test_each_balance_is_read_where_its_name_says_and_a_swapped_or_unread_one_fa
         ("checking", "1,745.00", frozenset({"checking", "savings"})),
         ("savings", "8,060.00", frozenset({"checking", "savings"})),
     ]
-    assert _votes(right) == {"diff": True, "rules": True, "trajectory": True}
+    assert panel_votes(right) == {"diff": True, "rules": True, "trajectory": True}
     swapped = _balance_report("checking $8,060.00, savings $8,060.00")
     assert swapped.state_diff and RuleReviewer()(swapped) is False
     assert TrajectoryJudge()(swapped) is False
@@ -139,7 +134,7 @@ def test_a_requested_move_is_no_side_effect_but_a_wrong_time_or_another_event_fa
     and trajectory judges passed a move of the wrong event and one to the old time of day. The rules
     judge read the event's page, read after the mail and sharing more of the request's words
     ('move', 'event'), as the message the request points at: the mail its author wrote now counts."""
-    assert _votes(_move("2026-03-08 at 16:00")) == {"diff": True, "rules": True, "trajectory": True}
+    assert panel_votes(_move("2026-03-08 at 16:00")) == {"diff": True, "rules": True, "trajectory": True}
     old_time = _move("2026-03-08 at 14:00")  # the new day with the event's old time
     assert RuleReviewer()(old_time) is False
     assert TrajectoryJudge()(old_time) is False  # 2026-03-08 and 14:00 were never read together
@@ -303,7 +298,7 @@ def test_the_new_orders_price_written_with_its_currency_sign_is_dictated_by_the_
         "files": NO_ROWS,
     }
     view = JudgeView(task, attempt(task, calls), diff, {})
-    assert _votes(view) == {"diff": True, "rules": True, "trajectory": True}
+    assert panel_votes(view) == {"diff": True, "rules": True, "trajectory": True}
 
 
 def test_a_log_that_names_a_file_nobody_saw_fails_the_trajectory_judge():
@@ -436,8 +431,12 @@ def _rebooked(origin: str, destination: str) -> JudgeView:
 
 
 def test_a_flight_booked_to_a_place_the_request_never_names_fails():
-    assert _votes(_rebooked("Bergen", "Milan")) == {"diff": True, "rules": True, "trajectory": True}
-    assert _votes(_rebooked("unknown", "Nowhere")) == {"diff": False, "rules": False, "trajectory": False}
+    assert panel_votes(_rebooked("Bergen", "Milan")) == {"diff": True, "rules": True, "trajectory": True}
+    assert panel_votes(_rebooked("unknown", "Nowhere")) == {
+        "diff": False,
+        "rules": False,
+        "trajectory": False,
+    }
 
 
 def test_a_dm_or_a_mail_is_asked_for_in_the_words_the_templates_use():
@@ -481,7 +480,7 @@ def test_a_request_naming_nothing_the_bank_shows_points_at_the_row_its_format_de
     it: the rules and trajectory judges failed every correct log (the task was rejected for judges
     that disagree with the verifier). Its format's words 'to savings' pick the row out; another
     row's amount still fails, and the page's rows are records of their own (`page_text`)."""
-    assert _votes(_transfer_log("250.00")) == {"diff": True, "rules": True, "trajectory": True}
+    assert panel_votes(_transfer_log("250.00")) == {"diff": True, "rules": True, "trajectory": True}
     wrong = _transfer_log("47.00")  # the electricity bill's amount, on the same page
     assert RuleReviewer()(wrong) is False
     assert TrajectoryJudge()(wrong) is False
@@ -566,7 +565,7 @@ def _rotated(login: str) -> JudgeView:
 def test_a_password_set_for_another_login_than_the_mail_names_fails():
     """'leila.petersen' is the start of the login the welcome mail names, not that login: a whole
     value check let the personal account pass for the site's."""
-    assert _votes(_rotated("leila.petersen@designboard.example")) == {
+    assert panel_votes(_rotated("leila.petersen@designboard.example")) == {
         "diff": True,
         "rules": True,
         "trajectory": True,
