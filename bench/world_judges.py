@@ -103,20 +103,26 @@ class Judged:
     view: JudgeView
 
 
+def gated_kept(args: argparse.Namespace, root: Path) -> tuple[list[GatedTask], Path]:
+    """Build `args.personas` worlds of `args.days` days under `root` and gate their candidates (red
+    team off) keeping every task's folders: W0 and each rollout's final state, under the returned
+    work folder (``<work>/<task_id>/w0/<day>``, ``<work>/<task_id>/rollout-<i>/<day>``)."""
+    personas, _ = propose_personas(args.personas, args.seed)
+    candidates = []
+    for persona in personas:
+        build = build_world(persona, args.days, root / "worlds", live_health=False, replay=False)
+        if build.passed:
+            candidates += world_candidates(Path(build.root), list(range(1, args.days + 1)), args.per_day)
+    print(f"{len(candidates)} candidate tasks from {len(personas)} world(s)", flush=True)
+    work = root / "gates"
+    return gate_all(candidates, work, config=GateConfig(keep_dirs=True, red_team=False)), work
+
+
 def gather(args: argparse.Namespace) -> list[Judged]:
     """Build the worlds, gate their candidates keeping every rollout, and rebuild each view."""
     with tempfile.TemporaryDirectory(prefix="world-judges-", dir=args.root) as tmp:
-        root = Path(tmp)
         started = time.perf_counter()
-        personas, _ = propose_personas(args.personas, args.seed)
-        candidates = []
-        for persona in personas:
-            build = build_world(persona, args.days, root / "worlds", live_health=False, replay=False)
-            if build.passed:
-                candidates += world_candidates(Path(build.root), list(range(1, args.days + 1)), args.per_day)
-        print(f"{len(candidates)} candidate tasks from {len(personas)} world(s)", flush=True)
-        work = root / "gates"
-        gated = gate_all(candidates, work, config=GateConfig(keep_dirs=True, red_team=False))
+        gated, work = gated_kept(args, Path(tmp))
         judged = [
             Judged(
                 r.task.task_id, r.task.template, run.index, bool(run.verdict), run.votes, run.mistakes, view

@@ -142,8 +142,11 @@ def persona_answer(body: dict[str, Any]) -> str:
     return json.dumps(PERSONAS[(number - 1) % len(PERSONAS)])
 
 
-def task_draft(body: dict[str, Any], *, leak: bool = False, wrong_text: bool = False) -> dict[str, Any]:
-    """A DM -> shell -> DM task for the persona and day in the prompt (valid unless told otherwise)."""
+def task_draft(
+    body: dict[str, Any], *, leak: bool = False, wrong_text: bool = False, loose: bool = False
+) -> dict[str, Any]:
+    """A DM -> shell -> DM task for the persona and day in the prompt (valid unless told otherwise;
+    `loose`: its criteria check the date the agent writes but not the time)."""
     prompt = first_user(body)
     day = int(re.search(r"on day (\d+)", prompt).group(1))  # type: ignore[union-attr]
     persona = json.loads(re.search(r"Persona: (\{.*?\})\nWorld day", prompt, re.S).group(1))  # type: ignore[union-attr]
@@ -200,7 +203,7 @@ def task_draft(body: dict[str, Any], *, leak: bool = False, wrong_text: bool = F
                         "kind": "file_contains",
                         "description": f"notes/agenda.md has {when} 14:30",
                         "path": "notes/agenda.md",
-                        "text": f"{when} 15:30" if wrong_text else f"{when} 14:30",
+                        "text": when if loose else f"{when} 15:30" if wrong_text else f"{when} 14:30",
                     }
                 ],
             },
@@ -223,7 +226,7 @@ def task_draft(body: dict[str, Any], *, leak: bool = False, wrong_text: bool = F
                         "where": {
                             "peer": {"op": "eq", "value": handle},
                             "direction": {"op": "eq", "value": "out"},
-                            "body": {"op": "contains", "value": f"{when} 14:30"},
+                            "body": {"op": "contains", "value": when if loose else f"{when} 14:30"},
                         },
                     }
                 ],

@@ -30,7 +30,7 @@ from envpipeline.errors import MissingExtraError
 from envpipeline.models.world_task import WorldTask
 from envpipeline.sandbox.base import Sandbox
 from envpipeline.worlds.agent_actions_life import ACTIONS
-from envpipeline.worlds.agent_session import Session, Shell, open_shell
+from envpipeline.worlds.agent_session import Session, Shell, corrupt_value, open_shell
 
 try:
     import anyio
@@ -62,15 +62,33 @@ class AgentResult:
     variables: dict[str, str]
 
 
+@dataclass(frozen=True)
+class Slip:
+    """One deliberate mistake, besides the agent's drawn ones (`worlds.careless`): the step it leaves
+    out; a value it remembers wrong wherever it stores it, so that everything it writes from it is
+    wrong; or a value it gets wrong in one step only (a typo in one write). Wrong is
+    `corrupt_value`: a digit shifted, else a letter dropped."""
+
+    skip_step: int | None = None
+    miscopy: str | None = None
+    #: (step, value name): the value is wrong while that step runs, right before and after it
+    mistype: tuple[int, str] | None = None
+
+
 class ScriptedAgent:
     """A scripted agent of one skill level, hinted or not; deterministic per seed."""
 
     def __init__(
-        self, skill: str = "expert", hinted: bool = True, seed: str = "0", error_rate: float | None = None
+        self,
+        skill: str = "expert",
+        hinted: bool = True,
+        seed: str = "0",
+        error_rate: float | None = None,
+        slip: Slip | None = None,
     ) -> None:
         if skill not in SKILLS and error_rate is None:
             raise ValueError(f"unknown skill {skill!r}; choose one of {', '.join(SKILLS)}")
-        self.skill, self.hinted = skill, hinted
+        self.skill, self.hinted, self.slip = skill, hinted, slip
         base = SKILLS.get(skill, 0.0) if error_rate is None else error_rate
         self.error_rate = base + (0.0 if hinted or error_rate is not None else UNHINTED_EXTRA)
         self.rng = random.Random(f"agent:{seed}:{skill}:{hinted}")
@@ -142,6 +160,19 @@ class ScriptedAgent:
 
         return scenario
 
+    def _typo(
+        self, number: int, memory: dict[str, str], mistakes: list[str], action: str
+    ) -> tuple[str, str, str] | None:
+        """Apply the slip's one-step typo when `number` is its step: (name, right value, typed value)."""
+        if self.slip is None or self.slip.mistype is None or self.slip.mistype[0] != number:
+            return None
+        name = self.slip.mistype[1]
+        if name not in memory:
+            return None
+        right, memory[name] = memory[name], corrupt_value(memory[name])
+        mistakes.append(f"step {number} {action}: {name} mistyped (slip)")
+        return name, right, memory[name]
+
     async def _act(self, task: WorldTask, session: Session, mistakes: list[str]) -> None:
         user = task.instruction
         if self.hinted:
@@ -150,17 +181,38 @@ class ScriptedAgent:
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": user},
         ]
+        miscopied: tuple[str, str] | None = None  # (the value read, what the agent remembers)
         for number, step in enumerate(task.solution):
             mistake = self._mistake()
             if mistake:
                 mistakes.append(f"step {number} {step.action}: {mistake}")
+            if self.slip is not None and self.slip.skip_step == number and not mistake:
+                mistake = "skip"
+                mistakes.append(f"step {number} {step.action}: skip (slip)")
             if mistake == "skip":
                 for var, options in step.args.get("distractors", {}).items():
                     session.guesses.setdefault(var, self.rng.choice(options))
                 continue
+            typo = self._typo(number, session.vars, mistakes, step.action)
             await ACTIONS[step.action](session, step.args, mistake, self.rng)
+            if typo is not None and session.vars.get(typo[0]) == typo[2]:
+                session.vars[typo[0]] = typo[1]  # only this step got it wrong
+            if self.slip is not None and self.slip.miscopy is not None:
+                before = miscopied
+                miscopied = _miscopy(session.vars, self.slip.miscopy, miscopied)
+                if miscopied is not None and miscopied != before:
+                    mistakes.append(f"step {number} {step.action}: {self.slip.miscopy} miscopied (slip)")
         if self._mistake() is None:  # a sloppy agent sometimes stops without a final answer
             found = ", ".join(f"{k}={v[:60]}" for k, v in sorted(session.vars.items()))
             session.trajectory.messages.append({"role": "assistant", "content": f"Done. {found}".strip()})
         else:
             mistakes.append("no final answer")
+
+
+def _miscopy(memory: dict[str, str], var: str, done: tuple[str, str] | None) -> tuple[str, str] | None:
+    """Remember `var` wrong: each value a step stores under it is replaced by its corruption."""
+    value = memory.get(var)
+    if value is None or (done is not None and value == done[1]):
+        return done
+    memory[var] = corrupt_value(value)
+    return value, memory[var]

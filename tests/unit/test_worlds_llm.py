@@ -272,6 +272,23 @@ def test_a_task_whose_reference_solution_fails_is_refused(router: StageRouter, w
     assert "the reference solution does not pass: criterion c1" in record["errors"][0]
 
 
+def test_a_task_whose_criteria_miss_a_value_it_writes_is_repaired_then_refused(
+    router: StageRouter, world
+) -> None:
+    """Criteria that check the date an agent writes but not the time reward an agent that read the
+    time wrong: the careless-agent probe sends that back, then refuses the task."""
+    world_dir, persona = world
+    loose = lambda b: json.dumps(task_draft(b, loose=True))  # noqa: E731
+    router.queue("task", loose, lambda b: json.dumps(task_draft(b)))
+    task, record = synthesize_task(llm_of(router), day_path(world_dir, 1), persona, 0)
+    assert task is not None and record["repairs"] == 1
+    router.queue("task", loose, loose)
+    task, record = synthesize_task(llm_of(router), day_path(world_dir, 1), persona, 0, max_repairs=1)
+    assert task is None and record["attempts"] == 2
+    assert any("an agent that miscopied time still passes every criterion" in e for e in record["errors"])
+    assert not any("miscopied date" in e for e in record["errors"])
+
+
 def test_a_task_with_unknown_actions_or_unread_variables_is_refused(router: StageRouter, world) -> None:
     world_dir, persona = world
 

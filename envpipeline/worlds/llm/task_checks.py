@@ -7,7 +7,8 @@
 - `leaked_answers`: the instruction states none of the values the agent must find (what each read
   step's pattern captures in W0);
 - `reference_problems`: V(W0, W0) = 0, and the reference agent (hinted, no mistakes) following the
-  task's own solution through web, MCP and CLI gets V = 1.
+  task's own solution through web, MCP and CLI gets V = 1; and it gets V = 0 when it slips once
+  (`worlds.careless`: a value it writes miscopied, a step skipped) and that changes the world.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from envpipeline.models.world_task import WorldTask
 from envpipeline.worlds.agent_actions import ACTIONS
+from envpipeline.worlds.careless import careless_problems
 from envpipeline.worlds.schema import FILES_APP, SCHEMA
 from envpipeline.worlds.state import WorldReader
 from envpipeline.worlds.tasks import prepare_initial
@@ -211,7 +213,7 @@ def reference_problems(task: WorldTask, day_dir: Path) -> list[str]:
         run = agent.run(task, final)
         result = evaluate(task, w0, final, run.trajectory)
         if result.verdict:
-            return []
+            return careless_problems(task, w0)
         failed = {c.id: c.description for c in task.criteria if c.id in result.failed}
         return [
             f"the reference solution does not pass: criterion {cid} ({text}) fails after it runs"
