@@ -38,7 +38,7 @@ def condition_holds(actual, cond):
         return actual == value
     if op == "ne":
         return actual != value
-    text = "" if actual is None else str(actual)
+    text = "" if actual is None else str(actual).replace("\r\n", "\n")  # a web form's line ends
     if op == "contains":
         return str(value) in text
     if op == "icontains":

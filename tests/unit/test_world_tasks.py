@@ -16,7 +16,8 @@ import pytest
 from envpipeline.errors import ConfigError
 from envpipeline.models.task import Condition
 from envpipeline.models.world_task import ChecklistItem, Expectation, Mention, WorldCriterion, WorldTask
-from envpipeline.worlds.agents import ScriptedAgent
+from envpipeline.worlds.agents import ScriptedAgent, Slip
+from envpipeline.worlds.careless import remembered_values, slipped_runs, slips_of
 from envpipeline.worlds.gates import GUARD_KINDS, GateConfig, difficulty_label, gate_task, mutate, rerouted
 from envpipeline.worlds.judge_panel import panel
 from envpipeline.worlds.judge_view import judge_view
@@ -32,12 +33,14 @@ from envpipeline.worlds.metrics import (
     vendi_score,
 )
 from envpipeline.worlds.pipeline import build_and_gate
+from envpipeline.worlds.state import WorldReader
 from envpipeline.worlds.tasks import (
     criterion_scripts,
     generate_task,
     generate_tasks,
     load_persona,
     prepare_initial,
+    task_from_template,
     task_text,
 )
 from envpipeline.worlds.templates import Template, all_templates, get_template, register_template
@@ -117,6 +120,45 @@ def test_every_registered_template_builds_a_task_that_its_reference_solution_sol
     assert all(solved.criteria.values()), (name, solved.failed)
     assert solved.verdict == 1 and solved.checklist == 1.0, name
     assert diff_judge(task, w0, final)[0], name
+
+
+@pytest.mark.parametrize("name", sorted(all_templates()))
+def test_every_template_fails_an_agent_that_slips_once(name, template_worlds, tmp_path):
+    """The template contract, adversarially: the reference with one value miscopied (everywhere it
+    is written) or mistyped (in one write), or one step left out, fails the verifier whenever the
+    slip changes the world (`worlds.careless`)."""
+    task, day_dir = find_task(name, template_worlds)
+    w0 = prepare_initial(task, day_dir, tmp_path / "w0" / day_dir.name)
+    runs = slipped_runs(task, w0)
+    assert remembered_values(task) and [r.slip for r in runs] == [label for label, _ in slips_of(task)]
+    assert [r.slip for r in runs if r.hole] == [], name
+    assert sum(not r.same_state for r in runs) >= 2, name  # slips that mattered, and all of them failed
+
+
+def test_a_file_sent_with_its_last_line_changed_is_no_copy(template_worlds, tmp_path):
+    """'Send me the contents of X': the reply must carry the whole file. Checking its first line
+    only (as before) rewarded a copy whose last line was mistyped."""
+    task, day_dir = find_task("reply_with_file", template_worlds)
+    world = tmp_path / "world"
+    shutil.copytree(day_dir.parent, world, symlinks=True)
+    target = world / day_dir.name / "home" / task.facts["path"]
+    target.write_text(target.read_text().rstrip("\n") + "\nLast checked on 2026-03-09.\n")
+    task = task_from_template(
+        get_template("reply_with_file"), WorldReader(world / day_dir.name), load_persona(world / "day-01"), 0
+    )
+    assert (
+        task is not None
+        and task.facts["path"] == target.relative_to(world / day_dir.name / "home").as_posix()
+    )
+    w0 = prepare_initial(task, world / day_dir.name, tmp_path / "w0" / day_dir.name)
+    send = next(i for i, step in enumerate(task.solution) if step.action == "web.send_mail")
+    final = tmp_path / "final" / w0.name
+    shutil.copytree(w0, final)
+    run = ScriptedAgent(error_rate=0.0, slip=Slip(mistype=(send, "content"))).run(task, final)
+    assert any("content mistyped" in m for m in run.mistakes)
+    ev = evaluate(task, w0, final, run.trajectory)
+    assert ev.verdict == 0 and len(ev.failed) == 1, ev.criteria  # the body check, nothing else
+    assert [r.slip for r in slipped_runs(task, w0) if r.hole] == []
 
 
 def test_the_template_registry_refuses_a_second_template_under_a_taken_name():

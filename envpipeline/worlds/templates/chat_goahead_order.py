@@ -89,7 +89,7 @@ def chat_goahead_order(ctx: Context) -> TaskBuilder:
         "Append the new order number to notes/orders.md.",
         "The order page shows the number (ORD-...); append it with echo ... >> notes/orders.md.",
     )
-    b.step("cli.append_file", path="notes/orders.md", content="- {order}: {product}\n")
+    b.step("cli.append_file", path="notes/orders.md", content="- {order}\n")
     b.crit(
         "file_contains",
         "notes/orders.md records the new order number",
@@ -102,7 +102,7 @@ def chat_goahead_order(ctx: Context) -> TaskBuilder:
         f"Send {c.handle} a direct message with the order number.",
         f"Call dm_send with peer '{c.handle}' and put the ORD- number in the body.",
     )
-    b.step("mcp.dm_send", peer=c.handle, body="Ordered the {product}: order {order}.")
+    b.step("mcp.dm_send", peer=c.handle, body="Ordered it: order {order}.")
     b.crit(
         "row_added",
         f"a DM to {c.handle} mentions the new order number",

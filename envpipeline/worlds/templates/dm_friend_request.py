@@ -54,7 +54,7 @@ def dm_friend_request(ctx: Context) -> TaskBuilder:
         f"Reply to {c.handle} with the order number and price.",
         f"dm_send to '{c.handle}': include the ORD- number and {price}.",
     )
-    b.step("mcp.dm_send", peer=c.handle, body="Done! Ordered the {product} for you: order {order}, {price}.")
+    b.step("mcp.dm_send", peer=c.handle, body="Done! Ordered it for you: order {order}, {price}.")
     b.crit(
         "row_added",
         f"a DM to {c.handle} mentions the new order number",

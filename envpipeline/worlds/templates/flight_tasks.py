@@ -286,7 +286,12 @@ def flight_rebook(ctx: Context) -> TaskBuilder:
         2.0,
         app="flights",
         table="bookings",
-        where={"destination": eq(dest), "depart_at": eq(new), "status": eq("confirmed")},
+        where={
+            "origin": eq(origin),
+            "destination": eq(dest),
+            "depart_at": eq(new),
+            "status": eq("confirmed"),
+        },
     )
     b.expect("flights", dest, new, table="bookings")
     b.sub("web", "Add the flight to the calendar.", f"/calendar/new: title '{title}', start {new}.")

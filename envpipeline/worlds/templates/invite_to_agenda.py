@@ -84,7 +84,7 @@ def invite_to_agenda(ctx: Context) -> TaskBuilder:
         "mcp.mail_send",
         to=c.email,
         subject=f"Re: Meeting request: {topic}",
-        body="Confirmed: {date} at {time}, {place}.",
+        body="Confirmed: {date} at {time}.",
     )
     b.crit(
         "row_added",

@@ -30,6 +30,7 @@ def reply_with_file(ctx: Context) -> TaskBuilder:
     path, key = ctx.rng.choice(_shareable(ctx))
     c = ctx.rng.choice(ctx.contacts("client", "colleague"))
     title = path.rsplit("/", 1)[-1]
+    content = ctx.reader.read_file(path).strip()
     b = TaskBuilder("reply_with_file", facts={"path": path, "key": key})
     b.setup = [
         Operation(
@@ -84,7 +85,8 @@ def reply_with_file(ctx: Context) -> TaskBuilder:
         2.0,
         app="mail",
         table="messages",
-        where={"folder": eq("sent"), "recipients": has(c.email), "body": has(key)},
+        # the whole file, not only its first line: a copy with its last line changed is no copy
+        where={"folder": eq("sent"), "recipients": has(c.email), "body": has(content)},
     )
     b.expect("mail", "{folder=sent}", c.email, title, key, table="messages")
     b.sub(

@@ -66,7 +66,7 @@ def restock_from_note(ctx: Context) -> TaskBuilder:
     )
     b.expect(FILES_APP, f"[x] {p['name']}", ORDER, path=path)
     b.sub("mcp", "Post the order number in the team channel.", "chat_post(channel='team', body=... ORD-...).")
-    b.step("mcp.chat_post", channel="team", body="Restocked {product}, order {order}.")
+    b.step("mcp.chat_post", channel="team", body="Restocked: order {order}.")
     team = ctx.reader.query("chat", "SELECT id FROM channels WHERE name = 'team'")[0]["id"]
     b.crit(
         "row_added",
