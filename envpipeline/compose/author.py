@@ -162,8 +162,9 @@ class Draft:
     state_seeds: dict[str, str] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     failure: str | None = None
-    #: action criterion id -> index in `steps` of the write that achieves it (`compose.stated`)
-    writers: dict[str, int] = field(default_factory=dict)
+    #: action criterion id -> indices in `steps` of its action's writes, the one that achieves it
+    #: last (`compose.stated`: a channel created with a topic, then given a member)
+    writers: dict[str, list[int]] = field(default_factory=dict)
 
     def hidden_values(self) -> list[str]:
         """The values the agent must discover (`discovered`)."""
@@ -339,9 +340,9 @@ def with_preservation(draft: Draft) -> Draft:
     before = env.snapshot()
     steps, moved, missing = with_discovery_calls(draft.steps, env, draft.instruction)
     draft.steps = steps
-    draft.writers = {crit: moved[step] for crit, step in draft.writers.items()}
+    draft.writers = {crit: [moved[step] for step in writes] for crit, writes in draft.writers.items()}
     draft.criteria = [
-        pin_stated(c, steps[draft.writers[c.id]], env.states, draft.instruction)
+        pin_stated(c, [steps[k] for k in draft.writers[c.id]], env.states, draft.instruction)
         if c.id in draft.writers
         else c
         for c in draft.criteria
@@ -473,7 +474,7 @@ def _plant_and_write(
 
     steps: list[ToolCallStep] = []
     criteria: list[Criterion] = []
-    writers: dict[str, int] = {}
+    writers: dict[str, list[int]] = {}
     reveal_at: dict[int, Binding] = {}
     library = all_services()
     started: StartSource | None = None
@@ -513,7 +514,7 @@ def _plant_and_write(
                     crit.model_copy(update={"id": crit_id, "service": service_name, "achieved_by": writer})
                 )
                 if writes:
-                    writers[crit_id] = base + writes[-1]
+                    writers[crit_id] = [base + k for k in writes]
         visits.append(visit)
     final_noun = VALUE_NOUNS[types[-1]]
     instruction_plan = InstructionPlan(

@@ -7,7 +7,8 @@ confirmed.'"); a criterion that ignores them rewards a trip for anyone on any da
 another project (the red team's `careless-constants` policy: 35 of 54 accepted curated tasks).
 
 `pin_stated` runs after the reference: for each action criterion whose record the reference wrote
-(`record_exists`, the one record matching it), every argument of that write the instruction states
+(`record_exists`, the one record matching it), every argument of the action's writes (a channel
+created with a topic, then given a member: both calls) the instruction states
 (a literal the request quotes, not a value bound to an earlier observation) that the record holds
 under the argument's name joins the criterion's conditions: equal (a list written out too:
 Telegram's ``create_group`` for user ids ``[0]``), or for free text contained in the stored text.
@@ -78,21 +79,26 @@ def _condition(stored: Any, stated: Any) -> Condition | None:
 
 
 def pin_stated(
-    criterion: Criterion, step: ToolCallStep, states: Mapping[str, Any], instruction: str
+    criterion: Criterion, steps: list[ToolCallStep], states: Mapping[str, Any], instruction: str
 ) -> Criterion:
-    """`criterion` with the arguments of `step` (the write that achieves it) the instruction states,
-    as the one record it matches in `states` (after the reference) holds them; unchanged where it
-    matches no single record or the record holds none of them."""
+    """`criterion` with the arguments of `steps` (its action's writes) the instruction states, as
+    the one record it matches in `states` (after the reference) holds them; unchanged where it
+    matches no single record or the record holds none of them. Only the write that achieves it
+    (the last) was read before: the topic a channel was created with went unchecked when the
+    criterion was achieved by adding a member."""
     if criterion.kind != "record_exists" or not criterion.collection:
         return criterion
     records = matching_records(criterion, states)
     if len(records) != 1:
         return criterion
     added: dict[str, Condition] = {}
-    for name, value in stated_arguments(step, instruction).items():
+    stated = [item for step in reversed(steps) for item in stated_arguments(step, instruction).items()]
+    for name, value in stated:
         for field in dict.fromkeys((name, python_name(name))):
             stored = record_field(records[0], field)  # None where the record has no such field
-            condition = _condition(stored, value) if field not in criterion.match else None
+            condition = (
+                _condition(stored, value) if field not in criterion.match and field not in added else None
+            )
             if condition is not None:
                 added[field] = condition
                 break

@@ -61,7 +61,7 @@ def test_the_arguments_an_instruction_states_are_those_it_quotes_or_says_as_a_wo
 
 
 def test_a_write_criterion_checks_what_the_request_states_as_the_record_holds_it():
-    pinned = pin_stated(CRITERION, TRIP, _states(), INSTRUCTION)
+    pinned = pin_stated(CRITERION, [TRIP], _states(), INSTRUCTION)
     assert pinned.match == {
         "destinationCity": Condition(op="eq", value="Auckland"),
         "travelerName": Condition(op="eq", value="Jade Quispe"),
@@ -71,17 +71,17 @@ def test_a_write_criterion_checks_what_the_request_states_as_the_record_holds_it
     }
     assert "traveler name 'Jade Quispe'" in pinned.description
     # a record that holds another traveler or stores nothing of the note: those stay unchecked
-    assert "travelerName" not in pin_stated(CRITERION, TRIP, _states(travelerName="Ana"), INSTRUCTION).match
-    assert "note" not in pin_stated(CRITERION, TRIP, _states(note=None), INSTRUCTION).match
+    assert "travelerName" not in pin_stated(CRITERION, [TRIP], _states(travelerName="Ana"), INSTRUCTION).match
+    assert "note" not in pin_stated(CRITERION, [TRIP], _states(note=None), INSTRUCTION).match
 
 
 def test_a_criterion_that_matches_no_single_record_is_left_as_it_is():
     two = _states()
     two["expenses"]["trips"]["trip_2"] = {**two["expenses"]["trips"]["trip_1"], "id": "trip_2"}
-    assert pin_stated(CRITERION, TRIP, two, INSTRUCTION) == CRITERION
-    assert pin_stated(CRITERION, TRIP, {"expenses": {"trips": {}}}, INSTRUCTION) == CRITERION
+    assert pin_stated(CRITERION, [TRIP], two, INSTRUCTION) == CRITERION
+    assert pin_stated(CRITERION, [TRIP], {"expenses": {"trips": {}}}, INSTRUCTION) == CRITERION
     absent = CRITERION.model_copy(update={"kind": "record_absent"})
-    assert pin_stated(absent, TRIP, _states(), INSTRUCTION) == absent
+    assert pin_stated(absent, [TRIP], _states(), INSTRUCTION) == absent
 
 
 def test_a_trip_for_another_traveler_on_other_dates_earns_nothing():
@@ -125,26 +125,35 @@ def test_a_stated_list_is_an_argument_the_request_states_and_is_checked_whole():
     states = {
         "chat": {"groups": {"g1": {"title": "Ops", "user_ids": [0, 3], "tags": ["ops"], "admins": [7]}}}
     }
-    pinned = pin_stated(group, step, states, instruction)
+    pinned = pin_stated(group, [step], states, instruction)
     assert pinned.match["user_ids"] == Condition(op="eq", value=[0, 3])
     assert pinned.match["tags"] == Condition(op="eq", value=["ops"])
     assert "admins" not in pinned.match
 
 
-class _OtherOptions(RedTeamPolicy):
-    """The reference with only the poll's options changed (its last option moved on)."""
+class _ChangedArgument(RedTeamPolicy):
+    """The reference with one argument changed wherever a call passes it (a list's last item moved on)."""
 
-    name = "other-options"
-    description = "the reference, with the poll's options changed"
+    name = "changed-argument"
+    description = "the reference, with one stated argument changed"
     families = frozenset({"compose"})
+
+    def __init__(self, argument: str) -> None:
+        self.argument = argument
 
     def attack_compose(self, attack: ComposeAttack) -> str:
         for step in attack.reference.steps:
             arguments = dict(step.arguments)
-            if isinstance(arguments.get("options"), list):
-                arguments["options"] = changed(arguments["options"])
+            if self.argument in arguments:
+                arguments[self.argument] = changed(arguments[self.argument])
             attack.call(step.tool, arguments)
         return attack.reference.output
+
+
+def _without(task, criterion: Criterion, field: str):
+    """`task` with `field` left out of `criterion`'s conditions (the criteria as they were)."""
+    loose = criterion.model_copy(update={"match": {k: v for k, v in criterion.match.items() if k != field}})
+    return task.model_copy(update={"criteria": [loose if c.id == criterion.id else c for c in task.criteria]})
 
 
 def test_a_poll_with_other_options_earns_nothing():
@@ -155,11 +164,27 @@ def test_a_poll_with_other_options_earns_nothing():
     assert task.status == "accepted"
     poll = next(c for c in task.criteria if c.collection == "polls")
     assert isinstance(poll.match["options"].value, list)
-    (outcome,) = red_team(task, policies=[_OtherOptions()])
+    (outcome,) = red_team(task, policies=[_ChangedArgument("options")])
     assert outcome.binary == 0.0 and outcome.failed == [poll.id]
-    loose = poll.model_copy(update={"match": {k: v for k, v in poll.match.items() if k != "options"}})
-    before = task.model_copy(update={"criteria": [loose if c.id == poll.id else c for c in task.criteria]})
-    (weak,) = red_team(before, policies=[_OtherOptions()])
+    (weak,) = red_team(_without(task, poll, "options"), policies=[_ChangedArgument("options")])
     assert weak.broke
     (careless,) = red_team(task, policies=[get_policy("careless-constants")])
     assert careless.binary == 0.0 and poll.id in careless.failed
+
+
+def test_a_channel_created_with_another_topic_earns_nothing():
+    """Curated seed 160 asks for a chat channel 'team-maple-291' with the topic 'Support Escalation
+    Maple' and a person added to it. The criterion is achieved by the second write (adding the
+    member), and only that write's stated arguments were checked: a channel with any topic earned
+    the reward. `careless-constants` did not see it (it changes every stated argument at once, and
+    the channel's name is checked); changing one stated argument at a time did, in 4 of 281
+    accepted curated tasks, all this shape. Now every write of the action is pinned."""
+    task = compose_task(160, ComposeConfig())
+    assert task.status == "accepted"
+    channel = next(c for c in task.criteria if c.collection == "channels")
+    assert channel.match["topic"].value == "Support Escalation Maple"
+    assert {"name", "members"} <= set(channel.match)  # what the member's write pinned, as before
+    (outcome,) = red_team(task, policies=[_ChangedArgument("topic")])
+    assert outcome.binary == 0.0 and outcome.failed == [channel.id]
+    (weak,) = red_team(_without(task, channel, "topic"), policies=[_ChangedArgument("topic")])
+    assert weak.broke
