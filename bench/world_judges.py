@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import pickle
+import re
 import tempfile
 import time
 from collections import Counter
@@ -118,6 +119,19 @@ def gated_kept(args: argparse.Namespace, root: Path) -> tuple[list[GatedTask], P
     return gate_all(candidates, work, config=GateConfig(keep_dirs=True, red_team=False)), work
 
 
+def _mutation_kind(mutation: str) -> str:
+    """A counterfactual mutation's kind: 'deleted added row(s) of mail/messages', 'corrupted file'..."""
+    if mutation.startswith("corrupted "):
+        return "corrupted file"
+    if mutation.startswith("deleted ") and " added row" in mutation:
+        return "deleted added " + mutation.rsplit(" ", 1)[-1]
+    if mutation.startswith("deleted home/") or (
+        mutation.startswith("deleted ") and "/" in mutation.split()[1]
+    ):
+        return "deleted file"
+    return re.sub(r"\d+", "N", mutation.split(" (")[0])
+
+
 def gather(args: argparse.Namespace) -> list[Judged]:
     """Build the worlds, gate their candidates keeping every rollout, and rebuild each view."""
     with tempfile.TemporaryDirectory(prefix="world-judges-", dir=args.root) as tmp:
@@ -135,6 +149,22 @@ def gather(args: argparse.Namespace) -> list[Judged]:
             f"{len(judged)} rollouts, in {time.perf_counter() - started:.0f} s",
             flush=True,
         )
+        probes = [
+            probe
+            for record in gated
+            for gate in record.gates
+            if gate.name == "counterfactual_probe"
+            for probe in gate.evidence.get("probes", [])
+        ]
+        print(
+            f"counterfactual probes (a success's state with one criterion broken): {len(probes)}, "
+            f"the panel passes {sum(p['panel'] is True for p in probes)} "
+            f"(undecided {sum(p['panel'] is None for p in probes)})",
+            flush=True,
+        )
+        kinds = Counter(_mutation_kind(p["mutation"]) for p in probes)
+        passed = Counter(_mutation_kind(p["mutation"]) for p in probes if p["panel"] is True)
+        print("  by mutation: " + ", ".join(f"{k} {passed[k]}/{n}" for k, n in kinds.most_common()))
     return judged
 
 

@@ -247,7 +247,10 @@ def rerouted(task: WorldTask, trajectory: list[dict]) -> list[dict]:
 def counterfactual_gate(
     task: WorldTask, w0: Path, rollouts: list[Rollout], work: Path, llm: LLM | None = None
 ) -> GateResult:
-    """Mutate a successful rollout's outcome per criterion; the verifier must say 0 (the panel's vote is recorded)."""
+    """Mutate a successful rollout's outcome per criterion; the verifier must say 0 and the judge
+    panel must not pass it (the paper's stress test of the judges: a panel that believes the calls a
+    trajectory shows over the state they left is sycophantic, and its agreement with the verifier on
+    real rollouts says nothing about it)."""
     winners = [r for r in rollouts if r.verdict]
     if not winners:
         return GateResult(
@@ -267,9 +270,14 @@ def counterfactual_gate(
         verdict = evaluate(task, w0, probe, trajectory).verdict
         judged = panel(votes(default_judges(llm), judge_view(task.instruction, trajectory, w0, probe)))
         probes.append({"criterion": criterion.id, "mutation": action, "verifier": verdict, "panel": judged})
-    ok = all(p["verifier"] == 0 for p in probes)
+    fooled = [p["criterion"] for p in probes if p["verifier"] != 0 or p["panel"] is True]
     return GateResult(
-        name="counterfactual_probe", passed=ok, evidence={"rollout": winners[0].index, "probes": probes}
+        name="counterfactual_probe",
+        passed=not fooled,
+        reason=f"a broken outcome of {', '.join(fooled)} still passes the verifier or the judges"
+        if fooled
+        else "",
+        evidence={"rollout": winners[0].index, "probes": probes},
     )
 
 

@@ -40,6 +40,12 @@ from typing import Any
 
 from envpipeline.errors import LLMError
 from envpipeline.llm import LLM
+from envpipeline.worlds.judge_effects import (
+    balances_add_up,
+    named_mail_calls,
+    sent_as_named,
+    writes_took_effect,
+)
 from envpipeline.worlds.judge_sources import (
     altered_copy,
     anchored_records,
@@ -99,6 +105,20 @@ from envpipeline.worlds.lifestore import CANCELLED
 STAND_IN = re.compile(r"unknown|n/a|null|tbd|to be (?:confirmed|determined)|placeholder|\?+|x{3,}", re.I)
 
 
+#: Stand-ins that say a value is missing wherever they stand ('Meeting on unknown at 14:00').
+STAND_IN_WORD = re.compile(r"\b(?:unknown|tbd|to be (?:confirmed|determined))\b", re.I)
+
+
+def stands_in(text: str) -> bool:
+    """Whether a written text puts a stand-in ('unknown', 'N/A', 'TBD', '???') where a value goes:
+    a stand-in word anywhere, or one of its segments (`SEGMENT`: between separators, checkboxes and
+    brackets taken off) that is nothing but a stand-in ('null', '???')."""
+    if STAND_IN_WORD.search(text):
+        return True
+    pieces = [CHECKBOX.sub("", p).strip(" .![]<>") for p in SEGMENT.split(text)]
+    return any(STAND_IN.fullmatch(piece) for piece in pieces)
+
+
 class DiffJudge:
     """The effects the instruction asks for are in the diff."""
 
@@ -147,13 +167,13 @@ class DiffJudge:
 
 
 class RuleReviewer:
-    """The diff is consistent and minimal."""
+    """The diff is consistent (with itself and with the calls that made it) and minimal."""
 
     name = "rules"
 
     def __call__(self, view: JudgeView) -> bool | None:
         lower = outside_quotes(view.instruction).lower()
-        if view.state_diff["files"]["removed"]:
+        if view.state_diff["files"]["removed"] or not writes_took_effect(view) or not sent_as_named(view):
             return False
         changed_any = bool(view.state_diff["files"]["added"] or view.state_diff["files"]["changed"])
         requested = requested_apps(view.instruction)
@@ -171,7 +191,7 @@ class RuleReviewer:
                     return False  # a change nobody asked for, or not of the kind the action makes
                 changed_any = changed_any or bool(extra)
             changed_any = changed_any or bool(entry["added"])
-        if not _balances_add_up(view) or unnamed_rows(view):
+        if not balances_add_up(view) or unnamed_rows(view):
             return False  # money moved outside a transaction; an event or booking nobody asked for
         if (
             len(
@@ -195,8 +215,8 @@ class RuleReviewer:
             f"{i['price_cents'] / 100:.2f}" for o in orders for i in json.loads(o.get("items_json") or "[]")
         }
         for text in new_texts(view):
-            if "unknown" in text.lower() or "<corrupted>" in text:
-                return False
+            if stands_in(text):
+                return False  # 'unknown' where a value goes (no token of the harness's own)
             if any(n not in numbers for n in ORDER_NUMBER.findall(text)):
                 return False
             if orders and any(p not in prices for p in PRICE.findall(text)):
@@ -225,23 +245,6 @@ def _an_action_change(key: str, change: dict[str, Any]) -> bool:
     return True
 
 
-def _balances_add_up(view: JudgeView) -> bool:
-    """Each account's balance moved by exactly the transactions added to it: money is never
-    created or lost outside a posted transaction."""
-    moved: dict[Any, int] = {}
-    for row in added_rows(view, "bank/transactions"):
-        moved[row.get("account_id")] = moved.get(row.get("account_id"), 0) + int(row.get("amount_cents") or 0)
-    changes = view.state_diff.get("bank/accounts", {}).get("changed", [])
-    balances = {
-        c["after"].get("id"): int(c["after"].get("balance_cents") or 0)
-        - int(c["before"].get("balance_cents") or 0)
-        for c in changes
-    }
-    return all(balances.get(a, 0) == n for a, n in moved.items()) and all(
-        moved.get(a, 0) == n for a, n in balances.items()
-    )
-
-
 def _orders_add_up(view: JudgeView, orders: list[dict[str, Any]]) -> bool:
     """Each new order's total is the sum of its items, and stock fell by what was ordered."""
     stock = {
@@ -268,6 +271,7 @@ class TrajectoryJudge:
         anchored = anchored_records(view, observed)
         return (
             _writes_backed(view)
+            and writes_took_effect(view)
             and _values_seen(view, observed, anchored)
             and purchases_grounded(view, anchored)
             and shares_from_source(view)
@@ -294,7 +298,7 @@ def _writes_backed(view: JudgeView) -> bool:
         apps.add("files")
     if not apps:
         return False
-    named = {"archive": ("web.POST /mail/",), "mail": _mail_calls(view.instruction)}
+    named = {"archive": ("web.POST /mail/",), "mail": named_mail_calls(view.instruction)}
     commands = [str(a.get("command", "")) for n, a in writes if n == "cli.exec"]
     if any(not any(path in c for c in commands) for path in PATH.findall(outside_quotes(view.instruction))):
         return False
@@ -327,8 +331,7 @@ def _values_seen(view: JudgeView, observed: list[str], anchored: list[str]) -> b
     everything_seen = "\n".join([*observed, view.instruction])
     known = "\n".join([seen, everything_seen, STAMP.sub(" ", everything_seen)])
     for text in new_texts(view):
-        pieces = [CHECKBOX.sub("", p).strip(" .![]<>") for p in SEGMENT.split(text)]
-        if any(STAND_IN.fullmatch(piece) for piece in pieces):
+        if stands_in(text):
             return False  # 'unknown' written where a value it should have read goes
         if any(not occurs(token, seen) for token in DATA.findall(copied_stamps_out(text, raw))):
             return False  # a date, time or amount it never saw about what the instruction names
@@ -376,17 +379,6 @@ def _current(instruction: str, records: list[str]) -> list[str]:
     pattern = re.compile("|".join(re.escape(k).replace("\\-", "[- ]?") for k in kinds), re.I)
     of_kind = [r for r in records if pattern.search(r)]
     return [r for r in records if r not in of_kind[:-1]]
-
-
-def _mail_calls(instruction: str) -> tuple[str, ...]:
-    """The mail-sending call the instruction names (the mail tool or the webmail), else either."""
-    free = outside_quotes(instruction).lower()
-    sends = re.findall(r"(through the mail tool|from the webmail|in the webmail)", free)
-    if "through the mail tool" in sends and not any("webmail" in x for x in sends[-1:]):
-        return ("mcp.mail_send",)
-    if sends and "webmail" in sends[-1] and "through the mail tool" not in sends:
-        return ("web.POST /mail/send",)
-    return WRITES["mail"][:2]
 
 
 class LLMJudge:

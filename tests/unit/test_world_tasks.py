@@ -15,13 +15,20 @@ import pytest
 
 from envpipeline.errors import ConfigError
 from envpipeline.models.task import Condition
-from envpipeline.models.world_task import ChecklistItem, Expectation, Mention, WorldCriterion, WorldTask
+from envpipeline.models.world_task import (
+    ChecklistItem,
+    Expectation,
+    Mention,
+    Rollout,
+    WorldCriterion,
+    WorldTask,
+)
 from envpipeline.worlds.agents import ScriptedAgent, Slip
 from envpipeline.worlds.careless import remembered_values, slipped_runs, slips_of
 from envpipeline.worlds.gates import GUARD_KINDS, GateConfig, difficulty_label, gate_task, mutate, rerouted
-from envpipeline.worlds.judge_panel import panel
-from envpipeline.worlds.judge_view import judge_view
-from envpipeline.worlds.judges import LLMJudge, RuleReviewer
+from envpipeline.worlds.judge_panel import panel, votes
+from envpipeline.worlds.judge_view import JudgeView, judge_view
+from envpipeline.worlds.judges import LLMJudge, RuleReviewer, default_judges
 from envpipeline.worlds.metrics import (
     cohen_kappa,
     group_rewards,
@@ -315,7 +322,7 @@ def test_gates_on_a_real_world(world, tmp_path):
     assert record.difficulty == difficulty_label(k)
     probe = gates["counterfactual_probe"]
     assert probe.passed and len(probe.evidence["probes"]) == len(task.criteria)
-    assert all(p["verifier"] == 0 for p in probe.evidence["probes"])
+    assert all(p["verifier"] == 0 and p["panel"] is False for p in probe.evidence["probes"])
     assert gates["judge_probe"].passed, gates["judge_probe"].evidence
     others = [g for name, g in gates.items() if name != "red_team"]
     assert ("red_team" in gates) == all(g.passed for g in others)
@@ -366,6 +373,62 @@ def test_counterfactual_mutation_fools_neither_verifier_nor_rule_reviewer(world,
         assert not ev.criteria[criterion.id] and ev.verdict == 0, criterion.kind
         if criterion.kind == "state_preserved":
             assert RuleReviewer()(judge_view(task.instruction, result.trajectory, w0, probe)) is False
+
+
+@pytest.mark.parametrize("name", sorted(all_templates()))
+def test_the_judges_fail_every_counterfactual_probe_of_every_template(name, template_worlds, tmp_path):
+    """The paper's stress test of the judges: a success's state with one criterion broken (a row it
+    added deleted, a field reverted, a file's value corrupted, the mail sent through the other
+    interface) while its trajectory still shows the work. The panel passed 317 of 460 such probes
+    on seed 0 (it believed the calls over the state); now each judge that reads calls checks that
+    they took effect (`judge_effects`), and the panel fails every probe."""
+    task, day_dir = find_task(name, template_worlds)
+    w0, final, result = _solve(task, day_dir.parent, tmp_path, skill="expert", error_rate=0.0)
+    judges = default_judges()
+    for criterion in task.criteria:
+        probe = tmp_path / f"probe-{criterion.id}" / final.name
+        shutil.copytree(final, probe)
+        what = mutate(criterion, w0, probe)
+        trajectory = (
+            rerouted(task, result.trajectory) if criterion.kind == "calls_through" else result.trajectory
+        )
+        cast = votes(judges, judge_view(task.instruction, trajectory, w0, probe))
+        assert panel(cast) is False, (name, criterion.kind, what, cast)
+
+
+def test_a_panel_a_probe_fools_fails_the_counterfactual_gate(world, tmp_path, monkeypatch):
+    """The gate asks the judges too: a panel that passes a broken outcome rejects the task."""
+    import envpipeline.worlds.gates as gates_module
+
+    task = generate_task(_day(world, 2), 1)
+    w0, final, result = _solve(task, world, tmp_path, skill="expert", error_rate=0.0)
+    (tmp_path / "rollout-0").mkdir()
+    shutil.copytree(final, tmp_path / "rollout-0" / final.name)
+    winner = Rollout(
+        index=0,
+        hinted=True,
+        skill="expert",
+        verdict=1,
+        criteria={},
+        checklist=1.0,
+        judge=True,
+        format_ok=True,
+        trajectory=result.trajectory,
+    )
+    assert gates_module.counterfactual_gate(task, w0, [winner], tmp_path).passed
+    monkeypatch.setattr(gates_module, "default_judges", lambda llm=None: [_Believer()])
+    fooled = gates_module.counterfactual_gate(task, w0, [winner], tmp_path)
+    assert not fooled.passed and all(p["verifier"] == 0 and p["panel"] for p in fooled.evidence["probes"])
+    assert "still passes the verifier or the judges" in fooled.reason
+
+
+class _Believer:
+    """Passes whatever the trajectory claims."""
+
+    name = "believer"
+
+    def __call__(self, view: JudgeView) -> bool | None:
+        return True
 
 
 # -- metrics ----------------------------------------------------------------------------------------
