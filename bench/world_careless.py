@@ -24,7 +24,9 @@ wrote more than was asked and nothing checked it), invite_to_agenda 8 (the place
 confirmation asked to give the date and time), flight_rebook 8 (a booking from the wrong airport:
 the request names the origin, the criterion did not check it), reply_with_file 2 (the file sent
 with its last line changed: only its first line was checked). Seed 19 was never looked at while
-fixing.
+fixing. With the confused slip added afterwards (the read's distractor remembered: the other line
+of the list, the other date): seed 3 1,373 slips (188 confused), 1,179 changed the world, 0 holes;
+seed 23 (never looked at) 1,351 (196 confused), 1,132, 0 holes; 0.43-0.56 s per task.
 
 Usage: python bench/world_careless.py [--personas 8] [--days 5] [--seed 3] [--per-day 3] [--show 5]
 """
@@ -74,6 +76,12 @@ def report(probed: list[tuple[str, str, SlippedRun]], tasks: int, wall: float, c
     holes = [p for p in probed if p[2].hole]
     print(f"slips tried: {len(probed)} on {tasks} tasks; changed the world: {len(mattered)}")
     print(f"rewarded though the world changed (holes): {len(holes)}")
+    for kind in ("miscopied", "confused", "mistyped", "skipped"):
+        some = [run for _, _, run in probed if run.slip.startswith(kind)]
+        changed = sum(not run.same_state for run in some)
+        print(
+            f"  {kind:10s} tried {len(some):5d}, changed the world {changed:5d}, holes {sum(r.hole for r in some)}"
+        )
     kinds = Counter((template, run.slip.split(" in step")[0].split(" step")[0]) for template, _, run in holes)
     for (template, slip), count in sorted(kinds.items()):
         print(f"  {template:28s} {slip:28s} {count}")

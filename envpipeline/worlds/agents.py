@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from envpipeline.errors import MissingExtraError
-from envpipeline.models.world_task import WorldTask
+from envpipeline.models.world_task import Step, WorldTask
 from envpipeline.sandbox.base import Sandbox
 from envpipeline.worlds.agent_actions_life import ACTIONS
 from envpipeline.worlds.agent_session import Session, Shell, corrupt_value, open_shell
@@ -66,11 +66,14 @@ class AgentResult:
 class Slip:
     """One deliberate mistake, besides the agent's drawn ones (`worlds.careless`): the step it leaves
     out; a value it remembers wrong wherever it stores it, so that everything it writes from it is
-    wrong; or a value it gets wrong in one step only (a typo in one write). Wrong is
-    `corrupt_value`: a digit shifted, else a letter dropped."""
+    wrong; a value it gets wrong in one step only (a typo in one write); or a value it takes from
+    the confusable record beside the right one (the step's distractor: the product of the other
+    line, the other date). Wrong is `corrupt_value`: a digit shifted, else a letter dropped."""
 
     skip_step: int | None = None
     miscopy: str | None = None
+    #: the value's name: the steps that store it store the step's first other distractor instead
+    confuse: str | None = None
     #: (step, value name): the value is wrong while that step runs, right before and after it
     mistype: tuple[int, str] | None = None
 
@@ -173,6 +176,29 @@ class ScriptedAgent:
         mistakes.append(f"step {number} {action}: {name} mistyped (slip)")
         return name, right, memory[name]
 
+    def _remember_wrong(
+        self,
+        number: int,
+        step: Step,
+        memory: dict[str, str],
+        mistakes: list[str],
+        miscopied: tuple[str, str] | None,
+    ) -> tuple[str, str] | None:
+        """After step `number`: the slip's miscopied or confused value replaces what it stored."""
+        slip = self.slip
+        if slip is not None and slip.miscopy is not None:
+            before, miscopied = miscopied, _miscopy(memory, slip.miscopy, miscopied)
+            if miscopied is not None and miscopied != before:
+                mistakes.append(f"step {number} {step.action}: {slip.miscopy} miscopied (slip)")
+        if slip is not None and slip.confuse is not None and slip.confuse in memory:
+            options = step.args.get("distractors", {}).get(slip.confuse, [])
+            other = next((o for o in options if o != memory[slip.confuse]), None)
+            stored = slip.confuse in (step.args.get("vars") or []) or step.args.get("var") == slip.confuse
+            if stored and other is not None:
+                memory[slip.confuse] = other
+                mistakes.append(f"step {number} {step.action}: {slip.confuse} confused with {other!r} (slip)")
+        return miscopied
+
     async def _act(self, task: WorldTask, session: Session, mistakes: list[str]) -> None:
         user = task.instruction
         if self.hinted:
@@ -197,11 +223,8 @@ class ScriptedAgent:
             await ACTIONS[step.action](session, step.args, mistake, self.rng)
             if typo is not None and session.vars.get(typo[0]) == typo[2]:
                 session.vars[typo[0]] = typo[1]  # only this step got it wrong
-            if self.slip is not None and self.slip.miscopy is not None:
-                before = miscopied
-                miscopied = _miscopy(session.vars, self.slip.miscopy, miscopied)
-                if miscopied is not None and miscopied != before:
-                    mistakes.append(f"step {number} {step.action}: {self.slip.miscopy} miscopied (slip)")
+            if self.slip is not None:
+                miscopied = self._remember_wrong(number, step, session.vars, mistakes, miscopied)
         if self._mistake() is None:  # a sloppy agent sometimes stops without a final answer
             found = ", ".join(f"{k}={v[:60]}" for k, v in sorted(session.vars.items()))
             session.trajectory.messages.append({"role": "assistant", "content": f"Done. {found}".strip()})

@@ -7,6 +7,9 @@ The mistake-free reference agent runs the task's own solution again with one sli
   a letter dropped), so everything the agent writes from it is wrong;
 - **mistyped**: one value is wrong in one step that uses it only (a typo in one of the writes:
   the agenda line right, the confirmation mail wrong);
+- **confused**: one value is taken from the confusable record beside the right one (the read
+  step's distractor: the product on the other line of the list, the other date), a plausible value
+  the world holds, where a miscopied one is often no value at all;
 - **skipped**: one step of the solution is left out.
 
 A slipped run that still earns V = 1 while leaving a state other than the reference's is a hole:
@@ -93,6 +96,10 @@ def slips_of(task: WorldTask) -> list[tuple[str, Slip]]:
     from envpipeline.worlds.agents import Slip  # the HTTP and MCP clients: load late
 
     slips = [(f"miscopied {name}", Slip(miscopy=name)) for name in remembered_values(task)]
+    confusable = [
+        n for step in task.solution for n in step.args.get("distractors", {}) if n in _stored_by(step)
+    ]
+    slips += [(f"confused {name}", Slip(confuse=name)) for name in dict.fromkeys(confusable)]
     slips += [
         (f"mistyped {name} in step {i} ({task.solution[i].action})", Slip(mistype=(i, name)))
         for i, name in used_values(task)

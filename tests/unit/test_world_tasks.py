@@ -142,6 +142,31 @@ def test_every_template_fails_an_agent_that_slips_once(name, template_worlds, tm
     assert sum(not r.same_state for r in runs) >= 2, name  # slips that mattered, and all of them failed
 
 
+def test_a_verifier_that_takes_any_product_is_caught_by_the_confused_slip(template_worlds, tmp_path):
+    """Criteria that accept an order of any product: an agent that miscopies the product's name
+    buys nothing (no product has that name) and fails, so only an agent that takes the other line
+    of the list (the confusable record the world holds) shows the hole."""
+    task, day_dir = find_task("restock_from_note", template_worlds)
+    any_order = WorldCriterion(
+        id="c1",
+        kind="row_added",
+        description="an order was placed",
+        interface="web",
+        app="shop",
+        table="orders",
+    )
+    loose = task.model_copy(
+        update={
+            "criteria": [any_order],
+            "checklist": [ChecklistItem(id="k1", description="ordered", weight=1.0, criteria=["c1"])],
+        }
+    )
+    w0 = prepare_initial(task, day_dir, tmp_path / "w0" / day_dir.name)
+    holes = [r.slip for r in slipped_runs(loose, w0) if r.hole]
+    assert "confused product" in holes and "miscopied product" not in holes
+    assert [r.slip for r in slipped_runs(task, w0) if r.hole] == []
+
+
 def test_a_file_sent_with_its_last_line_changed_is_no_copy(template_worlds, tmp_path):
     """'Send me the contents of X': the reply must carry the whole file. Checking its first line
     only (as before) rewarded a copy whose last line was mistyped."""
