@@ -40,6 +40,21 @@ rollouts ordered four units): seeds 19 and 23 were never looked at while changin
     19       612      98.0%                   5             7
     23       642      99.2%                   5             0
 
+Measured 2026-12-07 later (2 cores), after the templates stopped writing what their requests do
+not ask for (world_careless.py) and the judges learned to hold calls against the state
+(`judge_effects`), to check a booked route, an archived mail and a formatted line's figures (drawn
+from seeds 3 and 23). The last column is new: the counterfactual probes of the gated tasks (a
+success's state with one criterion broken, its trajectory unchanged) that the panel passes; with
+the judges before `judge_effects` (same templates) seed 0 gave 317 of 460.
+
+  seed  rollouts  agreement  panel pass on fail  fail on pass  probes passed  CPU per view
+     0       630      99.5%                   3             0        0 / 460       1.10 ms
+     3       660      99.5%                   3             0        0 / 481       1.11 ms
+     7       648      99.8%                   1             0        0 / 475       1.07 ms
+    11       636      99.4%                   4             0        0 / 470       1.10 ms
+    19       612      98.9%                   4             3        0 / 451       1.06 ms
+    23       642      99.5%                   3             0        0 / 465       1.17 ms
+
 Usage: python bench/world_judges.py [--personas 8] [--days 5] [--seed 0] [--per-day 3]
                                     [--repeats 3] [--show 0] [--root /dev/shm]
                                     [--dump FILE | --replay FILE]

@@ -335,6 +335,8 @@ def values_from_source(view: JudgeView) -> bool:
                 return False  # the source's value, cut short
     if altered_copy(view):
         return False  # the dictated text, written with something changed
+    if not formats_read_together(view):
+        return False  # one line's figures taken from different records
     free = outside_quotes(view.instruction)
     for value in format_values(view):
         if not occurs(value, free) and not any(occurs(value, s) for s in sources):
@@ -403,6 +405,21 @@ def format_values(view: JudgeView) -> list[str]:
         for values in _filled(view, pattern)
         for value in values
     ]
+
+
+def formats_read_together(view: JudgeView) -> bool:
+    """The figures one line of a quoted format holds were read in one record ('- <time>: moved
+    <amount> to savings', 'time and amount as the bank shows them': the transfer row's date and
+    amount, not the salary row's date beside the transfer's amount). Values a format labels with
+    a name of their own ('checking $<amount>, savings $<amount>') come from records of their own."""
+    labelled = {value for _, value, _ in labelled_values(view)}
+    records = [*observations(view), view.instruction]
+    for pattern in formats(view.instruction):
+        for values in _filled(view, pattern):
+            figures = [d for v in values if v not in labelled for d in DATA.findall(v)]
+            if len(figures) > 1 and not any(all(occurs(f, r) for f in figures) for r in records):
+                return False
+    return True
 
 
 def _filled(view: JudgeView, pattern: re.Pattern[str]) -> list[list[str]]:

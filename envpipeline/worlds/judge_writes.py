@@ -45,7 +45,33 @@ def unnamed_rows(view: JudgeView) -> bool:
         rows = [c["before"] for c in entry.get("changed", [])] + list(entry.get("added", []))
         if not all(named_row(view, key, row) for row in rows):
             return True
-    return False
+    if any(
+        not route_named(view, row) for row in view.state_diff.get("flights/bookings", {}).get("added", [])
+    ):
+        return True
+    mails = view.state_diff.get("mail/messages", {}).get("changed", [])
+    return any(not mail_named(view, c["before"]) for c in mails if "folder" in c["fields"])
+
+
+def mail_named(view: JudgeView, mail: dict[str, Any]) -> bool:
+    """A mail archived (or moved) is one the request names: by a code it gives ('archive the order
+    email' of 'File order ORD-00203': not the mail beside it), else by a quoted subject or address."""
+    text = f"{mail.get('subject') or ''}\n{mail.get('sender') or ''}"
+    codes = CODE.findall(view.instruction)
+    if codes:
+        return any(code in text for code in codes)
+    return any(a in text for a in instruction_anchors(view.instruction))
+
+
+def route_named(view: JudgeView, booking: dict[str, Any]) -> bool:
+    """A flight booked goes between the places the request names, where it names places at all
+    ('Book Lyon -> Warsaw': a flight from 'Lyo', or from the other airport the agent read, is not it)."""
+    free = view.instruction
+    ends = [str(booking.get(end) or "") for end in ("origin", "destination")]
+    named = [
+        bool(place) and re.search(rf"(?<!\w){re.escape(place)}(?!\w)", free) is not None for place in ends
+    ]
+    return all(named) or not any(named)
 
 
 def written_starts(view: JudgeView) -> list[str]:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 
+from envpipeline.worlds.judge_sources import formats_read_together
 from envpipeline.worlds.judge_view import JudgeView, requested_apps
+from envpipeline.worlds.judge_writes import unnamed_rows
 from envpipeline.worlds.judges import DiffJudge, RuleReviewer, TrajectoryJudge
 from tests.judge_attempts import NO_ROWS, attempt, panel_votes
 
@@ -279,3 +281,58 @@ def test_a_share_moved_is_that_share_of_the_amount_the_request_points_at():
     for wrong in (_saved("78.00"), _saved("309.00", read=False)):
         assert RuleReviewer()(wrong) is False
         assert TrajectoryJudge()(wrong) is False
+
+
+# -- after the templates changed: seeds 3 and 23 (seeds 7, 11 and 19 held out) ----------------------
+def test_a_flight_from_another_airport_and_the_mail_beside_the_one_named_are_not_the_request():
+    """A rebooking from 'Lyo' (the origin miscopied) and an archive of the mail next to the order's
+    receipt: the diff and rules judges took any booking to the named city, and any archived mail."""
+    rebook = "Book Lyon -> 'Warsaw' departing 2026-03-12 at 15:25 with the flights tool."
+    booking = {"id": 3, "origin": "Lyon", "destination": "Warsaw", "depart_at": "2026-03-12T15:25"}
+
+    def booked(row: dict) -> JudgeView:
+        diff = {"flights/bookings": {**NO_ROWS, "added": [row]}, "files": NO_ROWS}
+        return JudgeView(rebook, attempt(rebook, []), diff, {})
+
+    assert not unnamed_rows(booked(booking))
+    assert unnamed_rows(booked({**booking, "origin": "Lyo"}))
+    archive = "File order ORD-00203 as an expense, then archive the order email in the webmail."
+    receipt = {
+        "id": 4,
+        "folder": "inbox",
+        "subject": "Receipt for order ORD-00203",
+        "sender": "shop@x.example",
+    }
+
+    def archived(row: dict) -> JudgeView:
+        change = {"id": row["id"], "fields": ["folder"], "before": row, "after": {**row, "folder": "archive"}}
+        diff = {"mail/messages": {**NO_ROWS, "changed": [change]}, "files": NO_ROWS}
+        return JudgeView(archive, attempt(archive, []), diff, {})
+
+    assert not unnamed_rows(archived(receipt))
+    assert unnamed_rows(archived({**receipt, "id": 3, "subject": "Your weekly digest"}))
+
+
+def test_the_figures_of_one_formatted_line_are_read_in_one_record():
+    """'- <time>: moved <amount> to savings', time and amount as the bank shows them: the salary
+    row's date beside the transfer's amount passed the rules judge (each figure was on the page)."""
+    task = (
+        "Find the 'Transfer to savings' line of day 1 in the web bank and append '- <time>: moved <amount> "
+        "to savings' to notes/budget.md with the shell (time and amount as the bank shows them)."
+    )
+    page = (
+        f"{NAV}Checking\n2026-03-04T08:00:00 | 2026-03-04 | Salary | $2,400.00\n"
+        "2026-03-03T13:30:00 | 2026-03-03 | Transfer to savings | -$270.00"
+    )
+
+    def logged(line: str) -> JudgeView:
+        calls = [
+            ("web.GET /bank/checking", {}, page),
+            ("cli.exec", {"command": f"printf '%s' '{line}\\n' >> notes/budget.md"}, "exit=0\n"),
+        ]
+        diff = {"files": {**NO_ROWS, "changed": ["notes/budget.md"]}}
+        return JudgeView(task, attempt(task, calls), diff, {"notes/budget.md": line + "\n"})
+
+    assert formats_read_together(logged("- 2026-03-03: moved 270.00 to savings"))
+    assert not formats_read_together(logged("- 2026-03-04: moved 270.00 to savings"))
+    assert RuleReviewer()(logged("- 2026-03-04: moved 270.00 to savings")) is False
