@@ -147,7 +147,7 @@ def careless_problems(task: WorldTask, w0: Path, sandbox: Sandbox | None = None)
     """Each slip the verifier rewards, in words (empty: every slip that mattered failed)."""
     return [
         f"an agent that {run.slip} still passes every criterion: the criteria must pin "
-        + ("that value" if run.slip.startswith("miscopied") else "that step's effect")
+        + ("that step's effect" if run.slip.startswith("skipped") else "that value")
         for run in slipped_runs(task, w0, sandbox)
         if run.hole
     ]

@@ -7,12 +7,16 @@ corrupted, the file removed. Judges that read calls only passed such a state (th
 317 of 460 probes on `bench/world_judges.py`'s seed 0); in a real attempt the same mismatch is a
 write undone or overwritten later, or a command that printed success and wrote elsewhere.
 
-`writes_took_effect` asks, for each write call that succeeded: its app shows a change in the diff
-(a mail sent: a sent mail added; an archive: a mail's folder changed; an order placed: an order
-added; an event, a transfer, a booking or a password: a change in that app), and a shell command
-that writes a file: the file was added or changed, and text it wrote whole (``printf '%s' '...'
->> notes/a.md``, ``echo '...' > f.txt``) is in the file, unless a later command rewrote that file
-(``>``, ``sed -i``).
+`writes_took_effect` asks, for each write call that succeeded: its app shows the change in the
+diff (a mail sent: a sent mail added; an order placed: an order added; a transfer: a transaction
+on each side and balances that add up; an event added; a booking or a password: a change in that
+app), a write to the record its address names changed that record's field (an archive: its
+folder; a move: its start, the event keeping its length; a cancellation: its title), and a shell
+command that writes a file: the file was added or changed, and the text it wrote whole
+(``printf '%s' '...' >> notes/a.md``, ``echo '...' > f.txt``, a ``sed -i 's|old|new|'``
+replacement) is in the file, unless a later command rewrote that file (``>``, ``sed -i``).
+`named_mail_calls` and `sent_as_named`: the interface a mail is sent through, where the request
+names one.
 """
 
 from __future__ import annotations
@@ -116,6 +120,7 @@ def _printed(words: list[str]) -> str | None:
 
 
 def _files_ok(view: JudgeView, commands: list[str]) -> bool:
+    """Every file the shell commands wrote shows written, with the text they wrote whole in it."""
     changed = set(view.state_diff["files"]["added"]) | set(view.state_diff["files"]["changed"])
     plans = [_file_writes(c) for c in commands]
     for index, (targets, texts, _) in enumerate(plans):
@@ -130,7 +135,7 @@ def _files_ok(view: JudgeView, commands: list[str]) -> bool:
     return True
 
 
-#: A web write to one record, by the id in its address: the field it changes ("" for any).
+#: A web write to one record, by the id in its address, and the field it changes.
 _RECORD_CALL = re.compile(r"web\.POST /(calendar|mail)/(\d+)/(move|cancel|archive)\b")
 _RECORD_FIELD = {"move": "start", "cancel": "title", "archive": "folder"}
 _RECORD_TABLE = {"calendar": "calendar/events", "mail": "mail/messages"}

@@ -39,7 +39,8 @@ def named_row(view: JudgeView, key: str, row: dict[str, Any]) -> bool:
 
 
 def unnamed_rows(view: JudgeView) -> bool:
-    """Some event or booking the agent added or changed is none the instruction names."""
+    """Some event or booking the agent added or changed is none the instruction names, a flight it
+    booked goes elsewhere than the places named, or a mail it archived is not the one named."""
     for key in NAMED_ROWS:
         entry = view.state_diff.get(key, {})
         rows = [c["before"] for c in entry.get("changed", [])] + list(entry.get("added", []))

@@ -21,14 +21,17 @@ decision (None), never broken in favour of one judge.
   the instruction's quoted formats ('- DATE TIME TOPIC @ PLACE', 'saved <amount>'), each value a
   format labels with one of its quoted names ('checking $<amount>' for the 'Checking' balance)
   read where that name is what it is of, and every piece of text copied from a read to come from
-  that message whole, not from another one.
+  that message whole, not from another one (the figures of one formatted line from one record);
+  and it is consistent with the calls that made it: every successful write shows in the state
+  (`judge_effects`), and a mail went through the interface its clause names.
 - `TrajectoryJudge`: every app the diff changed was written by a successful tool call of the
-  agent; the data the agent wrote (dates, times, prices, order numbers) was observed in a read
-  before (as a whole value, not inside a time stamp, unless it copies that stamp whole), figures
-  written together were read together, codes were shown before it typed them (not read back
-  from its own write), the files, places and placeholder values it wrote were seen, and a bought
-  product was named in an observation that mentions who or what the instruction names. It never
-  reads the agent's final message.
+  agent, and every successful write call shows in the diff (`judge_effects`: the counterfactual
+  probe keeps a success's trajectory and breaks its state); the data the agent wrote (dates,
+  times, prices, order numbers) was observed in a read before (as a whole value, not inside a
+  time stamp, unless it copies that stamp whole), figures written together were read together,
+  codes were shown before it typed them (not read back from its own write), the files, places
+  and placeholder values it wrote were seen, and a bought product was named in an observation
+  that mentions who or what the instruction names. It never reads the agent's final message.
 - `LLMJudge`: the same view through `envpipeline.llm` when a client is configured.
 """
 

@@ -132,8 +132,8 @@ def test_every_registered_template_builds_a_task_that_its_reference_solution_sol
 @pytest.mark.parametrize("name", sorted(all_templates()))
 def test_every_template_fails_an_agent_that_slips_once(name, template_worlds, tmp_path):
     """The template contract, adversarially: the reference with one value miscopied (everywhere it
-    is written) or mistyped (in one write), or one step left out, fails the verifier whenever the
-    slip changes the world (`worlds.careless`)."""
+    is written), confused with the record beside it or mistyped (in one write), or one step left
+    out, fails the verifier whenever the slip changes the world (`worlds.careless`)."""
     task, day_dir = find_task(name, template_worlds)
     w0 = prepare_initial(task, day_dir, tmp_path / "w0" / day_dir.name)
     runs = slipped_runs(task, w0)
