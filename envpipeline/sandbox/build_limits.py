@@ -30,12 +30,17 @@ CPU_PERIOD = 100_000
 
 @cache
 def build_cgroup_parent(pids: int, driver: str) -> str | None:
-    """``/envpipeline-build`` with ``pids.max = pids`` made on the pids hierarchy, or None where the
-    engine's cgroup driver is not cgroupfs or no pids hierarchy is writable here."""
+    """``/envpipeline-build-<pids>`` with ``pids.max = pids`` made on the pids hierarchy, or None
+    where the engine's cgroup driver is not cgroupfs or no pids hierarchy is writable here.
+
+    One folder per ceiling: with one folder for all, a build under another ceiling (another
+    sandbox, another worker) rewrote ``pids.max`` while this one ran, and a 64-process ceiling let
+    a 300-process flood through (seen in the suite, two workers building at once). Builds under
+    the same ceiling share its folder, so together they stay within it."""
     if driver != "cgroupfs":
         return None
     for root in (PIDS_ROOT, Path("/sys/fs/cgroup")):
-        folder = root / BUILD_CGROUP
+        folder = root / f"{BUILD_CGROUP}-{pids}"
         with contextlib.suppress(OSError):
             if not (root / "cgroup.procs").exists() or not (
                 root == PIDS_ROOT or "pids" in (root / "cgroup.controllers").read_text().split()
@@ -45,7 +50,7 @@ def build_cgroup_parent(pids: int, driver: str) -> str | None:
                 (root / "cgroup.subtree_control").write_text("+pids")
             folder.mkdir(exist_ok=True)
             (folder / "pids.max").write_text(str(pids))
-            return f"/{BUILD_CGROUP}"
+            return f"/{folder.name}"
     return None
 
 

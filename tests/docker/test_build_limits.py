@@ -59,6 +59,22 @@ def test_a_build_past_the_process_ceiling_fails(limited, tmp_path):
         limited.ensure_image(bundle_with(tmp_path / "flood", flood))
 
 
+def test_a_build_under_another_ceiling_leaves_this_ceilings_process_limit_alone():
+    """Builds under different ceilings get cgroup parents of their own: with one parent for all, a
+    build under the default ceiling rewrote pids.max to its own count while a 64-process build ran,
+    and the 300-process flood above passed (the suite, two workers building at once)."""
+    from envpipeline.sandbox.build_limits import PIDS_ROOT
+    from envpipeline.sandbox.docker import cgroup_driver
+
+    mine = build_cgroup_parent(CEILING.pids, cgroup_driver())
+    if mine is None:
+        pytest.skip("no cgroupfs driver or writable pids hierarchy: builds are not pids-limited here")
+    other = build_cgroup_parent(4096, cgroup_driver())
+    assert other is not None and other != mine
+    limits = [root / mine.lstrip("/") / "pids.max" for root in (PIDS_ROOT, Path("/sys/fs/cgroup"))]
+    assert next(p for p in limits if p.exists()).read_text().strip() == str(CEILING.pids)
+
+
 def env_images(digest: str | None = None) -> set[str]:
     """Environment images (of one content digest, when given: the other Docker tests of the run
     build and remove theirs meanwhile)."""
