@@ -55,6 +55,7 @@ from assets.terminal_sensors import (
 )
 from assets.worlds import (
     gated_tasks_cover_interfaces,
+    gated_tasks_fail_careless_agents,
     gated_tasks_job,
     gated_tasks_resist_red_team,
     gated_world_tasks,
@@ -144,6 +145,7 @@ defs = Definitions(
         world_checks_pass,
         gated_tasks_cover_interfaces,
         gated_tasks_resist_red_team,
+        gated_tasks_fail_careless_agents,
         splits_do_not_leak,
     ],
     jobs=[

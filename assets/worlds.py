@@ -264,6 +264,33 @@ def gated_tasks_resist_red_team(store: LakeResource) -> AssetCheckResult:
     )
 
 
+@asset_check(
+    asset=gated_world_tasks,
+    description="A careless agent (one value wrong, one step skipped) earns nothing on an accepted task "
+    "of each template.",
+)
+def gated_tasks_fail_careless_agents(store: LakeResource) -> AssetCheckResult:
+    """`worlds.careless` on the first accepted task of each template, rebuilt on its stored world day:
+    a slip the verifier rewards while the world ends elsewhere is a hole in that template's criteria."""
+    from envpipeline.worlds.careless import careless_audit
+
+    lake = store.lake()
+    days = {r["task_id"]: Path(r["day_dir"]) for r in lake.read("world_tasks")}
+    accepted = [
+        GATED_WORLD_TASKS.decode(r).task for r in lake.read("gated_world_tasks") if r["status"] == "accepted"
+    ]
+    audit = careless_audit([(t, days[t.task_id]) for t in accepted if t.task_id in days])
+    return AssetCheckResult(
+        passed=not audit.holes,
+        metadata={
+            "templates_probed": len(audit.templates),
+            "slips_tried": audit.slips,
+            "slips_that_changed_the_world": audit.changed,
+            "holes": MetadataValue.json([list(h) for h in audit.holes[:20]]),
+        },
+    )
+
+
 personas_job = define_asset_job("personas_job", selection=[personas], description="Propose personas.")
 persona_world_job = define_asset_job(
     "persona_world_job",

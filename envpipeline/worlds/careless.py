@@ -35,6 +35,7 @@ from envpipeline.models.world_task import Step, WorldTask
 from envpipeline.sandbox.base import Sandbox
 from envpipeline.worlds.rollout_services import ServicePool, active_pool, sharing
 from envpipeline.worlds.state import world_hash
+from envpipeline.worlds.tasks import prepare_initial
 from envpipeline.worlds.verifier import evaluate
 
 if TYPE_CHECKING:
@@ -151,3 +152,33 @@ def careless_problems(task: WorldTask, w0: Path, sandbox: Sandbox | None = None)
         for run in slipped_runs(task, w0, sandbox)
         if run.hole
     ]
+
+
+@dataclass(frozen=True)
+class CarelessAudit:
+    """The probe over accepted tasks, one per template: what was tried and the holes found."""
+
+    templates: tuple[str, ...]
+    slips: int
+    changed: int
+    #: (task id, template, slip) of every slip the verifier rewarded
+    holes: tuple[tuple[str, str, str], ...]
+
+
+def careless_audit(tasks: list[tuple[WorldTask, Path]], sandbox: Sandbox | None = None) -> CarelessAudit:
+    """`slipped_runs` on the first task (by id) of each template among `tasks` (each with the world
+    day folder it was made on; its W0 is rebuilt there, setup applied): what a pipeline checks of its
+    accepted tasks without probing every one of them."""
+    first: dict[str, tuple[WorldTask, Path]] = {}
+    for task, day_dir in sorted(tasks, key=lambda pair: pair[0].task_id):
+        first.setdefault(task.template, (task, day_dir))
+    slips = changed = 0
+    holes: list[tuple[str, str, str]] = []
+    with tempfile.TemporaryDirectory(prefix="wildawm-careless-audit-") as tmp:
+        for template, (task, day_dir) in sorted(first.items()):
+            w0 = prepare_initial(task, day_dir, Path(tmp) / task.task_id / Path(day_dir).name)
+            runs = slipped_runs(task, w0, sandbox)
+            slips += len(runs)
+            changed += sum(not run.same_state for run in runs)
+            holes += [(task.task_id, template, run.slip) for run in runs if run.hole]
+    return CarelessAudit(tuple(sorted(first)), slips, changed, tuple(holes))

@@ -6,6 +6,7 @@ from dagster import AssetKey, AssetRecordsFilter, instance_for_test, materialize
 
 from assets.worlds import (
     gated_tasks_cover_interfaces,
+    gated_tasks_fail_careless_agents,
     gated_tasks_resist_red_team,
     gated_world_tasks,
     persona_worlds,
@@ -35,7 +36,12 @@ def test_personas_worlds_tasks_and_gates(tmp_path, local_sandbox):
             )
             assert result.success and all(c.passed for c in result.get_asset_check_evaluations())
         gated = materialize(
-            [gated_world_tasks, gated_tasks_cover_interfaces, gated_tasks_resist_red_team],
+            [
+                gated_world_tasks,
+                gated_tasks_cover_interfaces,
+                gated_tasks_resist_red_team,
+                gated_tasks_fail_careless_agents,
+            ],
             instance=instance,
             resources=resources,
         )
@@ -44,6 +50,13 @@ def test_personas_worlds_tasks_and_gates(tmp_path, local_sandbox):
             c for c in gated.get_asset_check_evaluations() if c.check_name == "gated_tasks_resist_red_team"
         )
         assert resist.passed and resist.metadata["hack_pass_rate"].value == 0.0
+        careless = next(
+            c
+            for c in gated.get_asset_check_evaluations()
+            if c.check_name == "gated_tasks_fail_careless_agents"
+        )
+        assert careless.passed and careless.metadata["templates_probed"].value > 0
+        assert careless.metadata["slips_that_changed_the_world"].value > 0
         meta = gated.asset_materializations_for_node("gated_world_tasks")[0].metadata
         assert meta["accepted"].value > 0
         assert meta["vendi_tasks_raw"].value >= meta["vendi_tasks"].value > 0  # masked headline

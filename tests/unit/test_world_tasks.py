@@ -24,7 +24,7 @@ from envpipeline.models.world_task import (
     WorldTask,
 )
 from envpipeline.worlds.agents import ScriptedAgent, Slip
-from envpipeline.worlds.careless import remembered_values, slipped_runs, slips_of
+from envpipeline.worlds.careless import careless_audit, remembered_values, slipped_runs, slips_of
 from envpipeline.worlds.gates import GUARD_KINDS, GateConfig, difficulty_label, gate_task, mutate, rerouted
 from envpipeline.worlds.judge_panel import panel, votes
 from envpipeline.worlds.judge_view import JudgeView, judge_view
@@ -161,9 +161,11 @@ def test_a_verifier_that_takes_any_product_is_caught_by_the_confused_slip(templa
             "checklist": [ChecklistItem(id="k1", description="ordered", weight=1.0, criteria=["c1"])],
         }
     )
-    w0 = prepare_initial(task, day_dir, tmp_path / "w0" / day_dir.name)
-    holes = [r.slip for r in slipped_runs(loose, w0) if r.hole]
+    audit = careless_audit([(loose, day_dir)])  # what the gated_world_tasks check runs
+    holes = [slip for _, _, slip in audit.holes]
+    assert audit.templates == ("restock_from_note",) and audit.changed > 0
     assert "confused product" in holes and "miscopied product" not in holes
+    w0 = prepare_initial(task, day_dir, tmp_path / "w0" / day_dir.name)
     assert [r.slip for r in slipped_runs(task, w0) if r.hole] == []
 
 
