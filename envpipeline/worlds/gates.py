@@ -154,6 +154,8 @@ def checklist_credit(task: WorldTask, criteria: dict[str, bool]) -> float:
 
 def mutate(criterion: WorldCriterion, initial: Path, final: Path) -> str:
     """Break what `criterion` checks in `final` (a copy); returns what was done."""
+    from envpipeline.worlds.agent_session import corrupt_value  # the worlds extra's clients: late
+
     c = criterion.model_dump(mode="json")
     if criterion.kind == "state_preserved":
         return _collateral_damage(criterion, final)
@@ -169,7 +171,9 @@ def mutate(criterion: WorldCriterion, initial: Path, final: Path) -> str:
         if criterion.mention:
             needles += mention_values(initial, final, c["mention"])
         for needle in needles:
-            text = text.replace(needle, "<corrupted>")
+            # a plausible wrong value (a digit shifted, a letter dropped), not a marker a judge could
+            # learn to look for
+            text = text.replace(needle, corrupt_value(needle))
         target.write_text(text, encoding="utf-8")
         return f"corrupted {path} ({len(needles)} value(s))"
     before = table_rows(initial, criterion.app, criterion.table)
