@@ -54,6 +54,8 @@ def _home_path(path: str) -> str | None:
 
 def _simple_commands(command: str) -> list[list[str]]:
     """The command line's simple commands as shell words, operators (``>``, ``>>``) apart."""
+    # a descriptor's redirection ('2>/dev/null', '1>f'): its number is no word of the command
+    command = re.sub(r"(?<![^\s;&|])\d+(?=>)", "", command)
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:

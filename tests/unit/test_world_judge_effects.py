@@ -39,6 +39,18 @@ def test_a_line_the_shell_appended_must_be_in_the_file():
     assert writes_took_effect(later)
 
 
+def test_a_descriptor_redirection_is_no_part_of_the_text_written():
+    calls = [
+        ("cli.exec", {"command": "echo '- 2026-03-10 budget' 2>/dev/null >> notes/agenda.md"}, "exit=0\n")
+    ]
+    changed = {"files": {"added": [], "removed": [], "changed": ["notes/agenda.md"]}}
+    assert writes_took_effect(view(AGENDA, calls, changed, {"notes/agenda.md": "- 2026-03-10 budget\n"}))
+    count = [("cli.exec", {"command": "echo 2 > notes/count.txt"}, "exit=0\n")]
+    counted = {"files": {"added": ["notes/count.txt"], "removed": [], "changed": []}}
+    assert writes_took_effect(view(AGENDA, count, counted, {"notes/count.txt": "2\n"}))
+    assert not writes_took_effect(view(AGENDA, count, counted, {"notes/count.txt": "3\n"}))
+
+
 def test_a_sed_replacement_must_be_in_the_file_and_a_failed_command_counts_for_nothing():
     command = "sed -i 's|- \\[ \\] Tent (running low)|- [x] Tent (ordered ORD-7)|' notes/restock.md"
     calls = [("cli.exec", {"command": command}, "exit=0\n")]
