@@ -55,6 +55,9 @@ the judges before `judge_effects` (same templates) seed 0 gave 317 of 460.
     19       612      98.9%                   4             3        0 / 451       1.06 ms
     23       642      99.5%                   3             0        0 / 465       1.17 ms
 
+Then 'the amount is in their latest DM' asks for a DM read (seed 23's last case): seed 23 3 -> 2
+wrongly passed, the other seeds as above; no correct attempt newly failed.
+
 Usage: python bench/world_judges.py [--personas 8] [--days 5] [--seed 0] [--per-day 3]
                                     [--repeats 3] [--show 0] [--root /dev/shm]
                                     [--dump FILE | --replay FILE]

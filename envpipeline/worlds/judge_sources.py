@@ -293,6 +293,31 @@ def followed_units(view: JudgeView, sources: list[str]) -> list[str]:
     return out
 
 
+#: A request that says its value is in a message of one kind: (the words, the reads that show one).
+SOURCE_KINDS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (
+        re.compile(
+            r"\b(?:is|are) in (?:their|his|her|the) (?:latest |last )?(?:dm|direct message)\b|"
+            r"\bsent me [^.]{0,60}\bby (?:dm|direct message)\b|\basked you (?:in|by) a direct message\b",
+            re.I,
+        ),
+        ("mcp.dm_read",),
+    ),
+)
+
+
+def source_kind_read(view: JudgeView) -> bool:
+    """Where the request says the value is in a message of one kind ('the amount is in their latest
+    DM'), a read of that kind succeeded: a guess, or the same person's calendar event, is no DM."""
+    free = outside_quotes(view.instruction)
+    for words, reads in SOURCE_KINDS:
+        if words.search(free) and not any(
+            name.startswith(reads) and call_ok(result) for name, _, result in tool_calls(view)
+        ):
+            return False
+    return True
+
+
 def values_from_source(view: JudgeView) -> bool:
     """Every value the agent wrote that the instruction does not dictate comes from the source it names.
 
@@ -300,6 +325,8 @@ def values_from_source(view: JudgeView) -> bool:
     piece of text the agent copied from anything it read must be copied from the source, whole: a
     piece found elsewhere (another message, an older stand-up, the shop) or cut short is a wrong value.
     """
+    if not source_kind_read(view):
+        return False  # the message the value is in was never read
     sources = source_units(view)
     sources += followed_units(view, sources)
     labelled = labelled_values(view)

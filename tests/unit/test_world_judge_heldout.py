@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from envpipeline.worlds.judge_sources import formats_read_together
+from envpipeline.worlds.judge_sources import formats_read_together, source_kind_read
 from envpipeline.worlds.judge_view import JudgeView, requested_apps
 from envpipeline.worlds.judge_writes import unnamed_rows
 from envpipeline.worlds.judges import DiffJudge, RuleReviewer, TrajectoryJudge
@@ -336,3 +336,19 @@ def test_the_figures_of_one_formatted_line_are_read_in_one_record():
     assert formats_read_together(logged("- 2026-03-03: moved 270.00 to savings"))
     assert not formats_read_together(logged("- 2026-03-04: moved 270.00 to savings"))
     assert RuleReviewer()(logged("- 2026-03-04: moved 270.00 to savings")) is False
+
+
+def test_a_value_the_request_says_is_in_a_dm_is_read_from_a_dm():
+    """'The amount is in their latest DM': an agent that never read the DM and paid the water bill's
+    amount found on the bank page passed the rules judge (the friend's calendar event, which names
+    them, stood in for the DM)."""
+    task = (
+        "Settle up with Hanna Silva for 'The cinema with Hanna Silva': the amount is in their latest DM. "
+        "Pay it from checking in the web bank and DM hanna.s back 'Sent you <amount>.'"
+    )
+    dm = json.dumps({"messages": [{"peer": "hanna.s", "body": "My share was 24.50, thanks!"}]})
+    event = f"{NAV}The cinema with Hanna Silva | Start 2026-03-05T19:00:00 | Where Odeon"
+    read = [("mcp.dm_read", {"peer": "hanna.s"}, dm)]
+    guessed = [("web.GET /calendar/3", {}, event)]
+    assert source_kind_read(JudgeView(task, attempt(task, read), {"files": NO_ROWS}, {}))
+    assert not source_kind_read(JudgeView(task, attempt(task, guessed), {"files": NO_ROWS}, {}))
