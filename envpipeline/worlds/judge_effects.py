@@ -32,6 +32,7 @@ from envpipeline.worlds.judge_view import (
     JudgeView,
     added_rows,
     call_ok,
+    effect_present,
     is_write,
     outside_quotes,
     requested_apps,
@@ -154,22 +155,12 @@ def _app_changed(view: JudgeView, app: str, name: str) -> bool:
         return any(
             c["id"] == rid and field in c["fields"] and (field != "start" or _kept_length(c)) for c in changes
         )
-    if app == "mail":
-        return any(r.get("folder") == "sent" for r in added_rows(view, "mail/messages"))
     if name.startswith(("web.POST /bank/transfer", "web.POST /bank/pay")):
         posted = len(added_rows(view, "bank/transactions"))  # a transfer posts one on each side
         return posted >= (2 if name.startswith("web.POST /bank/transfer") else 1) and balances_add_up(view)
     if name.startswith("web.POST /calendar/add"):
         return bool(added_rows(view, "calendar/events"))
-    if app == "shop":
-        return bool(added_rows(view, "shop/orders"))
-    if app in ("dm", "chat"):
-        return bool(added_rows(view, f"{app}/messages"))
-    return any(
-        e["added"] or e["removed"] or e["changed"]
-        for k, e in view.state_diff.items()
-        if k.startswith(app + "/")
-    )
+    return effect_present(view, app)  # the row (or change) of the kind the app's writes make
 
 
 def balances_add_up(view: JudgeView) -> bool:
