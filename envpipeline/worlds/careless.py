@@ -117,9 +117,7 @@ def slipped_runs(task: WorldTask, w0: Path, sandbox: Sandbox | None = None) -> l
     verifier against the clean reference's final state. Rollouts share the interfaces of the active
     `rollout_services` pool, or of one opened for the probe."""
     with ExitStack() as stack:
-        pool = active_pool()
-        if pool is None or not pool.serves(sandbox):
-            stack.enter_context(sharing(stack.enter_context(ServicePool(sandbox))))
+        _share_pool(stack, sandbox)
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wildawm-careless-")))
         reference = work / "reference" / w0.name
         clean = world_hash(_attempt(task, w0, reference, sandbox, None)[0])
@@ -128,6 +126,13 @@ def slipped_runs(task: WorldTask, w0: Path, sandbox: Sandbox | None = None) -> l
             final, verdict, mistakes = _attempt(task, w0, work / "slipped" / w0.name, sandbox, slip)
             runs.append(SlippedRun(label, verdict, world_hash(final) == clean, mistakes))
         return runs
+
+
+def _share_pool(stack: ExitStack, sandbox: Sandbox | None) -> None:
+    """Rollouts inside `stack` share the active pool of interfaces, or one opened for them."""
+    shared = active_pool()
+    if shared is None or not shared.serves(sandbox):
+        stack.enter_context(sharing(stack.enter_context(ServicePool(sandbox))))
 
 
 def _attempt(
@@ -179,9 +184,7 @@ def careless_audit(
         first.setdefault(task.template, (task, day_dir))
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wildawm-careless-audit-")))
-        shared = active_pool()
-        if shared is None or not shared.serves(sandbox):
-            stack.enter_context(sharing(stack.enter_context(ServicePool(sandbox))))
+        _share_pool(stack, sandbox)
 
         def probe(item: tuple[str, tuple[WorldTask, Path]]) -> list[SlippedRun]:
             task, day_dir = item[1]
