@@ -31,3 +31,14 @@ def panel_votes(view: JudgeView) -> dict[str, bool | None]:
     from envpipeline.worlds.judges import DiffJudge, RuleReviewer, TrajectoryJudge
 
     return {judge.name: judge(view) for judge in (DiffJudge(), RuleReviewer(), TrajectoryJudge())}
+
+
+def balance_change(account: int, before: int, after: int, **fields: object) -> dict:
+    """The diff's change of one bank account's balance (cents), with any other fields it shows."""
+    row = {"id": account, **fields}
+    return {
+        "id": account,
+        "fields": ["balance_cents"],
+        "before": {**row, "balance_cents": before},
+        "after": {**row, "balance_cents": after},
+    }

@@ -12,7 +12,7 @@ from typing import Any
 from envpipeline.worlds.judge_effects import named_mail_calls, sent_as_named, writes_took_effect
 from envpipeline.worlds.judge_view import JudgeView
 from envpipeline.worlds.judges import stands_in
-from tests.judge_attempts import NO_ROWS, attempt
+from tests.judge_attempts import NO_ROWS, attempt, balance_change
 
 AGENDA = "Add a line '- DATE TIME budget' to notes/agenda.md with the shell."
 APPEND = "printf '%s' '- 2026-03-10 14:30 budget\n' >> notes/agenda.md"
@@ -78,22 +78,7 @@ def test_a_mail_sent_a_transfer_posted_and_an_event_moved_show_in_the_diff():
             "303 /bank/2",
         )
     ]
-    accounts = {
-        "changed": [
-            {
-                "id": 1,
-                "fields": ["balance_cents"],
-                "before": {"id": 1, "balance_cents": 10000},
-                "after": {"id": 1, "balance_cents": 5000},
-            },
-            {
-                "id": 2,
-                "fields": ["balance_cents"],
-                "before": {"id": 2, "balance_cents": 0},
-                "after": {"id": 2, "balance_cents": 5000},
-            },
-        ]
-    }
+    accounts = {"changed": [balance_change(1, 10000, 5000), balance_change(2, 0, 5000)]}
     both = [
         {"id": 7, "account_id": 1, "amount_cents": -5000},
         {"id": 8, "account_id": 2, "amount_cents": 5000},

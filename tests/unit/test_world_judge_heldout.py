@@ -16,7 +16,7 @@ from envpipeline.worlds.judge_sources import formats_read_together, source_kind_
 from envpipeline.worlds.judge_view import JudgeView, requested_apps
 from envpipeline.worlds.judge_writes import unnamed_rows
 from envpipeline.worlds.judges import DiffJudge, RuleReviewer, TrajectoryJudge
-from tests.judge_attempts import NO_ROWS, attempt, panel_votes
+from tests.judge_attempts import NO_ROWS, attempt, balance_change, panel_votes
 
 NAV = "200  Shop Cart Orders Mail Compose Calendar Bank | "
 
@@ -248,18 +248,8 @@ def _saved(amount: str, read: bool = True) -> JudgeView:
         ("mcp.dm_send", {"peer": "arjun.h", "body": dm}, json.dumps({"peer": "arjun.h", "direction": "out"})),
     ]
     accounts = [
-        {
-            "id": 1,
-            "fields": ["balance_cents"],
-            "before": {"id": 1, "name": "Checking", "balance_cents": 369000},
-            "after": {"id": 1, "name": "Checking", "balance_cents": 369000 - cents},
-        },
-        {
-            "id": 2,
-            "fields": ["balance_cents"],
-            "before": {"id": 2, "name": "Savings", "balance_cents": 645000},
-            "after": {"id": 2, "name": "Savings", "balance_cents": 645000 + cents},
-        },
+        balance_change(1, 369000, 369000 - cents, name="Checking"),
+        balance_change(2, 645000, 645000 + cents, name="Savings"),
     ]
     moves = [
         {"id": 6, "account_id": 1, "amount_cents": -cents, "memo": "Transfer to savings salary 2026-03-04"},

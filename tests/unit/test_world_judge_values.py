@@ -18,7 +18,7 @@ from envpipeline.worlds.judge_sources import labelled_values
 from envpipeline.worlds.judge_view import JudgeView, requested_apps
 from envpipeline.worlds.judge_writes import unopened_records
 from envpipeline.worlds.judges import DiffJudge, RuleReviewer, TrajectoryJudge
-from tests.judge_attempts import NO_ROWS, attempt, panel_votes
+from tests.judge_attempts import NO_ROWS, attempt, balance_change, panel_votes
 
 # -- two balances, each read on its own page -----------------------------------------------------------
 BALANCE_TASK = (
@@ -346,20 +346,7 @@ def _set_aside(code: str) -> JudgeView:
         ("web.GET /bank/savings", {}, savings),
         ("cli.exec", {"command": f"printf '%s' '{line}' >> notes/budget.md"}, "exit=0\n"),
     ]
-    accounts = [
-        {
-            "id": 1,
-            "fields": ["balance_cents"],
-            "before": {"id": 1, "balance_cents": 100000},
-            "after": {"id": 1, "balance_cents": 60000},
-        },
-        {
-            "id": 2,
-            "fields": ["balance_cents"],
-            "before": {"id": 2, "balance_cents": 730000},
-            "after": {"id": 2, "balance_cents": 770000},
-        },
-    ]
+    accounts = [balance_change(1, 100000, 60000), balance_change(2, 730000, 770000)]
     posted = [
         {
             "id": 7,
