@@ -143,10 +143,17 @@ def persona_answer(body: dict[str, Any]) -> str:
 
 
 def task_draft(
-    body: dict[str, Any], *, leak: bool = False, wrong_text: bool = False, loose: bool = False
+    body: dict[str, Any],
+    *,
+    leak: bool = False,
+    wrong_text: bool = False,
+    loose: bool = False,
+    spelled_leak: bool = False,
 ) -> dict[str, Any]:
     """A DM -> shell -> DM task for the persona and day in the prompt (valid unless told otherwise;
-    `loose`: its criteria check the date the agent writes but not the time)."""
+    `leak`: the instruction states the date and time the agent must read, `spelled_leak`: states
+    them as a person would say them ('March 7 at 2:30 pm'); `loose`: its criteria check the date
+    the agent writes but not the time)."""
     prompt = first_user(body)
     day = int(re.search(r"on day (\d+)", prompt).group(1))  # type: ignore[union-attr]
     persona = json.loads(re.search(r"Persona: (\{.*?\})\nWorld day", prompt, re.S).group(1))  # type: ignore[union-attr]
@@ -154,6 +161,8 @@ def task_draft(
     handle, first = friend["handle"], friend["name"].split()[0]
     when = day_date(day + 3).isoformat()
     told = f" It is on {when} at 14:30." if leak else ""
+    if spelled_leak:
+        told = f" It is on {day_date(day + 3):%B} {day_date(day + 3).day} at 2:30 pm."
     return {
         "name": "move_rehearsal",
         "instruction": f"{first} asked you by direct message to move the rehearsal. Add a line "

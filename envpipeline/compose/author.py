@@ -51,6 +51,7 @@ from envpipeline.services.links import (
     spoken_title,
 )
 from envpipeline.services.registry import all_services
+from envpipeline.value_mentions import stated_values
 
 GENERATOR = "compoworld.random_walk"
 GENERATOR_VERSION = "2"
@@ -396,8 +397,8 @@ def plant_hop(
     service: Service, hop: Hop, rng: random.Random, value: str, known: list[str], hidden: Sequence[str] = ()
 ) -> HopPlan:
     """Plant `hop`, drawing again while it would reveal a value the chain already holds, or while
-    its phrase or relation quotes one of `hidden` (a value the agent must discover: one found
-    earlier in the chain, or a start it reads).
+    its phrase or relation states one of `hidden` in any spelling (`value_mentions`; a value the
+    agent must discover: one found earlier in the chain, or a start it reads).
 
     A hop that draws its answer (a city, a date) can draw one found earlier in the chain, or the
     start value itself: the chain then loops, the instruction may quote the answer it asks for
@@ -409,11 +410,10 @@ def plant_hop(
     plantings the last plan is kept.
     """
     seen = {v.lower() for v in known}
-    secrets = [v.lower() for v in hidden if v]
 
     def gives_away(plan: HopPlan) -> bool:
-        said = f"{plan.phrase} {plan.relation}".lower()
-        return plan.output.lower() in seen or any(secret in said for secret in secrets)
+        said = f"{plan.phrase} {plan.relation}"
+        return plan.output.lower() in seen or bool(stated_values(said, hidden))
 
     return _planted_until_clean(service, lambda: hop.plant(service.state, rng, value), gives_away)
 
@@ -421,7 +421,8 @@ def plant_hop(
 def plant_action(
     service: Service, action: Action, rng: random.Random, value: str, hidden: list[str]
 ) -> ActionPlan:
-    """Plant `action`, drawing again while its phrase quotes a value the chain hides.
+    """Plant `action`, drawing again while its phrase states a value the chain hides (in any
+    spelling: `value_mentions`).
 
     An action may quote values it draws itself (a new trip's destination city, a new contact's
     email); when a draw equals a value the agent must discover on the way, the instruction would
@@ -429,11 +430,10 @@ def plant_action(
     back as it was before the planting and the action planted again with the next draws. After
     `PLANT_TRIES` plantings the last plan is kept, and the gate rejects the task.
     """
-    secrets = [v.lower() for v in hidden if v]
     return _planted_until_clean(
         service,
         lambda: action.plant(service.state, rng, value),
-        lambda plan: any(secret in plan.phrase.lower() for secret in secrets),
+        lambda plan: bool(stated_values(plan.phrase, hidden)),
     )
 
 

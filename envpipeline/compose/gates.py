@@ -9,6 +9,7 @@ from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.models.task import Criterion, GateResult, ToolCallStep
 from envpipeline.rubric import pass_vector
 from envpipeline.services.links import PathKey, selected
+from envpipeline.value_mentions import stated_values
 
 
 def canonical_json(value: Any) -> str:
@@ -67,8 +68,9 @@ def replay_deterministic(task_hash: str, replay_hash: str) -> GateResult:
 
 
 def chain_hidden(instruction: str, hidden_values: list[str]) -> GateResult:
-    """Gate: values the agent must discover do not leak into the instruction."""
-    leaked = [v for v in hidden_values if v and v.lower() in instruction.lower()]
+    """Gate: values the agent must discover do not leak into the instruction, verbatim or in
+    another spelling (`value_mentions.states_value`: 'REF 6295', 'June 15', a person's address)."""
+    leaked = stated_values(instruction, hidden_values)
     return GateResult(name="chain_hidden", passed=not leaked, evidence={"leaked": leaked})
 
 

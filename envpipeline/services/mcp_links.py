@@ -205,7 +205,8 @@ def _create_action(
                 constants[prop] = stated_constant(shape, prop, state, rng)
             else:
                 constants[prop] = rng.choice(known) if known else stated_sample(schema, rng, prop)
-        constants = {k: v for k, v in harmonize({**constants, field: value}, {field}).items() if k != field}
+        harmonized = harmonize({**constants, field: value}, {field}, secret={field})
+        constants = {k: v for k, v in harmonized.items() if k != field}
         call = PlannedCall(spec.name, {**constants, field: value}, inputs={field: "{value}"})
         match = {python_name(field): value, **{python_name(m): constants[m] for m in markers[:1]}}
         match |= {

@@ -354,17 +354,24 @@ def stated_sample(schema: dict[str, Any], rng: random.Random, name: str = "") ->
     return sample(lean(schema), rng, name)
 
 
-def harmonize(row: dict[str, Any], fixed: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:
+def harmonize(
+    row: dict[str, Any],
+    fixed: frozenset[str] | set[str] = frozenset(),
+    secret: frozenset[str] | set[str] = frozenset(),
+) -> dict[str, Any]:
     """Make sampled sibling fields consistent (fields in `fixed` are never changed).
 
     An email field sharing its leading words with a person field becomes that person's address
     (``travelerName``/``travelerEmail``, ``lead``/``leadEmail``); a ``start...``/``end...`` pair of
-    dates is put in order.
+    dates is put in order. No address is made from a person field in `secret`: a request that
+    states the other fields of a call whose person the agent must find would otherwise give the
+    person away ("create a trip with its traveler name set to the holder of the account charged
+    with REF-6295 (traveler email 'hana.silva@stark.test')").
     """
     people = {
         _person_key(k): v
         for k, v in row.items()
-        if isinstance(v, str) and " " in v and field_value_type(k) == "person"
+        if isinstance(v, str) and " " in v and field_value_type(k) == "person" and k not in secret
     }
     for key, value in row.items():
         if key in fixed or not isinstance(value, str) or field_value_type(key) != "email":

@@ -8,7 +8,9 @@ the procedural instruction stays. Tokens of author and probe are accounted.
 
 from __future__ import annotations
 
+import calendar
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +157,23 @@ def test_leaks_dropped_values_and_malformed_replies_are_repaired_then_refused(
         r.startswith("rewrite:") for r in info["reasons"]
     )
     assert len(llm_server.requests) == 3  # no probe for a rewrite that never passed the checks
+
+
+def test_a_rewrite_that_spells_a_hidden_value_otherwise_is_told_to_drop_it(task: TaskRecord) -> None:
+    """A model paraphrases: the person to find as 'UMAR-MENSAH', the date as 'June 15'."""
+    hidden = [str(v) for v in task.metadata["hidden_values"]]
+    for value in hidden:
+        words = re.findall(r"[^\W_]+", value)
+        if date := re.fullmatch(r"\d{4}-(\d{2})-(\d{2})", value):
+            spelled = f"{calendar.month_name[int(date.group(1))]} {int(date.group(2))}"
+        elif len(words) > 1 and not value[0].isdigit():
+            spelled = "-".join(words).upper()
+        else:
+            continue
+        text = f"{goal_rewrite(task)} It concerns {spelled}."
+        assert value.lower() not in text.lower()  # the verbatim check would have let it through
+        failures = rewrite_failures(task, text, "goal")
+        assert f"the value '{value}' must be discovered by the agent; do not mention it" in failures
 
 
 def test_a_malformed_reply_is_repaired_into_an_accepted_rewrite(

@@ -264,6 +264,16 @@ def test_a_task_that_leaks_its_answer_is_repaired_then_refused(router: StageRout
     assert any("the instruction states the read value date" in e for e in record["errors"])
 
 
+def test_a_task_that_states_its_answer_in_other_words_is_refused(router: StageRouter, world) -> None:
+    """'It is on March 7 at 2:30 pm' gives away the 2026-03-07 and 14:30 the agent must read."""
+    world_dir, persona = world
+    router.queue("task", *[lambda b: json.dumps(task_draft(b, spelled_leak=True))] * 2)
+    task, record = synthesize_task(llm_of(router), day_path(world_dir, 1), persona, 0, max_repairs=1)
+    assert task is None and not record["ok"]
+    assert any("the instruction states the read value date" in e for e in record["errors"])
+    assert any("the instruction states the read value time '14:30'" in e for e in record["errors"])
+
+
 def test_a_task_whose_reference_solution_fails_is_refused(router: StageRouter, world) -> None:
     world_dir, persona = world
     router.queue("task", *[lambda b: json.dumps(task_draft(b, wrong_text=True))] * 2)

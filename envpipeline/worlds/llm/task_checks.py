@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from envpipeline.models.world_task import WorldTask
+from envpipeline.value_mentions import states_value
 from envpipeline.worlds.agent_actions import ACTIONS
 from envpipeline.worlds.careless import careless_problems
 from envpipeline.worlds.schema import FILES_APP, SCHEMA
@@ -184,14 +185,14 @@ def captured_values(task: WorldTask, w0: Path) -> dict[str, str]:
 
 def leaked_answers(task: WorldTask, w0: Path) -> list[str]:
     """The answers the instruction gives away: values (>= 3 characters) the solution's reads capture in
-    W0 that the instruction already states (facts that merely identify the request, like a topic, may
-    appear)."""
-    instruction = task.instruction.lower()
+    W0 that the instruction already states, verbatim or in another spelling (`value_mentions`: 'March
+    6' for 2026-03-06, '4:15 pm' for 16:15); facts that merely identify the request, like a topic,
+    may appear."""
     answers = {f"read value {k}": v for k, v in captured_values(task, w0).items()}
     return [
         f"the instruction states the {name} {value!r}; the agent must find it, not be told"
         for name, value in sorted(answers.items())
-        if len(value.strip()) >= 3 and value.strip().lower() in instruction
+        if states_value(task.instruction, value)
     ]
 
 

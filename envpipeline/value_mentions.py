@@ -1,0 +1,155 @@
+"""Whether a text states a value: verbatim, or in another spelling a reader takes for the same value.
+
+The leak checks (composed tasks' `chain_hidden`, LLM world tasks' `leaked_answers`) ask whether an
+instruction gives away a value the agent must find. A case-insensitive substring match is what a
+template needs, since a template quotes values as it stores them, but a model that rewrites or
+writes an instruction paraphrases: it writes 'REF 9251' for ``REF-9251``, 'June 15' for
+``2026-06-15``, '4:15 pm' for ``16:15``, '$1,250' for ``1250.00``, 'the Team-Lunch Nimbus' for
+``Team Lunch Nimbus``. Each of those gives the value away as surely as the verbatim one.
+
+`states_value` matches, besides the verbatim value:
+
+- **the same letters and digits** between word boundaries, whatever separates the words (case,
+  spaces, hyphens, dots, an apostrophe's ``'s`` after it): a separator between two digits counts
+  (``16:15`` is not ``16.15``, the amount), except a thousands comma (``1,250.00``);
+- **a date** (``YYYY-MM-DD``) as a month name with its day ('June 15', '15th of Jun.') or as
+  numbers ('15/06/2026', '2026/06/15', '15.06.2026'; without the year only with a two-digit day,
+  '6/15', since '3/4' is more often a fraction);
+- **a time of day** (``HH:MM``) on a 12-hour clock ('4:15 pm', '4.15pm', '4 pm' for ``16:00``) or
+  as '16h15';
+- **an amount** with cents (``1250.00``) as its whole units after a currency sign or before a
+  currency word ('$1,250', '1250 dollars') when the cents are zero.
+
+A value shorter than three letters or digits is never looked for (too many false alarms).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_RUN = re.compile(r"[^\W_]+")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_TIME = re.compile(r"(\d{1,2}):(\d{2})")
+_AMOUNT = re.compile(r"(\d+)\.(\d{2})")
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_CURRENCY_SIGNS = r"[$€£]"
+_CURRENCY_WORDS = r"(?:dollars?|euros?|pounds?|usd|eur|gbp)"
+MIN_CHARACTERS = 3
+
+
+def states_value(text: str, value: str) -> bool:
+    """Whether `text` states `value` verbatim or in a spelling listed in the module docstring."""
+    value = value.strip()
+    if sum(len(run) for run in _RUN.findall(value)) < MIN_CHARACTERS:
+        return False
+    if value.lower() in text.lower() or _same_characters(text, value):
+        return True
+    return any(re.search(pattern, text, re.IGNORECASE) for pattern in _other_spellings(value))
+
+
+def stated_values(text: str, values: Iterable[str]) -> list[str]:
+    """The `values` that `text` states (`states_value`), in their order, each once."""
+    return [value for value in dict.fromkeys(values) if value and states_value(text, value)]
+
+
+def _folded(text: str) -> tuple[str, set[int], set[int]]:
+    """`text` lowercased with the separators dropped, except one between two digits (thousands
+    commas dropped too), and where its words start and end in the folded string."""
+    text = _THOUSANDS.sub("", text.lower())
+    folded: list[str] = []
+    starts: set[int] = set()
+    ends: set[int] = set()
+    previous_end = None
+    for run in _RUN.finditer(text):
+        if previous_end is not None and folded and folded[-1][-1].isdigit() and run.group()[0].isdigit():
+            gap = text[previous_end : run.start()].strip() or " "
+            folded.append(gap[0])
+        position = sum(len(piece) for piece in folded)
+        starts.add(position)
+        folded.append(run.group())
+        ends.add(position + len(run.group()))
+        previous_end = run.end()
+    return "".join(folded), starts, ends
+
+
+def _same_characters(text: str, value: str) -> bool:
+    """The value's letters and digits, word-bounded, in `text` (`_folded` on both)."""
+    needle = _folded(value)[0]
+    haystack, starts, ends = _folded(text)
+    at = haystack.find(needle)
+    while at >= 0:
+        if at in starts and at + len(needle) in ends:
+            return True
+        at = haystack.find(needle, at + 1)
+    return False
+
+
+def _other_spellings(value: str) -> list[str]:
+    """Regular expressions of the other spellings of a date, a time of day or an amount."""
+    if match := _DATE.fullmatch(value):
+        return _date_spellings(*(int(part) for part in match.groups()))
+    if match := _TIME.fullmatch(value):
+        return _time_spellings(int(match.group(1)), int(match.group(2)))
+    if match := _AMOUNT.fullmatch(value):
+        return _amount_spellings(int(match.group(1)), match.group(2))
+    return []
+
+
+def _date_spellings(year: int, month: int, day: int) -> list[str]:
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return []
+    name = MONTHS[month - 1]
+    month_name = rf"\b(?:{name}|{name[:3]}|{name[:4]})\.?"
+    day_word = rf"0?{day}(?:st|nd|rd|th)?\b"
+    digits_before, digits_after = r"(?<![\d/.\-])", r"(?![\d/]|\.\d)"
+    numeric_month, numeric_day = f"0?{month}", f"0?{day}"
+    year_part = rf"(?:{year}|{year % 100:02d})"
+    # without a year only a two-digit day: '3/4' is more often a fraction than the 4th of March
+    yearless = f"(?:/{year_part})?" if day >= 10 else f"/{year_part}"
+    return [
+        rf"{month_name}\s+(?:the\s+)?{day_word}",
+        rf"(?<!\d)\b{day_word}\s+(?:of\s+)?{month_name}",
+        rf"{digits_before}{numeric_month}/{numeric_day}{yearless}{digits_after}",
+        rf"{digits_before}{numeric_day}/{numeric_month}{yearless}{digits_after}",
+        rf"{digits_before}{numeric_day}[.\-]{numeric_month}[.\-]{year_part}{digits_after}",
+        rf"{digits_before}{numeric_month}[.\-]{numeric_day}[.\-]{year_part}{digits_after}",
+        rf"{digits_before}{year}[/.]0?{month}[/.]0?{day}{digits_after}",
+    ]
+
+
+def _time_spellings(hour: int, minute: int) -> list[str]:
+    if not (0 <= hour <= 23 and 0 <= minute <= 59):
+        return []
+    twelve = hour % 12 or 12
+    meridiem = r"\s*(?:p\.?\s?m\b\.?)" if hour >= 12 else r"\s*(?:a\.?\s?m\b\.?)"
+    spellings = [
+        rf"(?<![\d:.])0?{twelve}[:.]{minute:02d}{meridiem}",
+        rf"(?<![\d:.]){hour:02d}h{minute:02d}\b",
+        rf"(?<![\d:.]){hour}h{minute:02d}\b",
+    ]
+    if minute == 0:
+        spellings.append(rf"(?<![\d:.])0?{twelve}{meridiem}")
+    return spellings
+
+
+def _amount_spellings(units: int, cents: str) -> list[str]:
+    if cents != "00":
+        return []
+    grouped = f"{units:,}".replace(",", ",?")
+    number = rf"(?<![\d.,]){grouped}(?![\d]|[.,]\d)"
+    return [rf"{_CURRENCY_SIGNS}\s?{number}", rf"{number}\s*{_CURRENCY_WORDS}\b"]
