@@ -127,6 +127,12 @@ def pass_vector(
     return [evaluate_criterion(c, states, output) for c in criteria]
 
 
+def held_at_start(criteria: list[Criterion], initial_states: Mapping[str, BaseModel | dict]) -> list[bool]:
+    """Which criteria the initial state already meets, with no reply: what a rollout that does
+    nothing passes, which earns no partial credit (`envpipeline.rewards.held_at_start`)."""
+    return pass_vector(criteria, initial_states, "")
+
+
 @functools.cache
 def _mention_pattern(kind: ValueKind) -> re.Pattern[str]:
     """Every way a value of `kind` can be written in a reply (built from the value pools)."""

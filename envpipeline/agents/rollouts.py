@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.agents.metatools import META_TOOL_SCHEMAS
 from envpipeline.agents.scripted import ScriptedAgent
 from envpipeline.errors import ConfigError
 from envpipeline.models.task import TaskRecord
 from envpipeline.policies.base import ComposedTarget, Policy, RolloutRecord
 from envpipeline.policies.registry import PolicyConfig, build_policy
-from envpipeline.rewards.cfrr import cfrr_rewards, grpo_advantages
+from envpipeline.rewards.cfrr import grpo_advantages
+from envpipeline.rewards.held_at_start import held_rewards
+from envpipeline.rewards.modes import cfrr
+from envpipeline.rubric import held_at_start
 
 
 def sft_trajectory(task: TaskRecord) -> list[dict[str, Any]] | None:
@@ -29,11 +33,13 @@ def rollout_group(
     policy: Policy | None = None,
 ) -> dict[str, Any]:
     """Run `group_size` episodes of `policy` (default: the scripted agent at `error_rate`, `seed`);
-    return the pass matrix, CFRR rewards and advantages."""
+    return the pass matrix, CFRR rewards (over the criteria the initial state does not already
+    meet: `rewards.held_at_start`) and advantages."""
     player = policy or build_policy(PolicyConfig(seed=seed, error_rate=error_rate))
     records = [player.rollout(ComposedTarget(task), i) for i in range(group_size)]
     matrix = [_passes(task, r) for r in records]
-    rewards = cfrr_rewards(matrix, floor=floor)
+    initial = ComposedEnvironment.from_task_environment(task.environment).states
+    rewards = held_rewards(cfrr, matrix, None, held_at_start(list(task.criteria), initial), floor, 1.0)
     return {
         "task_id": task.task_id,
         "group_size": group_size,

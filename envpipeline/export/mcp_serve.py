@@ -5,7 +5,8 @@ named by `safe_tool_name` (``calendar.update_event`` -> ``calendar__update_event
 ``^[a-zA-Z0-9_-]{1,64}$`` rule of OpenAI and Anthropic tool names) with the service's own argument
 schema as the input schema. Two more tools drive an episode: ``reset`` (the session's state back to
 the task's initial state) and ``score`` (the task's criteria on the session's state and an
-optional final ``answer``: ``{"checklist": share passed, "binary": 0|1, "criteria": {id: bool}}``).
+optional final ``answer``: ``{"checklist": share passed, "binary": 0|1, "criteria": {id: bool}}``; the
+share counts the criteria the initial state does not already meet, `rewards.held_at_start`).
 
 Each client session has its own state, made from the task's initial state on its first call: a
 second client never sees the first one's writes. A call runs the real service on that state: a
@@ -33,8 +34,9 @@ from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.errors import MissingExtraError
 from envpipeline.export.tool_names import safe_tool_name
 from envpipeline.models.task import TaskRecord
+from envpipeline.rewards.held_at_start import held_rewards
 from envpipeline.rewards.modes import get_reward_mode
-from envpipeline.rubric import pass_vector
+from envpipeline.rubric import held_at_start, pass_vector
 from envpipeline.services.base import ToolDef
 
 try:
@@ -119,9 +121,14 @@ class SessionStates:
 
 
 def score_state(task: TaskRecord, env: ComposedEnvironment, answer: str = "") -> dict[str, Any]:
-    """The task's criteria on `env`'s state and the final `answer`: checklist share and binary."""
-    vector = pass_vector(list(task.criteria), env.states, answer)
-    checklist = get_reward_mode("checklist")([vector], None, 0.0, 1.0)[0] if vector else 0.0
+    """The task's criteria on `env`'s state and the final `answer`: checklist share (of the criteria
+    the initial state does not already meet, `rewards.held_at_start`) and binary."""
+    criteria = list(task.criteria)
+    vector = pass_vector(criteria, env.states, answer)
+    held = held_at_start(criteria, ComposedEnvironment.from_task_environment(task.environment).states)
+    checklist = (
+        held_rewards(get_reward_mode("checklist"), [vector], None, held, 0.0, 1.0)[0] if vector else 0.0
+    )
     return {
         "checklist": round(checklist, 6),
         "binary": int(bool(vector) and all(vector)),

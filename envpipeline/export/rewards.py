@@ -18,6 +18,12 @@ How a completion becomes a pass vector (`completion_passes`), per criterion of t
    ``final_state``. Unscorable criteria count as failed, so a text-only reward never reaches 1.0 by
    guessing the final answer.
 
+Criteria the task's initial state already meets (``Rubric.held_at_start``: ``state_preserved``, a
+kept record) earn no partial credit and void it when broken (`envpipeline.rewards.held_at_start`),
+where the evidence can check them (`evidence_held`); one the evidence cannot check is not known to
+still hold, and counts as an ordinary failed criterion. In a group a criterion counts as held only
+when every rollout's evidence checks it.
+
 Groups: the batch adapters regroup samples by task id (``extra_info["task_id"]``, the ``task_id``
 column, ``info["task_id"]`` or the rubric's) and score each group together, because only a group
 gives CFRR its pass rates. ``trl_reward_fn`` takes the pass vectors from TRL's ``environments``
@@ -33,9 +39,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from envpipeline.errors import ConfigError
-from envpipeline.models.dataset import Rubric
+from envpipeline.models.dataset import Rubric, RubricCriterion
 from envpipeline.models.task import Criterion, Strict
 from envpipeline.rewards.cfrr import grpo_advantages
+from envpipeline.rewards.held_at_start import held_rewards
 from envpipeline.rewards.modes import get_reward_mode, reward_modes
 
 Mode = Literal["cfrr", "checklist", "binary"]
@@ -57,8 +64,14 @@ def score_group(
     floor: float = 0.1,
     partial_scale: float = 1.0,
     eps: float = 1e-6,
+    held_at_start: Sequence[bool] | None = None,
 ) -> GroupScores:
-    """Score a rollout group from its pass matrix (rows: rollouts, columns: criteria)."""
+    """Score a rollout group from its pass matrix (rows: rollouts, columns: criteria).
+
+    `held_at_start` (one flag per criterion, `Rubric.held_at_start`): criteria the task's initial
+    state already meets earn no partial credit and void it when broken
+    (`envpipeline.rewards.held_at_start`), so doing nothing scores 0.0.
+    """
     if not pass_matrix or not pass_matrix[0]:
         raise ValueError("a rollout group needs at least one rollout and one criterion")
     width = len(pass_matrix[0])
@@ -66,10 +79,19 @@ def score_group(
         raise ValueError("every rollout must report the same criteria")
     if criteria_weights is not None and (len(criteria_weights) != width or min(criteria_weights) <= 0):
         raise ValueError("criteria_weights needs one positive weight per criterion")
+    if held_at_start is not None and len(held_at_start) != width:
+        raise ValueError("held_at_start needs one flag per criterion")
     rates = [sum(bool(row[c]) for row in pass_matrix) / len(pass_matrix) for c in range(width)]
     if mode not in reward_modes():
         raise ValueError(f"unknown mode {mode!r}; choose {', '.join(reward_modes())}")
-    rewards = get_reward_mode(mode)(pass_matrix, criteria_weights, floor, partial_scale)
+    rewards = held_rewards(
+        get_reward_mode(mode),
+        pass_matrix,
+        criteria_weights,
+        held_at_start or [False] * width,
+        floor,
+        partial_scale,
+    )
     return GroupScores(
         rewards=rewards, advantages=grpo_advantages(rewards, eps=eps), per_criterion_pass_rate=rates
     )
@@ -116,17 +138,35 @@ def completion_passes(
     reported = _loads(criteria_passed) or {}
     passes = []
     for criterion in rubric.criteria:
-        if criterion.id in reported:
+        if not _scorable(rubric, criterion, states, reported):
+            passes.append(False)
+        elif criterion.id in reported:
             passes.append(bool(reported[criterion.id]))
         elif criterion.check == "text" and rubric.family == "compose" and criterion.spec:
             passes.append(evaluate_criterion(Criterion.model_validate_json(criterion.spec), {}, text))
         elif criterion.check == "text" and criterion.expected_text is not None:
             passes.append(criterion.expected_text.lower() in text.lower())
-        elif criterion.check == "state" and rubric.family == "compose" and isinstance(states, Mapping):
-            passes.append(evaluate_criterion(Criterion.model_validate_json(criterion.spec), states, text))
-        else:
-            passes.append(False)
+        else:  # a composed state criterion, on the final state
+            passes.append(
+                evaluate_criterion(Criterion.model_validate_json(criterion.spec), states or {}, text)
+            )
     return passes
+
+
+def evidence_held(rubric: Rubric, final_state: Any = None, criteria_passed: Any = None) -> list[bool]:
+    """`Rubric.held_at_start` for the criteria this evidence can check, False for the others."""
+    states = _loads(final_state) or None
+    reported = _loads(criteria_passed) or {}
+    return [c.held_at_start and _scorable(rubric, c, states, reported) for c in rubric.criteria]
+
+
+def _scorable(rubric: Rubric, criterion: RubricCriterion, states: Any, reported: Mapping[str, Any]) -> bool:
+    """Whether the evidence decides `criterion` (the module docstring's cases 1-3)."""
+    if criterion.id in reported:
+        return True
+    if criterion.check == "text":
+        return (rubric.family == "compose" and bool(criterion.spec)) or criterion.expected_text is not None
+    return criterion.check == "state" and rubric.family == "compose" and isinstance(states, Mapping)
 
 
 def _evidence(source: Any, key: str) -> Any:
@@ -135,22 +175,21 @@ def _evidence(source: Any, key: str) -> Any:
     return None
 
 
-def _group_scores(samples: list[tuple[str, Rubric, list[bool]]], mode: Mode) -> list[tuple[float, float]]:
-    """(reward, advantage) of each sample, scoring samples of the same task id together."""
-    return _score_samples([(task_id, rubric.weights(), passes) for task_id, rubric, passes in samples], mode)
+#: (task id, criteria weights, held at start as the evidence checks it, passes) of one sample
+Sample = tuple[str, list[float] | None, list[bool], list[bool]]
 
 
-def _score_samples(
-    samples: list[tuple[str, list[float] | None, list[bool]]], mode: Mode
-) -> list[tuple[float, float]]:
-    """(reward, advantage) of each (task id, criteria weights, passes), one group per task id."""
+def _score_samples(samples: list[Sample], mode: Mode) -> list[tuple[float, float]]:
+    """(reward, advantage) of each sample, one group per task id; a criterion counts as held at the
+    start only where every sample of its group checks it (`evidence_held`)."""
     groups: dict[str, list[int]] = {}
-    for i, (task_id, _, _) in enumerate(samples):
+    for i, (task_id, _, _, _) in enumerate(samples):
         groups.setdefault(task_id, []).append(i)
     out: list[tuple[float, float]] = [(0.0, 0.0)] * len(samples)
     for members in groups.values():
         weights = samples[members[0]][1]
-        scores = score_group([samples[i][2] for i in members], weights, mode)
+        held = [all(flags) for flags in zip(*(samples[i][2] for i in members))]
+        scores = score_group([samples[i][3] for i in members], weights, mode, held_at_start=held)
         for i, reward, advantage in zip(members, scores.rewards, scores.advantages):
             out[i] = (reward, advantage)
     return out
@@ -175,13 +214,11 @@ def verl_compute_score(
 ) -> dict[str, float]:
     """verl per-sample reward: a group of one; ``extra_info``/kw may carry final_state, criteria_passed."""
     rubric = parse_rubric(ground_truth)
-    passes = completion_passes(
-        rubric,
-        completion_text(solution_str),
-        _evidence(extra_info, "final_state") or kw.get("final_state"),
-        _evidence(extra_info, "criteria_passed") or kw.get("criteria_passed"),
-    )
-    scores = score_group([passes], rubric.weights(), kw.get("mode", "cfrr"))
+    state = _evidence(extra_info, "final_state") or kw.get("final_state")
+    reported = _evidence(extra_info, "criteria_passed") or kw.get("criteria_passed")
+    passes = completion_passes(rubric, completion_text(solution_str), state, reported)
+    held = evidence_held(rubric, state, reported)
+    scores = score_group([passes], rubric.weights(), kw.get("mode", "cfrr"), held_at_start=held)
     return _result(scores.rewards[0], scores.advantages[0], passes)
 
 
@@ -193,15 +230,15 @@ def verl_batch_compute_score(
     **kw: Any,
 ) -> list[dict[str, float]]:
     """verl batch reward manager: regroup by ``extra_info["task_id"]`` and apply CFRR per group."""
-    samples = []
+    samples: list[Sample] = []
     for text, truth, info in zip(solution_strs, ground_truths, extra_infos):
         rubric = parse_rubric(truth)
-        passes = completion_passes(
-            rubric, completion_text(text), _evidence(info, "final_state"), _evidence(info, "criteria_passed")
-        )
-        samples.append((str(_evidence(info, "task_id") or rubric.task_id), rubric, passes))
-    scored = _group_scores(samples, kw.get("mode", "cfrr"))
-    return [_result(r, a, s[2]) for (r, a), s in zip(scored, samples)]
+        state, reported = _evidence(info, "final_state"), _evidence(info, "criteria_passed")
+        passes = completion_passes(rubric, completion_text(text), state, reported)
+        task_id = str(_evidence(info, "task_id") or rubric.task_id)
+        samples.append((task_id, rubric.weights(), evidence_held(rubric, state, reported), passes))
+    scored = _score_samples(samples, kw.get("mode", "cfrr"))
+    return [_result(r, a, s[3]) for (r, a), s in zip(scored, samples)]
 
 
 def _column(kwargs: Mapping[str, Any], name: str, n: int) -> list[Any]:
@@ -241,7 +278,7 @@ def trl_reward_fn(
     answers, task_ids = _column(kwargs, "answer", n), _column(kwargs, "task_id", n)
     states, reported = _column(kwargs, "final_state", n), _column(kwargs, "criteria_passed", n)
     environments = _column(kwargs, "environments", n)
-    samples: list[tuple[str, list[float] | None, list[bool]]] = []
+    samples: list[Sample] = []
     positions = []
     for i, completion in enumerate(completions):
         episode = _episode_of(environments[i])
@@ -249,10 +286,12 @@ def trl_reward_fn(
         if episode is not None:
             passes = episode.criteria_passed()
             weights = rubric.weights() if rubric is not None and len(rubric.criteria) == len(passes) else None
-            samples.append((str(task_ids[i] or episode.task_id), weights, passes))
+            held = episode.held_at_start() or [False] * len(passes)
+            samples.append((str(task_ids[i] or episode.task_id), weights, held, passes))
         elif rubric is not None:
             passes = completion_passes(rubric, completion_text(completion), states[i], reported[i])
-            samples.append((str(task_ids[i] or rubric.task_id), rubric.weights(), passes))
+            held = evidence_held(rubric, states[i], reported[i])
+            samples.append((str(task_ids[i] or rubric.task_id), rubric.weights(), held, passes))
         else:
             continue
         positions.append(i)
@@ -284,21 +323,22 @@ def verifiers_group_reward(
         list(answers or [None] * n),
         list(states or [None] * n),
     )
-    samples = []
+    samples: list[Sample] = []
     for completion, info, answer, state in zip(completions, infos, answers, states):
         info = _loads(info) or {}
         rubric = parse_rubric(answer if answer else info["rubric"])
         evidence = _evidence(state, "evidence") or {}
-        passes = completion_passes(
-            rubric,
-            evidence.get("answer") or completion_text(completion),
-            _evidence(state, "final_state") or info.get("final_state"),
+        final = _evidence(state, "final_state") or info.get("final_state")
+        reported = (
             evidence.get("criteria_passed")
             or _evidence(state, "criteria_passed")
-            or info.get("criteria_passed"),
+            or info.get("criteria_passed")
         )
-        samples.append((str(info.get("task_id") or rubric.task_id), rubric, passes))
-    return [r for r, _ in _group_scores(samples, kwargs.get("mode", "cfrr"))]
+        text = evidence.get("answer") or completion_text(completion)
+        passes = completion_passes(rubric, text, final, reported)
+        held = evidence_held(rubric, final, reported)
+        samples.append((str(info.get("task_id") or rubric.task_id), rubric.weights(), held, passes))
+    return [r for r, _ in _score_samples(samples, kwargs.get("mode", "cfrr"))]
 
 
 def openrlhf_reward_func(
@@ -321,7 +361,8 @@ def openrlhf_reward_func(
         response = query[len(prompt) :] if query.startswith(prompt) else query
         rubric = parse_rubric(label)
         passes = completion_passes(rubric, response)
-        rewards.append(score_group([passes], rubric.weights(), "checklist").rewards[0])
+        held = evidence_held(rubric)
+        rewards.append(score_group([passes], rubric.weights(), "checklist", held_at_start=held).rewards[0])
         full_pass.append(float(all(passes)))
     logs = {"full_pass": full_pass, "per_sample": [1.0] * len(rewards)}
     try:

@@ -27,7 +27,7 @@ from envpipeline.models.task import (
     WorldEnvironmentRef,
 )
 from envpipeline.models.world_task import GatedTask, WorldCriterion
-from envpipeline.rubric import TEXT_KINDS
+from envpipeline.rubric import TEXT_KINDS, held_at_start
 from envpipeline.worlds.records import best_hinted_rollout, world_task_record
 
 __all__ = [
@@ -75,6 +75,8 @@ class FamilyExport:
     interfaces: Callable[[TaskRecord], list[str]]
     seed_key: Callable[[TaskRecord], str]
     provenance: Callable[[TaskRecord], dict[str, Any]]
+    #: ids of the criteria the task's initial state already meets (`rewards.held_at_start`)
+    held_at_start: Callable[[TaskRecord], set[str]]
 
 
 def _compose_criterion(c: Criterion, _weights: dict[str, float]) -> RubricCriterion:
@@ -87,6 +89,21 @@ def _compose_criterion(c: Criterion, _weights: dict[str, float]) -> RubricCriter
         expected_text=str(c.match["text"].value) if text else None,
         spec=c.model_dump_json(),
     )
+
+
+def _compose_held(record: TaskRecord) -> set[str]:
+    """The criteria the initial joint state meets with no reply (a kept record, state_preserved)."""
+    from envpipeline.agents.environment import ComposedEnvironment
+
+    states = ComposedEnvironment.from_task_environment(_compose_env(record)).states
+    criteria = [c for c in record.criteria if isinstance(c, Criterion)]
+    return {c.id for c, held in zip(criteria, held_at_start(criteria, states)) if held}
+
+
+def _world_held(record: TaskRecord) -> set[str]:
+    from envpipeline.worlds.verifier import held_at_start as world_held_at_start
+
+    return set(world_held_at_start([c for c in record.criteria if isinstance(c, WorldCriterion)]))
 
 
 def _compose_messages(record: TaskRecord, _keep_hints: bool) -> list[dict[str, Any]] | None:
@@ -201,6 +218,7 @@ FAMILY_EXPORTS: dict[str, FamilyExport] = {
         # each candidate is drawn from its own rng seed; the batch is only a partition
         seed_key=lambda r: f"{r.seed_key}-{r.provenance.seed}",
         provenance=lambda r: {"distractors": _compose_env(r).distractors},
+        held_at_start=_compose_held,
     ),
     "world": FamilyExport(
         system_prompt=_world_system_prompt,
@@ -211,6 +229,7 @@ FAMILY_EXPORTS: dict[str, FamilyExport] = {
         interfaces=lambda r: sorted(set(_world_env(r).interface_flow)),
         seed_key=lambda r: r.seed_key,
         provenance=_world_provenance,
+        held_at_start=_world_held,
     ),
     "terminal": FamilyExport(
         system_prompt=lambda: TERMINAL_SYSTEM_PROMPT,
@@ -221,6 +240,7 @@ FAMILY_EXPORTS: dict[str, FamilyExport] = {
         interfaces=lambda _r: ["terminal"],
         seed_key=lambda r: r.seed_key,
         provenance=_terminal_provenance,
+        held_at_start=lambda _r: set(),
     ),
 }
 
@@ -271,11 +291,15 @@ def accepted_task(
         raise ExportError(f"task {record.task_id} is {record.status}, only accepted tasks are exported")
     family = FAMILY_EXPORTS[record.family]
     weights = _criterion_weights(record)
+    held = family.held_at_start(record)
     world = isinstance(record.environment, WorldEnvironmentRef)
     rubric = Rubric(
         task_id=record.task_id,
         family=record.family,
-        criteria=[family.rubric_criterion(c, weights) for c in record.criteria],
+        criteria=[
+            family.rubric_criterion(c, weights).model_copy(update={"held_at_start": c.id in held})
+            for c in record.criteria
+        ],
         reference_output=record.reference_output,
         hints=record.environment.hints if world else [],
         checklist=[RubricChecklistItem(**i) for i in record.environment.checklist] if world else [],

@@ -10,7 +10,8 @@ exact semantics).
 ``tests/`` holds one standalone script per criterion (`criterion_scripts`), the W0 snapshot as
 ``initial.tar.gz`` (a tarball, so no test file is a byte copy of an environment file) and
 ``checklist.json``; ``test.sh`` unpacks the snapshot, runs every criterion on (W0, /app) and writes
-``{"reward": product of the criteria, "checklist": weighted credit}``. ``solution/solve.sh`` runs
+``{"reward": product of the criteria, "checklist": weighted credit}`` (the credit of the items a
+rollout must bring about, 0 when a criterion W0 meets fails: `rewards.held_at_start`). ``solution/solve.sh`` runs
 ``solve.py`` over ``steps.json``: the task's scripted solution done as a hinted agent would, with
 worldtool and shell commands.
 
@@ -59,6 +60,7 @@ from envpipeline.terminal.bundle import dump_task_config, write_files
 from envpipeline.worlds import lifestore, worldstore
 from envpipeline.worlds.state import pack_day
 from envpipeline.worlds.tasks import criterion_scripts, prepare_initial
+from envpipeline.worlds.verifier import held_at_start
 
 #: Criterion kinds judged on the trajectory, which the exported verifier cannot see (see above).
 TRAJECTORY_KINDS = frozenset({"calls_through"})
@@ -105,8 +107,11 @@ import json, sys
 task = json.load(open("/tests/checklist.json"))
 passed = set(sys.argv[1].split())
 reward = 1 if all(c in passed for c in task["criteria"]) else 0
-total = sum(item["weight"] for item in task["checklist"])
-credit = sum(item["weight"] for item in task["checklist"] if all(c in passed for c in item["criteria"]))
+held = set(task.get("held_at_start", []))  # met by the initial world: a condition, not credit
+items = [i for i in task["checklist"] if not set(i["criteria"]) <= held] or task["checklist"]
+total = sum(item["weight"] for item in items)
+credit = sum(item["weight"] for item in items if all(c in passed for c in item["criteria"]))
+credit = credit if held <= passed else 0
 print(json.dumps({"reward": reward, "checklist": round(credit / total, 4) if total else 0.0}))
 PY
 """
@@ -130,14 +135,16 @@ def snapshot_tar(day: Path) -> bytes:
 
 
 def exported_criteria(task: WorldTask) -> tuple[list[str], dict[str, Any]]:
-    """The ids of the criteria the export scripts, and checklist.json (without trajectory criteria)."""
+    """The ids of the criteria the export scripts, and checklist.json (without trajectory criteria;
+    ``held_at_start``: the criteria the initial world meets, which earn no checklist credit)."""
     kept = [c.id for c in task.criteria if c.kind not in TRAJECTORY_KINDS]
     items = []
     for item in task.checklist:
         ids = [c for c in item.criteria if c in kept]
         if ids:
             items.append({**item.model_dump(mode="json"), "criteria": ids})
-    return kept, {"criteria": kept, "checklist": items}
+    held = [c for c in held_at_start(task.criteria) if c in kept]
+    return kept, {"criteria": kept, "checklist": items, "held_at_start": held}
 
 
 def world_task_config(task: WorldTask, difficulty: str | None, mode: HarborMode = "offline") -> TaskConfig:

@@ -29,6 +29,13 @@ class RubricCriterion(Strict):
     weight: Annotated[float, Field(gt=0, description="prior importance (checklist weight share)")] = 1.0
     expected_text: Annotated[str | None, Field(description="text criteria: the reply must contain it")] = None
     spec: Annotated[str, Field(description="the family-native criterion as JSON")] = "{}"
+    held_at_start: Annotated[
+        bool,
+        Field(
+            description="the task's initial state already meets it (state_preserved, a kept record): "
+            "no partial credit of its own, and breaking it voids the partial credit"
+        ),
+    ] = False
 
 
 class RubricChecklistItem(Strict):
@@ -53,6 +60,10 @@ class Rubric(Strict):
     def weights(self) -> list[float]:
         """Prior weight of each criterion, in order."""
         return [c.weight for c in self.criteria]
+
+    def held_at_start(self) -> list[bool]:
+        """Whether the initial state already meets each criterion, in order."""
+        return [c.held_at_start for c in self.criteria]
 
 
 class AcceptedTask(Strict):

@@ -17,8 +17,9 @@ from envpipeline.models.task import TaskRecord
 from envpipeline.redteam.base import ComposeAttack, PolicyOutcome, RedTeamPolicy, ReferenceRun
 from envpipeline.redteam.registry import policies_for
 from envpipeline.redteam.summary import red_team_gate_result
-from envpipeline.rewards.cfrr import cfrr_rewards
-from envpipeline.rubric import pass_vector
+from envpipeline.rewards.held_at_start import held_rewards
+from envpipeline.rewards.modes import cfrr, checklist
+from envpipeline.rubric import held_at_start, pass_vector
 
 
 def stored_states(task: TaskRecord) -> dict[str, dict[str, Any]]:
@@ -61,19 +62,21 @@ def red_team(
         p for p in (policies if policies is not None else policies_for("compose")) if p.applies_to(task)
     ]
     results = [attack(task, policy, stored, reference) for policy in policies]
+    held = held_at_start(task.criteria, ComposedEnvironment.from_initial_state(stored).states)
     matrix = [[True] * len(task.criteria)] + [passes for passes, _, _ in results]
-    rewards = cfrr_rewards(matrix)[1:]
+    rewards = held_rewards(cfrr, matrix, None, held, 0.1, 1.0)[1:]
+    credit = held_rewards(checklist, matrix[1:], None, held, 0.0, 1.0) if task.criteria else []
     return [
         PolicyOutcome(
             policy=policy.name,
             binary=float(all(passes)),
-            checklist=round(sum(passes) / len(passes), 4) if passes else 0.0,
+            checklist=round(share, 4) if passes else 0.0,
             cfrr=round(reward, 4),
             moot=moot,
             calls=calls,
             failed=[c.id for c, ok in zip(task.criteria, passes) if not ok],
         )
-        for policy, (passes, moot, calls), reward in zip(policies, results, rewards)
+        for policy, (passes, moot, calls), reward, share in zip(policies, results, rewards, credit)
     ]
 
 

@@ -19,10 +19,11 @@ from envpipeline.models.world_task import WorldTask
 from envpipeline.redteam.base import PolicyOutcome, RedTeamPolicy
 from envpipeline.redteam.registry import policies_for
 from envpipeline.redteam.world_attack import WorldAttack, WorldReference
-from envpipeline.rewards.cfrr import cfrr_rewards
+from envpipeline.rewards.held_at_start import held_rewards
+from envpipeline.rewards.modes import cfrr
 from envpipeline.scratch import scratch_folder
 from envpipeline.worlds.state import world_hash
-from envpipeline.worlds.verifier import evaluate
+from envpipeline.worlds.verifier import checklist_credit, evaluate, held_at_start
 
 
 def write_calls(trajectory: list[dict[str, Any]]) -> list[str]:
@@ -62,18 +63,20 @@ def red_team_world(
         reference = reference_run(task, w0, work)
         results = [attack_once(task, policy, w0, reference, work) for policy in policies]
     ids = [c.id for c in task.criteria]
+    held = set(held_at_start(task.criteria))
     matrix = [[True] * len(ids)] + [[r.get(c, False) for c in ids] for r, _, _ in results]
-    rewards = cfrr_rewards(matrix)[1:] if ids else [0.0] * len(policies)
-    weights = {item.id: item.weight for item in task.checklist}
-    total = sum(weights.values())
+    rewards = (
+        held_rewards(cfrr, matrix, None, [c in held for c in ids], 0.1, 1.0)[1:]
+        if ids
+        else [0.0] * len(policies)
+    )
     outcomes = []
     for policy, (passes, moot, calls), reward in zip(policies, results, rewards):
-        got = sum(item.weight for item in task.checklist if all(passes.get(c, False) for c in item.criteria))
         outcomes.append(
             PolicyOutcome(
                 policy=policy.name,
                 binary=float(bool(passes) and all(passes.values())),
-                checklist=round(got / total, 4) if total else 0.0,
+                checklist=checklist_credit(task, passes),
                 cfrr=round(reward, 4),
                 moot=moot,
                 calls=calls,

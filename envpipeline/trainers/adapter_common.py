@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from envpipeline.errors import ConfigError
-from envpipeline.export.rewards import completion_passes, parse_rubric, score_group
+from envpipeline.export.rewards import completion_passes, evidence_held, parse_rubric, score_group
 from envpipeline.trainers.episode import Episode
 
 Source = Literal["environment", "text-only"]
@@ -106,7 +106,8 @@ def score_completion(
         text_ids = {c.id for c in rubric.criteria if c.check == "text"}
         reported = {k: v for k, v in reported.items() if k not in text_ids}
     passes = completion_passes(rubric, text, criteria_passed=reported)
-    scores = score_group([passes], rubric.weights(), mode)
+    held = evidence_held(rubric, criteria_passed=reported)
+    scores = score_group([passes], rubric.weights(), mode, held_at_start=held)
     return {
         "score": scores.rewards[0],
         "criteria_passed": float(sum(passes)),

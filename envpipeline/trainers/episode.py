@@ -12,7 +12,8 @@ adapter (TRL ``environment_factory``, SkyRL, verifiers, OpenRLHF, verl):
 - `submit_answer(answer)`: the agent's final answer (the last one counts);
 - `criteria_passed()`: one boolean per criterion of the task, from the live state and the answer;
 - `reward(mode)`: ``"binary"`` is 1.0 only when every criterion passes; ``"checklist"`` is the
-  family's partial credit (share of criteria; weighted checklist for worlds; the tests' reward for
+  family's partial credit over the criteria the initial state does not already meet
+  (`held_at_start`; share of criteria; weighted checklist for worlds; the tests' reward for
   terminal bundles). Both need no argument: the episode keeps its state and answer.
 
 Families plug in through `EPISODES` (one module per family under ``envpipeline.trainers.families``,
@@ -29,6 +30,8 @@ from typing import Any, Literal, TypeVar
 from envpipeline.errors import ConfigError
 from envpipeline.models.env_spec import EnvSpec
 from envpipeline.plugins import PluginRegistry
+from envpipeline.rewards.held_at_start import held_rewards
+from envpipeline.rewards.modes import get_reward_mode
 from envpipeline.services.base import BAD_REQUEST, NOT_FOUND, error_observation
 
 RewardMode = Literal["binary", "checklist"]
@@ -132,10 +135,19 @@ class Episode(ABC):
         self.answer = str(answer)
         return observation_text({"success": True, "data": {"submitted": True}})
 
+    def held_at_start(self) -> list[bool] | None:
+        """Whether the task's initial state already meets each criterion (None: not known). Those
+        earn no partial credit and void it when broken (`envpipeline.rewards.held_at_start`)."""
+        return None
+
     def checklist_score(self) -> float:
-        """Partial credit in [0, 1]; by default the share of criteria passed."""
+        """Partial credit in [0, 1]; by default the share of criteria passed, of those the initial
+        state does not already meet (`held_at_start`)."""
         passed = self.criteria_passed()
-        return sum(passed) / len(passed) if passed else 0.0
+        if not passed:
+            return 0.0
+        held = self.held_at_start() or [False] * len(passed)
+        return held_rewards(get_reward_mode("checklist"), [passed], None, held, 0.0, 1.0)[0]
 
     def reward(self, mode: RewardMode = "binary") -> float:
         """1.0 when every criterion passes (``binary``), or the family's partial credit (``checklist``)."""

@@ -44,7 +44,7 @@ from envpipeline.worlds.judge_view import judge_view
 from envpipeline.worlds.judges import default_judges
 from envpipeline.worlds.metrics import cosine_to_last, group_rewards, tfidf, trajectory_well_formed
 from envpipeline.worlds.tasks import prepare_initial, task_text
-from envpipeline.worlds.verifier import evaluate
+from envpipeline.worlds.verifier import checklist_credit, evaluate
 
 #: (hinted, skill) of the six rollouts.
 ROLLOUT_PLAN: tuple[tuple[bool, str], ...] = (
@@ -143,13 +143,6 @@ def rollout(
         seconds=record.seconds,
         trajectory=trajectory,
     )
-
-
-def checklist_credit(task: WorldTask, criteria: dict[str, bool]) -> float:
-    """Weighted share of checklist items whose criteria all pass (as the verifier computes it)."""
-    total = sum(item.weight for item in task.checklist)
-    got = sum(item.weight for item in task.checklist if all(criteria.get(c, False) for c in item.criteria))
-    return round(got / total, 4) if total else 0.0
 
 
 def mutate(criterion: WorldCriterion, initial: Path, final: Path) -> str:

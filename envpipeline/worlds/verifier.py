@@ -1,8 +1,9 @@
 """Scoring a rollout: the criteria verifier V, checklist credit, a state-diff judge and an LLM judge.
 
 - `evaluate(task, initial_dir, final_dir)`: per-criterion booleans (`criteria.check`), the verdict
-  V = product of the criteria (1 only when all pass) and the checklist credit (weighted share of
-  checklist items whose criteria all pass).
+  V = product of the criteria (1 only when all pass) and the checklist credit (`checklist_credit`:
+  weighted share of checklist items whose criteria all pass, of the items a rollout must bring
+  about: ``state_preserved``, which W0 itself meets, is a condition, not credit).
 - `diff_judge(task, initial_dir, final_dir)`: an independent judge that never runs the criteria
   code. It computes `envpipeline.worlds.state.diff` and looks, for each of the task's
   expectations, for an added or changed row (or an added/changed file) whose text contains every
@@ -15,12 +16,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from envpipeline.llm import LLM
-from envpipeline.models.world_task import WorldTask
+from envpipeline.models.world_task import WorldCriterion, WorldTask
+from envpipeline.rewards.held_at_start import held_checklist
 from envpipeline.worlds.allowance import called_through
 from envpipeline.worlds.criteria import check_all
 from envpipeline.worlds.state import diff
@@ -54,15 +57,30 @@ def evaluate(
         for criterion in task.criteria:
             if criterion.kind == "calls_through":
                 results[criterion.id] = called_through(criterion, trajectory)
-    total = sum(item.weight for item in task.checklist)
-    got = sum(item.weight for item in task.checklist if all(results.get(c, False) for c in item.criteria))
     verdict = int(all(results.values()) and bool(results))
     return Evaluation(
         criteria=results,
         verdict=verdict,
-        checklist=round(got / total, 4) if total else 0.0,
+        checklist=checklist_credit(task, results),
         failed=[cid for cid, ok in results.items() if not ok],
     )
+
+
+#: Criterion kinds every W0 meets (the state against itself): a rollout that does nothing passes
+#: them, so they earn no checklist credit and void it when broken (`rewards.held_at_start`).
+HELD_AT_START_KINDS = frozenset({"state_preserved"})
+
+
+def held_at_start(criteria: Sequence[WorldCriterion]) -> list[str]:
+    """The ids of `criteria` that every initial state meets (`HELD_AT_START_KINDS`)."""
+    return [c.id for c in criteria if c.kind in HELD_AT_START_KINDS]
+
+
+def checklist_credit(task: WorldTask, results: Mapping[str, bool]) -> float:
+    """Weighted share of the checklist items whose criteria all pass, counting only items a rollout
+    must bring about; 0.0 when a criterion W0 meets fails (`rewards.held_at_start.held_checklist`)."""
+    items = [(item.weight, item.criteria) for item in task.checklist]
+    return held_checklist(items, results, held_at_start(task.criteria))
 
 
 def _row_text(row: dict[str, Any]) -> str:

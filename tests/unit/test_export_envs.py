@@ -81,10 +81,12 @@ def test_trl_checklist_mode_gives_partial_credit(accepted: list[TaskRecord]) -> 
     task = accepted[0]
     env = bind_environment(ComposedTaskEnv, [task], reward_mode="checklist")()
     env.reset(task_id=task.task_id)
+    assert env.get_reward() == 0.0  # nothing done: what held at the start earns nothing
     solve(task, env.call_tool)
     output_criteria = sum(c.kind in TEXT_KINDS for c in task.criteria)
-    expected = (len(task.criteria) - output_criteria) / len(task.criteria)
-    assert env.get_reward() == pytest.approx(expected)
+    to_achieve = len(task.criteria) - sum(env.episode.held_at_start())
+    assert to_achieve < len(task.criteria)  # state_preserved at least held at the start
+    assert env.get_reward() == pytest.approx((to_achieve - output_criteria) / to_achieve)
     env.submit_answer(task.reference_output)
     assert env.get_reward() == 1.0
 

@@ -241,8 +241,11 @@ def test_trl_reward_fn_scores_groups_from_the_environments(tasks) -> None:
             **columns,
         )
         matrix = [env.episode.criteria_passed() for env in envs]
-        assert got == pytest.approx(score_group(matrix, task.rubric().weights()).rewards)
-        assert got[0] == 1.0 > got[1]
+        held = envs[0].episode.held_at_start()
+        assert held == task.rubric().held_at_start() and any(held)
+        assert got == pytest.approx(score_group(matrix, task.rubric().weights(), held_at_start=held).rewards)
+        # looking around or doing nothing passes what W0 already met (state_preserved): no reward
+        assert got == [1.0, 0.0, 0.0]
         assert [env.get_reward() for env in envs] == [1.0, 0.0, 0.0]
     finally:
         for env in envs:

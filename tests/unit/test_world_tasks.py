@@ -123,6 +123,7 @@ def test_every_registered_template_builds_a_task_that_its_reference_solution_sol
     request = [c.id for c in task.criteria if c.kind not in GUARD_KINDS]
     assert not any(initial.criteria[c] for c in request), (name, initial.criteria)
     assert any(c.kind == "state_preserved" for c in task.criteria), name
+    assert evaluate(task, w0, w0, []).checklist == 0.0, name  # doing nothing earns no credit
     solved = evaluate(task, w0, final, result.trajectory)
     assert all(solved.criteria.values()), (name, solved.failed)
     assert solved.verdict == 1 and solved.checklist == 1.0, name

@@ -15,7 +15,7 @@ from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.agents.metatools import META_TOOL_SCHEMAS, MetaToolbox
 from envpipeline.models.criteria import Criterion
 from envpipeline.models.env_spec import EnvSpec
-from envpipeline.rubric import pass_vector
+from envpipeline.rubric import held_at_start, pass_vector
 from envpipeline.trainers.episode import Episode, register_episode
 
 #: The meta-tools by name, built once (`Episode.call` looks a tool up here on every call).
@@ -30,6 +30,7 @@ class ComposedEpisode(Episode):
         super().__init__(spec)
         self.toolbox = MetaToolbox(ComposedEnvironment.from_task_environment(spec.environment))
         self.criteria = [Criterion.model_validate(c) for c in spec.criteria]
+        self._held = held_at_start(self.criteria, self.toolbox.env.states)
 
     def agent_tools(self) -> dict[str, dict[str, Any]]:
         return META_TOOLS
@@ -39,3 +40,6 @@ class ComposedEpisode(Episode):
 
     def criteria_passed(self) -> list[bool]:
         return pass_vector(self.criteria, self.toolbox.env.states, self.answer)
+
+    def held_at_start(self) -> list[bool]:
+        return list(self._held)

@@ -39,6 +39,7 @@ from envpipeline.export.tool_names import safe_tool_name
 from envpipeline.models.env_spec import EnvSpec
 from envpipeline.models.world import Operation
 from envpipeline.models.world_task import WorldCriterion
+from envpipeline.rewards.held_at_start import held_checklist
 from envpipeline.sandbox.base import Sandbox
 from envpipeline.scratch import scratch_folder, scratch_mkdtemp
 from envpipeline.services.base import BAD_REQUEST
@@ -48,6 +49,7 @@ from envpipeline.worlds.allowance import called_through
 from envpipeline.worlds.criteria import check_all
 from envpipeline.worlds.delta import apply_ops
 from envpipeline.worlds.state import day_path, pack_day
+from envpipeline.worlds.verifier import held_at_start
 
 try:
     import anyio
@@ -249,17 +251,15 @@ class WorldEpisode(Episode):
         results = self.criterion_results()
         return [results[c.id] for c in self.criteria]
 
+    def held_at_start(self) -> list[bool]:
+        held = set(held_at_start(self.criteria))
+        return [c.id in held for c in self.criteria]
+
     def checklist_score(self) -> float:
-        results = self.criterion_results()
-        total = sum(float(item["weight"]) for item in self.checklist)
-        if not total:
+        if not sum(float(item["weight"]) for item in self.checklist):
             return super().checklist_score()
-        got = sum(
-            float(item["weight"])
-            for item in self.checklist
-            if all(results.get(c, False) for c in item["criteria"])
-        )
-        return round(got / total, 4)
+        items = [(float(item["weight"]), list(item["criteria"])) for item in self.checklist]
+        return held_checklist(items, self.criterion_results(), held_at_start(self.criteria))
 
     def close(self) -> None:
         if self._shell is not None:
