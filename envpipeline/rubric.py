@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from envpipeline.models import value_pools
 from envpipeline.models.criteria import ValueKind
 from envpipeline.models.task import Condition, Criterion
+from envpipeline.value_mentions import code_key, dates_in, same_date
 
 #: criteria checked on the final reply alone (every other kind reads the state)
 TEXT_KINDS = ("output_contains", "final_answer")
@@ -31,6 +32,7 @@ SIMULATED_FIELD = "simulated"
 #: (each call a record: ``tool``, ``arguments``, ``response``).
 SIMULATED_CALLS = "simulated.records."
 _TRAILING = " \t\n.,;:!?\"'"
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def condition_holds(actual: Any, condition: Condition) -> bool:
@@ -133,6 +135,23 @@ def held_at_start(criteria: list[Criterion], initial_states: Mapping[str, BaseMo
     return pass_vector(criteria, initial_states, "")
 
 
+#: Kinds whose values are codes (`value_mentions.code_key`: 'REF 9251' is REF-9251).
+CODE_KINDS: frozenset[ValueKind] = frozenset(
+    {
+        "code",
+        "booking_code",
+        "ticket_code",
+        "order_number",
+        "sku",
+        "advisory_code",
+        "employee_code",
+        "flight_number",
+    }
+)
+#: A code as a reply may write it: any case with a hyphen, or upper case with a space.
+_CODE = r"\b[A-Za-z][A-Za-z0-9]{1,5}-\d{3,6}\b|(?-i:\b[A-Z][A-Z0-9]{1,5} \d{3,6}\b)"
+
+
 @functools.cache
 def _mention_pattern(kind: ValueKind) -> re.Pattern[str]:
     """Every way a value of `kind` can be written in a reply (built from the value pools)."""
@@ -145,14 +164,8 @@ def _mention_pattern(kind: ValueKind) -> re.Pattern[str]:
         "email": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
         "city": rf"\b(?:{alternatives(c[0] for c in value_pools.CITIES)})\b",
         "date": r"\b\d{4}-\d{2}-\d{2}\b",
-        "code": r"\b[A-Za-z][A-Za-z0-9]{1,5}-\d{3,6}\b",
-        "booking_code": r"\b[A-Za-z][A-Za-z0-9]{1,5}-\d{3,6}\b",
-        "ticket_code": r"\b[A-Za-z][A-Za-z0-9]{1,5}-\d{3,6}\b",
-        "order_number": r"\b[A-Za-z][A-Za-z0-9]{1,5}-\d{3,6}\b",
-        "sku": r"\b[A-Za-z][A-Za-z0-9]{1,5}-\d{3,6}\b",
-        "advisory_code": r"\b[A-Za-z][A-Za-z0-9]{1,5}-\d{3,6}\b",
-        "employee_code": r"\b[A-Za-z][A-Za-z0-9]{1,5}-\d{3,6}\b",
-        "flight_number": r"\b[A-Za-z]{2}\d{3,4}\b",
+        **{code: _CODE for code in CODE_KINDS if code != "flight_number"},
+        "flight_number": r"\b[A-Za-z]{2}\d{3,4}\b|(?-i:\b[A-Z]{2} \d{3,4}\b)",
         "title": rf"\b(?:{alternatives(value_pools.TOPICS)})\s+(?:{alternatives(value_pools.CAPITALIZED_WORDS)})\b",
     }
     return re.compile(patterns[kind], re.IGNORECASE)
@@ -168,9 +181,20 @@ def answer_is(reply: str, expected: str, kind: ValueKind | None, max_chars: int 
 
     It must be short (`max_chars`), name the value (after normalizing case, spaces and trailing
     punctuation), and name no other value of the same kind: a reply that lists candidates fails.
+    A date or a code may be spelled as people write it, and so may every other candidate it names:
+    'June 15, 2026' gives 2026-06-15, '2026-06-15 or June 16' names two dates, 'REF 9251' is
+    REF-9251 (`value_mentions.dates_in`, `code_key`).
     """
     if len(reply) > (max_chars or DEFAULT_ANSWER_CHARS):
         return False
+    if kind == "date" and _DAY.fullmatch(expected.strip()):
+        named = dates_in(reply)
+        return bool(named) and all(
+            any(same_date(r, expected.strip()) for r in readings) for readings in named
+        )
+    if kind in CODE_KINDS and mentions(expected, kind):
+        keys = {code_key(m.group(0)) for m in _mention_pattern(kind).finditer(reply)}
+        return keys == {code_key(expected)}
     wanted = normalize_text(expected)
     if not wanted or wanted not in normalize_text(reply):
         return False

@@ -21,6 +21,11 @@ writes an instruction paraphrases: it writes 'REF 9251' for ``REF-9251``, 'June 
   currency word ('$1,250', '1250 dollars') when the cents are zero.
 
 A value shorter than three letters or digits is never looked for (too many false alarms).
+
+`dates_in` and `code_key` serve the other direction, a final reply checked by
+`envpipeline.rubric.answer_is`: every date a text names in any of those spellings, and the one key
+of a code however it is separated ('REF 9251', 'ref-9251', 'REF9251'). Standard library only: the
+Harbor runtime vendors this module with `envpipeline.rubric`.
 """
 
 from __future__ import annotations
@@ -153,3 +158,62 @@ def _amount_spellings(units: int, cents: str) -> list[str]:
     grouped = f"{units:,}".replace(",", ",?")
     number = rf"(?<![\d.,]){grouped}(?![\d]|[.,]\d)"
     return [rf"{_CURRENCY_SIGNS}\s?{number}", rf"{number}\s*{_CURRENCY_WORDS}\b"]
+
+
+_MONTH_WORD = (
+    r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_DAY_WORD = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_YEAR_AFTER = r"(?:,?\s+(?P<year>\d{4}))?"
+_DATE_FORMS = (
+    re.compile(r"(?<![\d-])(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})(?![\d-])"),
+    re.compile(r"(?<![\d/.])(?P<year>\d{4})[/.](?P<month>\d{1,2})[/.](?P<day>\d{1,2})(?![\d/.]\d)"),
+    re.compile(rf"\b{_MONTH_WORD}\s+(?:the\s+)?{_DAY_WORD}\b{_YEAR_AFTER}", re.IGNORECASE),
+    re.compile(rf"\b{_DAY_WORD}\s+(?:of\s+)?{_MONTH_WORD}\b{_YEAR_AFTER}", re.IGNORECASE),
+    # day and month in either order, with a four-digit year: both readings
+    re.compile(r"(?<![\d/.])(?P<first>\d{1,2})[/.](?P<second>\d{1,2})[/.](?P<year>\d{4})(?![\d/.]\d)"),
+)
+#: the year of a date named without one
+ANY_YEAR = "????"
+
+
+def dates_in(text: str) -> list[set[str]]:
+    """Every date `text` names, each as the set of its readings (``YYYY-MM-DD``; ``????-MM-DD``
+    when it names no year; '03/04/2026' has two), in the spellings of the module docstring."""
+    spans: list[tuple[int, int, set[str]]] = []
+    for form in _DATE_FORMS:
+        for match in form.finditer(text):
+            if any(start < match.end() and match.start() < end for start, end, _ in spans):
+                continue
+            readings = _readings(match.groupdict())
+            if readings:
+                spans.append((match.start(), match.end(), readings))
+    return [readings for _, _, readings in sorted(spans, key=lambda span: span[0])]
+
+
+def same_date(reading: str, iso: str) -> bool:
+    """Whether one reading (`dates_in`) is the date `iso`, a reading without a year matching any."""
+    return reading == iso or (reading.startswith(ANY_YEAR) and reading[4:] == iso[4:])
+
+
+def _readings(groups: dict[str, str | None]) -> set[str]:
+    year = groups.get("year") or ANY_YEAR
+    if groups.get("first"):
+        first, second = int(groups["first"] or 0), int(groups["second"] or 0)
+        pairs = {(first, second), (second, first)}
+    else:
+        month = groups["month"] or ""
+        number = int(month) if month.isdigit() else _month_number(month)
+        pairs = {(number, int(groups["day"] or 0))}
+    return {f"{year}-{m:02d}-{d:02d}" for m, d in pairs if 1 <= m <= 12 and 1 <= d <= 31}
+
+
+def _month_number(word: str) -> int:
+    prefix = word.lower().rstrip(".")[:3]
+    return next((i + 1 for i, name in enumerate(MONTHS) if name.startswith(prefix)), 0)
+
+
+def code_key(code: str) -> str:
+    """A code's letters and digits, lower case: 'REF-9251', 'REF 9251' and 'ref9251' are one key."""
+    return "".join(_RUN.findall(code.lower()))

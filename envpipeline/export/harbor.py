@@ -100,6 +100,7 @@ ENVPIPELINE_PARTS = (
     "services",
     "models",
     "rubric.py",
+    "value_mentions.py",
     "agents/__init__.py",
     "agents/environment.py",
 )

@@ -7,8 +7,10 @@ import pytest
 
 from envpipeline.compose.gates import chain_hidden
 from envpipeline.compose.pipeline import ComposeConfig, draft_record
+from envpipeline.models.criteria import ValueKind
+from envpipeline.rubric import answer_is
 from envpipeline.services.mcp_values import harmonize
-from envpipeline.value_mentions import stated_values, states_value
+from envpipeline.value_mentions import code_key, dates_in, stated_values, states_value
 
 GIVEN_AWAY = [
     ("Find REF 9251 first", "REF-9251"),
@@ -90,3 +92,36 @@ def test_no_default_task_states_a_value_its_agent_must_find() -> None:
         if said := stated_values(record.instruction, hidden):
             leaking.append((seed, said))
     assert leaking == []
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected", "kind", "passes"),
+    [
+        ("June 15, 2026", "2026-06-15", "date", True),
+        ("It was on the 15th of June.", "2026-06-15", "date", True),
+        ("15/06/2026", "2026-06-15", "date", True),
+        ("2026-06-15 or June 16", "2026-06-15", "date", False),  # two dates, one spelled otherwise
+        ("June 15, 2025", "2026-06-15", "date", False),
+        ("REF 9251", "REF-9251", "code", True),
+        ("It is REF-9251 or REF 9252.", "REF-9251", "code", False),
+        ("SK 961", "SK961", "flight_number", True),
+        ("SK961 or NR 188", "SK961", "flight_number", False),
+    ],
+)
+def test_a_final_answer_is_read_in_any_spelling_and_so_is_a_hedge(
+    reply: str, expected: str, kind: ValueKind, passes: bool
+) -> None:
+    """A right answer spelled as people write it passes; naming a second candidate in another
+    spelling ('2026-06-15 or June 16', which passed before) fails."""
+    assert answer_is(reply, expected, kind, None) is passes
+
+
+def test_dates_are_found_in_every_spelling_with_their_readings() -> None:
+    assert dates_in("June 15, 2026, not 2026-06-16 or 3/4/2026; 15 Jun") == [
+        {"2026-06-15"},
+        {"2026-06-16"},
+        {"2026-03-04", "2026-04-03"},
+        {"????-06-15"},
+    ]
+    assert dates_in("June 150 units, 12.5 kg, 2026") == []
+    assert code_key("ref 9251") == code_key("REF-9251") == "ref9251"
