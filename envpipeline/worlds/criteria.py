@@ -1,8 +1,9 @@
 """Binary criterion checks that compare a FINAL world day with the INITIAL one (stdlib only).
 
 Every check takes the criterion as a plain dict (``WorldCriterion.model_dump()``) and two day
-folders. The helpers below use nothing but ``sqlite3``, ``json`` and ``pathlib`` so that
-`render_script` can paste their source into a standalone verifier script (Harbor export):
+folders. The helpers below use nothing but ``sqlite3``, ``json``, ``pathlib`` and
+`envpipeline.value_mentions` (standard library only) so that `render_script` can paste their
+source and that module's into a standalone verifier script (Harbor export):
 ``python criterion_c1.py INITIAL_DIR FINAL_DIR`` prints PASS or FAIL and exits 0 or 1.
 """
 
@@ -14,6 +15,9 @@ import json
 import sqlite3
 from pathlib import Path
 from typing import Any
+
+from envpipeline import value_mentions
+from envpipeline.value_mentions import states_value
 
 
 def table_rows(day_dir, app, table):
@@ -188,7 +192,8 @@ def collateral(allow, initial_dir, final_dir):
                 )
     forbidden = [v for v in allow.get("forbidden") or [] if v]
     for text in new_texts(initial_dir, final_dir, apps, rows, files):
-        named = [v for v in forbidden if v in text]
+        # in any spelling: '(or March 8)' beside the right date names the 2026-03-08 not asked for
+        named = [v for v in forbidden if v in text or states_value(text, v)]
         if named:
             found.append(f"writes candidate value(s) the task did not ask for: {', '.join(named)}")
             break
@@ -282,8 +287,14 @@ def check_all(
 
 @functools.cache
 def _script_sources() -> str:
-    """The source of the functions every criterion script carries (read once per process)."""
-    return "\n\n".join(inspect.getsource(fn) for fn in _SCRIPT_FUNCTIONS)
+    """The source every criterion script carries: `envpipeline.value_mentions` (standard library
+    only) and the functions of `_SCRIPT_FUNCTIONS` (read once per process)."""
+    mentions_source = "\n".join(
+        line
+        for line in inspect.getsource(value_mentions).splitlines()
+        if line != "from __future__ import annotations"
+    )
+    return "\n\n".join([mentions_source, *(inspect.getsource(fn) for fn in _SCRIPT_FUNCTIONS)])
 
 
 def render_script(criterion: dict[str, Any]) -> str:
