@@ -171,6 +171,26 @@ def _mention_pattern(kind: ValueKind) -> re.Pattern[str]:
     return re.compile(patterns[kind], re.IGNORECASE)
 
 
+@functools.cache
+def _surname_first() -> re.Pattern[str]:
+    """A pool person written surname first ('Mensah, Umar')."""
+    last = "|".join(re.escape(v) for v in sorted(set(value_pools.LAST_NAMES), key=len, reverse=True))
+    first = "|".join(re.escape(v) for v in sorted(set(value_pools.FIRST_NAMES), key=len, reverse=True))
+    return re.compile(rf"\b(?P<last>{last}),\s*(?P<first>{first})\b", re.IGNORECASE)
+
+
+def persons_in(text: str) -> set[str]:
+    """The pool persons a text names ('first last', normalized), also written surname first
+    ('Mensah, Umar') where that is not the tail of a name and the head of the next ('Umar Mensah,
+    Noor's colleague')."""
+    plain = list(_mention_pattern("person").finditer(text))
+    named = {normalize_text(m.group(0)) for m in plain}
+    for match in _surname_first().finditer(text):
+        if not any(m.start() < match.end() and match.start() < m.end() for m in plain):
+            named.add(normalize_text(f"{match.group('first')} {match.group('last')}"))
+    return named
+
+
 def mentions(text: str, kind: ValueKind) -> set[str]:
     """The distinct values of `kind` a text names (normalized)."""
     return {normalize_text(m.group(0)) for m in _mention_pattern(kind).finditer(text)}
@@ -183,7 +203,8 @@ def answer_is(reply: str, expected: str, kind: ValueKind | None, max_chars: int 
     punctuation), and name no other value of the same kind: a reply that lists candidates fails.
     A date or a code may be spelled as people write it, and so may every other candidate it names:
     'June 15, 2026' gives 2026-06-15, '2026-06-15 or June 16' names two dates, 'REF 9251' is
-    REF-9251 (`value_mentions.dates_in`, `code_key`).
+    REF-9251 (`value_mentions.dates_in`, `code_key`), and a person may come surname first
+    ('Mensah, Umar'; `persons_in`).
     """
     if len(reply) > (max_chars or DEFAULT_ANSWER_CHARS):
         return False
@@ -195,6 +216,8 @@ def answer_is(reply: str, expected: str, kind: ValueKind | None, max_chars: int 
     if kind in CODE_KINDS and mentions(expected, kind):
         keys = {code_key(m.group(0)) for m in _mention_pattern(kind).finditer(reply)}
         return keys == {code_key(expected)}
+    if kind == "person" and mentions(expected, kind):
+        return persons_in(reply) == {normalize_text(expected)}
     wanted = normalize_text(expected)
     if not wanted or wanted not in normalize_text(reply):
         return False

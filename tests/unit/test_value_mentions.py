@@ -106,6 +106,9 @@ def test_no_default_task_states_a_value_its_agent_must_find() -> None:
         ("It is REF-9251 or REF 9252.", "REF-9251", "code", False),
         ("SK 961", "SK961", "flight_number", True),
         ("SK961 or NR 188", "SK961", "flight_number", False),
+        ("Mensah, Umar", "Umar Mensah", "person", True),
+        ("Umar Mensah or Kim, Noor", "Umar Mensah", "person", False),
+        ("It is Umar Mensah, Noor's colleague.", "Umar Mensah", "person", True),
     ],
 )
 def test_a_final_answer_is_read_in_any_spelling_and_so_is_a_hedge(
