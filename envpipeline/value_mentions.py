@@ -12,9 +12,10 @@ writes an instruction paraphrases: it writes 'REF 9251' for ``REF-9251``, 'June 
 - **the same letters and digits** between word boundaries, whatever separates the words (case,
   spaces, hyphens, dots, an apostrophe's ``'s`` after it): a separator between two digits counts
   (``16:15`` is not ``16.15``, the amount), except a thousands comma (``1,250.00``);
-- **a date** (``YYYY-MM-DD``) as a month name with its day ('June 15', '15th of Jun.') or as
-  numbers ('15/06/2026', '2026/06/15', '15.06.2026'; without the year only with a two-digit day,
-  '6/15', since '3/4' is more often a fraction);
+- **a date** (``YYYY-MM-DD``) as a month name with its day, with or without the year ('June 15',
+  '15th of Jun.') or as numbers ('15/06/2026', '2026/06/15', '15.06.2026'; without the year only
+  with a two-digit day, '6/15', since '3/4' is more often a fraction): any date `dates_in` reads
+  as it;
 - **a time of day** (``HH:MM``) on a 12-hour clock ('4:15 pm', '4.15pm', '4 pm' for ``16:00``) or
   as '16h15';
 - **an amount** with cents (``1250.00``) as its whole units after a currency sign or before a
@@ -22,7 +23,7 @@ writes an instruction paraphrases: it writes 'REF 9251' for ``REF-9251``, 'June 
 
 A value shorter than three letters or digits is never looked for (too many false alarms).
 
-`dates_in` and `code_key` serve the other direction, a final reply checked by
+`dates_in` and `code_key` also serve the other direction, a final reply checked by
 `envpipeline.rubric.answer_is`: every date a text names in any of those spellings, and the one key
 of a code however it is separated ('REF 9251', 'ref-9251', 'REF9251'). Standard library only: the
 Harbor runtime vendors this module with `envpipeline.rubric`.
@@ -64,6 +65,8 @@ def states_value(text: str, value: str) -> bool:
         return False
     if value.lower() in text.lower() or _same_characters(text, value):
         return True
+    if _DATE.fullmatch(value):
+        return any(same_date(reading, value) for readings in dates_in(text) for reading in readings)
     return any(re.search(pattern, text, re.IGNORECASE) for pattern in _other_spellings(value))
 
 
@@ -105,36 +108,12 @@ def _same_characters(text: str, value: str) -> bool:
 
 
 def _other_spellings(value: str) -> list[str]:
-    """Regular expressions of the other spellings of a date, a time of day or an amount."""
-    if match := _DATE.fullmatch(value):
-        return _date_spellings(*(int(part) for part in match.groups()))
+    """Regular expressions of the other spellings of a time of day or an amount."""
     if match := _TIME.fullmatch(value):
         return _time_spellings(int(match.group(1)), int(match.group(2)))
     if match := _AMOUNT.fullmatch(value):
         return _amount_spellings(int(match.group(1)), match.group(2))
     return []
-
-
-def _date_spellings(year: int, month: int, day: int) -> list[str]:
-    if not (1 <= month <= 12 and 1 <= day <= 31):
-        return []
-    name = MONTHS[month - 1]
-    month_name = rf"\b(?:{name}|{name[:3]}|{name[:4]})\.?"
-    day_word = rf"0?{day}(?:st|nd|rd|th)?\b"
-    digits_before, digits_after = r"(?<![\d/.\-])", r"(?![\d/]|\.\d)"
-    numeric_month, numeric_day = f"0?{month}", f"0?{day}"
-    year_part = rf"(?:{year}|{year % 100:02d})"
-    # without a year only a two-digit day: '3/4' is more often a fraction than the 4th of March
-    yearless = f"(?:/{year_part})?" if day >= 10 else f"/{year_part}"
-    return [
-        rf"{month_name}\s+(?:the\s+)?{day_word}",
-        rf"(?<!\d)\b{day_word}\s+(?:of\s+)?{month_name}",
-        rf"{digits_before}{numeric_month}/{numeric_day}{yearless}{digits_after}",
-        rf"{digits_before}{numeric_day}/{numeric_month}{yearless}{digits_after}",
-        rf"{digits_before}{numeric_day}[.\-]{numeric_month}[.\-]{year_part}{digits_after}",
-        rf"{digits_before}{numeric_month}[.\-]{numeric_day}[.\-]{year_part}{digits_after}",
-        rf"{digits_before}{year}[/.]0?{month}[/.]0?{day}{digits_after}",
-    ]
 
 
 def _time_spellings(hour: int, minute: int) -> list[str]:
@@ -173,6 +152,8 @@ _DATE_FORMS = (
     re.compile(rf"\b{_DAY_WORD}\s+(?:of\s+)?{_MONTH_WORD}\b{_YEAR_AFTER}", re.IGNORECASE),
     # day and month in either order, with a four-digit year: both readings
     re.compile(r"(?<![\d/.])(?P<first>\d{1,2})[/.](?P<second>\d{1,2})[/.](?P<year>\d{4})(?![\d/.]\d)"),
+    # without a year, only with a two-digit day ('6/15'): '3/4' is more often a fraction
+    re.compile(r"(?<![\d/.])(?P<first>\d{1,2})/(?P<second>\d{1,2})(?![\d/]|\.\d)"),
 )
 #: the year of a date named without one
 ANY_YEAR = "????"
@@ -202,6 +183,8 @@ def _readings(groups: dict[str, str | None]) -> set[str]:
     if groups.get("first"):
         first, second = int(groups["first"] or 0), int(groups["second"] or 0)
         pairs = {(first, second), (second, first)}
+        if year == ANY_YEAR:
+            pairs = {(m, d) for m, d in pairs if d >= 10}
     else:
         month = groups["month"] or ""
         number = int(month) if month.isdigit() else _month_number(month)
