@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 _RUN = re.compile(r"[^\W_]+")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
@@ -66,7 +67,7 @@ def states_value(text: str, value: str) -> bool:
     if value.lower() in text.lower() or _same_characters(text, value):
         return True
     if _DATE.fullmatch(value):
-        return any(same_date(reading, value) for readings in dates_in(text) for reading in readings)
+        return any(same_date(reading, value) for readings in _date_readings(text) for reading in readings)
     return any(re.search(pattern, text, re.IGNORECASE) for pattern in _other_spellings(value))
 
 
@@ -75,24 +76,30 @@ def stated_values(text: str, values: Iterable[str]) -> list[str]:
     return [value for value in dict.fromkeys(values) if value and states_value(text, value)]
 
 
-def _folded(text: str) -> tuple[str, set[int], set[int]]:
+@lru_cache(maxsize=512)
+def _folded(text: str) -> tuple[str, frozenset[int], frozenset[int]]:
     """`text` lowercased with the separators dropped, except one between two digits (thousands
-    commas dropped too), and where its words start and end in the folded string."""
+    commas dropped too), and where its words start and end in the folded string.
+
+    Cached: the leak checks fold one instruction once for every value they look for."""
     text = _THOUSANDS.sub("", text.lower())
     folded: list[str] = []
-    starts: set[int] = set()
-    ends: set[int] = set()
+    starts: list[int] = []
+    ends: list[int] = []
+    position = 0
     previous_end = None
     for run in _RUN.finditer(text):
-        if previous_end is not None and folded and folded[-1][-1].isdigit() and run.group()[0].isdigit():
+        word = run.group()
+        if previous_end is not None and folded and folded[-1][-1].isdigit() and word[0].isdigit():
             gap = text[previous_end : run.start()].strip() or " "
             folded.append(gap[0])
-        position = sum(len(piece) for piece in folded)
-        starts.add(position)
-        folded.append(run.group())
-        ends.add(position + len(run.group()))
+            position += 1
+        starts.append(position)
+        folded.append(word)
+        position += len(word)
+        ends.append(position)
         previous_end = run.end()
-    return "".join(folded), starts, ends
+    return "".join(folded), frozenset(starts), frozenset(ends)
 
 
 def _same_characters(text: str, value: str) -> bool:
@@ -162,15 +169,21 @@ ANY_YEAR = "????"
 def dates_in(text: str) -> list[set[str]]:
     """Every date `text` names, each as the set of its readings (``YYYY-MM-DD``; ``????-MM-DD``
     when it names no year; '03/04/2026' has two), in the spellings of the module docstring."""
-    spans: list[tuple[int, int, set[str]]] = []
+    return [set(readings) for readings in _date_readings(text)]
+
+
+@lru_cache(maxsize=512)
+def _date_readings(text: str) -> tuple[frozenset[str], ...]:
+    """`dates_in`, cached (one instruction is read once for all the dates looked for in it)."""
+    spans: list[tuple[int, int, frozenset[str]]] = []
     for form in _DATE_FORMS:
         for match in form.finditer(text):
             if any(start < match.end() and match.start() < end for start, end, _ in spans):
                 continue
             readings = _readings(match.groupdict())
             if readings:
-                spans.append((match.start(), match.end(), readings))
-    return [readings for _, _, readings in sorted(spans, key=lambda span: span[0])]
+                spans.append((match.start(), match.end(), frozenset(readings)))
+    return tuple(readings for _, _, readings in sorted(spans, key=lambda span: span[0]))
 
 
 def same_date(reading: str, iso: str) -> bool:
