@@ -114,7 +114,7 @@ def evaluate_criterion(
             output, str(criterion.match["text"].value), criterion.value_kind, criterion.max_chars
         )
     if criterion.kind == "state_preserved":
-        return state_preserved(states, criterion.preserved, criterion.allowed)
+        return state_preserved(states, criterion.preserved, criterion.allowed, criterion.allowed_fields)
     state = states.get(criterion.service or "")
     if state is None:
         return False
@@ -270,18 +270,33 @@ def field_records(field: str, value: Any) -> dict[str, Any]:
     return records
 
 
-def untouched_digest(value: Any, allowed: Iterable[str] = (), field: str = "") -> str:
+def untouched_digest(
+    value: Any,
+    allowed: Iterable[str] = (),
+    field: str = "",
+    fields: Mapping[str, Iterable[str]] | None = None,
+) -> str:
     """A short hash of a state field's records outside `allowed` (key order does not matter).
 
+    An allowed record named in `fields` (record key -> the fields the task may change) is hashed
+    too, without those fields: editing it elsewhere, or deleting it, changes the digest.
     In the simulated store an allowed ``records`` covers every recorded call (how tasks made before
     the store was kept per call allowed it), so those tasks verify as they did.
     """
     skip = set(allowed)
+    records = field_records(field, value)
     kept = {
         k: v
-        for k, v in field_records(field, value).items()
+        for k, v in records.items()
         if k not in skip and not (field == SIMULATED_FIELD and k.partition("/")[0] in skip)
     }
+    for key, changeable in (fields or {}).items():
+        if key in records:
+            record = records[key]
+            free = set(changeable)
+            kept[key] = (
+                {f: v for f, v in record.items() if f not in free} if isinstance(record, Mapping) else record
+            )
     payload = json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
@@ -294,34 +309,63 @@ def changed_records(before: Any, after: Any, field: str = "") -> list[str]:
 
 
 def state_preserved(
-    states: Mapping[str, BaseModel | dict], preserved: Mapping[str, str], allowed: Mapping[str, list[str]]
+    states: Mapping[str, BaseModel | dict],
+    preserved: Mapping[str, str],
+    allowed: Mapping[str, list[str]],
+    allowed_fields: Mapping[str, Mapping[str, list[str]]] | None = None,
 ) -> bool:
-    """Whether every '<service>.<field>' still hashes to its digest outside the allowed records."""
+    """Whether every '<service>.<field>' still hashes to its digest outside the allowed records
+    (and, in a record the task edits, outside the fields it may change)."""
     for key, digest in preserved.items():
         service, _, field = key.partition(".")
         if service not in states:
             return False
         value = state_fields(states[service]).get(field)
-        if untouched_digest(value, allowed.get(key, ()), field) != digest:
+        fields = (allowed_fields or {}).get(key)
+        if untouched_digest(value, allowed.get(key, ()), field, fields) != digest:
             return False
     return True
 
 
 def preservation_of(
     before: Mapping[str, BaseModel | dict], after: Mapping[str, BaseModel | dict]
-) -> tuple[dict[str, str], dict[str, list[str]]]:
-    """The digests and allowed record keys that make `after` the only accepted change of `before`.
+) -> tuple[dict[str, str], dict[str, list[str]], dict[str, dict[str, list[str]]]]:
+    """The digests, allowed record keys and allowed fields that make `after` the only accepted
+    change of `before`.
 
-    Every field of every service is covered; the allowed keys are the records that differ.
+    Every field of every service is covered; the allowed keys are the records that differ. A
+    record that exists before and after (an edit) may change only in the fields that differ; a
+    record added or removed is allowed whole, and so is the simulated store's.
     """
     preserved: dict[str, str] = {}
     allowed: dict[str, list[str]] = {}
+    allowed_fields: dict[str, dict[str, list[str]]] = {}
     for service in sorted(after):
         old_fields = state_fields(before.get(service, {}))
         for field, value in sorted(state_fields(after[service]).items()):
             key = f"{service}.{field}"
             changed = changed_records(old_fields.get(field), value, field)
+            edited = _edited_fields(old_fields.get(field), value, field, changed)
             if changed:
                 allowed[key] = changed
-            preserved[key] = untouched_digest(value, changed, field)
-    return preserved, allowed
+            if edited:
+                allowed_fields[key] = edited
+            preserved[key] = untouched_digest(value, changed, field, edited)
+    return preserved, allowed, allowed_fields
+
+
+def _edited_fields(before: Any, after: Any, field: str, changed: list[str]) -> dict[str, list[str]]:
+    """Of the `changed` records of one state field, those present before and after as records
+    with fields: record key -> the fields that differ."""
+    if field == SIMULATED_FIELD:
+        return {}
+    old, new = field_records(field, before), field_records(field, after)
+    missing = object()
+    edited: dict[str, list[str]] = {}
+    for key in changed:
+        first, last = old.get(key), new.get(key)
+        if isinstance(first, Mapping) and isinstance(last, Mapping):
+            edited[key] = sorted(
+                f for f in first.keys() | last.keys() if first.get(f, missing) != last.get(f, missing)
+            )
+    return edited

@@ -334,8 +334,9 @@ def with_preservation(draft: Draft) -> Draft:
     distractors included). A listing call goes before any call that uses an id nothing showed
     yet (`compose.discovery`). Each action's criterion then checks what the instruction states
     about its write as well (`compose.stated`). Then the collateral-damage criterion: every record
-    the reference leaves alone is pinned by a digest, so deleting, archiving or editing anything
-    else, or writing one record too many, fails the task.
+    the reference leaves alone, and every field it leaves alone in a record it edits, is pinned by
+    a digest, so deleting, archiving or editing anything else (renaming or closing the issue whose
+    assignee the task sets), or writing one record too many, fails the task.
     """
     env = ComposedEnvironment.from_task_environment(draft.environment_ref())
     before = env.snapshot()
@@ -351,7 +352,7 @@ def with_preservation(draft: Draft) -> Draft:
     reveal = draft.metadata["final_reveal"]
     draft.metadata["final_reveal"] = {**reveal, "step": moved[reveal["step"]]}
     draft.metadata["undiscoverable_ids"] = missing
-    preserved, allowed = preservation_of(before, env.states)
+    preserved, allowed, allowed_fields = preservation_of(before, env.states)
     draft.criteria.append(
         Criterion(
             id=f"c{len(draft.criteria) + 1}",
@@ -359,6 +360,7 @@ def with_preservation(draft: Draft) -> Draft:
             kind="state_preserved",
             preserved=preserved,
             allowed=allowed,
+            allowed_fields=allowed_fields,
         )
     )
     return draft

@@ -83,6 +83,15 @@ class Criterion(Strict):
         dict[str, list[str]],
         Field(description="state_preserved: '<service>.<field>' -> record keys the task may change"),
     ] = {}
+    allowed_fields: Annotated[
+        dict[str, dict[str, list[str]]],
+        Field(
+            description="state_preserved: '<service>.<field>' -> allowed record key -> the only fields "
+            "of that record the task may change (a record it edits; its other fields are pinned). "
+            "Left out of dumps when empty, so criteria made before it keep their form",
+            exclude_if=lambda value: not value,
+        ),
+    ] = {}
     achieved_by: Annotated[
         str | None, Field(description="namespaced tool that makes this criterion pass")
     ] = None

@@ -18,6 +18,7 @@ from envpipeline.redteam.compose import red_team
 from envpipeline.redteam.registry import all_policies, get_policy, policies_for, register_policy
 from envpipeline.services.worldmodel import OfflineWorldModel
 from tests.unit.conftest import scanned_selectors
+from tests.unit.edited_records import record_level
 from tests.world_models import installed_world_model
 
 Weakening = Callable[[TaskRecord], TaskRecord]
@@ -96,6 +97,7 @@ WEAKENINGS: dict[str, Weakening] = {
     "last-row": only_the_selected_row,
     "other-input": lambda t: t,  # the weakness is in the world that made them (`alike_answers`)
     "careless-constants": unpinned,
+    "other-fields": record_level,
 }
 #: Policies that attack only some tasks, and the fixture of tasks they attack.
 POOLS = {"fixed-row": "scanned", "last-row": "scanned", "other-input": "alike_answers"}

@@ -1,0 +1,29 @@
+"""A composed task's collateral check as it was before edits were pinned field by field."""
+
+from __future__ import annotations
+
+from envpipeline.agents.environment import ComposedEnvironment
+from envpipeline.agents.reference import run_reference
+from envpipeline.models.task import Criterion, TaskRecord
+from envpipeline.redteam.compose import stored_states
+from envpipeline.rubric import state_fields, untouched_digest
+
+
+def record_level(task: TaskRecord) -> TaskRecord:
+    """`task` with its state_preserved criterion letting a record the reference edits change
+    whole (digests over the other records only, no `allowed_fields`): renaming or closing the
+    issue whose assignee the task sets then passed."""
+    env = ComposedEnvironment.from_initial_state(stored_states(task))
+    run_reference(env, task.reference_solution, [], task.reference_output)
+
+    def loose(criterion: Criterion) -> Criterion:
+        if criterion.kind != "state_preserved":
+            return criterion
+        preserved = {}
+        for key in criterion.preserved:
+            service, _, field = key.partition(".")
+            value = state_fields(env.states[service]).get(field)
+            preserved[key] = untouched_digest(value, criterion.allowed.get(key, ()), field)
+        return criterion.model_copy(update={"preserved": preserved, "allowed_fields": {}})
+
+    return task.model_copy(update={"criteria": [loose(c) for c in task.criteria]})
