@@ -270,16 +270,21 @@ def field_records(field: str, value: Any) -> dict[str, Any]:
     return records
 
 
+#: What of an edited record's fields may change (`Criterion.allowed_fields`): field -> None (all
+#: of it) or the items of a list or the keys of an object that may change.
+FieldAllowance = Mapping[str, list[Any] | None]
+
+
 def untouched_digest(
     value: Any,
     allowed: Iterable[str] = (),
     field: str = "",
-    fields: Mapping[str, Iterable[str]] | None = None,
+    fields: Mapping[str, FieldAllowance] | None = None,
 ) -> str:
     """A short hash of a state field's records outside `allowed` (key order does not matter).
 
-    An allowed record named in `fields` (record key -> the fields the task may change) is hashed
-    too, without those fields: editing it elsewhere, or deleting it, changes the digest.
+    An allowed record named in `fields` (record key -> its `FieldAllowance`) is hashed too, without
+    what may change: editing it elsewhere, or deleting it, changes the digest.
     In the simulated store an allowed ``records`` covers every recorded call (how tasks made before
     the store was kept per call allowed it), so those tasks verify as they did.
     """
@@ -290,15 +295,33 @@ def untouched_digest(
         for k, v in records.items()
         if k not in skip and not (field == SIMULATED_FIELD and k.partition("/")[0] in skip)
     }
-    for key, changeable in (fields or {}).items():
+    for key, allowance in (fields or {}).items():
         if key in records:
-            record = records[key]
-            free = set(changeable)
-            kept[key] = (
-                {f: v for f, v in record.items() if f not in free} if isinstance(record, Mapping) else record
-            )
+            kept[key] = _pinned_part(records[key], allowance)
     payload = json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def _pinned_part(record: Any, allowance: FieldAllowance) -> Any:
+    """What of an edited record may not change: its fields outside `allowance`, and of a field
+    allowed item by item, its other items (a list's other values in order, an object's other keys)."""
+    if not isinstance(record, Mapping):
+        return record
+    pinned: dict[str, Any] = {}
+    for name, value in record.items():
+        if name not in allowance:
+            pinned[name] = value
+            continue
+        items = allowance[name]
+        if items is None:
+            continue
+        if isinstance(value, list):
+            pinned[name] = [item for item in value if item not in items]
+        elif isinstance(value, Mapping):
+            pinned[name] = {k: v for k, v in value.items() if k not in items}
+        else:
+            pinned[name] = value  # no longer a list or an object: a change outside the allowance
+    return pinned
 
 
 def changed_records(before: Any, after: Any, field: str = "") -> list[str]:
@@ -312,7 +335,7 @@ def state_preserved(
     states: Mapping[str, BaseModel | dict],
     preserved: Mapping[str, str],
     allowed: Mapping[str, list[str]],
-    allowed_fields: Mapping[str, Mapping[str, list[str]]] | None = None,
+    allowed_fields: Mapping[str, Mapping[str, FieldAllowance]] | None = None,
 ) -> bool:
     """Whether every '<service>.<field>' still hashes to its digest outside the allowed records
     (and, in a record the task edits, outside the fields it may change)."""
@@ -329,23 +352,23 @@ def state_preserved(
 
 def preservation_of(
     before: Mapping[str, BaseModel | dict], after: Mapping[str, BaseModel | dict]
-) -> tuple[dict[str, str], dict[str, list[str]], dict[str, dict[str, list[str]]]]:
+) -> tuple[dict[str, str], dict[str, list[str]], dict[str, dict[str, dict[str, list[Any] | None]]]]:
     """The digests, allowed record keys and allowed fields that make `after` the only accepted
     change of `before`.
 
     Every field of every service is covered; the allowed keys are the records that differ. A
-    record that exists before and after (an edit) may change only in the fields that differ; a
+    record that exists before and after (an edit) may change only where it differs (`_edits`); a
     record added or removed is allowed whole, and so is the simulated store's.
     """
     preserved: dict[str, str] = {}
     allowed: dict[str, list[str]] = {}
-    allowed_fields: dict[str, dict[str, list[str]]] = {}
+    allowed_fields: dict[str, dict[str, dict[str, list[Any] | None]]] = {}
     for service in sorted(after):
         old_fields = state_fields(before.get(service, {}))
         for field, value in sorted(state_fields(after[service]).items()):
             key = f"{service}.{field}"
             changed = changed_records(old_fields.get(field), value, field)
-            edited = _edited_fields(old_fields.get(field), value, field, changed)
+            edited = _edited_records(old_fields.get(field), value, field, changed)
             if changed:
                 allowed[key] = changed
             if edited:
@@ -354,18 +377,49 @@ def preservation_of(
     return preserved, allowed, allowed_fields
 
 
-def _edited_fields(before: Any, after: Any, field: str, changed: list[str]) -> dict[str, list[str]]:
+def _edited_records(
+    before: Any, after: Any, field: str, changed: list[str]
+) -> dict[str, dict[str, list[Any] | None]]:
     """Of the `changed` records of one state field, those present before and after as records
-    with fields: record key -> the fields that differ."""
+    with fields: record key -> `_edits`."""
     if field == SIMULATED_FIELD:
         return {}
     old, new = field_records(field, before), field_records(field, after)
+    return {
+        key: _edits(old[key], new[key])
+        for key in changed
+        if isinstance(old.get(key), Mapping) and isinstance(new.get(key), Mapping)
+    }
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _edits(first: Mapping[str, Any], last: Mapping[str, Any]) -> dict[str, list[Any] | None]:
+    """Where one record differs: field -> the items that differ, for a list of plain values whose
+    members changed (values added or removed: an attendee invited, a tag added) and for an object
+    (the keys whose values differ: one column of a list item set); None for any other field."""
     missing = object()
-    edited: dict[str, list[str]] = {}
-    for key in changed:
-        first, last = old.get(key), new.get(key)
-        if isinstance(first, Mapping) and isinstance(last, Mapping):
-            edited[key] = sorted(
-                f for f in first.keys() | last.keys() if first.get(f, missing) != last.get(f, missing)
+    edits: dict[str, list[Any] | None] = {}
+    for name in sorted(first.keys() | last.keys()):
+        old, new = first.get(name, missing), last.get(name, missing)
+        if old == new:
+            continue
+        edits[name] = None
+        if (
+            isinstance(old, list)
+            and isinstance(new, list)
+            and all(isinstance(v, _SCALARS) for v in old + new)
+        ):
+            items = [v for v in dict.fromkeys(old + new) if old.count(v) != new.count(v)]
+            edits[name] = _sorted_items(items) if items else None  # a reorder alone: the whole list
+        elif isinstance(old, Mapping) and isinstance(new, Mapping):
+            edits[name] = sorted(
+                k for k in old.keys() | new.keys() if old.get(k, missing) != new.get(k, missing)
             )
-    return edited
+    return edits
+
+
+def _sorted_items(items: list[Any]) -> list[Any]:
+    """Items in a stable order (by type name, then value), so the criterion is deterministic."""
+    return sorted(items, key=lambda v: (type(v).__name__, str(v)))

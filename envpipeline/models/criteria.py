@@ -9,6 +9,8 @@ from pydantic import Field
 from envpipeline.models.base import Strict
 
 ConditionOp = Literal["eq", "ne", "contains", "icontains"]
+#: An item of a record's field that a task may change: a value of a list field, a key of an object.
+AllowedItem = str | int | float | bool | None
 #: Kinds of value a final answer can ask for (`envpipeline.models.value_pools` recognises each).
 #: ``code`` is a generic reference code; the domain codes below are never consumed as one another.
 ValueKind = Literal[
@@ -84,11 +86,13 @@ class Criterion(Strict):
         Field(description="state_preserved: '<service>.<field>' -> record keys the task may change"),
     ] = {}
     allowed_fields: Annotated[
-        dict[str, dict[str, list[str]]],
+        dict[str, dict[str, dict[str, list[AllowedItem] | None]]],
         Field(
-            description="state_preserved: '<service>.<field>' -> allowed record key -> the only fields "
-            "of that record the task may change (a record it edits; its other fields are pinned). "
-            "Left out of dumps when empty, so criteria made before it keep their form",
+            description="state_preserved: '<service>.<field>' -> allowed record key -> field -> what "
+            "of it may change: null, the whole field; a list, only these items (the values of a list "
+            "of values, the keys of an object) may be added, removed or changed. A record the task "
+            "edits; its other fields and items are pinned. Left out of dumps when empty, so criteria "
+            "made before it keep their form",
             exclude_if=lambda value: not value,
         ),
     ] = {}

@@ -1,14 +1,17 @@
-"""A composed task pins the fields of a record it edits that the request leaves alone.
+"""A composed task pins what it does not ask to change in a record it edits: fields and items.
 
 "Set the assignee of issue 'issue_01' to Tara Ortiz" was passed by an agent that also closed the
-issue, renamed it and lowered its priority: `state_preserved` let a record the reference edits
-change whole. 18 of 110 accepted curated tasks of seeds 0-119 (and 11 of 120 whole-library ones)
-gave that agent (`other-fields`) full reward.
+issue, renamed it and lowered its priority, and "invite X to the event" by one that invited an
+outsider too: `state_preserved` let a record the reference edits change whole. Before, 23 of 110
+accepted curated tasks of seeds 0-119 (and 11 of 120 whole-library ones) gave full reward to
+`other-fields` or `other-items`.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import pytest
 
 from envpipeline.models.task import Criterion, TaskRecord
 from envpipeline.redteam.compose import red_team
@@ -38,7 +41,7 @@ def _preserved(before: dict[str, Any], after: dict[str, Any]) -> Criterion:
 def test_an_edited_record_may_change_only_in_the_fields_the_reference_changed():
     criterion = _preserved(_issues(), _issues(assignee="Tara Ortiz"))
     assert criterion.allowed == {"issues.issues": ["i1"]}
-    assert criterion.allowed_fields == {"issues.issues": {"i1": ["assignee"]}}
+    assert criterion.allowed_fields == {"issues.issues": {"i1": {"assignee": None}}}
 
     def passes(state: dict[str, Any]) -> bool:
         return pass_vector([criterion], state) == [True]
@@ -56,6 +59,36 @@ def test_an_edited_record_may_change_only_in_the_fields_the_reference_changed():
     assert not passes(other), "another record edited"
 
 
+def test_an_edited_list_or_object_may_change_only_in_the_items_the_reference_changed():
+    """Inviting one person to an event, tagging a note, setting one column: the record's list may
+    gain that value (or lose it), its object that key, and nothing else."""
+    criterion = _preserved(
+        _issues(watchers=["a@x.test"], extra={"size": "S", "color": "blue"}),
+        _issues(watchers=["a@x.test", "b@x.test"], extra={"size": "M", "color": "blue", "team": "red"}),
+    )
+    assert criterion.allowed_fields == {
+        "issues.issues": {"i1": {"extra": ["size", "team"], "watchers": ["b@x.test"]}}
+    }
+
+    def passes(**first: Any) -> bool:
+        return pass_vector([criterion], _issues(**first)) == [True]
+
+    asked = {"watchers": ["a@x.test", "b@x.test"], "extra": {"size": "M", "color": "blue", "team": "red"}}
+    assert passes(**asked)
+    assert passes(**{**asked, "watchers": ["b@x.test", "a@x.test", "b@x.test"]}), "invited twice"
+    assert not passes(**{**asked, "watchers": ["a@x.test", "b@x.test", "outsider@y.test"]}), "an outsider too"
+    assert not passes(**{**asked, "watchers": ["b@x.test"]}), "the other watcher dropped"
+    assert not passes(**{**asked, "extra": {**asked["extra"], "owner": "me"}}), "another key set"
+    assert not passes(**{**asked, "extra": {"size": "M", "team": "red"}}), (
+        "a key it did not ask about removed"
+    )
+    assert not passes(**{**asked, "extra": {**asked["extra"], "color": "red"}}), (
+        "a key it did not ask about set"
+    )
+    assert passes(**{**asked, "extra": {**asked["extra"], "size": "L"}}), "the value is the write criterion's"
+    assert not passes(**{**asked, "watchers": "b@x.test"}), "the list replaced by a text"
+
+
 def test_a_created_record_is_the_tasks_own_and_an_old_criterion_keeps_its_form():
     before = _issues()
     after = _issues()
@@ -71,15 +104,18 @@ def test_a_created_record_is_the_tasks_own_and_an_old_criterion_keeps_its_form()
     assert stored == criterion and pass_vector([stored], after) == [True]
 
 
-def _record_level_passes(task: TaskRecord) -> bool:
-    (outcome,) = red_team(record_level(task), policies=[get_policy("other-fields")])
+def _record_level_passes(task: TaskRecord, name: str) -> bool:
+    (outcome,) = red_team(record_level(task), policies=[get_policy(name)])
     return outcome.broke
 
 
-def test_no_accepted_task_rewards_an_agent_that_edits_other_fields_of_its_record(accepted: list[TaskRecord]):
-    """The `other-fields` policy earns nothing on an accepted task; on the same tasks with the
-    record-level check it broke several, and there the state check is what now fails it."""
-    policy = get_policy("other-fields")
+@pytest.mark.parametrize("name", ["other-fields", "other-items"])
+def test_no_accepted_task_rewards_an_agent_that_edits_more_of_its_record(
+    name: str, accepted: list[TaskRecord]
+):
+    """Neither policy earns anything on an accepted task; on the same tasks with the record-level
+    check each broke some, and there the state check is what now fails it."""
+    policy = get_policy(name)
     caught = []
     for task in accepted:
         (outcome,) = red_team(task, policies=[policy])
@@ -87,8 +123,8 @@ def test_no_accepted_task_rewards_an_agent_that_edits_other_fields_of_its_record
         if outcome.moot:  # nothing else to set on its records: it did exactly the task
             continue
         assert outcome.binary == 0.0, task.task_id
-        if _record_level_passes(task):
+        if _record_level_passes(task, name):
             preserved = next(c.id for c in task.criteria if c.kind == "state_preserved")
             assert outcome.failed == [preserved], task.task_id
             caught.append(task.task_id)
-    assert len(caught) >= 3, f"the record-level check was broken on {len(caught)} tasks only"
+    assert caught, "the record-level check was broken on no task: the test proves nothing"

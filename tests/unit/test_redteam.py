@@ -98,6 +98,7 @@ WEAKENINGS: dict[str, Weakening] = {
     "other-input": lambda t: t,  # the weakness is in the world that made them (`alike_answers`)
     "careless-constants": unpinned,
     "other-fields": record_level,
+    "other-items": record_level,
 }
 #: Policies that attack only some tasks, and the fixture of tasks they attack.
 POOLS = {"fixed-row": "scanned", "last-row": "scanned", "other-input": "alike_answers"}
