@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from envpipeline.models.base import Strict
 
@@ -93,12 +93,21 @@ class Criterion(Strict):
             "of values, the keys of an object) may be added, removed or changed. A record the task "
             "edits; its other fields and items are pinned. Left out of dumps when empty, so criteria "
             "made before it keep their form",
-            exclude_if=lambda value: not value,
         ),
     ] = {}
     achieved_by: Annotated[
         str | None, Field(description="namespaced tool that makes this criterion pass")
     ] = None
+
+    @model_serializer(mode="wrap")
+    def _without_empty_allowed_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Dumps leave `allowed_fields` out when it is empty: a criterion keeps the form (and a
+        task its id) it had before the field existed. (``Field(exclude_if=...)`` needs pydantic
+        2.12; the runtime supports 2.11.)"""
+        data = handler(self)
+        if not self.allowed_fields and isinstance(data, dict):
+            data.pop("allowed_fields", None)
+        return data
 
 
 class VerifierCriterion(Strict):
