@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from envpipeline.models import value_pools
 from envpipeline.models.criteria import ValueKind
 from envpipeline.models.task import Condition, Criterion
-from envpipeline.value_mentions import code_key, dates_in, same_date
+from envpipeline.value_mentions import addresses_in, code_key, dates_in, same_date
 
 #: criteria checked on the final reply alone (every other kind reads the state)
 TEXT_KINDS = ("output_contains", "final_answer")
@@ -42,6 +42,8 @@ def condition_holds(actual: Any, condition: Condition) -> bool:
         return actual == expected
     if condition.op == "ne":
         return actual != expected
+    if condition.op == "addresses":
+        return addresses_in(actual) == addresses_in(expected)
     if condition.op == "contains":
         try:
             return expected in actual

@@ -25,8 +25,10 @@ A value shorter than three letters or digits is never looked for (too many false
 
 `dates_in` and `code_key` also serve the other direction, a final reply checked by
 `envpipeline.rubric.answer_is`: every date a text names in any of those spellings, and the one key
-of a code however it is separated ('REF 9251', 'ref-9251', 'REF9251'). Standard library only: the
-Harbor runtime vendors this module with `envpipeline.rubric`.
+of a code however it is separated ('REF 9251', 'ref-9251', 'REF9251'). `addresses_in` reads the
+addresses a recipients field lists, for the ``addresses`` condition (a mail to exactly these
+people). Standard library only: the Harbor runtime vendors this module with `envpipeline.rubric`,
+and world criterion scripts paste it.
 """
 
 from __future__ import annotations
@@ -213,3 +215,16 @@ def _month_number(word: str) -> int:
 def code_key(code: str) -> str:
     """A code's letters and digits, lower case: 'REF-9251', 'REF 9251' and 'ref9251' are one key."""
     return "".join(_RUN.findall(code.lower()))
+
+
+_ADDRESS_SEPARATORS = re.compile(r"[,;]")
+
+
+def addresses_in(value: object) -> frozenset[str]:
+    """The e-mail addresses a recipients field lists ('a@x.test, B@y.test;c@z.test', or a list),
+    in lower case: what an ``addresses`` condition compares, as a set (order and case aside)."""
+    if isinstance(value, list | tuple):
+        items = [str(item) for item in value]
+    else:
+        items = _ADDRESS_SEPARATORS.split("" if value is None else str(value))
+    return frozenset(item.strip().lower() for item in items if item.strip())

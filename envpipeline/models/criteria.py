@@ -8,7 +8,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from envpipeline.models.base import Strict
 
-ConditionOp = Literal["eq", "ne", "contains", "icontains"]
+ConditionOp = Literal["eq", "ne", "contains", "icontains", "addresses"]
 #: An item of a record's field that a task may change: a value of a list field, a key of an object.
 AllowedItem = str | int | float | bool | None
 #: Kinds of value a final answer can ask for (`envpipeline.models.value_pools` recognises each).
@@ -33,7 +33,13 @@ ValueKind = Literal[
 class Condition(Strict):
     """One field condition of a criterion."""
 
-    op: Annotated[ConditionOp, Field(description="comparison: eq, ne, contains, icontains")]
+    op: Annotated[
+        ConditionOp,
+        Field(
+            description="comparison: eq, ne, contains, icontains; addresses: the field lists exactly "
+            "the value's e-mail addresses (comma- or semicolon-separated, any order or case)"
+        ),
+    ]
     value: Annotated[Any, Field(description="the expected value")]
 
 

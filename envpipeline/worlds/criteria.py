@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from envpipeline import value_mentions
-from envpipeline.value_mentions import states_value
+from envpipeline.value_mentions import addresses_in, states_value
 
 
 def table_rows(day_dir, app, table):
@@ -36,12 +36,14 @@ def table_rows(day_dir, app, table):
 
 
 def condition_holds(actual, cond):
-    """One field condition {"op": eq|ne|contains|icontains, "value": v}."""
+    """One field condition {"op": eq|ne|contains|icontains|addresses, "value": v}."""
     op, value = cond["op"], cond["value"]
     if op == "eq":
         return actual == value
     if op == "ne":
         return actual != value
+    if op == "addresses":  # exactly these recipients: a copy to anyone else fails
+        return addresses_in(actual) == addresses_in(value)
     text = "" if actual is None else str(actual).replace("\r\n", "\n")  # a web form's line ends
     if op == "contains":
         return str(value) in text

@@ -46,6 +46,11 @@ def has(value: Any) -> Condition:
     return Condition(op="contains", value=value)
 
 
+def to(*addresses: str) -> Condition:
+    """A recipients condition: exactly these addresses (a copy to anyone else fails)."""
+    return Condition(op="addresses", value=", ".join(addresses))
+
+
 def new_order_mention(sku: str) -> Mention:
     """The order_number of a newly placed order holding `sku`."""
     return Mention(app="shop", table="orders", column="order_number", where={"items_json": has(sku)})

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from envpipeline.models.criteria import Condition
 from envpipeline.models.world_task import WorldCriterion, WorldTask
 from envpipeline.redteam.registry import get_policy, policies_for
 from envpipeline.redteam.world import red_team_world, reference_run, write_calls
@@ -37,6 +38,21 @@ def without_forbidden(task: WorldTask) -> WorldTask:
     return task.model_copy(update={"criteria": criteria})
 
 
+def anyone_copied(task: WorldTask) -> WorldTask:
+    """The added-row checks as they were: a mail's recipients need only include the right address,
+    and an added event may invite anyone."""
+
+    def loose(criterion: WorldCriterion) -> WorldCriterion:
+        where = {
+            column: Condition(op="contains", value=c.value) if c.op == "addresses" else c
+            for column, c in (criterion.where or {}).items()
+            if column != "attendees_json"
+        }
+        return criterion.model_copy(update={"where": where}) if criterion.kind == "row_added" else criterion
+
+    return task.model_copy(update={"criteria": [loose(c) for c in task.criteria]})
+
+
 def first_request_only(task: WorldTask) -> WorldTask:
     first = next(c.id for c in task.criteria if c.kind not in ("state_preserved", "calls_through"))
     return keep(task, lambda c: c.id == first)
@@ -52,6 +68,7 @@ WORLD_WEAKENINGS: dict[str, WorldWeakening] = {
     "over-act": lambda t: keep(t, lambda c: c.kind != "state_preserved"),
     "early-stop": first_request_only,
     "wrong-interface": lambda t: keep(t, lambda c: c.kind != "calls_through"),
+    "cc-outsider": anyone_copied,
 }
 
 

@@ -7,7 +7,7 @@ password_after_alert   mcp>mcp>web>cli  an earlier 'password changed' alert: res
 from __future__ import annotations
 
 from envpipeline.worlds.schema import FILES_APP, password_hash
-from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has
+from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has, to
 from envpipeline.worlds.templates._life import history_rows, phrase, prefer_history
 from envpipeline.worlds.templates.base import Template
 from envpipeline.worlds.templates.registry import register_template
@@ -109,7 +109,7 @@ def password_rotate_site(ctx: Context) -> TaskBuilder:
         table="messages",
         where={
             "folder": eq("sent"),
-            "recipients": has(f"welcome@{site}"),
+            "recipients": to(f"welcome@{site}"),
             "body": has(f"Password rotated for {user}."),
         },
     )
@@ -170,7 +170,7 @@ def password_after_alert(ctx: Context) -> TaskBuilder:
         "security@accounts.example hears about the reset",
         app="mail",
         table="messages",
-        where={"folder": eq("sent"), "recipients": has("security@accounts.example"), "body": has(body)},
+        where={"folder": eq("sent"), "recipients": to("security@accounts.example"), "body": has(body)},
     )
     b.expect("mail", "{folder=sent}", "security@accounts.example", table="messages")
     b.sub("cli", "Note it.", f"echo '{line}' >> notes/security.md")

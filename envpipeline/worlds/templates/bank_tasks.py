@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from envpipeline.models.world import Operation
 from envpipeline.worlds.schema import FILES_APP
-from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has
+from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has, to
 from envpipeline.worlds.templates._life import history_rows, phrase, prefer_history
 from envpipeline.worlds.templates.base import Template, at
 from envpipeline.worlds.templates.calendar_tasks import _plans
@@ -323,7 +323,7 @@ def balance_report(ctx: Context) -> TaskBuilder:
         2.0,
         app="mail",
         table="messages",
-        where={"folder": eq("sent"), "recipients": has(c.email), "body": has(text)},
+        where={"folder": eq("sent"), "recipients": to(c.email), "body": has(text)},
     )
     b.expect("mail", "{folder=sent}", c.email, chk, table="messages")
     return b

@@ -12,7 +12,7 @@ import json
 
 from envpipeline.models.world import Operation
 from envpipeline.worlds.schema import FILES_APP
-from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has
+from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has, to
 from envpipeline.worlds.templates._life import (
     history_rows,
     minutes_between,
@@ -163,7 +163,7 @@ def meeting_reschedule(ctx: Context) -> TaskBuilder:
         f"a sent email to {c.email} confirms {new}",
         app="mail",
         table="messages",
-        where={"folder": eq("sent"), "recipients": has(c.email), "body": has(said(new))},
+        where={"folder": eq("sent"), "recipients": to(c.email), "body": has(said(new))},
     )
     b.expect("mail", "{folder=sent}", c.email, said(new), table="messages")
     b.sub("cli", f"Log the move in {AGENDA}.", f"echo '- {title}: moved to {said(new)}' >> {AGENDA}")
@@ -228,7 +228,7 @@ def meeting_cancel_notice(ctx: Context) -> TaskBuilder:
         table="messages",
         where={
             "folder": eq("sent"),
-            "recipients": has(c.email),
+            "recipients": to(c.email),
             "body": has(f"cancel '{title}' on {said(ev['start'])}"),
         },
     )

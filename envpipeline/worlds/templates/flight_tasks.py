@@ -10,7 +10,7 @@ flight_checkin_reminder mcp>web>cli      a check-in event the day before, and a 
 from __future__ import annotations
 
 from envpipeline.worlds.schema import FILES_APP
-from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has
+from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has, to
 from envpipeline.worlds.templates._life import (
     history_rows,
     minutes_between,
@@ -298,10 +298,10 @@ def flight_rebook(ctx: Context) -> TaskBuilder:
     b.step("web.add_event", title=title, start=new, end=shift(new, minutes=180), location=f"{origin} airport")
     b.crit(
         "row_added",
-        f"a calendar event '{title}' starts {new}",
+        f"a calendar event '{title}' starts {new}, with nobody invited",
         app="calendar",
         table="events",
-        where={"title": eq(title), "start": eq(new)},
+        where={"title": eq(title), "start": eq(new), "attendees_json": eq("[]")},
     )
     b.expect("calendar", title, new, table="events")
     b.sub("cli", f"Note the booking in {travel}.", f"echo '{line}' >> {travel}")
@@ -356,7 +356,7 @@ def flight_itinerary_mail(ctx: Context) -> TaskBuilder:
         2.0,
         app="mail",
         table="messages",
-        where={"folder": eq("sent"), "recipients": has(c.email), "body": has(text)},
+        where={"folder": eq("sent"), "recipients": to(c.email), "body": has(text)},
     )
     b.expect("mail", "{folder=sent}", c.email, conf, table="messages")
     return b
@@ -403,11 +403,11 @@ def flight_checkin_reminder(ctx: Context) -> TaskBuilder:
     )
     b.crit(
         "row_added",
-        f"a calendar event '{title}' starts {start}",
+        f"a calendar event '{title}' starts {start}, with nobody invited",
         2.0,
         app="calendar",
         table="events",
-        where={"title": eq(title), "start": eq(start)},
+        where={"title": eq(title), "start": eq(start), "attendees_json": eq("[]")},
     )
     b.expect("calendar", title, start, table="events")
     b.sub("cli", "Add the todo line.", f"echo '{line}' >> todo.txt")

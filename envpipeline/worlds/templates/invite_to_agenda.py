@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from envpipeline.models.world import Operation
 from envpipeline.worlds.schema import FILES_APP, day_date
-from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has
+from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has, to
 from envpipeline.worlds.templates._life import dress
 from envpipeline.worlds.templates.base import Template, at
 from envpipeline.worlds.templates.registry import register_template
@@ -92,7 +92,7 @@ def invite_to_agenda(ctx: Context) -> TaskBuilder:
         2.0,
         app="mail",
         table="messages",
-        where={"folder": eq("sent"), "recipients": has(c.email), "body": has(f"{date} at {time}")},
+        where={"folder": eq("sent"), "recipients": to(c.email), "body": has(f"{date} at {time}")},
     )
     b.expect("mail", "{folder=sent}", c.email, f"{date} at {time}", table="messages")
     return b

@@ -7,7 +7,7 @@ from typing import Any
 
 from envpipeline.errors import ConfigError
 from envpipeline.worlds.schema import FILES_APP
-from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has
+from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has, to
 from envpipeline.worlds.templates._life import dress
 from envpipeline.worlds.templates.base import Template
 from envpipeline.worlds.templates.registry import register_template
@@ -80,7 +80,7 @@ def mail_receipt_expense(ctx: Context) -> TaskBuilder:
         2.0,
         app="mail",
         table="messages",
-        where={"folder": eq("sent"), "recipients": has(c.email), "subject": has(number), "body": has(total)},
+        where={"folder": eq("sent"), "recipients": to(c.email), "subject": has(number), "body": has(total)},
     )
     b.expect("mail", "{folder=sent}", c.email, number, total, table="messages")
     b.sub("web", f"Archive the email about {number} in the webmail.", "Open the message and press 'Archive'.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from envpipeline.models.world import Operation
 from envpipeline.worlds.schema import FILES_APP
-from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has
+from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has, to
 from envpipeline.worlds.templates._life import dress
 from envpipeline.worlds.templates.base import Template, at
 from envpipeline.worlds.templates.registry import register_template
@@ -77,7 +77,7 @@ def reply_with_file(ctx: Context) -> TaskBuilder:
         f"a sent email to {c.email} has subject 'Re: Request: {title}'",
         app="mail",
         table="messages",
-        where={"folder": eq("sent"), "recipients": has(c.email), "subject": has(title)},
+        where={"folder": eq("sent"), "recipients": to(c.email), "subject": has(title)},
     )
     b.crit(
         "row_added",
@@ -86,7 +86,7 @@ def reply_with_file(ctx: Context) -> TaskBuilder:
         app="mail",
         table="messages",
         # the whole file, not only its first line: a copy with its last line changed is no copy
-        where={"folder": eq("sent"), "recipients": has(c.email), "body": has(content)},
+        where={"folder": eq("sent"), "recipients": to(c.email), "body": has(content)},
     )
     b.expect("mail", "{folder=sent}", c.email, title, key, table="messages")
     b.sub(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from envpipeline.worlds.schema import FILES_APP
 from envpipeline.worlds.skills.team_standup_chat import UPDATES
-from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has
+from envpipeline.worlds.task_builder import Context, TaskBuilder, eq, has, to
 from envpipeline.worlds.templates._life import dress
 from envpipeline.worlds.templates.base import Template
 from envpipeline.worlds.templates.registry import register_template
@@ -81,7 +81,7 @@ def standup_digest(ctx: Context) -> TaskBuilder:
         table="messages",
         where={
             "folder": eq("sent"),
-            "recipients": has(lead.email),
+            "recipients": to(lead.email),
             "subject": has(f"Stand-up digest {ctx.date}"),
         },
     )
@@ -91,7 +91,7 @@ def standup_digest(ctx: Context) -> TaskBuilder:
         2.0,
         app="mail",
         table="messages",
-        where={"folder": eq("sent"), "recipients": has(lead.email), "body": has(update)},
+        where={"folder": eq("sent"), "recipients": to(lead.email), "body": has(update)},
     )
     b.expect("mail", "{folder=sent}", lead.email, "Stand-up digest", update, table="messages")
     return b

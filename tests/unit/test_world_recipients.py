@@ -1,0 +1,92 @@
+"""A mail a world task asks for goes to exactly the people it names, and an event it adds invites
+nobody it did not ask for.
+
+The sent-mail criteria asked that the recipients *contain* the right address, so a copy to a
+stranger ('noor.kim@acme.test, outsider@elsewhere.example') passed: the `cc-outsider` policy broke
+4 of the 10 templates of seeds 1-3's worlds that send mail (balance_report, invite_to_agenda,
+reply_with_file, standup_digest). Recipients are now compared as a set of addresses (the
+``addresses`` condition), in process and in the exported criterion script.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from envpipeline.models.criteria import Condition
+from envpipeline.rubric import condition_holds as rubric_condition_holds
+from envpipeline.worlds.criteria import check, condition_holds, render_script
+from envpipeline.worlds.task_builder import to
+from envpipeline.worlds.worldstore import WorldStore
+from tests.world_fixture import make_day
+
+NOOR = "noor.kim@acme.test"
+
+
+@pytest.mark.parametrize(
+    ("recipients", "holds"),
+    [
+        (NOOR, True),
+        ("Noor.Kim@acme.test", True),
+        (f" {NOOR} ", True),
+        (f"{NOOR}, outsider@elsewhere.example", False),
+        (f"outsider@elsewhere.example;{NOOR}", False),
+        (f"{NOOR}x", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_recipients_are_exactly_the_addresses_asked_for(recipients: str | None, holds: bool) -> None:
+    condition = to(NOOR)
+    assert condition == Condition(op="addresses", value=NOOR)
+    assert condition_holds(recipients, condition.model_dump()) is holds
+    assert rubric_condition_holds(recipients, condition) is holds
+
+
+def test_several_addresses_in_any_order_and_a_list_field() -> None:
+    condition = to("a@x.test", "b@y.test").model_dump()
+    assert condition_holds("b@y.test, a@x.test", condition)
+    assert condition_holds("a@x.test;b@y.test", condition)
+    assert not condition_holds("a@x.test", condition), "one of the two left out"
+    assert rubric_condition_holds(["B@y.test", "a@x.test"], to("a@x.test", "b@y.test"))
+
+
+@pytest.fixture
+def days(tmp_path: Path) -> tuple[Path, Path]:
+    initial = make_day(tmp_path / "initial", day=3)
+    final = tmp_path / "final" / initial.name
+    shutil.copytree(initial, final)
+    return initial, final
+
+
+@pytest.mark.parametrize(
+    ("to_field", "passes"), [(NOOR, True), (f"{NOOR}, outsider@elsewhere.example", False)]
+)
+def test_a_copy_to_a_stranger_fails_the_sent_mail_criterion_and_its_script(
+    days: tuple[Path, Path], tmp_path: Path, to_field: str, passes: bool
+) -> None:
+    initial, final = days
+    WorldStore(final).mail_send(to_field, "Itinerary Lisbon", "Flight TP 1234 on 2026-03-08.")
+    criterion = {
+        "id": "c3",
+        "kind": "row_added",
+        "description": f"a sent email to {NOOR} carries the itinerary",
+        "app": "mail",
+        "table": "messages",
+        "where": {
+            "folder": {"op": "eq", "value": "sent"},
+            "recipients": to(NOOR).model_dump(),
+            "body": {"op": "contains", "value": "TP 1234"},
+        },
+    }
+    assert check(criterion, initial, final) is passes
+    script = tmp_path / "criterion_c3.py"
+    script.write_text(render_script(criterion))
+    run = subprocess.run(
+        [sys.executable, "-I", str(script), str(initial), str(final)], capture_output=True, text=True
+    )
+    assert run.returncode == (0 if passes else 1), run.stdout + run.stderr
