@@ -1,7 +1,7 @@
 """What world red-team policies do: variants of the scripted solution and sweeps over the apps.
 
-Solution variants (`enumerated`, `truncated`, `rerouted`, `copied_to_outsider`) change the task's scripted solution and
-let a mistake-free agent run it through the real interfaces. Sweeps act on the day's
+Solution variants (`enumerated`, `truncated`, `rerouted`, `copied_to_outsider`) change the task's
+scripted solution and let a mistake-free agent run it through the real interfaces. Sweeps act on the day's
 `WorldStore` (and home/) directly and record each act as the interface call it stands for.
 """
 

@@ -176,7 +176,7 @@ def expect_record(collection: str, description: str, /, *, absent: bool = False,
     """A state criterion: a record in `collection` matching every condition (does not) exist.
 
     Each keyword is a field; its value is either a plain value (equality) or a tuple
-    ``(op, value)`` with op in eq/ne/contains/icontains. Service and id are filled by the composer.
+    ``(op, value)`` with op in eq/ne/contains/icontains/addresses. Service and id are filled by the composer.
     """
     conditions = {}
     for name, expected in match.items():

@@ -82,6 +82,19 @@ def unpinned(task: TaskRecord) -> TaskRecord:
     return task.model_copy(update={"criteria": [loose(c) for c in task.criteria]})
 
 
+def any_recipients(task: TaskRecord) -> TaskRecord:
+    """A sent mail's recipients checked as they were: the right address among them (`contains`)."""
+
+    def loose(c: Criterion) -> Criterion:
+        match = {
+            k: Condition(op="contains", value=v.value) if v.op == "addresses" else v
+            for k, v in c.match.items()
+        }
+        return c.model_copy(update={"match": match})
+
+    return task.model_copy(update={"criteria": [loose(c) for c in task.criteria]})
+
+
 #: For each policy, a deliberately weak version of a task that the policy should break.
 WEAKENINGS: dict[str, Weakening] = {
     "nop": lambda t: keep(t, lambda c: c.kind == "state_preserved"),
@@ -99,6 +112,7 @@ WEAKENINGS: dict[str, Weakening] = {
     "careless-constants": unpinned,
     "other-fields": record_level,
     "other-items": record_level,
+    "cc-outsider": any_recipients,
 }
 #: Policies that attack only some tasks, and the fixture of tasks they attack.
 POOLS = {"fixed-row": "scanned", "last-row": "scanned", "other-input": "alike_answers"}

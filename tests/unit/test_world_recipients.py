@@ -1,11 +1,12 @@
-"""A mail a world task asks for goes to exactly the people it names, and an event it adds invites
+"""A mail a task asks for goes to exactly the people it names, and a world event it adds invites
 nobody it did not ask for.
 
-The sent-mail criteria asked that the recipients *contain* the right address, so a copy to a
-stranger ('noor.kim@acme.test, outsider@elsewhere.example') passed: the `cc-outsider` policy broke
-4 of the 10 templates of seeds 1-3's worlds that send mail (balance_report, invite_to_agenda,
-reply_with_file, standup_digest). Recipients are now compared as a set of addresses (the
-``addresses`` condition), in process and in the exported criterion script.
+The sent-mail criteria (world templates, and the composed mail service's send and forward) asked
+that the recipients *contain* the right address, so a copy to a stranger ('noor.kim@acme.test,
+outsider@elsewhere.example') passed: the `cc-outsider` policy broke 10 of the 22 world templates
+of personas 1-10 (5 days each) and 3 of 110 accepted curated composed tasks of seeds 0-119.
+Recipients are now compared as a set of addresses (the ``addresses`` condition), in process and
+in the exported criterion script.
 """
 
 from __future__ import annotations

@@ -505,7 +505,7 @@ def _plant_send_to(state: MailState, rng: random.Random, value: str) -> ActionPl
         f"an email '{subject}' was sent to {value}",
         folderId="sent",
         subject=subject,
-        to=("contains", value),
+        to=("addresses", value),
     )
     return ActionPlan([call], [crit], f"send an email with subject '{subject}' to that email address")
 
@@ -583,7 +583,7 @@ def _plant_forward(state: MailState, rng: random.Random, value: str) -> ActionPl
         f"the email '{subject}' was forwarded to {value}",
         folderId="sent",
         subject=f"Fwd: {subject}",
-        to=("contains", value),
+        to=("addresses", value),
     )
     return ActionPlan(calls, [crit], f"forward the email '{subject}' to that email address")
 
