@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from envpipeline.worlds.criteria import render_script
 from envpipeline.worlds.schema import create_empty_world
 
 if TYPE_CHECKING:
@@ -139,3 +143,23 @@ def find_task(name: str, worlds: list[Path], accept: Callable[[WorldTask], bool]
             if task is not None and (accept is None or accept(task)):
                 return task, day_dir
     raise AssertionError(f"{name} applies on no day of the template worlds {TEMPLATE_PERSONAS}")
+
+
+def day_pair(root: Path, day: int = 3) -> tuple[Path, Path]:
+    """A day folder (`make_day`) and a copy of it for an attempt to change: (initial, final)."""
+    initial = make_day(root / "initial", day=day)
+    final = root / "final" / initial.name
+    shutil.copytree(initial, final)
+    return initial, final
+
+
+def run_criterion_script(
+    criterion: dict, initial: Path, final: Path, folder: Path
+) -> subprocess.CompletedProcess:
+    """Export one criterion as its standalone script (`render_script`) and run it isolated
+    (``python -I``) on the two day folders: exit 0 is PASS, 1 is FAIL."""
+    script = folder / f"criterion_{criterion['id']}.py"
+    script.write_text(render_script(criterion))
+    return subprocess.run(
+        [sys.executable, "-I", str(script), str(initial), str(final)], capture_output=True, text=True
+    )

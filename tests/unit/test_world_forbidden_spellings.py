@@ -4,25 +4,19 @@ whatever spelling it names it: '- 2026-03-07 14:30 rehearsal (or March 8)' besid
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from envpipeline.worlds.criteria import check, collateral, render_script
-from tests.world_fixture import make_day
+from envpipeline.worlds.criteria import check, collateral
+from tests.world_fixture import day_pair, run_criterion_script
 
 ALLOW = {"tables": {}, "volatile": {}, "files": ["notes/agenda.md"], "forbidden": ["2026-03-08", "15:30"]}
 
 
 @pytest.fixture
 def days(tmp_path: Path) -> tuple[Path, Path]:
-    initial = make_day(tmp_path / "initial", day=3)
-    final = tmp_path / "final" / initial.name
-    shutil.copytree(initial, final)
-    return initial, final
+    return day_pair(tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -45,9 +39,5 @@ def test_a_candidate_not_asked_for_is_caught_in_any_spelling(
     assert bool(found) is hedges, found
     criterion = {"id": "c9", "kind": "state_preserved", "description": "nothing else", "allow": ALLOW}
     assert check(criterion, initial, final) is not hedges
-    script = tmp_path / "criterion_c9.py"
-    script.write_text(render_script(criterion))
-    run = subprocess.run(
-        [sys.executable, "-I", str(script), str(initial), str(final)], capture_output=True, text=True
-    )
+    run = run_criterion_script(criterion, initial, final, tmp_path)
     assert run.returncode == (1 if hedges else 0), run.stdout + run.stderr

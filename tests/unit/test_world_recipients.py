@@ -11,19 +11,16 @@ in the exported criterion script.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from envpipeline.models.criteria import Condition
 from envpipeline.rubric import condition_holds as rubric_condition_holds
-from envpipeline.worlds.criteria import check, condition_holds, render_script
+from envpipeline.worlds.criteria import check, condition_holds
 from envpipeline.worlds.task_builder import to
 from envpipeline.worlds.worldstore import WorldStore
-from tests.world_fixture import make_day
+from tests.world_fixture import day_pair, run_criterion_script
 
 NOOR = "noor.kim@acme.test"
 
@@ -58,10 +55,7 @@ def test_several_addresses_in_any_order_and_a_list_field() -> None:
 
 @pytest.fixture
 def days(tmp_path: Path) -> tuple[Path, Path]:
-    initial = make_day(tmp_path / "initial", day=3)
-    final = tmp_path / "final" / initial.name
-    shutil.copytree(initial, final)
-    return initial, final
+    return day_pair(tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -85,9 +79,5 @@ def test_a_copy_to_a_stranger_fails_the_sent_mail_criterion_and_its_script(
         },
     }
     assert check(criterion, initial, final) is passes
-    script = tmp_path / "criterion_c3.py"
-    script.write_text(render_script(criterion))
-    run = subprocess.run(
-        [sys.executable, "-I", str(script), str(initial), str(final)], capture_output=True, text=True
-    )
+    run = run_criterion_script(criterion, initial, final, tmp_path)
     assert run.returncode == (0 if passes else 1), run.stdout + run.stderr
