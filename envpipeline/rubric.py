@@ -150,6 +150,8 @@ CODE_KINDS: frozenset[ValueKind] = frozenset(
         "flight_number",
     }
 )
+#: An e-mail address as a reply (or an argument) may write it.
+EMAIL_PATTERN = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 #: A code as a reply may write it: any case with a hyphen, or upper case with a space.
 _CODE = r"\b[A-Za-z][A-Za-z0-9]{1,5}-\d{3,6}\b|(?-i:\b[A-Z][A-Z0-9]{1,5} \d{3,6}\b)"
 
@@ -163,7 +165,7 @@ def _mention_pattern(kind: ValueKind) -> re.Pattern[str]:
 
     patterns: dict[ValueKind, str] = {
         "person": rf"\b(?:{alternatives(value_pools.FIRST_NAMES)})\s+(?:{alternatives(value_pools.LAST_NAMES)})\b",
-        "email": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
+        "email": EMAIL_PATTERN,
         "city": rf"\b(?:{alternatives(c[0] for c in value_pools.CITIES)})\b",
         "date": r"\b\d{4}-\d{2}-\d{2}\b",
         **{code: _CODE for code in CODE_KINDS if code != "flight_number"},
@@ -326,9 +328,9 @@ def _pinned_part(record: Any, allowance: FieldAllowance) -> Any:
     return pinned
 
 
-def changed_records(before: Any, after: Any, field: str = "") -> list[str]:
-    """Keys of the records of one state field that were added, removed or changed."""
-    old, new = field_records(field, before), field_records(field, after)
+def _differing_keys(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The keys added, removed or holding another value (records of a field, fields of a record,
+    keys of an object), sorted."""
     missing = object()
     return sorted(k for k in old.keys() | new.keys() if old.get(k, missing) != new.get(k, missing))
 
@@ -359,8 +361,8 @@ def preservation_of(
     change of `before`.
 
     Every field of every service is covered; the allowed keys are the records that differ. A
-    record that exists before and after (an edit) may change only where it differs (`_edits`); a
-    record added or removed is allowed whole, and so is the simulated store's.
+    record that exists before and after as a record with fields (an edit) may change only where it
+    differs (`_edits`); a record added or removed is allowed whole, and so is the simulated store's.
     """
     preserved: dict[str, str] = {}
     allowed: dict[str, list[str]] = {}
@@ -369,29 +371,21 @@ def preservation_of(
         old_fields = state_fields(before.get(service, {}))
         for field, value in sorted(state_fields(after[service]).items()):
             key = f"{service}.{field}"
-            changed = changed_records(old_fields.get(field), value, field)
-            edited = _edited_records(old_fields.get(field), value, field, changed)
+            old, new = field_records(field, old_fields.get(field)), field_records(field, value)
+            changed = _differing_keys(old, new)
+            edited = {
+                record: _edits(old[record], new[record])
+                for record in changed
+                if field != SIMULATED_FIELD
+                and isinstance(old.get(record), Mapping)
+                and isinstance(new.get(record), Mapping)
+            }
             if changed:
                 allowed[key] = changed
             if edited:
                 allowed_fields[key] = edited
             preserved[key] = untouched_digest(value, changed, field, edited)
     return preserved, allowed, allowed_fields
-
-
-def _edited_records(
-    before: Any, after: Any, field: str, changed: list[str]
-) -> dict[str, dict[str, list[Any] | None]]:
-    """Of the `changed` records of one state field, those present before and after as records
-    with fields: record key -> `_edits`."""
-    if field == SIMULATED_FIELD:
-        return {}
-    old, new = field_records(field, before), field_records(field, after)
-    return {
-        key: _edits(old[key], new[key])
-        for key in changed
-        if isinstance(old.get(key), Mapping) and isinstance(new.get(key), Mapping)
-    }
 
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -401,12 +395,9 @@ def _edits(first: Mapping[str, Any], last: Mapping[str, Any]) -> dict[str, list[
     """Where one record differs: field -> the items that differ, for a list of plain values whose
     members changed (values added or removed: an attendee invited, a tag added) and for an object
     (the keys whose values differ: one column of a list item set); None for any other field."""
-    missing = object()
     edits: dict[str, list[Any] | None] = {}
-    for name in sorted(first.keys() | last.keys()):
-        old, new = first.get(name, missing), last.get(name, missing)
-        if old == new:
-            continue
+    for name in _differing_keys(first, last):
+        old, new = first.get(name), last.get(name)
         edits[name] = None
         if (
             isinstance(old, list)
@@ -416,9 +407,7 @@ def _edits(first: Mapping[str, Any], last: Mapping[str, Any]) -> dict[str, list[
             items = [v for v in dict.fromkeys(old + new) if old.count(v) != new.count(v)]
             edits[name] = _sorted_items(items) if items else None  # a reorder alone: the whole list
         elif isinstance(old, Mapping) and isinstance(new, Mapping):
-            edits[name] = sorted(
-                k for k in old.keys() | new.keys() if old.get(k, missing) != new.get(k, missing)
-            )
+            edits[name] = _differing_keys(old, new)
     return edits
 
 

@@ -23,9 +23,10 @@ from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
 from envpipeline.redteam.registry import register_policy
 from envpipeline.redteam.world_acts import OUTSIDER, copied_to_outsider
 from envpipeline.redteam.world_attack import WorldAttack
+from envpipeline.rubric import EMAIL_PATTERN
 from envpipeline.services.base import ToolDef
 
-_ADDRESS = re.compile(r"[^@\s,;]+@[^@\s,;]+\.[^@\s,;]+")
+_ADDRESS = re.compile(EMAIL_PATTERN)
 
 
 def _addresses_only(items: list[Any]) -> bool:
