@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
@@ -116,7 +116,9 @@ def evaluate_criterion(
             output, str(criterion.match["text"].value), criterion.value_kind, criterion.max_chars
         )
     if criterion.kind == "state_preserved":
-        return state_preserved(states, criterion.preserved, criterion.allowed, criterion.allowed_fields)
+        return state_preserved(
+            states, criterion.preserved, criterion.allowed, criterion.allowed_fields, criterion.created
+        )
     state = states.get(criterion.service or "")
     if state is None:
         return False
@@ -277,6 +279,14 @@ def field_records(field: str, value: Any) -> dict[str, Any]:
 #: What of an edited record's fields may change (`Criterion.allowed_fields`): field -> None (all
 #: of it) or the items of a list or the keys of an object that may change.
 FieldAllowance = Mapping[str, list[Any] | None]
+#: What a created record's text reads as in its digest: the agent words a title or a description
+#: its own way (the write criteria check the asked ones), everything else is pinned.
+_TEXT = "<text>"
+
+
+def _digest(data: Any) -> str:
+    payload = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
 def untouched_digest(
@@ -302,8 +312,7 @@ def untouched_digest(
     for key, allowance in (fields or {}).items():
         if key in records:
             kept[key] = _pinned_part(records[key], allowance)
-    payload = json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+    return _digest(kept)
 
 
 def _pinned_part(record: Any, allowance: FieldAllowance) -> Any:
@@ -328,6 +337,47 @@ def _pinned_part(record: Any, allowance: FieldAllowance) -> Any:
     return pinned
 
 
+def created_digest(record: Any, field: str = "") -> str:
+    """A short hash of what of a created record is pinned (`created_part`; a simulated tool's
+    recorded call, `_call_part`)."""
+    return _digest(_call_part(record) if field == SIMULATED_FIELD else created_part(record))
+
+
+def created_part(record: Any) -> Any:
+    """What of a created record is pinned: every field and key, each flag, number and empty value,
+    and a list's members (in any order, text in any case); a text field only as being text.
+
+    A record that is a plain value (a subscribed city) is pinned as a list member is.
+    """
+    if isinstance(record, Mapping):
+        return {str(k): _created_value(v) for k, v in record.items()}
+    return _created_value(record, member=True)
+
+
+def _call_part(call: Any) -> Any:
+    """What of a simulated tool's recorded call is pinned: its tool and its arguments that are
+    neither text nor null, as `created_part` pins them (the response is the world model's)."""
+    if not isinstance(call, Mapping):
+        return created_part(call)
+    arguments = call.get("arguments")
+    given = arguments if isinstance(arguments, Mapping) else {}
+    return {
+        "tool": call.get("tool"),
+        "arguments": {k: _created_value(v) for k, v in given.items() if not isinstance(v, str | None)},
+    }
+
+
+def _created_value(value: Any, member: bool = False) -> Any:
+    if isinstance(value, str):
+        return value.strip().casefold() if member else _TEXT
+    if isinstance(value, Mapping):
+        return {str(k): _created_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        members = [_created_value(v, member=True) for v in value]
+        return sorted(members, key=lambda v: json.dumps(v, sort_keys=True, default=str))
+    return value
+
+
 def _differing_keys(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """The keys added, removed or holding another value (records of a field, fields of a record,
     keys of an object), sorted."""
@@ -340,9 +390,11 @@ def state_preserved(
     preserved: Mapping[str, str],
     allowed: Mapping[str, list[str]],
     allowed_fields: Mapping[str, Mapping[str, FieldAllowance]] | None = None,
+    created: Mapping[str, Mapping[str, str]] | None = None,
 ) -> bool:
     """Whether every '<service>.<field>' still hashes to its digest outside the allowed records
-    (and, in a record the task edits, outside the fields it may change)."""
+    (in a record the task edits, outside the fields it may change; a record it creates, but for
+    its text)."""
     for key, digest in preserved.items():
         service, _, field = key.partition(".")
         if service not in states:
@@ -351,41 +403,63 @@ def state_preserved(
         fields = (allowed_fields or {}).get(key)
         if untouched_digest(value, allowed.get(key, ()), field, fields) != digest:
             return False
+        pins = (created or {}).get(key)
+        if pins and not _created_as_pinned(field_records(field, value), field, pins):
+            return False
     return True
+
+
+def _created_as_pinned(records: Mapping[str, Any], field: str, pins: Mapping[str, str]) -> bool:
+    """Whether each created record that is there is as pinned (one that is not there is the write
+    criteria's to miss: nothing else changed)."""
+    return all(created_digest(records[key], field) == pin for key, pin in pins.items() if key in records)
+
+
+class Preservation(NamedTuple):
+    """A `state_preserved` criterion's fields (`Criterion`'s names): what makes one change the only
+    accepted one."""
+
+    preserved: dict[str, str]
+    allowed: dict[str, list[str]]
+    allowed_fields: dict[str, dict[str, dict[str, list[Any] | None]]]
+    created: dict[str, dict[str, str]]
 
 
 def preservation_of(
     before: Mapping[str, BaseModel | dict], after: Mapping[str, BaseModel | dict]
-) -> tuple[dict[str, str], dict[str, list[str]], dict[str, dict[str, dict[str, list[Any] | None]]]]:
-    """The digests, allowed record keys and allowed fields that make `after` the only accepted
-    change of `before`.
+) -> Preservation:
+    """The digests, allowed record keys, allowed fields and created records that make `after` the
+    only accepted change of `before`.
 
     Every field of every service is covered; the allowed keys are the records that differ. A
     record that exists before and after as a record with fields (an edit) may change only where it
-    differs (`_edits`); a record added or removed is allowed whole, and so is the simulated store's.
+    differs (`_edits`); a record added is pinned but for its text (`created_part`; a simulated
+    tool's recorded call, by its tool and non-text arguments); a record removed is allowed whole.
     """
-    preserved: dict[str, str] = {}
-    allowed: dict[str, list[str]] = {}
-    allowed_fields: dict[str, dict[str, dict[str, list[Any] | None]]] = {}
+    made = Preservation({}, {}, {}, {})
     for service in sorted(after):
         old_fields = state_fields(before.get(service, {}))
         for field, value in sorted(state_fields(after[service]).items()):
             key = f"{service}.{field}"
             old, new = field_records(field, old_fields.get(field)), field_records(field, value)
             changed = _differing_keys(old, new)
+            simulated = field == SIMULATED_FIELD
             edited = {
                 record: _edits(old[record], new[record])
                 for record in changed
-                if field != SIMULATED_FIELD
+                if not simulated
                 and isinstance(old.get(record), Mapping)
                 and isinstance(new.get(record), Mapping)
             }
+            created = [r for r in changed if r not in old and r in new]
             if changed:
-                allowed[key] = changed
+                made.allowed[key] = changed
             if edited:
-                allowed_fields[key] = edited
-            preserved[key] = untouched_digest(value, changed, field, edited)
-    return preserved, allowed, allowed_fields
+                made.allowed_fields[key] = edited
+            if created:
+                made.created[key] = {record: created_digest(new[record], field) for record in created}
+            made.preserved[key] = untouched_digest(value, changed, field, edited)
+    return made
 
 
 _SCALARS = (str, int, float, bool, type(None))

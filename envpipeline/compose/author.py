@@ -352,15 +352,12 @@ def with_preservation(draft: Draft) -> Draft:
     reveal = draft.metadata["final_reveal"]
     draft.metadata["final_reveal"] = {**reveal, "step": moved[reveal["step"]]}
     draft.metadata["undiscoverable_ids"] = missing
-    preserved, allowed, allowed_fields = preservation_of(before, env.states)
     draft.criteria.append(
         Criterion(
             id=f"c{len(draft.criteria) + 1}",
             description="nothing changed beyond the records the task asks to change",
             kind="state_preserved",
-            preserved=preserved,
-            allowed=allowed,
-            allowed_fields=allowed_fields,
+            **preservation_of(before, env.states)._asdict(),
         )
     )
     return draft

@@ -101,18 +101,32 @@ class Criterion(Strict):
             "made before it keep their form",
         ),
     ] = {}
+    created: Annotated[
+        dict[str, dict[str, str]],
+        Field(
+            description="state_preserved: '<service>.<field>' -> allowed record key the task creates "
+            "-> digest of what of it is pinned (`envpipeline.rubric.created_digest`): the record as "
+            "the reference leaves it but for its text (flags, numbers, empty values, a list's "
+            "members in any order and case, an object's keys; a simulated tool's recorded call by "
+            "its tool and non-text arguments). A created record that is not there is the write "
+            "criteria's to miss. Left out of dumps when empty, so criteria made before it keep "
+            "their form",
+        ),
+    ] = {}
     achieved_by: Annotated[
         str | None, Field(description="namespaced tool that makes this criterion pass")
     ] = None
 
     @model_serializer(mode="wrap")
-    def _without_empty_allowed_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """Dumps leave `allowed_fields` out when it is empty: a criterion keeps the form (and a
-        task its id) it had before the field existed. (``Field(exclude_if=...)`` needs pydantic
-        2.12; the runtime supports 2.11.)"""
+    def _without_empty_pins(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Dumps leave `allowed_fields` and `created` out when they are empty: a criterion keeps
+        the form (and a task its id) it had before the fields existed. (``Field(exclude_if=...)``
+        needs pydantic 2.12; the runtime supports 2.11.)"""
         data = handler(self)
-        if not self.allowed_fields and isinstance(data, dict):
-            data.pop("allowed_fields", None)
+        if isinstance(data, dict):
+            for name in ("allowed_fields", "created"):
+                if not getattr(self, name):
+                    data.pop(name, None)
         return data
 
 

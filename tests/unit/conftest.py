@@ -43,12 +43,20 @@ def accepted(composed: list[TaskRecord]) -> list[TaskRecord]:
 
 
 @pytest.fixture(scope="session")
-def scanned() -> list[TaskRecord]:
-    """Accepted whole-library tasks whose reference picks a record out of a scanned listing (a
-    listing call not given the value that selects the record: `mcp_list_links`)."""
+def whole_library() -> list[TaskRecord]:
+    """Accepted whole-library tasks of seeds 0..23 (imported services, simulated tools among them)."""
     config = ComposeConfig(library_scope="all")
     records = [compose_task(seed, config, "scope-all") for seed in range(24)]
-    tasks = [r for r in records if r.status == "accepted" and scanned_selectors(r)]
+    tasks = [r for r in records if r.status == "accepted"]
+    assert tasks, "no whole-library seed in 0..23 produced an accepted task"
+    return tasks
+
+
+@pytest.fixture(scope="session")
+def scanned(whole_library: list[TaskRecord]) -> list[TaskRecord]:
+    """Accepted whole-library tasks whose reference picks a record out of a scanned listing (a
+    listing call not given the value that selects the record: `mcp_list_links`)."""
+    tasks = [r for r in whole_library if scanned_selectors(r)]
     assert tasks, "no accepted whole-library task in seeds 0..23 scans a listing"
     return tasks
 

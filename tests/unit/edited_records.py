@@ -1,4 +1,4 @@
-"""A composed task's collateral check as it was before edits were pinned field by field."""
+"""A composed task's collateral check as it was before edited and created records were pinned."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from envpipeline.rubric import state_fields, untouched_digest
 
 
 def record_level(task: TaskRecord) -> TaskRecord:
-    """`task` with its state_preserved criterion letting a record the reference edits change
-    whole (digests over the other records only, no `allowed_fields`): renaming or closing the
-    issue whose assignee the task sets then passed."""
+    """`task` with its state_preserved criterion letting a record the reference edits or creates
+    change whole (digests over the other records only, no `allowed_fields` nor `created`):
+    renaming or closing the issue whose assignee the task sets then passed, and so did inviting an
+    outsider to the event it creates."""
     env = ComposedEnvironment.from_initial_state(stored_states(task))
     run_reference(env, task.reference_solution, [], task.reference_output)
 
@@ -24,6 +25,6 @@ def record_level(task: TaskRecord) -> TaskRecord:
             service, _, field = key.partition(".")
             value = state_fields(env.states[service]).get(field)
             preserved[key] = untouched_digest(value, criterion.allowed.get(key, ()), field)
-        return criterion.model_copy(update={"preserved": preserved, "allowed_fields": {}})
+        return criterion.model_copy(update={"preserved": preserved, "allowed_fields": {}, "created": {}})
 
     return task.model_copy(update={"criteria": [loose(c) for c in task.criteria]})

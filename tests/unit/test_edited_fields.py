@@ -27,14 +27,11 @@ def _issues(**first: Any) -> dict[str, Any]:
 
 
 def _preserved(before: dict[str, Any], after: dict[str, Any]) -> Criterion:
-    preserved, allowed, allowed_fields = preservation_of(before, after)
     return Criterion(
         id="c9",
         description="nothing else changed",
         kind="state_preserved",
-        preserved=preserved,
-        allowed=allowed,
-        allowed_fields=allowed_fields,
+        **preservation_of(before, after)._asdict(),
     )
 
 
@@ -89,7 +86,9 @@ def test_an_edited_list_or_object_may_change_only_in_the_items_the_reference_cha
     assert not passes(**{**asked, "watchers": "b@x.test"}), "the list replaced by a text"
 
 
-def test_a_created_record_is_the_tasks_own_and_an_old_criterion_keeps_its_form():
+def test_a_created_records_text_is_the_tasks_own_and_an_old_criterion_keeps_its_form():
+    """A created record is no edit: its text (here the assignee's name) is the agent's to word
+    (what else of it is pinned: `test_created_records`)."""
     before = _issues()
     after = _issues()
     after["issues"]["issues"]["i3"] = {"id": "i3", "title": "New", "assignee": "", "status": "open"}
@@ -109,11 +108,11 @@ def _record_level_passes(task: TaskRecord, name: str) -> bool:
     return outcome.broke
 
 
-@pytest.mark.parametrize("name", ["other-fields", "other-items"])
-def test_no_accepted_task_rewards_an_agent_that_edits_more_of_its_record(
+@pytest.mark.parametrize("name", ["other-fields", "other-items", "create-extras"])
+def test_no_accepted_task_rewards_an_agent_that_does_more_to_its_records(
     name: str, accepted: list[TaskRecord]
 ):
-    """Neither policy earns anything on an accepted task; on the same tasks with the record-level
+    """No such policy earns anything on an accepted task; on the same tasks with the record-level
     check each broke some, and there the state check is what now fails it."""
     policy = get_policy(name)
     caught = []

@@ -112,7 +112,8 @@ WEAKENINGS: dict[str, Weakening] = {
     "careless-constants": unpinned,
     "other-fields": record_level,
     "other-items": record_level,
-    "cc-outsider": any_recipients,
+    "create-extras": record_level,
+    "cc-outsider": lambda t: record_level(any_recipients(t)),  # a sent mail is a created record too
 }
 #: Policies that attack only some tasks, and the fixture of tasks they attack.
 POOLS = {"fixed-row": "scanned", "last-row": "scanned", "other-input": "alike_answers"}

@@ -87,6 +87,18 @@ def extra_arguments(tool_def: ToolDef, given: dict[str, Any], observation: dict[
     return extra
 
 
+def call_with_extras(attack: ComposeAttack, step: ToolCallStep, extra: dict[str, Any]) -> bool:
+    """Call `step`'s tool with its arguments and `extra`; where the tool refuses, drop the extra
+    arguments one at a time, the last first. Whether a call with some of them went through."""
+    names = list(extra)
+    while names:
+        arguments = {**step.arguments, **{n: extra[n] for n in names}}
+        if attack.call(step.tool, arguments).get("success"):
+            return True
+        names = names[:-1]
+    return False
+
+
 def edits(attack: ComposeAttack) -> Iterator[tuple[ToolCallStep, ToolDef, dict[str, Any]]]:
     """Replay the reference, yielding after each call that edited a record that existed before:
     the step, its tool and its observation (the caller may call more before the next step)."""
@@ -110,13 +122,7 @@ class OtherFields(RedTeamPolicy):
 
     def attack_compose(self, attack: ComposeAttack) -> str:
         for step, tool_def, observation in edits(attack):
-            extra = extra_arguments(tool_def, step.arguments, observation)
-            names = list(extra)
-            while names:
-                arguments = {**step.arguments, **{n: extra[n] for n in names}}
-                if attack.call(step.tool, arguments).get("success"):
-                    break
-                names = names[:-1]
+            call_with_extras(attack, step, extra_arguments(tool_def, step.arguments, observation))
         return attack.reference.output
 
 

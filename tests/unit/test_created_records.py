@@ -1,0 +1,153 @@
+"""A composed task pins the record it creates, but for its text.
+
+"Create an event 'Vendor Review' on 2026-06-15" passed for an agent that also invited an outsider
+to it, and an imported service's simulated "create a shared link" for one that also let anyone
+edit through it: `state_preserved` let a record the task creates be anything. Before, 18 of 110
+accepted curated tasks of seeds 0-119 (and 81 of 120 whole-library ones, most through a simulated
+tool's options) gave full reward to `create-extras`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envpipeline.models.task import Criterion, TaskRecord
+from envpipeline.redteam.compose import red_team
+from envpipeline.redteam.registry import get_policy
+from envpipeline.rubric import SIMULATED_FIELD, pass_vector, preservation_of
+from tests.unit.edited_records import record_level
+
+EVENT = {
+    "id": "evt_3",
+    "summary": "Vendor Review",
+    "description": "",
+    "start": "2026-06-15T10:00",
+    "attendees": ["noor.kim@acme.test"],
+    "private": False,
+    "reminder": 15,
+    "room": None,
+}
+
+
+def _calendar(*created: dict[str, Any], cities: tuple[str, ...] = ("Lima",)) -> dict[str, Any]:
+    events = {"evt_1": {**EVENT, "id": "evt_1", "summary": "Standup", "attendees": []}}
+    events.update({e["id"]: e for e in created})
+    return {"calendar": {"events": events, "cities": list(cities)}}
+
+
+def _preserved(before: dict[str, Any], after: dict[str, Any]) -> Criterion:
+    return Criterion(
+        id="c9",
+        description="nothing else changed",
+        kind="state_preserved",
+        **preservation_of(before, after)._asdict(),
+    )
+
+
+def _passes(criterion: Criterion, state: dict[str, Any]) -> bool:
+    return pass_vector([criterion], state) == [True]
+
+
+def test_a_created_record_may_differ_from_the_references_only_in_its_text():
+    criterion = _preserved(_calendar(), _calendar(EVENT))
+    assert {k: list(v) for k, v in criterion.created.items()} == {"calendar.events": ["evt_3"]}
+    assert criterion.allowed == {"calendar.events": ["evt_3"]}
+
+    def passes(**fields: Any) -> bool:
+        return _passes(criterion, _calendar({**EVENT, **fields}))
+
+    assert passes()
+    assert passes(summary="vendor review"), "a title is the write criterion's to check"
+    assert passes(description="Quarterly review with the vendor"), "a description is the agent's to word"
+    assert passes(attendees=["Noor.Kim@acme.test "]), "an address in another case"
+    assert not passes(attendees=["noor.kim@acme.test", "outsider@elsewhere.example"]), "an outsider invited"
+    assert not passes(attendees=[]), "the asked attendee left out"
+    assert not passes(private=True), "a flag nobody asked for"
+    assert not passes(reminder=60), "a number nobody asked for"
+    assert not passes(room="Room 4"), "an empty field filled"
+    assert not passes(color=3), "a field added"
+    assert _passes(criterion, _calendar()), "not created: the write criterion's to miss, nothing else changed"
+    second = {**EVENT, "id": "evt_4"}
+    assert not _passes(criterion, _calendar(EVENT, second)), "created twice"
+
+
+def test_a_created_lists_members_are_pinned_in_any_order_and_nested_objects_by_their_keys():
+    event = {**EVENT, "attendees": ["a@x.test", "b@x.test"], "extra": {"size": "S", "tags": ["x"]}}
+    criterion = _preserved(_calendar(), _calendar(event))
+
+    def passes(**fields: Any) -> bool:
+        return _passes(criterion, _calendar({**event, **fields}))
+
+    assert passes(attendees=["b@x.test", "a@x.test"]), "the same people in another order"
+    assert passes(extra={"size": "medium", "tags": ["X"]}), "an object's text, a member's case"
+    assert not passes(extra={"size": "S", "tags": ["x"], "owner": "me"}), "a key added to an object"
+    assert not passes(extra={"size": "S", "tags": ["x", "y"]}), "a member added to a nested list"
+
+
+def test_a_created_plain_value_is_pinned_as_a_list_member():
+    """A field that is a list of values (subscribed cities) keys them by position: the city added
+    is the record, and another city in its place is another value, not other wording."""
+    criterion = _preserved(_calendar(), _calendar(cities=("Lima", "Oslo")))
+    assert list(criterion.created["calendar.cities"]) == ["1"]
+    assert _passes(criterion, _calendar(cities=("Lima", "oslo")))
+    assert not _passes(criterion, _calendar(cities=("Lima", "Bergen")))
+
+
+def _store(*calls: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "box": {SIMULATED_FIELD: {"known": {"folder_id": ["f1"]}, "records": {"shared_link": list(calls)}}}
+    }
+
+
+def test_a_simulated_call_is_pinned_by_its_tool_and_its_arguments_that_are_not_text():
+    """An imported tool with no implementation records each write; its response is the world
+    model's, its text arguments the agent's wording, its other arguments what was asked."""
+    call = {
+        "tool": "create_shared_link",
+        "arguments": {"folder_id": "f1", "can_download": True, "note": "for the audit"},
+        "response": {"url": "https://box.example/s/1"},
+    }
+    criterion = _preserved(_store(), _store(call))
+    assert list(criterion.created["box.simulated"]) == ["records/shared_link/0"]
+
+    def passes(**arguments: Any) -> bool:
+        return _passes(criterion, _store({**call, "arguments": {**call["arguments"], **arguments}}))
+
+    assert passes(note="audit"), "a text argument in other words"
+    assert passes(folder_id="F1"), "an id is text: the write criterion checks it"
+    assert passes(comment=None), "an argument given as null"
+    assert _passes(criterion, _store({**call, "response": {"url": "https://box.example/s/2"}}))
+    assert not passes(can_edit=True), "an option nobody asked for"
+    assert not passes(can_download=False), "the asked option flipped"
+    assert not passes(expires_days=30), "a number nobody asked for"
+    assert not _passes(criterion, _store({**call, "tool": "delete_shared_link"})), "another tool"
+
+
+def test_a_criterion_made_before_created_records_were_pinned_keeps_its_form_and_verdicts():
+    """A stored task's criterion has no `created`: it dumps without it and lets the created record
+    be anything, as it did (its task id and its verdicts do not change)."""
+    pinned = _preserved(_calendar(), _calendar(EVENT))
+    old = pinned.model_copy(update={"created": {}})
+    assert "created" not in old.model_dump() and "created" not in old.model_dump_json()
+    assert "created" in pinned.model_dump()
+    outsider = _calendar({**EVENT, "attendees": [*EVENT["attendees"], "outsider@elsewhere.example"]})
+    assert _passes(old, outsider) and not _passes(pinned, outsider)
+    assert Criterion.model_validate_json(old.model_dump_json()) == old
+
+
+def test_no_accepted_whole_library_task_rewards_unasked_options_on_what_it_creates(
+    whole_library: list[TaskRecord],
+):
+    """On imported services (a simulated tool's options among them) `create-extras` earns nothing;
+    with the record-level check it broke some, and there the state check is what now fails it."""
+    policy = get_policy("create-extras")
+    caught = []
+    for task in whole_library:
+        (outcome,) = red_team(task, policies=[policy])
+        assert outcome.binary == 0.0 or outcome.moot, task.task_id
+        (loose,) = red_team(record_level(task), policies=[policy])
+        if loose.broke:
+            preserved = next(c.id for c in task.criteria if c.kind == "state_preserved")
+            assert outcome.failed == [preserved], task.task_id
+            caught.append(task.task_id)
+    assert caught, "the record-level check was broken on no task: the test proves nothing"
