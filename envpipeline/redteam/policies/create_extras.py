@@ -20,7 +20,10 @@ Record ids are never set (another id names another record: the `over-act` policy
 from __future__ import annotations
 
 import types
+from collections.abc import Mapping
 from typing import Any, Union, get_args, get_origin
+
+from pydantic import BaseModel
 
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
@@ -28,31 +31,43 @@ from envpipeline.redteam.policies.careless_constants import changed
 from envpipeline.redteam.policies.other_fields import call_with_extras
 from envpipeline.redteam.registry import register_policy
 from envpipeline.redteam.world_acts import OUTSIDER
-from envpipeline.rubric import field_records, state_fields
+from envpipeline.rubric import SIMULATED_FIELD, field_records, state_fields
 from envpipeline.services.base import ToolDef, is_id_field
 
 
-def _record_keys(env: ComposedEnvironment) -> dict[tuple[str, str], frozenset[str]]:
-    """The record keys of every field of every service (`state_preserved`'s records)."""
-    return {
-        (service, name): frozenset(field_records(name, value))
-        for service, live in env.services.items()
-        for name, value in state_fields(live.state).items()
-    }
+def _field_keys(field: str, value: Any) -> frozenset[str]:
+    """The keys of one state field's records as `state_preserved` keys them (`field_records`),
+    without reading the records where that is not needed."""
+    if field == SIMULATED_FIELD or isinstance(value, BaseModel):
+        return frozenset(field_records(field, value))
+    if isinstance(value, Mapping):
+        return frozenset(str(k) for k in value)
+    if isinstance(value, list | tuple):
+        return frozenset(str(i) for i in range(len(value)))
+    return frozenset({""})
+
+
+def _record_keys(env: ComposedEnvironment, service: str) -> dict[str, frozenset[str]]:
+    """The record keys of every field of one service."""
+    live = env.services.get(service)
+    fields = state_fields(live.state) if live is not None else {}
+    return {name: _field_keys(name, value) for name, value in fields.items()}
 
 
 def creating_steps(attack: ComposeAttack) -> set[int]:
-    """The reference steps that create a record, found on a copy of the attack's environment
-    (call this before the attack acts)."""
+    """The reference steps that create a record (some field of the called service gains a record
+    key), found on a copy of the attack's environment (call this before the attack acts)."""
     scratch = ComposedEnvironment.from_initial_state(attack.env.snapshot())
     creating: set[int] = set()
-    keys = _record_keys(scratch)
     for index, step in enumerate(attack.reference.steps):
+        service = step.tool.partition(".")[0]
+        before = _record_keys(scratch, service)
         observation = scratch.call(step.tool, dict(step.arguments))
-        after = _record_keys(scratch)
-        if observation.get("success") and any(made - keys.get(at, frozenset()) for at, made in after.items()):
+        after = _record_keys(scratch, service)
+        if observation.get("success") and any(
+            keys - before.get(name, frozenset()) for name, keys in after.items()
+        ):
             creating.add(index)
-        keys = after
     return creating
 
 
