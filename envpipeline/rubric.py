@@ -317,7 +317,7 @@ def untouched_digest(
 
 def _pinned_part(record: Any, allowance: FieldAllowance) -> Any:
     """What of an edited record may not change: its fields outside `allowance`, and of a field
-    allowed item by item, its other items (a list's other values in order, an object's other keys)."""
+    allowed item by item, its other items (a list's other members in order, an object's other keys)."""
     if not isinstance(record, Mapping):
         return record
     pinned: dict[str, Any] = {}
@@ -329,7 +329,7 @@ def _pinned_part(record: Any, allowance: FieldAllowance) -> Any:
         if items is None:
             continue
         if isinstance(value, list):
-            pinned[name] = [item for item in value if item not in items]
+            pinned[name] = [item for item in value if _member_key(item) not in items]
         elif isinstance(value, Mapping):
             pinned[name] = {k: v for k, v in value.items() if k not in items}
         else:
@@ -463,12 +463,23 @@ def preservation_of(
 
 
 _SCALARS = (str, int, float, bool, type(None))
+#: What a list allowed item by item holds: plain values or objects.
+_MEMBERS = (*_SCALARS, Mapping)
+
+
+def _member_key(member: Any) -> Any:
+    """How a list member is named in an allowance: a plain value as itself, an object (a list's
+    column, a reaction) as its canonical JSON text."""
+    if isinstance(member, _SCALARS):
+        return member
+    return json.dumps(member, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def _edits(first: Mapping[str, Any], last: Mapping[str, Any]) -> dict[str, list[Any] | None]:
-    """Where one record differs: field -> the items that differ, for a list of plain values whose
-    members changed (values added or removed: an attendee invited, a tag added) and for an object
-    (the keys whose values differ: one column of a list item set); None for any other field."""
+    """Where one record differs: field -> the items that differ, for a list whose members changed
+    (values or objects added or removed: an attendee invited, a tag added, a column added; an
+    object named by `_member_key`) and for an object (the keys whose values differ: one column of
+    a list item set); None for any other field."""
     edits: dict[str, list[Any] | None] = {}
     for name in _differing_keys(first, last):
         old, new = first.get(name), last.get(name)
@@ -476,9 +487,10 @@ def _edits(first: Mapping[str, Any], last: Mapping[str, Any]) -> dict[str, list[
         if (
             isinstance(old, list)
             and isinstance(new, list)
-            and all(isinstance(v, _SCALARS) for v in old + new)
+            and all(isinstance(v, _MEMBERS) for v in old + new)
         ):
-            items = [v for v in dict.fromkeys(old + new) if old.count(v) != new.count(v)]
+            before, after = [_member_key(v) for v in old], [_member_key(v) for v in new]
+            items = [v for v in dict.fromkeys(before + after) if before.count(v) != after.count(v)]
             edits[name] = _sorted_items(items) if items else None  # a reorder alone: the whole list
         elif isinstance(old, Mapping) and isinstance(new, Mapping):
             edits[name] = _differing_keys(old, new)

@@ -9,14 +9,17 @@ accepted curated tasks of seeds 0-119 (and 11 of 120 whole-library ones) gave fu
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from envpipeline.agents.environment import ComposedEnvironment
+from envpipeline.agents.reference import run_reference
 from envpipeline.models.task import Criterion, TaskRecord
-from envpipeline.redteam.compose import red_team
+from envpipeline.redteam.compose import red_team, stored_states
 from envpipeline.redteam.registry import get_policy
-from envpipeline.rubric import pass_vector, preservation_of
+from envpipeline.rubric import pass_vector, preservation_of, state_fields, untouched_digest
 from tests.unit.edited_records import record_level
 
 
@@ -84,6 +87,60 @@ def test_an_edited_list_or_object_may_change_only_in_the_items_the_reference_cha
     )
     assert passes(**{**asked, "extra": {**asked["extra"], "size": "L"}}), "the value is the write criterion's"
     assert not passes(**{**asked, "watchers": "b@x.test"}), "the list replaced by a text"
+
+
+def test_a_list_of_objects_may_gain_only_the_object_the_reference_added():
+    """'Add a person column Approver to the list': the columns list held objects and was allowed
+    to change whole, so a second column nobody asked for passed; its members are now pinned one
+    by one, an object named by its canonical JSON text."""
+    approver = {"name": "Approver", "type": "person", "choices": []}
+    status = {"name": "Status", "type": "choice", "choices": ["open", "done"]}
+    criterion = _preserved(_issues(columns=[status]), _issues(columns=[status, approver]))
+    allowed = criterion.allowed_fields["issues.issues"]["i1"]["columns"]
+    assert allowed is not None and [json.loads(str(item)) for item in allowed] == [approver]
+
+    def passes(*columns: dict[str, Any]) -> bool:
+        return pass_vector([criterion], _issues(columns=list(columns))) == [True]
+
+    assert passes(status, approver)
+    assert passes(status, {"type": "person", "choices": [], "name": "Approver"}), "keys in another order"
+    assert not passes(status, approver, {"name": "Notes", "type": "text", "choices": []}), "another column"
+    assert not passes(approver), "a column it did not ask about removed"
+    assert not passes(approver | {"type": "text"}, status), "the asked column's type changed"
+    assert not passes({**status, "choices": ["open"]}, approver), "another column edited"
+
+
+def test_no_accepted_task_lets_an_agent_add_a_column_nobody_asked_for(accepted: list[TaskRecord]):
+    """Tasks that add a column: a second one after the reference fails only the state check; with
+    the columns allowed whole, as before, it passed every criterion."""
+    tasks = [t for t in accepted if any(s.tool == "lists.add_column" for s in t.reference_solution)]
+    assert tasks, "no accepted task of seeds 0..59 adds a column"
+    for task in tasks:
+        env = ComposedEnvironment.from_initial_state(stored_states(task))
+        run_reference(env, task.reference_solution, [], task.reference_output)
+        added = next(s for s in task.reference_solution if s.tool == "lists.add_column")
+        extra = {"listId": added.arguments["listId"], "name": "Private Notes", "type": "text"}
+        assert env.call("lists.add_column", extra)["success"]
+        preserved = next(c for c in task.criteria if c.kind == "state_preserved")
+        passes = pass_vector(task.criteria, env.states, task.reference_output)
+        assert [c.id for c, ok in zip(task.criteria, passes) if not ok] == [preserved.id], task.task_id
+        assert pass_vector([_columns_whole(task, preserved)], env.states) == [True], task.task_id
+
+
+def _columns_whole(task: TaskRecord, preserved: Criterion) -> Criterion:
+    """`preserved` with a list's columns allowed to change whole (as every list of objects was)."""
+    env = ComposedEnvironment.from_initial_state(stored_states(task))
+    run_reference(env, task.reference_solution, [], task.reference_output)
+    fields = {
+        key: {r: {f: None if f == "columns" else items for f, items in a.items()} for r, a in records.items()}
+        for key, records in preserved.allowed_fields.items()
+    }
+    digests = {}
+    for key in preserved.preserved:
+        service, _, field = key.partition(".")
+        value = state_fields(env.states[service]).get(field)
+        digests[key] = untouched_digest(value, preserved.allowed.get(key, ()), field, fields.get(key))
+    return preserved.model_copy(update={"allowed_fields": fields, "preserved": digests})
 
 
 def test_a_created_records_text_is_the_tasks_own_and_an_old_criterion_keeps_its_form():

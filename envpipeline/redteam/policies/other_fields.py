@@ -15,7 +15,8 @@ the task's own), each policy calls the same tool on the same record once more:
   another number, a changed text); where the tool refuses them, they are dropped one at a time,
   the last first, until the call goes through;
 - `other-items`: with every other argument the reference gave changed (another attendee, another
-  tag), then the reference's call again, so the values it set stand.
+  tag) or, where the tool refuses that, with one of them changed (another column's name, its
+  type kept), then the reference's call again, so the values it set stand.
 
 Record ids are never changed (another id names another record: the `over-act` policy's ground).
 """
@@ -134,7 +135,8 @@ class OtherItems(RedTeamPolicy):
     def attack_compose(self, attack: ComposeAttack) -> str:
         for step, _, _ in edits(attack):
             others = {n: changed(v) for n, v in step.arguments.items() if not is_id_field(n)}
-            if others and attack.call(step.tool, {**step.arguments, **others}).get("success"):
+            tries = [others, *({n: v} for n, v in others.items())] if len(others) > 1 else [others]
+            if any(t and attack.call(step.tool, {**step.arguments, **t}).get("success") for t in tries):
                 attack.call(step.tool, dict(step.arguments))  # the reference's values stand
         return attack.reference.output
 
