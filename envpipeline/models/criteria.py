@@ -97,9 +97,8 @@ class Criterion(Strict):
             description="state_preserved: '<service>.<field>' -> allowed record key -> field -> what "
             "of it may change: null, the whole field; a list, only these items (the members of a "
             "list: a value, or an object as its canonical JSON text; the keys of an object) may be "
-            "added, removed or changed. A record the task "
-            "edits; its other fields and items are pinned. Left out of dumps when empty, so criteria "
-            "made before it keep their form",
+            "added, removed or changed. A record the task edits; its other fields and items are "
+            "pinned. Left out of dumps when empty, so criteria made before it keep their form",
         ),
     ] = {}
     created: Annotated[
