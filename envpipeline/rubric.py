@@ -10,7 +10,7 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel
@@ -117,7 +117,12 @@ def evaluate_criterion(
         )
     if criterion.kind == "state_preserved":
         return state_preserved(
-            states, criterion.preserved, criterion.allowed, criterion.allowed_fields, criterion.created
+            states,
+            criterion.preserved,
+            criterion.allowed,
+            criterion.allowed_fields,
+            criterion.created,
+            criterion.created_options,
         )
     state = states.get(criterion.service or "")
     if state is None:
@@ -337,33 +342,40 @@ def _pinned_part(record: Any, allowance: FieldAllowance) -> Any:
     return pinned
 
 
-def created_digest(record: Any, field: str = "") -> str:
+def created_digest(record: Any, field: str = "", options: Collection[str] = ()) -> str:
     """A short hash of what of a created record is pinned (`created_part`; a simulated tool's
     recorded call, `_call_part`)."""
-    return _digest(_call_part(record) if field == SIMULATED_FIELD else created_part(record))
+    part = _call_part(record, options) if field == SIMULATED_FIELD else created_part(record, options)
+    return _digest(part)
 
 
-def created_part(record: Any) -> Any:
+def created_part(record: Any, options: Collection[str] = ()) -> Any:
     """What of a created record is pinned: every field and key, each flag, number and empty value,
-    and a list's members (in any order, text in any case); a text field only as being text.
+    and a list's members (in any order, text in any case); a text field only as being text, but
+    a field named in `options` (a priority, a status) as its value in any case.
 
     A record that is a plain value (a subscribed city) is pinned as a list member is.
     """
     if isinstance(record, Mapping):
-        return {str(k): _created_value(v) for k, v in record.items()}
+        return {str(k): _created_value(v, member=k in options) for k, v in record.items()}
     return _created_value(record, member=True)
 
 
-def _call_part(call: Any) -> Any:
+def _call_part(call: Any, options: Collection[str] = ()) -> Any:
     """What of a simulated tool's recorded call is pinned: its tool and its arguments that are
-    neither text nor null, as `created_part` pins them (the response is the world model's)."""
+    neither text nor null, or that take an option, as `created_part` pins them (the response is
+    the world model's)."""
     if not isinstance(call, Mapping):
         return created_part(call)
     arguments = call.get("arguments")
     given = arguments if isinstance(arguments, Mapping) else {}
     return {
         "tool": call.get("tool"),
-        "arguments": {k: _created_value(v) for k, v in given.items() if not isinstance(v, str | None)},
+        "arguments": {
+            k: _created_value(v, member=k in options)
+            for k, v in given.items()
+            if v is not None and (k in options or not isinstance(v, str))
+        },
     }
 
 
@@ -391,6 +403,7 @@ def state_preserved(
     allowed: Mapping[str, list[str]],
     allowed_fields: Mapping[str, Mapping[str, FieldAllowance]] | None = None,
     created: Mapping[str, Mapping[str, str]] | None = None,
+    created_options: Mapping[str, Collection[str]] | None = None,
 ) -> bool:
     """Whether every '<service>.<field>' still hashes to its digest outside the allowed records
     (in a record the task edits, outside the fields it may change; a record it creates, but for
@@ -404,15 +417,20 @@ def state_preserved(
         if untouched_digest(value, allowed.get(key, ()), field, fields) != digest:
             return False
         pins = (created or {}).get(key)
-        if pins and not _created_as_pinned(field_records(field, value), field, pins):
+        options = (created_options or {}).get(key, ())
+        if pins and not _created_as_pinned(field_records(field, value), field, pins, options):
             return False
     return True
 
 
-def _created_as_pinned(records: Mapping[str, Any], field: str, pins: Mapping[str, str]) -> bool:
+def _created_as_pinned(
+    records: Mapping[str, Any], field: str, pins: Mapping[str, str], options: Collection[str]
+) -> bool:
     """Whether each created record that is there is as pinned (one that is not there is the write
     criteria's to miss: nothing else changed)."""
-    return all(created_digest(records[key], field) == pin for key, pin in pins.items() if key in records)
+    return all(
+        created_digest(records[key], field, options) == pin for key, pin in pins.items() if key in records
+    )
 
 
 class Preservation(NamedTuple):
@@ -423,10 +441,13 @@ class Preservation(NamedTuple):
     allowed: dict[str, list[str]]
     allowed_fields: dict[str, dict[str, dict[str, list[Any] | None]]]
     created: dict[str, dict[str, str]]
+    created_options: dict[str, list[str]]
 
 
 def preservation_of(
-    before: Mapping[str, BaseModel | dict], after: Mapping[str, BaseModel | dict]
+    before: Mapping[str, BaseModel | dict],
+    after: Mapping[str, BaseModel | dict],
+    options: Mapping[str, Collection[str]] | None = None,
 ) -> Preservation:
     """The digests, allowed record keys, allowed fields and created records that make `after` the
     only accepted change of `before`.
@@ -434,9 +455,11 @@ def preservation_of(
     Every field of every service is covered; the allowed keys are the records that differ. A
     record that exists before and after as a record with fields (an edit) may change only where it
     differs (`_edits`); a record added is pinned but for its text (`created_part`; a simulated
-    tool's recorded call, by its tool and non-text arguments); a record removed is allowed whole.
+    tool's recorded call, by its tool and non-text arguments), and for the fields (arguments) of
+    its service that `options` names (service -> names: a priority, a status) held as values; a
+    record removed is allowed whole.
     """
-    made = Preservation({}, {}, {}, {})
+    made = Preservation({}, {}, {}, {}, {})
     for service in sorted(after):
         old_fields = state_fields(before.get(service, {}))
         for field, value in sorted(state_fields(after[service]).items()):
@@ -457,9 +480,26 @@ def preservation_of(
             if edited:
                 made.allowed_fields[key] = edited
             if created:
-                made.created[key] = {record: created_digest(new[record], field) for record in created}
+                held = sorted(
+                    _option_fields([new[r] for r in created], field, (options or {}).get(service, ()))
+                )
+                made.created[key] = {record: created_digest(new[record], field, held) for record in created}
+                if held:
+                    made.created_options[key] = held
             made.preserved[key] = untouched_digest(value, changed, field, edited)
     return made
+
+
+def _option_fields(records: list[Any], field: str, options: Collection[str]) -> set[str]:
+    """The fields of created records (a simulated call's arguments) that `options` names."""
+    names: set[str] = set()
+    for record in records:
+        fields = (
+            record.get("arguments") if field == SIMULATED_FIELD and isinstance(record, Mapping) else record
+        )
+        if isinstance(fields, Mapping):
+            names.update(k for k in fields if k in options)
+    return names
 
 
 _SCALARS = (str, int, float, bool, type(None))

@@ -50,6 +50,7 @@ from envpipeline.services.links import (
     ValueType,
     spoken_title,
 )
+from envpipeline.services.options import write_options
 from envpipeline.services.registry import all_services
 from envpipeline.value_mentions import stated_values
 
@@ -352,12 +353,13 @@ def with_preservation(draft: Draft) -> Draft:
     reveal = draft.metadata["final_reveal"]
     draft.metadata["final_reveal"] = {**reveal, "step": moved[reveal["step"]]}
     draft.metadata["undiscoverable_ids"] = missing
+    options = {name: write_options(live.tools.values()) for name, live in env.services.items()}
     draft.criteria.append(
         Criterion(
             id=f"c{len(draft.criteria) + 1}",
             description="nothing changed beyond the records the task asks to change",
             kind="state_preserved",
-            **preservation_of(before, env.states)._asdict(),
+            **preservation_of(before, env.states, options)._asdict(),
         )
     )
     return draft

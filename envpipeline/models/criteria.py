@@ -113,18 +113,27 @@ class Criterion(Strict):
             "their form",
         ),
     ] = {}
+    created_options: Annotated[
+        dict[str, list[str]],
+        Field(
+            description="state_preserved: '<service>.<field>' -> the fields of the records it "
+            "creates (a simulated call's arguments) that take one of a few options (a priority, a "
+            "status: `envpipeline.services.options`), pinned as their value in any case rather "
+            "than as text. Left out of dumps when empty",
+        ),
+    ] = {}
     achieved_by: Annotated[
         str | None, Field(description="namespaced tool that makes this criterion pass")
     ] = None
 
     @model_serializer(mode="wrap")
     def _without_empty_pins(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """Dumps leave `allowed_fields` and `created` out when they are empty: a criterion keeps
-        the form (and a task its id) it had before the fields existed. (``Field(exclude_if=...)``
-        needs pydantic 2.12; the runtime supports 2.11.)"""
+        """Dumps leave `allowed_fields`, `created` and `created_options` out when empty: a
+        criterion keeps the form (and a task its id) it had before the fields existed.
+        (``Field(exclude_if=...)`` needs pydantic 2.12; the runtime supports 2.11.)"""
         data = handler(self)
         if isinstance(data, dict):
-            for name in ("allowed_fields", "created"):
+            for name in ("allowed_fields", "created", "created_options"):
                 if not getattr(self, name):
                     data.pop(name, None)
         return data

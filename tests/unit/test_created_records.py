@@ -4,18 +4,24 @@
 to it, and an imported service's simulated "create a shared link" for one that also let anyone
 edit through it: `state_preserved` let a record the task creates be anything. Before, 18 of 110
 accepted curated tasks of seeds 0-119 (and 81 of 120 whole-library ones, most through a simulated
-tool's options) gave full reward to `create-extras`.
+tool's flags) gave full reward to `create-extras`. Then "open an issue titled X" passed for one
+that opened it closed and urgent (an option is text to a record): `create-options` broke 14 of 110
+curated and 15 of 60 whole-library tasks (seeds 0-59) until a created record's options were held
+as values.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+import pytest
 
 from envpipeline.models.task import Criterion, TaskRecord
 from envpipeline.redteam.compose import red_team
 from envpipeline.redteam.registry import get_policy
 from envpipeline.rubric import SIMULATED_FIELD, pass_vector, preservation_of
-from tests.unit.edited_records import record_level
+from tests.unit.edited_records import options_as_text, record_level
 
 EVENT = {
     "id": "evt_3",
@@ -35,12 +41,14 @@ def _calendar(*created: dict[str, Any], cities: tuple[str, ...] = ("Lima",)) -> 
     return {"calendar": {"events": events, "cities": list(cities)}}
 
 
-def _preserved(before: dict[str, Any], after: dict[str, Any]) -> Criterion:
+def _preserved(
+    before: dict[str, Any], after: dict[str, Any], options: dict[str, set[str]] | None = None
+) -> Criterion:
     return Criterion(
         id="c9",
         description="nothing else changed",
         kind="state_preserved",
-        **preservation_of(before, after)._asdict(),
+        **preservation_of(before, after, options)._asdict(),
     )
 
 
@@ -123,6 +131,41 @@ def test_a_simulated_call_is_pinned_by_its_tool_and_its_arguments_that_are_not_t
     assert not _passes(criterion, _store({**call, "tool": "delete_shared_link"})), "another tool"
 
 
+def test_a_created_records_options_are_held_as_values_in_any_case():
+    """A priority or a status is no wording: 'urgent' for 'normal' is another ticket."""
+    ticket = {**EVENT, "status": "open", "priority": "normal"}
+    criterion = _preserved(_calendar(), _calendar(ticket), {"calendar": {"status", "priority", "kind"}})
+    assert criterion.created_options == {"calendar.events": ["priority", "status"]}
+
+    def passes(**fields: Any) -> bool:
+        return _passes(criterion, _calendar({**ticket, **fields}))
+
+    assert passes(priority="Normal "), "the same option in another case"
+    assert passes(description="Opened for the vendor"), "text is still the agent's"
+    assert not passes(priority="urgent"), "another option"
+    assert not passes(status="closed"), "created closed"
+    as_text = _preserved(_calendar(), _calendar(ticket))
+    assert as_text.created_options == {} and "created_options" not in as_text.model_dump()
+    assert _passes(as_text, _calendar({**ticket, "status": "closed"})), "without options, text as before"
+
+
+def test_a_simulated_calls_option_arguments_are_held_as_values():
+    call = {
+        "tool": "create_cluster",
+        "arguments": {"name": "analytics", "tier": "M10", "note": "for the audit"},
+        "response": {"id": "c1"},
+    }
+    criterion = _preserved(_store(), _store(call), {"box": {"tier"}})
+    assert criterion.created_options == {"box.simulated": ["tier"]}
+
+    def passes(**arguments: Any) -> bool:
+        return _passes(criterion, _store({**call, "arguments": {**call["arguments"], **arguments}}))
+
+    assert passes(note="audit", name="Analytics"), "text arguments in other words"
+    assert passes(tier="m10")
+    assert not passes(tier="M80"), "a bigger cluster than asked"
+
+
 def test_a_criterion_made_before_created_records_were_pinned_keeps_its_form_and_verdicts():
     """A stored task's criterion has no `created`: it dumps without it and lets the created record
     be anything, as it did (its task id and its verdicts do not change)."""
@@ -135,17 +178,20 @@ def test_a_criterion_made_before_created_records_were_pinned_keeps_its_form_and_
     assert Criterion.model_validate_json(old.model_dump_json()) == old
 
 
-def test_no_accepted_whole_library_task_rewards_unasked_options_on_what_it_creates(
-    whole_library: list[TaskRecord],
+@pytest.mark.parametrize(
+    ("name", "weaken"), [("create-extras", record_level), ("create-options", options_as_text)]
+)
+def test_no_accepted_whole_library_task_rewards_unasked_arguments_on_what_it_creates(
+    name: str, weaken: Callable[[TaskRecord], TaskRecord], whole_library: list[TaskRecord]
 ):
-    """On imported services (a simulated tool's options among them) `create-extras` earns nothing;
-    with the record-level check it broke some, and there the state check is what now fails it."""
-    policy = get_policy("create-extras")
+    """On imported services (a simulated tool's flags and options among them) neither policy earns
+    anything; with the looser check each broke some, and there the state check now fails it."""
+    policy = get_policy(name)
     caught = []
     for task in whole_library:
         (outcome,) = red_team(task, policies=[policy])
         assert outcome.binary == 0.0 or outcome.moot, task.task_id
-        (loose,) = red_team(record_level(task), policies=[policy])
+        (loose,) = red_team(weaken(task), policies=[policy])
         if loose.broke:
             preserved = next(c.id for c in task.criteria if c.kind == "state_preserved")
             assert outcome.failed == [preserved], task.task_id

@@ -165,7 +165,7 @@ def _record_level_passes(task: TaskRecord, name: str) -> bool:
     return outcome.broke
 
 
-@pytest.mark.parametrize("name", ["other-fields", "other-items", "create-extras"])
+@pytest.mark.parametrize("name", ["other-fields", "other-items", "create-extras", "create-options"])
 def test_no_accepted_task_rewards_an_agent_that_does_more_to_its_records(
     name: str, accepted: list[TaskRecord]
 ):

@@ -18,7 +18,7 @@ from envpipeline.redteam.compose import red_team
 from envpipeline.redteam.registry import all_policies, get_policy, policies_for, register_policy
 from envpipeline.services.worldmodel import OfflineWorldModel
 from tests.unit.conftest import scanned_selectors
-from tests.unit.edited_records import record_level
+from tests.unit.edited_records import options_as_text, record_level
 from tests.world_models import installed_world_model
 
 Weakening = Callable[[TaskRecord], TaskRecord]
@@ -113,6 +113,7 @@ WEAKENINGS: dict[str, Weakening] = {
     "other-fields": record_level,
     "other-items": record_level,
     "create-extras": record_level,
+    "create-options": options_as_text,
     "cc-outsider": lambda t: record_level(any_recipients(t)),  # a sent mail is a created record too
 }
 #: Policies that attack only some tasks, and the fixture of tasks they attack.
