@@ -10,6 +10,7 @@ import functools
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -426,11 +427,11 @@ def state_preserved(
 def _created_as_pinned(
     records: Mapping[str, Any], field: str, pins: Mapping[str, str], options: Collection[str]
 ) -> bool:
-    """Whether each created record that is there is as pinned (one that is not there is the write
-    criteria's to miss: nothing else changed)."""
-    return all(
-        created_digest(records[key], field, options) == pin for key, pin in pins.items() if key in records
-    )
+    """Whether each created record that is there is as one of the pinned ones, each pin taken once
+    (one that is not there is the write criteria's to miss: nothing else changed). Which key holds
+    which is left open: two records created in the other order swap their ids."""
+    found = Counter(created_digest(records[key], field, options) for key in pins if key in records)
+    return not found - Counter(pins.values())
 
 
 class Preservation(NamedTuple):

@@ -79,6 +79,18 @@ def test_a_created_record_may_differ_from_the_references_only_in_its_text():
     assert not _passes(criterion, _calendar(EVENT, second)), "created twice"
 
 
+def test_records_created_in_the_other_order_may_swap_their_ids():
+    """Two asked events created the other way round get each other's ids: each must still be one
+    of the pinned records, each pin taken once."""
+    second = {**EVENT, "id": "evt_4", "summary": "Retro", "private": True, "attendees": []}
+    criterion = _preserved(_calendar(), _calendar(EVENT, second))
+    swapped = ({**second, "id": "evt_3"}, {**EVENT, "id": "evt_4"})
+    assert _passes(criterion, _calendar(*swapped))
+    assert not _passes(criterion, _calendar({**second, "id": "evt_3"}, {**second, "id": "evt_4"})), (
+        "one pin taken twice: the first event created private with nobody invited"
+    )
+
+
 def test_a_created_lists_members_are_pinned_in_any_order_and_nested_objects_by_their_keys():
     event = {**EVENT, "attendees": ["a@x.test", "b@x.test"], "extra": {"size": "S", "tags": ["x"]}}
     criterion = _preserved(_calendar(), _calendar(event))
