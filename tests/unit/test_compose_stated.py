@@ -10,6 +10,7 @@ from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
 from envpipeline.redteam.compose import red_team
 from envpipeline.redteam.policies.careless_constants import changed
 from envpipeline.redteam.registry import get_policy
+from tests.unit.edited_records import record_level
 from tests.unit.test_redteam import unpinned
 
 INSTRUCTION = (
@@ -158,15 +159,21 @@ def _without(task, criterion: Criterion, field: str):
 
 def test_a_poll_with_other_options_earns_nothing():
     """Whole-library seed 151 asks for a poll with options ['delta-570']: the reference with
-    other options earns nothing now; with the list left out of its criterion it earned the reward.
-    The careless policy (every stated detail changed, the list's last item too) earns nothing."""
+    other options earns nothing now; with the list left out of its criterion (and the created
+    poll's members not pinned by the state check, as before) it earned the reward. The careless
+    policy (every stated detail changed, the list's last item too) earns nothing."""
     task = compose_task(151, ComposeConfig(library_scope="all"))
     assert task.status == "accepted"
     poll = next(c for c in task.criteria if c.collection == "polls")
+    preserved = next(c for c in task.criteria if c.kind == "state_preserved")
     assert isinstance(poll.match["options"].value, list)
     (outcome,) = red_team(task, policies=[_ChangedArgument("options")])
-    assert outcome.binary == 0.0 and outcome.failed == [poll.id]
-    (weak,) = red_team(_without(task, poll, "options"), policies=[_ChangedArgument("options")])
+    assert outcome.binary == 0.0 and outcome.failed == [poll.id, preserved.id], (
+        "the created poll is pinned too"
+    )
+    (half,) = red_team(_without(task, poll, "options"), policies=[_ChangedArgument("options")])
+    assert half.failed == [preserved.id], "without the list in its criterion, the state check holds it"
+    (weak,) = red_team(record_level(_without(task, poll, "options")), policies=[_ChangedArgument("options")])
     assert weak.broke
     (careless,) = red_team(task, policies=[get_policy("careless-constants")])
     assert careless.binary == 0.0 and poll.id in careless.failed
