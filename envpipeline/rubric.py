@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from envpipeline.models import value_pools
 from envpipeline.models.criteria import ValueKind
 from envpipeline.models.task import Condition, Criterion
+from envpipeline.services.base import is_id_field
 from envpipeline.value_mentions import addresses_in, code_key, dates_in, same_date
 
 #: criteria checked on the final reply alone (every other kind reads the state)
@@ -355,11 +356,20 @@ def created_part(record: Any, options: Collection[str] = ()) -> Any:
     and a list's members (in any order, text in any case); a text field only as being text, but
     a field named in `options` (a priority, a status) as its value in any case.
 
-    A record that is a plain value (a subscribed city) is pinned as a list member is.
+    A field left null reads as text too (an optional description an agent may fill, as a
+    simulated call's null and text arguments are both left out), except an id (a link nobody
+    asked for: an assignee, a parent) and an option. A record that is a plain value (a subscribed
+    city) is pinned as a list member is.
     """
     if isinstance(record, Mapping):
-        return {str(k): _created_value(v, member=k in options) for k, v in record.items()}
+        return {
+            str(k): _TEXT
+            if v is None and k not in options and not is_id_field(str(k))
+            else _created_value(v, member=k in options)
+            for k, v in record.items()
+        }
     return _created_value(record, member=True)
+
 
 
 def _call_part(call: Any, options: Collection[str] = ()) -> Any:
