@@ -371,7 +371,6 @@ def created_part(record: Any, options: Collection[str] = ()) -> Any:
     return _created_value(record, member=True)
 
 
-
 def _call_part(call: Any, options: Collection[str] = ()) -> Any:
     """What of a simulated tool's recorded call is pinned: its tool and its arguments that are
     neither text nor null, or that take an option, as `created_part` pins them (the response is
