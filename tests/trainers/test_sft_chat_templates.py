@@ -60,11 +60,14 @@ def exported(tasks: list[AcceptedTask], tmp_path_factory: pytest.TempPathFactory
 
 
 @pytest.fixture(scope="module")
-def sft_rows(exported: tuple[Path, dict]) -> list[dict[str, Any]]:
+def sft_rows(exported: tuple[Path, dict], tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     out, _ = exported
-    loaded = datasets.load_dataset(str(out), "trl-sft")
+    # a cache of our own: the shared one keys a folder by its path, and pytest reuses temp paths,
+    # so an earlier run's rows came back (they held other task ids)
+    cache = str(tmp_path_factory.mktemp("hf-datasets-cache"))
+    loaded = datasets.load_dataset(str(out), "trl-sft", cache_dir=cache)
     rows = [row for split in loaded.values() for row in split]
-    verl = datasets.load_dataset(str(out), "verl-sft")
+    verl = datasets.load_dataset(str(out), "verl-sft", cache_dir=cache)
     assert sorted(r["task_id"] for s in verl.values() for r in s) == sorted(r["task_id"] for r in rows)
     return rows
 
@@ -139,7 +142,14 @@ def struct_padded_rows(tasks: list[AcceptedTask], tmp_path: Path, wire: bool) ->
         if t.family == "compose"
     ]
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "old.parquet")
-    return list(datasets.load_dataset("parquet", data_files=str(tmp_path / "old.parquet"), split="train"))
+    return list(
+        datasets.load_dataset(
+            "parquet",
+            data_files=str(tmp_path / "old.parquet"),
+            split="train",
+            cache_dir=str(tmp_path / "hf-cache"),
+        )
+    )
 
 
 def test_the_render_checks_catch_the_previous_struct_rows(
@@ -184,7 +194,7 @@ def test_sft_trainer_loads_our_rows_and_trains_a_step(
     exported: tuple[Path, dict], tokenizer, tmp_path: Path
 ) -> None:
     out, _ = exported
-    dataset = datasets.load_dataset(str(out), "trl-sft", split="sft")
+    dataset = datasets.load_dataset(str(out), "trl-sft", split="sft", cache_dir=str(tmp_path / "hf-cache"))
     assert dataset.features["messages"] == datasets.List(datasets.Json())
     tokenizer.chat_template = template("qwen2_5")
     model = tiny_model(tokenizer)
