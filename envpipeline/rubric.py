@@ -352,7 +352,7 @@ def created_digest(record: Any, field: str = "", options: Collection[str] = ()) 
 
 
 def created_part(record: Any, options: Collection[str] = ()) -> Any:
-    """What of a created record is pinned: every field and key, each flag, number and empty value,
+    """What of a created record is pinned: every field and key, each flag, number and empty list,
     and a list's members (in any order, text in any case); a text field only as being text, but
     a field named in `options` (a priority, a status) as its value in any case.
 
