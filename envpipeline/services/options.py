@@ -26,7 +26,8 @@ _VALUE_LIST = re.compile(r"^\s*[\w-]+(?:\s*,\s*[\w-]+)+\s*,?\s+or\s+[\w-]+\s*\.?
 _SEPARATORS = re.compile(r"\s*,\s*or\s+|\s*,\s*|\s+or\s+")
 
 
-def _without_none(annotation: Any) -> Any:
+def without_none(annotation: Any) -> Any:
+    """`X` for an annotation `X | None` (or Optional[X]); any other annotation as it is."""
     if get_origin(annotation) in (Union, types.UnionType):
         options = [a for a in get_args(annotation) if a is not type(None)]
         return options[0] if len(options) == 1 else annotation
@@ -35,7 +36,7 @@ def _without_none(annotation: Any) -> Any:
 
 def argument_options(info: FieldInfo) -> tuple[str, ...] | None:
     """The values an argument may take when it takes one of a few options, else None."""
-    annotation = _without_none(info.annotation)
+    annotation = without_none(info.annotation)
     if get_origin(annotation) is Literal:
         return tuple(str(v) for v in get_args(annotation))
     description = info.description or ""

@@ -27,21 +27,19 @@ Record ids are never set (another id names another record: the `over-act` policy
 
 from __future__ import annotations
 
-import types
 from collections.abc import Mapping
-from typing import Any, Union, get_args, get_origin
+from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
-from envpipeline.redteam.policies.careless_constants import changed
-from envpipeline.redteam.policies.other_fields import call_with_extras
+from envpipeline.redteam.policies.other_fields import call_with_extras, other_value
 from envpipeline.redteam.registry import register_policy
 from envpipeline.redteam.world_acts import OUTSIDER
 from envpipeline.rubric import SIMULATED_FIELD, field_records, state_fields
 from envpipeline.services.base import ToolDef, is_id_field
-from envpipeline.services.options import argument_options
+from envpipeline.services.options import argument_options, without_none
 
 
 def _field_keys(field: str, value: Any) -> frozenset[str]:
@@ -83,16 +81,11 @@ def creating_steps(attack: ComposeAttack) -> set[int]:
 def unasked_value(annotation: Any, default: Any) -> Any:
     """A value nobody asked for, other than `default`, for an argument that is not text: a list
     with an outsider appended, the opposite flag, another number; None for anything else."""
-    origin = get_origin(annotation)
-    if origin in (Union, types.UnionType):
-        options = [a for a in get_args(annotation) if a is not type(None)]
-        return unasked_value(options[0], default) if len(options) == 1 else None
-    if origin is list and get_args(annotation) in ((str,), ()):
+    annotation = without_none(annotation)
+    if get_origin(annotation) is list and get_args(annotation) in ((str,), ()):
         return [*(default if isinstance(default, list) else []), OUTSIDER]
-    if annotation is bool:
-        return not default if isinstance(default, bool) else True
-    if annotation in (int, float):
-        return changed(default) if isinstance(default, int | float) and not isinstance(default, bool) else 1
+    if annotation in (bool, int, float):
+        return other_value("", annotation, default)
     return None
 
 
