@@ -285,6 +285,12 @@ def _argument_keys(model: type[BaseModel]) -> dict[str, str]:
     return {name: f.serialization_alias or f.alias or name for name, f in model.model_fields.items()}
 
 
+def _sent_arguments(args: BaseModel) -> set[str]:
+    """The JSON names of the arguments a call gave (not those its defaults filled)."""
+    keys = _argument_keys(type(args))
+    return {keys[name] for name in args.model_fields_set}
+
+
 def _selected_rows(
     records: dict[Any, BaseModel], record_cls: type[BaseModel], filters: dict[str, Any], query: str | None
 ) -> list[dict[str, Any]]:
@@ -358,15 +364,19 @@ def _implementation(
             if shape.op == "delete":
                 del records[rid]
                 return {"deleted": rid}
+            # an argument the caller left out keeps the record's value, not the tool's default
+            # (a flag that defaults to false is not switched off by every update)
+            sent = _sent_arguments(args)
             changes = {
-                k: v for k, v in data.items() if k in info.fields and k != shape.id_arg and v is not None
+                k: v
+                for k, v in data.items()
+                if k in info.fields and k in sent and k != shape.id_arg and v is not None
             }
             if not changes:
                 raise bad_request(f"nothing to update; updatable fields: {', '.join(sorted(info.fields))}")
             records[rid] = _validated_record(info.record, {**dump_record(records[rid]), **changes})
             return {noun: dump_record(records[rid]), "updated": sorted(changes)}
-        keys = _argument_keys(type(args))
-        given = {keys[name] for name in args.model_fields_set}  # defaults filter nothing
+        given = _sent_arguments(args)  # defaults filter nothing
         limit = next((v for k, v in data.items() if k.lower() in LIMIT_ARGS and isinstance(v, int)), None)
         if limit is not None and limit < 0:
             raise bad_request(f"invalid limit {limit}")

@@ -276,6 +276,24 @@ def test_create_then_get_update_delete(issues):
     assert issues.call("get_issue", {"issueId": issue["id"]})["error"]["code"] == 404
 
 
+def test_an_update_changes_only_what_it_is_given():
+    # Box's update tool declares `requires_all_assignees_to_complete: bool = False`; an update of
+    # the due date alone switched the flag off, so the reference "changed" it, the collateral check
+    # let it be anything, and an agent that set it on as well earned the reward (4 of 257 accepted
+    # whole-library tasks of seeds 40-299, all through such defaults)
+    cls = all_services()["box"]
+    service = cls(cls.generate_state(random.Random(3)))
+    task_id = next(k for k, v in service.state.tasks.items() if v.requires_all_assignees_to_complete)
+    observation = service.call("box_task_update_tool", {"task_id": task_id, "due_at": "2026-06-28"})
+    assert observation["data"]["updated"] == ["due_at"]
+    assert service.state.tasks[task_id].requires_all_assignees_to_complete is True
+    sent = service.call(
+        "box_task_update_tool", {"task_id": task_id, "requires_all_assignees_to_complete": False}
+    )
+    assert sent["data"]["updated"] == ["requires_all_assignees_to_complete"], "a default sent is sent"
+    assert service.state.tasks[task_id].requires_all_assignees_to_complete is False
+
+
 def test_unknown_ids_are_404_and_missing_arguments_400(issues):
     for tool in ("get_issue", "update_issue", "delete_issue", "list_comments", "summarize_thread"):
         obs = issues.call(
