@@ -1,12 +1,14 @@
 """A composed task's collateral check as it was before edited and created records were pinned (and
-before a created record's options were held as values)."""
+before a created record's options were held as values), and with one edited field let go."""
 
 from __future__ import annotations
 
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.agents.reference import run_reference
 from envpipeline.models.task import Criterion, TaskRecord
-from envpipeline.redteam.compose import stored_states
+from envpipeline.redteam.base import ComposeAttack
+from envpipeline.redteam.compose import reference_run, stored_states
+from envpipeline.redteam.policies.other_fields import edits, extra_arguments
 from envpipeline.rubric import created_digest, field_records, state_fields, untouched_digest
 
 
@@ -48,3 +50,36 @@ def options_as_text(task: TaskRecord) -> TaskRecord:
         return criterion.model_copy(update={"created": created, "created_options": {}})
 
     return task.model_copy(update={"criteria": [loose(c) for c in task.criteria]})
+
+
+def one_field_loose(task: TaskRecord) -> TaskRecord:
+    """`task` with one field the reference leaves alone on a record it edits let go: the first
+    optional argument `other-fields` sets on an edit that is a field of that record. Set alone it
+    passes; set beside the other optional arguments, which stay pinned, it does not."""
+    stored = stored_states(task)
+    final = ComposedEnvironment.from_initial_state(stored)
+    run_reference(final, task.reference_solution, [], task.reference_output)
+    attack = ComposeAttack(task, ComposedEnvironment.from_initial_state(stored), reference_run(task, stored))
+    for step, tool_def, observation in edits(attack):
+        names = list(extra_arguments(tool_def, step.arguments, observation))
+        targets = {str(v) for v in step.arguments.values()}
+        for criterion in task.criteria:
+            for key, records in criterion.allowed_fields.items():
+                service, _, field = key.partition(".")
+                value = state_fields(final.states[service]).get(field)
+                for record in (r for r in records if r in targets):
+                    held = field_records(field, value).get(record, {})
+                    name = next((n for n in names if n in held and n not in records[record]), None)
+                    if name is None:
+                        continue
+                    loosened = {**records, record: {**records[record], name: None}}
+                    digest = untouched_digest(value, criterion.allowed.get(key, ()), field, loosened)
+                    loose = criterion.model_copy(
+                        update={
+                            "allowed_fields": {**criterion.allowed_fields, key: loosened},
+                            "preserved": {**criterion.preserved, key: digest},
+                        }
+                    )
+                    criteria = [loose if c is criterion else c for c in task.criteria]
+                    return task.model_copy(update={"criteria": criteria})
+    return task

@@ -18,7 +18,7 @@ from envpipeline.redteam.compose import red_team
 from envpipeline.redteam.registry import all_policies, get_policy, policies_for, register_policy
 from envpipeline.services.worldmodel import OfflineWorldModel
 from tests.unit.conftest import scanned_selectors
-from tests.unit.edited_records import options_as_text, record_level
+from tests.unit.edited_records import one_field_loose, options_as_text, record_level
 from tests.world_models import installed_world_model
 
 Weakening = Callable[[TaskRecord], TaskRecord]
@@ -115,6 +115,7 @@ WEAKENINGS: dict[str, Weakening] = {
     "create-extras": record_level,
     "create-options": options_as_text,
     "cc-outsider": lambda t: record_level(any_recipients(t)),  # a sent mail is a created record too
+    "one-change": one_field_loose,
 }
 #: Policies that attack only some tasks, and the fixture of tasks they attack.
 POOLS = {"fixed-row": "scanned", "last-row": "scanned", "other-input": "alike_answers"}
@@ -176,6 +177,19 @@ def test_each_policy_breaks_a_deliberately_weak_task(name: str, request: pytest.
         if any(o.broke for o in red_team(WEAKENINGS[name](task), policies=[policy]))
     ]
     assert broken, f"{name} broke none of 20 weakened tasks: it has no teeth"
+
+
+def test_one_change_finds_a_field_that_changing_everything_at_once_hides(accepted: list[TaskRecord]):
+    # one unasked field of an edited record let go, the others pinned: `other-fields` sets it
+    # beside the others and earns nothing (the hole hides); set alone, it earns the reward
+    other_fields, one_change = get_policy("other-fields"), get_policy("one-change")
+    hidden = []
+    for task in accepted[:20]:
+        weak = one_field_loose(task)
+        outcomes = {o.policy: o for o in red_team(weak, policies=[other_fields, one_change])}
+        if outcomes["one-change"].broke and not outcomes["other-fields"].broke:
+            hidden.append(task.task_id)
+    assert hidden, "no weakened task where setting one field alone pays and setting all does not"
 
 
 def test_no_policy_gets_full_reward_on_an_accepted_task(accepted: list[TaskRecord]):
