@@ -140,6 +140,21 @@ def pass_vector(
     return [evaluate_criterion(c, states, output) for c in criteria]
 
 
+def collateral_narrowed(criteria: list[Criterion], services: Collection[str]) -> list[Criterion]:
+    """`criteria` with each collateral check (`state_preserved`) narrowed to the fields of
+    `services`. Where every other service is in the state of a run known to pass the checks (the
+    reference's), the narrowed criteria give the same pass vector without hashing those services'
+    records again."""
+    return [
+        c.model_copy(
+            update={"preserved": {k: v for k, v in c.preserved.items() if k.partition(".")[0] in services}}
+        )
+        if c.kind == "state_preserved"
+        else c
+        for c in criteria
+    ]
+
+
 def held_at_start(criteria: list[Criterion], initial_states: Mapping[str, BaseModel | dict]) -> list[bool]:
     """Which criteria the initial state already meets, with no reply: what a rollout that does
     nothing passes, which earns no partial credit (`envpipeline.rewards.held_at_start`)."""

@@ -9,6 +9,7 @@ policy that attacks it, and an accepted task must give each of them binary rewar
 from __future__ import annotations
 
 from abc import ABC
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
@@ -34,8 +35,11 @@ class ReferenceRun:
     steps: list[ToolCallStep]
     observations: list[dict[str, Any]]
     output: str
-    #: canonical hash of the joint state the reference leaves behind
-    final_hash: str
+    #: the joint state the reference leaves behind (service -> its state)
+    final_states: Mapping[str, Any]
+    #: whether that state passes the task's collateral checks (`state_preserved`), as an accepted
+    #: task's reference does: an attempt's service left in the same state then passes them too
+    collateral_holds: bool
 
 
 @dataclass

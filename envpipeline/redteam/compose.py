@@ -11,7 +11,6 @@ from typing import Any
 
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.agents.reference import run_reference
-from envpipeline.canonical import canonical_hash
 from envpipeline.models.gates import GateResult
 from envpipeline.models.task import TaskRecord
 from envpipeline.redteam.base import ComposeAttack, PolicyOutcome, RedTeamPolicy, ReferenceRun
@@ -19,7 +18,7 @@ from envpipeline.redteam.registry import policies_for
 from envpipeline.redteam.summary import red_team_gate_result
 from envpipeline.rewards.held_at_start import held_rewards
 from envpipeline.rewards.modes import cfrr, checklist
-from envpipeline.rubric import held_at_start, pass_vector
+from envpipeline.rubric import collateral_narrowed, held_at_start, pass_vector
 
 
 def stored_states(task: TaskRecord) -> dict[str, dict[str, Any]]:
@@ -28,11 +27,25 @@ def stored_states(task: TaskRecord) -> dict[str, dict[str, Any]]:
 
 
 def reference_run(task: TaskRecord, stored: dict[str, dict[str, Any]]) -> ReferenceRun:
-    """Run the reference once on a fresh environment and keep its resolved calls."""
+    """Run the reference once on a fresh environment and keep its resolved calls and final state."""
     env = ComposedEnvironment.from_initial_state(stored)
     steps = [s.model_copy(deep=True) for s in task.reference_solution]
     observations, _ = run_reference(env, steps, [], task.reference_output)
-    return ReferenceRun(steps, observations, task.reference_output, canonical_hash(env.snapshot()))
+    collateral = [c for c in task.criteria if c.kind == "state_preserved"]
+    holds = all(pass_vector(collateral, env.states, task.reference_output))
+    return ReferenceRun(steps, observations, task.reference_output, dict(env.states), holds)
+
+
+def judged(
+    task: TaskRecord, env: ComposedEnvironment, reply: str, reference: ReferenceRun
+) -> tuple[list[bool], bool]:
+    """An attempt's pass vector on its final state and reply, and whether that state is another
+    than the reference's. The collateral checks hash only the services whose state differs from
+    the reference's, when the reference passes them (the verdict is the same; the cost is not)."""
+    final = reference.final_states
+    differing = {name for name, state in env.states.items() if final.get(name) != state}
+    criteria = collateral_narrowed(task.criteria, differing) if reference.collateral_holds else task.criteria
+    return pass_vector(criteria, env.states, reply), bool(differing)
 
 
 def attack(
@@ -41,12 +54,8 @@ def attack(
     """One policy against one task: its pass vector, whether it was moot, and its call count."""
     attempt = ComposeAttack(task, ComposedEnvironment.from_initial_state(stored), reference)
     reply = policy.attack_compose(attempt)
-    passes = pass_vector(task.criteria, attempt.env.states, reply)
-    moot = (
-        not attempt.blind
-        and reply == reference.output
-        and canonical_hash(attempt.env.snapshot()) == reference.final_hash
-    )
+    passes, differs = judged(task, attempt.env, reply, reference)
+    moot = not attempt.blind and reply == reference.output and not differs
     return passes, moot, len(attempt.calls)
 
 

@@ -27,13 +27,13 @@ from typing import Any, Literal
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.models.task import TaskRecord
 from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy, ReferenceRun
+from envpipeline.redteam.compose import judged
 from envpipeline.redteam.policies.careless_constants import careless_arguments, changed
 from envpipeline.redteam.policies.cc_outsider import with_outsider
 from envpipeline.redteam.policies.create_extras import call_creates, unasked_arguments
 from envpipeline.redteam.policies.other_fields import extra_arguments, record_keys
 from envpipeline.redteam.probe import writes
 from envpipeline.redteam.registry import register_policy
-from envpipeline.rubric import pass_vector
 from envpipeline.services.base import is_id_field
 
 #: how a change is made at its step: `instead` of the reference's call (the reference's call where
@@ -56,13 +56,11 @@ class Change:
 
 @dataclass
 class Replay:
-    """The reference replayed on a scratch copy: the steps that create a record, those that edit
-    one that existed before (with the observation, as `other-fields` sees them), and the
-    environment it leaves."""
+    """The reference replayed on a scratch copy: the steps that create a record, and those that
+    edit one that existed before (with the observation, as `other-fields` sees them)."""
 
     creating: set[int]
     edited: dict[int, dict[str, Any]]
-    final: ComposedEnvironment
 
 
 def replayed(attack: ComposeAttack) -> Replay:
@@ -78,7 +76,7 @@ def replayed(attack: ComposeAttack) -> Replay:
             creating.add(index)
         elif observation.get("success") and keys is not None and record_keys(scratch, service) == keys:
             edited[index] = observation
-    return Replay(creating, edited, scratch)
+    return Replay(creating, edited)
 
 
 def single_changes(attack: ComposeAttack, replay: Replay) -> list[Change]:
@@ -144,35 +142,14 @@ def act(
 
 
 def score(
-    task: TaskRecord,
-    stored: dict[str, dict[str, Any]],
-    reference: ReferenceRun,
-    final: ComposedEnvironment,
-    change: Change,
+    task: TaskRecord, stored: dict[str, dict[str, Any]], reference: ReferenceRun, change: Change
 ) -> tuple[int, bool]:
     """(criteria passed, whether full reward was earned in another state than the reference's) of
-    one change tried on a fresh copy of the stored environment, with the reference's reply
-    (`final`: the environment the reference leaves).
-
-    The collateral check (digests of every service's records) costs the most: it is evaluated only
-    where every other criterion passed, and only over the services whose state differs from the
-    reference's (the reference passes it, so an equal state does too)."""
+    one change tried on a fresh copy of the stored environment, with the reference's reply."""
     env = ComposedEnvironment.from_initial_state(stored)
     act(env, reference, change)
-    checks = [c for c in task.criteria if c.kind != "state_preserved"]
-    passed = sum(pass_vector(checks, env.states, reference.output))
-    if passed < len(checks):
-        return passed, False
-    differing = {name for name, state in env.states.items() if final.states.get(name) != state}
-    collateral = [
-        c.model_copy(
-            update={"preserved": {k: v for k, v in c.preserved.items() if k.partition(".")[0] in differing}}
-        )
-        for c in task.criteria
-        if c.kind == "state_preserved"
-    ]
-    passed += sum(pass_vector(collateral, env.states, reference.output))
-    return passed, passed == len(task.criteria) and bool(differing)
+    passes, differs = judged(task, env, reference.output, reference)
+    return sum(passes), all(passes) and differs
 
 
 class OneChange(RedTeamPolicy):
@@ -194,7 +171,7 @@ class OneChange(RedTeamPolicy):
             return attack.reference.output
         best, most = changes[0], -1
         for change in changes:
-            passed, rewarded = score(attack.task, stored, attack.reference, replay.final, change)
+            passed, rewarded = score(attack.task, stored, attack.reference, change)
             if rewarded:
                 best = change
                 break
