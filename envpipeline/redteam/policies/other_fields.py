@@ -23,10 +23,9 @@ Record ids are never changed (another id names another record: the `over-act` po
 
 from __future__ import annotations
 
-import types
 from collections import deque
 from collections.abc import Iterator
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 from envpipeline.agents.environment import ComposedEnvironment
 from envpipeline.models.task import ToolCallStep
@@ -34,6 +33,7 @@ from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
 from envpipeline.redteam.policies.careless_constants import changed
 from envpipeline.redteam.registry import register_policy
 from envpipeline.services.base import ToolDef, is_id_field
+from envpipeline.services.options import without_none
 
 
 def record_keys(env: ComposedEnvironment, service: str) -> dict[str, frozenset[str]]:
@@ -58,11 +58,8 @@ def current_value(data: Any, name: str) -> Any:
 
 def other_value(name: str, annotation: Any, current: Any) -> Any:
     """A value for an optional scalar argument other than the record's `current` one, or None."""
-    origin = get_origin(annotation)
-    if origin in (Union, types.UnionType):
-        options = [a for a in get_args(annotation) if a is not type(None)]
-        return other_value(name, options[0], current) if len(options) == 1 else None
-    if origin is Literal:
+    annotation = without_none(annotation)  # a union of several types stays one: no value
+    if get_origin(annotation) is Literal:
         others = [o for o in get_args(annotation) if o != current]
         return others[-1] if others else None
     if annotation is bool:
