@@ -57,16 +57,15 @@ def one_field_loose(task: TaskRecord) -> TaskRecord:
     optional argument `other-fields` sets on an edit that is a field of that record. Set alone it
     passes; set beside the other optional arguments, which stay pinned, it does not."""
     stored = stored_states(task)
-    final = ComposedEnvironment.from_initial_state(stored)
-    run_reference(final, task.reference_solution, [], task.reference_output)
-    attack = ComposeAttack(task, ComposedEnvironment.from_initial_state(stored), reference_run(task, stored))
+    reference = reference_run(task, stored)
+    attack = ComposeAttack(task, ComposedEnvironment.from_initial_state(stored), reference)
     for step, tool_def, observation in edits(attack):
         names = list(extra_arguments(tool_def, step.arguments, observation))
         targets = {str(v) for v in step.arguments.values()}
         for criterion in task.criteria:
             for key, records in criterion.allowed_fields.items():
                 service, _, field = key.partition(".")
-                value = state_fields(final.states[service]).get(field)
+                value = state_fields(reference.final_states[service]).get(field)
                 for record in (r for r in records if r in targets):
                     held = field_records(field, value).get(record, {})
                     name = next((n for n in names if n in held and n not in records[record]), None)
