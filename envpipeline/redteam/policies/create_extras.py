@@ -61,28 +61,21 @@ def _record_keys(env: ComposedEnvironment, service: str) -> dict[str, frozenset[
     return {name: _field_keys(name, value) for name, value in fields.items()}
 
 
-def call_creates(
-    env: ComposedEnvironment, tool: str, arguments: dict[str, Any]
-) -> tuple[dict[str, Any], bool]:
-    """Make one call on `env`: its observation, and whether it created a record (some field of the
-    called service gained a record key)."""
-    service = tool.partition(".")[0]
-    before = _record_keys(env, service)
-    observation = env.call(tool, dict(arguments))
-    after = _record_keys(env, service)
-    gained = any(keys - before.get(name, frozenset()) for name, keys in after.items())
-    return observation, bool(observation.get("success")) and gained
-
-
 def creating_steps(attack: ComposeAttack) -> set[int]:
-    """The reference steps that create a record, found on a copy of the attack's environment (call
-    this before the attack acts)."""
+    """The reference steps that create a record (some field of the called service gains a record
+    key), found on a copy of the attack's environment (call this before the attack acts)."""
     scratch = ComposedEnvironment.from_initial_state(attack.env.snapshot())
-    return {
-        index
-        for index, step in enumerate(attack.reference.steps)
-        if call_creates(scratch, step.tool, step.arguments)[1]
-    }
+    creating: set[int] = set()
+    for index, step in enumerate(attack.reference.steps):
+        service = step.tool.partition(".")[0]
+        before = _record_keys(scratch, service)
+        observation = scratch.call(step.tool, dict(step.arguments))
+        after = _record_keys(scratch, service)
+        if observation.get("success") and any(
+            keys - before.get(name, frozenset()) for name, keys in after.items()
+        ):
+            creating.add(index)
+    return creating
 
 
 def unasked_value(annotation: Any, default: Any) -> Any:

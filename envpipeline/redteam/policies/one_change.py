@@ -30,8 +30,8 @@ from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy, ReferenceRun
 from envpipeline.redteam.compose import judged
 from envpipeline.redteam.policies.careless_constants import careless_arguments, changed
 from envpipeline.redteam.policies.cc_outsider import with_outsider
-from envpipeline.redteam.policies.create_extras import call_creates, unasked_arguments
-from envpipeline.redteam.policies.other_fields import extra_arguments, record_keys
+from envpipeline.redteam.policies.create_extras import creating_steps, unasked_arguments
+from envpipeline.redteam.policies.other_fields import edits, extra_arguments
 from envpipeline.redteam.probe import writes
 from envpipeline.redteam.registry import register_policy
 from envpipeline.services.base import is_id_field
@@ -56,27 +56,21 @@ class Change:
 
 @dataclass
 class Replay:
-    """The reference replayed on a scratch copy: the steps that create a record, and those that
-    edit one that existed before (with the observation, as `other-fields` sees them)."""
+    """The reference's steps that create a record (as `create-extras` finds them), and those that
+    edit one that existed before, with their observations (as `other-fields` finds them)."""
 
     creating: set[int]
     edited: dict[int, dict[str, Any]]
 
 
 def replayed(attack: ComposeAttack) -> Replay:
-    """`attack`'s reference replayed on a copy of its environment (call before the attack acts)."""
-    scratch = ComposedEnvironment.from_initial_state(attack.env.snapshot())
-    creating: set[int] = set()
-    edited: dict[int, dict[str, Any]] = {}
-    for index, step in enumerate(attack.reference.steps):
-        service = step.tool.partition(".")[0]
-        keys = record_keys(scratch, service) if service in scratch.services else None
-        observation, created = call_creates(scratch, step.tool, step.arguments)
-        if created:
-            creating.add(index)
-        elif observation.get("success") and keys is not None and record_keys(scratch, service) == keys:
-            edited[index] = observation
-    return Replay(creating, edited)
+    """`attack`'s reference replayed on copies of its environment (call before the attack acts)."""
+    scratch = ComposeAttack(
+        attack.task, ComposedEnvironment.from_initial_state(attack.env.snapshot()), attack.reference
+    )
+    index = {id(step): n for n, step in enumerate(attack.reference.steps)}
+    edited = {index[id(step)]: observation for step, _, observation in edits(scratch)}
+    return Replay(creating_steps(attack), edited)
 
 
 def single_changes(attack: ComposeAttack, replay: Replay) -> list[Change]:
