@@ -18,14 +18,9 @@ from typing import Any
 import pytest
 
 from envpipeline.models.task import Criterion, TaskRecord
-from envpipeline.redteam.base import ComposeAttack, RedTeamPolicy
 from envpipeline.redteam.compose import red_team
-from envpipeline.redteam.policies.create_extras import creating_steps
-from envpipeline.redteam.policies.other_fields import call_with_extras
 from envpipeline.redteam.registry import get_policy
 from envpipeline.rubric import SIMULATED_FIELD, pass_vector, preservation_of
-from envpipeline.services.base import ToolDef, is_id_field
-from envpipeline.services.options import argument_options
 from tests.unit.edited_records import options_as_text, record_level
 
 EVENT = {
@@ -217,53 +212,3 @@ def test_no_accepted_whole_library_task_rewards_unasked_arguments_on_what_it_cre
             assert outcome.failed == [preserved], task.task_id
             caught.append(task.task_id)
     assert caught, "the record-level check was broken on no task: the test proves nothing"
-
-
-class _Verbose(RedTeamPolicy):
-    """Not an adversary: an honest agent that words more than asked. Each create it makes also
-    fills the optional free-text arguments the reference left out (a body, a note, a location)."""
-
-    name = "verbose"
-    description = "the reference, with each create's optional text filled"
-    families = frozenset({"compose"})
-
-    def attack_compose(self, attack: ComposeAttack) -> str:
-        creating = creating_steps(attack)
-        for index, step in enumerate(attack.reference.steps):
-            service, _, local = step.tool.partition(".")
-            tool = attack.env.services[service].tools.get(local)
-            if index in creating and tool is not None:
-                extra = {name: "Created as asked." for name in _free_text(tool, step.arguments)}
-                if extra and call_with_extras(attack, step, extra):
-                    continue
-            attack.call(step.tool, dict(step.arguments))
-        return attack.reference.output
-
-
-def _free_text(tool: ToolDef, given: dict[str, Any]) -> list[str]:
-    """Optional text arguments that are no id, option, date, time, address or link."""
-    unlike = ("date", "time", "email", "url", "start", "end", "due", "status")
-    return [
-        name
-        for name, info in tool.args_model.model_fields.items()
-        if name not in given
-        and not info.is_required()
-        and not is_id_field(name)
-        and argument_options(info) is None
-        and info.annotation in (str, str | None)
-        and not any(word in name.lower() for word in unlike)
-    ]
-
-
-def test_an_agent_that_words_more_than_asked_on_what_it_creates_still_passes(
-    accepted: list[TaskRecord], whole_library: list[TaskRecord]
-):
-    """The created pins must not fail an honest agent that fills a body or a note nobody asked
-    for. A field left null in the reference reads as text: before, a verbose agent failed 31 of
-    60 accepted whole-library tasks (seeds 0-59), where its optional text arguments are null."""
-    checked = 0
-    for task in accepted + whole_library:
-        (outcome,) = red_team(task, policies=[_Verbose()])
-        assert outcome.binary == 1.0, (task.task_id, outcome.failed)
-        checked += not outcome.moot
-    assert checked >= 10, "the agent filled text on too few tasks: the test proves little"
